@@ -1,0 +1,156 @@
+/*
+ * cli_util.c — error reporting and the small parsers every command shares.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("neardup: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail_nd(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("neardup: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    const char *detail = nd_errmsg();
+    fprintf(stderr, ": %s%s%s\n", nd_strerror(rc), detail[0] ? ": " : "",
+            detail);
+    return (rc == ND_EINVAL || rc == ND_ELIMIT) ? CLI_EXIT_USAGE : CLI_EXIT_DB;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) return 0;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void cli_usage(FILE *f, const char *text) { fputs(text, f); }
+
+int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why)
+{
+    uint64_t v = 0;
+    if (len > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        *why = "0x prefix not allowed (give exactly 16 hex digits)";
+        return -1;
+    }
+    if (len < 16) {
+        *why = "too short (need exactly 16 hex digits)";
+        return -1;
+    }
+    if (len > 16) {
+        *why = "too long (need exactly 16 hex digits)";
+        return -1;
+    }
+    for (size_t i = 0; i < 16; i++) {
+        int c = (unsigned char)s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else {
+            *why = "not a hex digit";
+            return -1;
+        }
+        v = (v << 4) | (uint64_t)d;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-' || isspace((unsigned char)*s)) return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s) return -1;
+    switch (*end) {
+    case 'k': case 'K': v *= 1e3; end++; break;
+    case 'm': case 'M': v *= 1e6; end++; break;
+    case 'g': case 'G': v *= 1e9; end++; break;
+    case 't': case 'T': v *= 1e12; end++; break;
+    default: break;
+    }
+    if (*end || !(v >= 0) || v > 1.8e19 || v != floor(v)) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
+                   unsigned long *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_duration(const char *s, int64_t *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || v < 0) return -1;
+    long long mul = 1;
+    if (*end) {
+        switch (*end) {
+        case 's': mul = 1; break;
+        case 'm': mul = 60; break;
+        case 'h': mul = 3600; break;
+        case 'd': mul = 86400; break;
+        case 'w': mul = 7 * 86400; break;
+        default: return -1;
+        }
+        if (end[1]) return -1;
+    }
+    if (v > INT64_MAX / mul) return -1;
+    *out = (int64_t)(v * mul);
+    return 0;
+}
+
+void cli_put_field(FILE *f, const char *bytes, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)bytes[i];
+        switch (c) {
+        case '\\': fputs("\\\\", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                fputc('\\', f);
+                fputc('x', f);
+                fputc(hex[c >> 4], f);
+                fputc(hex[c & 15], f);
+            } else {
+                fputc(c, f);
+            }
+        }
+    }
+}
+
+void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }

@@ -1,0 +1,56 @@
+/*
+ * main.c — the neardup command-line tool: dispatch to one command.
+ *
+ * `neardup COMMAND [OPTIONS] [ARGS]`; `neardup --help` lists the commands,
+ * `neardup COMMAND --help` explains one. Exit codes: 0 ok, 1 bad usage or
+ * input, 2 database error (see cli.h).
+ */
+#include "cli.h"
+
+#include <string.h>
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+/* One row per command, in the order `neardup --help` lists them. */
+static const cli_command commands[] = {
+    {"fingerprint", cmd_fingerprint, "print the simhash fingerprint of documents"},
+    {"distance", cmd_distance, "Hamming distance of two fingerprints or files"},
+};
+
+static void list_commands(FILE *f)
+{
+    fprintf(f, "usage: neardup COMMAND [OPTIONS] [ARGS]\n\n"
+               "neardup %s: a persistent near-duplicate fingerprint database.\n\n"
+               "commands:\n", ND_VERSION_STRING);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`neardup COMMAND --help` describes a command.\n"
+               "exit codes: 0 ok, 1 bad usage or input, 2 database error\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        list_commands(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        list_commands(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("neardup %s (format %u, fingerprint %u)\n", ND_VERSION_STRING,
+               ND_FORMAT_VERSION, ND_FP_VERSION);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    cli_fail("unknown command '%s' (see neardup --help)", argv[1]);
+    return CLI_EXIT_USAGE;
+}

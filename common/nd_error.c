@@ -1,0 +1,63 @@
+/*
+ * nd_error.c — error names and the thread-local last-error message.
+ *
+ * The message buffer is a fixed thread-local array: setting an error never
+ * allocates (so ND_ENOMEM is reportable) and nd_errmsg() works without a
+ * database handle, e.g. after nd_open failed.
+ */
+#include "nd_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ND_ERRMSG_CAP 512
+
+static _Thread_local char errmsg[ND_ERRMSG_CAP];
+
+const char *nd_strerror(int rc)
+{
+    switch (rc) {
+    case ND_OK: return "success";
+    case ND_EINVAL: return "invalid argument";
+    case ND_ENOTFOUND: return "not found";
+    case ND_ECORRUPT: return "corrupt data";
+    case ND_EIO: return "I/O error";
+    case ND_EBUSY: return "database is busy (opened by another process)";
+    case ND_EVERSION: return "incompatible format version";
+    case ND_ENOMEM: return "out of memory";
+    case ND_EEXIST: return "already exists";
+    case ND_EMISMATCH: return "settings do not match the database";
+    case ND_ELIMIT: return "size limit exceeded";
+    case ND_ENOSPC: return "no space left on device";
+    case ND_EREADONLY: return "read-only";
+    case ND_EINTERNAL: return "internal error";
+    default: return "unknown error";
+    }
+}
+
+const char *nd_errmsg(void) { return errmsg; }
+
+void nd_err_clear(void) { errmsg[0] = '\0'; }
+
+int nd_err_set(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int nd_err_wrap(int rc, const char *fmt, ...)
+{
+    char prefix[ND_ERRMSG_CAP];
+    char old[ND_ERRMSG_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, errmsg, sizeof old);
+    snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, old);
+    return rc;
+}

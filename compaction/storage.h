@@ -1,0 +1,154 @@
+/*
+ * storage.h — the one narrow header through which engine/ uses compaction/.
+ *
+ * compaction/ is the storage layer: it owns RocksDB (only cmp_store.c
+ * includes <rocksdb/c.h>), the run codec (only cmp_codec.c includes
+ * <zstd.h>) and the fold that turns fresh table entries into compressed
+ * runs. engine/ sees column families by number, write batches, iterators and
+ * "table" operations on permuted fingerprints; it never sees a RocksDB type.
+ *
+ * Layout of one database (a RocksDB directory):
+ *   cf "meta"  : small text records (format version, plan, fp config, counters)
+ *   cf "docs"  : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
+ *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
+ *   cf "tNN"   : table NN (00..63): keys are BE64 permuted fingerprints.
+ *                value 'F'           : a fresh single entry (the key itself)
+ *                value 'R' + bytes   : a run whose head is the key, encoded by
+ *                                      cmp_codec; runs cover disjoint ranges
+ *                                      [head, next key) and fresh entries
+ *                                      never equal a value inside a run.
+ *
+ * Thread-safety: reads (st_get, iterators, st_table_range) from any thread;
+ * writes are serialised by the engine (it holds its write mutex around
+ * read-modify-write sequences and st_write).
+ */
+#ifndef ND_STORAGE_H
+#define ND_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neardup.h"
+
+enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
+#define ST_CF_TABLE(i) (ST_CF_TABLE0 + (int)(i))
+
+typedef struct st_store st_store;
+typedef struct st_batch st_batch;
+typedef struct st_iter st_iter;
+typedef struct st_reader st_reader;
+
+typedef struct st_open_opts {
+    int create;           /* create if missing (with ntables tables) */
+    int excl;             /* with create: ND_EEXIST if it exists */
+    int readonly;         /* open read-only: no lock taken, writes fail */
+    unsigned ntables;     /* when creating: t (1..ND_MAX_TABLES) */
+    uint64_t cache_bytes; /* block cache shared by all families */
+} st_open_opts;
+
+/* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held
+ * -> ND_EBUSY, path is a file / not writable -> ND_EIO / ND_EREADONLY,
+ * checksum -> ND_ECORRUPT; the message names the path. On open, the number
+ * of tables is read from the list of column families. */
+int st_open(st_store **out, const char *path, const st_open_opts *o);
+int st_close(st_store *s); /* accepts NULL */
+unsigned st_ntables(const st_store *s);
+
+/* Translate a RocksDB error string into an nd_error and set the message
+ * "<what>: <rocksdb text>". The only place that knows RocksDB's words. */
+int st_map_error(const char *rocksdb_err, const char *what);
+
+/* ---- point reads --------------------------------------------------- */
+/* Read key from cf. *out_val is malloc'd (free with free()); ND_ENOTFOUND
+ * when absent. */
+int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val,
+           size_t *out_len);
+
+/* ---- atomic write batches ----------------------------------------- */
+/* A batch indexes its own writes: st_batch_get and the table operations
+ * below read through it ("read your own writes"), so several changes to one
+ * run in one batch compose. */
+int st_batch_new(st_batch **out);
+void st_batch_free(st_batch *b); /* accepts NULL */
+void st_batch_clear(st_batch *b);
+int st_batch_put(st_batch *b, int cf, const void *key, size_t klen,
+                 const void *val, size_t vlen);
+int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen);
+/* Get through the batch, then the database. As st_get. */
+int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
+                 size_t klen, char **out_val, size_t *out_len);
+/* Apply atomically across all families; sync = fsync the WAL first. */
+int st_write(st_store *s, st_batch *b, int sync);
+
+/* ---- iterators ----------------------------------------------------- */
+/* Iterator over one family. If b is non-NULL it sees the batch's writes
+ * over the database; if consistent is nonzero it reads one snapshot. */
+int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
+                int consistent);
+void st_iter_free(st_iter *it); /* accepts NULL */
+void st_iter_seek(st_iter *it, const void *key, size_t klen);
+void st_iter_seek_first(st_iter *it);
+void st_iter_seek_for_prev(st_iter *it, const void *key, size_t klen);
+void st_iter_next(st_iter *it);
+int st_iter_valid(const st_iter *it);
+const char *st_iter_key(const st_iter *it, size_t *klen);
+const char *st_iter_value(const st_iter *it, size_t *vlen);
+/* ND_OK, or the error that ended the iteration (checksum -> ND_ECORRUPT). */
+int st_iter_status(const st_iter *it);
+
+/* ---- tables of permuted fingerprints ------------------------------ */
+/* A reader caches an iterator per table and a codec context; one thread
+ * uses it at a time. The engine keeps a pool of them. */
+int st_reader_new(st_reader **out, st_store *s);
+void st_reader_free(st_reader *r); /* accepts NULL */
+
+/* Growable array of uint64 (permuted fingerprints). */
+typedef struct st_u64s {
+    uint64_t *v;
+    size_t n, cap;
+} st_u64s;
+int st_u64s_push(st_u64s *a, uint64_t x);
+void st_u64s_dispose(st_u64s *a);
+
+/* Append to out every entry e of table t with lo <= e <= hi, ascending
+ * (runs decoded, fresh entries included). A fresh iterator view is taken
+ * per call, so a call sees one consistent state of the table. */
+int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi,
+                   st_u64s *out);
+
+/* Add pfp as a fresh entry of table t in batch b. The caller guarantees
+ * pfp is not already in the table. */
+int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
+
+/* Remove pfp from table t in batch b: deletes its fresh entry, or rewrites
+ * the run holding it (re-keyed when the head goes). ND_ENOTFOUND if absent;
+ * ND_ECORRUPT if the run does not decode. */
+int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
+
+/* Fold the fresh entries of table t into runs of about run_size entries, in
+ * steps each written atomically by one batch that preserves the table's
+ * set. Each step calls lock(payload) before reading and unlock(payload)
+ * after writing, so the engine's writers interleave between steps.
+ * *out_folded (may be NULL) counts fresh entries folded. */
+typedef void (*st_lock_fn)(void *payload);
+int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync,
+                  st_lock_fn lock, st_lock_fn unlock, void *payload,
+                  uint64_t *out_folded);
+
+/* Visit table t in key order: for every key, cb gets the decoded entries
+ * (ascending, head first), whether it is a run, and its stored bytes (key
+ * + value). Decoding errors return ND_ECORRUPT naming table and key.
+ * Consistent snapshot. cb returns 0 to go on, or a code to stop with. */
+typedef int (*st_table_cb)(const uint64_t *entries, size_t n, int is_run,
+                           size_t bytes, void *payload);
+int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload);
+
+/* ---- whole database ------------------------------------------------ */
+/* Consistent RocksDB checkpoint into new directory dir. */
+int st_checkpoint(st_store *s, const char *dir);
+/* Total bytes of the files in the database directory. */
+int st_disk_bytes(st_store *s, uint64_t *out);
+/* Flush memtables to SST files (used before stats/backup). */
+int st_flush(st_store *s);
+
+#endif /* ND_STORAGE_H */

@@ -1,0 +1,425 @@
+/*
+ * neardup.h — the whole public C API of neardup.
+ *
+ * neardup is a persistent near-duplicate fingerprint database. A document
+ * becomes a 64-bit simhash fingerprint (Charikar); the database keeps the
+ * fingerprints in t permuted tables (Manku, Jain, Das Sarma) and answers
+ * "which stored documents differ from this fingerprint in at most k bits".
+ *
+ * Conventions (see shared/STYLE.md):
+ *  - every fallible function returns int: ND_OK (0) or a negative nd_error;
+ *    nd_errmsg() then holds a one-line message naming what went wrong;
+ *  - a single output parameter comes first and is called `out`;
+ *  - heap objects pair _new/_free, databases _open/_close, caller-owned
+ *    structs _init/_dispose; every destructor accepts NULL;
+ *  - options structs start with `unsigned version`, zero fields mean the
+ *    default, and a NULL options pointer means all defaults.
+ *
+ * This header includes only the C standard library; no dependency's type
+ * ever appears here.
+ */
+#ifndef NEARDUP_H
+#define NEARDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ND_VERSION_MAJOR 0
+#define ND_VERSION_MINOR 1
+#define ND_VERSION_PATCH 0
+#define ND_VERSION_STRING "0.1.0"
+
+/** On-disk format version written by this build and checked at open. */
+#define ND_FORMAT_VERSION 1u
+/** Version of the fingerprint function (text -> features -> simhash). A
+ *  change of the output for any input under any options bumps it. */
+#define ND_FP_VERSION 1u
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/** Error codes. The numbers never change once released. */
+typedef enum nd_error {
+    ND_OK = 0,
+    ND_EINVAL = -1,     /**< invalid argument or malformed input */
+    ND_ENOTFOUND = -2,  /**< no such document, database or file */
+    ND_ECORRUPT = -3,   /**< stored data failed a check (checksum, decode) */
+    ND_EIO = -4,        /**< I/O error from the operating system or RocksDB */
+    ND_EBUSY = -5,      /**< database is opened for writing by another process */
+    ND_EVERSION = -6,   /**< on-disk format written by an incompatible build */
+    ND_ENOMEM = -7,     /**< out of memory */
+    ND_EEXIST = -8,     /**< already exists (e.g. create over an existing db) */
+    ND_EMISMATCH = -9,  /**< caller's settings differ from the database's */
+    ND_ELIMIT = -10,    /**< a documented size limit was exceeded */
+    ND_ENOSPC = -11,    /**< no space left on the device */
+    ND_EREADONLY = -12, /**< write on a read-only handle or directory */
+    ND_EINTERNAL = -13  /**< a bug in neardup: please report */
+} nd_error;
+
+/** Static, human-readable name of an error code ("invalid argument"...).
+ *  Never NULL; unknown codes give "unknown error". */
+const char *nd_strerror(int rc);
+
+/** Detail message of the last failure on the calling thread, or "" if none.
+ *  @note The string lives in thread-local storage and stays valid until
+ *  the next neardup call on this thread that fails. Works without a handle
+ *  (e.g. after nd_open failed) and never allocates. */
+const char *nd_errmsg(void);
+
+/** Limits enforced by the library (ND_ELIMIT beyond them). */
+#define ND_MAX_KEY_LEN 4096u            /**< bytes in a document key */
+#define ND_MAX_DOC_BYTES (64u << 20)    /**< bytes of one text or HTML document */
+#define ND_MAX_K 16u                    /**< largest query distance */
+#define ND_MAX_PLAN_K 8u                /**< largest design distance of a plan */
+#define ND_MAX_TABLES 64u               /**< most permuted tables in a plan */
+
+/* ------------------------------------------------------------------ */
+/* Simhash                                                             */
+/* ------------------------------------------------------------------ */
+
+/** Hamming distance between two fingerprints (popcount of a XOR b). */
+unsigned nd_hamming(uint64_t a, uint64_t b);
+
+/** Streaming simhash accumulator: a caller-owned struct.
+ *  The fields are private; use the functions below. Conceptually it holds
+ *  64 signed counters; adding a feature hash h with weight w adds w to
+ *  counter i where bit i of h is 1 and subtracts w where it is 0. */
+typedef struct nd_simhash {
+    int64_t pos[64]; /* private: sum of weights whose hash has bit i set */
+    int64_t total;   /* private: sum of all weights */
+    uint32_t pend_n; /* private: features buffered for vectorised adds */
+    uint64_t pend_h[32];
+    int32_t pend_w[32];
+} nd_simhash;
+
+/** Reset the accumulator to "no features". */
+void nd_simhash_init(nd_simhash *acc);
+
+/** Add a ready 64-bit feature hash with a weight (may be negative). */
+void nd_simhash_add_hash(nd_simhash *acc, uint64_t hash, int32_t weight);
+
+/** Add a feature given as bytes; its hash is XXH3-64 of the bytes with
+ *  seed ND_FEATURE_SEED (see nd_feature_hash). */
+void nd_simhash_add_feature(nd_simhash *acc, const void *bytes, size_t len,
+                            int32_t weight);
+
+/** The fingerprint: bit i is 1 exactly where counter i > 0.
+ *  The accumulator is left usable (more features may be added). */
+uint64_t nd_simhash_final(nd_simhash *acc);
+
+/** Seed of the feature hash; part of the fingerprint function's identity. */
+#define ND_FEATURE_SEED 0x6e65617264757031ull /* "neardup1" */
+
+/** XXH3-64 of bytes with seed ND_FEATURE_SEED. */
+uint64_t nd_feature_hash(const void *bytes, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Text and HTML fingerprints                                          */
+/* ------------------------------------------------------------------ */
+
+/** What a text's features are. */
+typedef enum nd_feature_kind {
+    ND_FEATURES_DEFAULT = 0,  /**< the measured best: see README */
+    ND_FEATURES_WORDS = 1,    /**< each token */
+    ND_FEATURES_SHINGLES = 2, /**< each run of n consecutive tokens */
+    ND_FEATURES_CHARS = 3     /**< each run of n consecutive code points */
+} nd_feature_kind;
+
+/** Flags of nd_fp_options. */
+#define ND_FP_HTML 0x1u          /**< input is HTML: extract visible text */
+#define ND_FP_NO_CJK_BIGRAMS 0x2u /**< do not split spaceless scripts into bigrams */
+
+#define ND_FP_OPTIONS_VERSION 1u
+
+/** Fingerprint options. Zero fields mean the default. */
+typedef struct nd_fp_options {
+    unsigned version;         /**< ND_FP_OPTIONS_VERSION */
+    nd_feature_kind features; /**< 0 = ND_FEATURES_DEFAULT */
+    unsigned n;               /**< shingle width / n-gram length; 0 = default */
+    unsigned flags;           /**< ND_FP_* */
+    unsigned title_weight;    /**< HTML: weight of each title token; 0 = default */
+    const char *const *stopwords; /**< optional tokens to drop (matched after
+                                   normalisation); NULL = none */
+    size_t n_stopwords;
+} nd_fp_options;
+
+#define ND_FP_OPTIONS_INIT { ND_FP_OPTIONS_VERSION, ND_FEATURES_DEFAULT, 0, 0, 0, NULL, 0 }
+
+/** Initialise options to defaults. @return ND_OK, or ND_EINVAL for an
+ *  unknown version. */
+int nd_fp_options_init(nd_fp_options *opts, unsigned version);
+
+/** Fingerprint UTF-8 text (or HTML when opts->flags has ND_FP_HTML).
+ *  Invalid UTF-8 is handled deterministically (see README), never an error.
+ *  @param out  the fingerprint
+ *  @return ND_OK; ND_EINVAL for bad options or NULL text with len > 0;
+ *          ND_ELIMIT when len > ND_MAX_DOC_BYTES; ND_ENOMEM.
+ *  @note Thread-safe; options are read, never kept. */
+int nd_fingerprint(uint64_t *out, const char *text, size_t len,
+                   const nd_fp_options *opts);
+
+/** Callback receiving each feature hash and its weight. */
+typedef void (*nd_feature_cb)(uint64_t hash, int32_t weight, void *payload);
+
+/** Call cb for every feature of the text under opts, in text order, with
+ *  the weight each occurrence adds (nd_fingerprint is exactly the simhash
+ *  of these). @return as nd_fingerprint. */
+int nd_features(const char *text, size_t len, const nd_fp_options *opts,
+                nd_feature_cb cb, void *payload);
+
+/** Canonical string naming the fingerprint configuration, e.g.
+ *  "fp1;shingles:3;nfkc-cf;cjk2;stop:0;title:2". Two option sets give
+ *  the same fingerprints iff their strings are equal. Databases record it.
+ *  @param out  buffer of cap bytes, NUL-terminated on success
+ *  @return ND_OK; ND_EINVAL for bad options; ND_ELIMIT if cap is too small. */
+int nd_fp_config_string(char *out, size_t cap, const nd_fp_options *opts);
+
+/** Visible text of an HTML document (libxml2's forgiving parser): script,
+ *  style, noscript and similar are dropped, entities decoded, blocks
+ *  separated by newlines. Malformed HTML never fails. */
+typedef struct nd_html_text {
+    char *title;   /**< NUL-terminated UTF-8 title ("" if none) */
+    size_t title_len;
+    char *body;    /**< NUL-terminated UTF-8 visible text */
+    size_t body_len;
+} nd_html_text;
+
+/** Extract the text of html into out (caller-owned struct).
+ *  @return ND_OK; ND_ELIMIT over ND_MAX_DOC_BYTES; ND_ENOMEM.
+ *  @note Release with nd_html_text_dispose. Thread-safe. */
+int nd_html_extract(nd_html_text *out, const char *html, size_t len);
+
+/** Free what nd_html_extract allocated; accepts NULL and zeroed structs. */
+void nd_html_text_dispose(nd_html_text *text);
+
+/* ------------------------------------------------------------------ */
+/* Table plans                                                         */
+/* ------------------------------------------------------------------ */
+
+/** A design of permuted tables (Manku et al.): the 64 bits are split into
+ *  blocks (one or two levels); each table moves some blocks to the top and
+ *  probes on them. */
+typedef struct nd_plan_info {
+    unsigned k;            /**< design distance: exact by the tables alone */
+    unsigned tables;       /**< t */
+    unsigned levels;       /**< 1 or 2 */
+    unsigned blocks[2];    /**< blocks at level 1 and 2 (0 if one level) */
+    unsigned prefix_min;   /**< smallest p_i over tables */
+    unsigned prefix_max;   /**< largest p_i */
+    double candidates;     /**< expected candidates per probe: N / 2^p */
+    double cost;           /**< model cost of one query (arbitrary units) */
+    double bytes_per_doc;  /**< estimated disk bytes per stored fingerprint */
+} nd_plan_info;
+
+/** Candidate designs for distance k and n expected documents, best first
+ *  (lowest model cost). Writes up to cap entries.
+ *  @param out_n  number of candidates (may exceed cap: then truncated)
+ *  @return ND_OK; ND_EINVAL for k > ND_MAX_PLAN_K or n == 0. */
+int nd_plan_candidates(nd_plan_info *out, size_t cap, size_t *out_n,
+                       unsigned k, uint64_t n);
+
+/* ------------------------------------------------------------------ */
+/* Database                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct nd_db nd_db;
+
+/** Flags of nd_db_options. */
+#define ND_DB_CREATE 0x1u    /**< create the database if it is missing */
+#define ND_DB_EXCL 0x2u      /**< with CREATE: fail with ND_EEXIST if it exists */
+#define ND_DB_READONLY 0x4u  /**< open read-only (no lock; writers may run) */
+#define ND_DB_SYNC 0x8u      /**< fsync the WAL on every write */
+#define ND_DB_NO_BACKGROUND 0x10u /**< never fold fresh inserts in the background */
+
+#define ND_DB_OPTIONS_VERSION 1u
+
+/** Database options. Zero means default; fields marked (create) are only
+ *  used when the database is created and are read from it afterwards. */
+typedef struct nd_db_options {
+    unsigned version;       /**< ND_DB_OPTIONS_VERSION */
+    unsigned flags;         /**< ND_DB_* */
+    unsigned k;             /**< (create) design distance; default 3 */
+    uint64_t expected_docs; /**< (create) planner's N; default 100M */
+    unsigned tables;        /**< (create) force t; 0 = the planner's choice */
+    unsigned run_size;      /**< entries per compressed run; default 128 */
+    uint64_t cache_bytes;   /**< block cache; default 64 MiB */
+    uint64_t fold_threshold;/**< fresh entries (all tables) that trigger a
+                                background fold; default 1M; UINT64_MAX never */
+    const nd_fp_options *fp;/**< (create) fingerprint configuration; at open,
+                                if non-NULL, must match the stored one
+                                (else ND_EMISMATCH) */
+    int has_k;              /**< at open: if nonzero, k must equal the stored
+                                design distance (else ND_EMISMATCH) */
+} nd_db_options;
+
+#define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0 }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+int nd_db_options_init(nd_db_options *opts, unsigned version);
+
+/** Open (or with ND_DB_CREATE create) the database in directory path.
+ *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL);
+ *          ND_EBUSY (another process has it open for writing);
+ *          ND_EVERSION (other format version); ND_EMISMATCH (fp config or
+ *          k differ); ND_ECORRUPT; ND_EIO; ND_EREADONLY; ND_EINVAL; ND_ENOMEM.
+ *  @note One handle serves many threads at once. */
+int nd_open(nd_db **out, const char *path, const nd_db_options *opts);
+
+/** Flush and close; accepts NULL. Waits for a running background fold.
+ *  @return ND_OK or ND_EIO (the handle is freed either way). */
+int nd_close(nd_db *db);
+
+/** The database's table plan. */
+int nd_db_plan(nd_plan_info *out, const nd_db *db);
+
+/** The database's fingerprint options (stopwords not included).
+ *  @return ND_OK. */
+int nd_db_fp_options(nd_fp_options *out, const nd_db *db);
+
+/** A document to store. */
+typedef struct nd_doc {
+    const void *key;  /**< bytes, 1..ND_MAX_KEY_LEN */
+    size_t key_len;
+    uint64_t fp;      /**< fingerprint */
+    double score;     /**< authority score (e.g. PageRank); 0 if unknown */
+    int64_t time;     /**< last-seen time, seconds since the epoch */
+} nd_doc;
+
+/** Store (or replace) the document key with fingerprint fp.
+ *  Durable on return (WAL; fsync too with ND_DB_SYNC) and atomic across
+ *  every column family it touches; visible to the next query.
+ *  Replacing a key moves it to the new fingerprint; a fingerprint leaves the
+ *  tables only when its last document goes.
+ *  @return ND_OK; ND_EINVAL; ND_ELIMIT (key too long); ND_EREADONLY;
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM. */
+int nd_add(nd_db *db, const void *key, size_t key_len, uint64_t fp,
+           double score, int64_t time);
+
+/** Store n documents in one atomic write (one fsync with ND_DB_SYNC: the
+ *  group commit). Later entries with the same key win.
+ *  @return as nd_add; on failure nothing is stored. */
+int nd_add_many(nd_db *db, const nd_doc *docs, size_t n);
+
+/** Delete document key. @return ND_OK; ND_ENOTFOUND; as nd_add. */
+int nd_delete(nd_db *db, const void *key, size_t key_len);
+
+/** One query answer. key points into the nd_results that holds it. */
+typedef struct nd_match {
+    uint64_t fp;       /**< stored fingerprint */
+    unsigned dist;     /**< Hamming distance to the query */
+    const char *key;   /**< document key (not NUL-terminated in general; a
+                            NUL follows it for convenience); NULL with
+                            ND_QUERY_FP_ONLY */
+    size_t key_len;
+    double score;
+    int64_t time;      /**< last-seen time */
+} nd_match;
+
+/** A growable list of matches and the bytes of their keys. */
+typedef struct nd_results nd_results;
+
+/** New empty results. @return ND_OK or ND_ENOMEM. */
+int nd_results_new(nd_results **out);
+/** Free; accepts NULL. */
+void nd_results_free(nd_results *res);
+/** Number of matches. */
+size_t nd_results_count(const nd_results *res);
+/** Match i (< count). @note Valid until res is cleared, reused or freed. */
+const nd_match *nd_results_get(const nd_results *res, size_t i);
+/** Remove all matches (keeps capacity). */
+void nd_results_clear(nd_results *res);
+
+/** Flags of nd_query_options. */
+#define ND_QUERY_FIRST 0x1u   /**< stop at the first match found */
+#define ND_QUERY_FP_ONLY 0x2u /**< one match per stored fingerprint, no keys */
+
+#define ND_QUERY_OPTIONS_VERSION 1u
+typedef struct nd_query_options {
+    unsigned version;  /**< ND_QUERY_OPTIONS_VERSION */
+    unsigned flags;    /**< ND_QUERY_* */
+    size_t limit;      /**< at most this many matches (closest kept); 0 = all */
+} nd_query_options;
+#define ND_QUERY_OPTIONS_INIT { ND_QUERY_OPTIONS_VERSION, 0, 0 }
+
+/** Every stored document whose fingerprint is within distance k of fp
+ *  (inclusive), ordered by distance, then fingerprint, then key. Exact for
+ *  any k <= ND_MAX_K: up to the plan's k by the tables, beyond it by extra
+ *  probes or a scan.
+ *  @param out  cleared, then filled
+ *  @return ND_OK (also when nothing matched); ND_EINVAL (k > ND_MAX_K);
+ *          ND_ECORRUPT; ND_EIO; ND_ENOMEM.
+ *  @note Thread-safe; runs concurrently with writes. */
+int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k,
+             const nd_query_options *opts);
+
+/** The crawler's check-then-insert: if a stored document lies within k of
+ *  fp, out receives the closest one (ties: smallest fingerprint, then key)
+ *  and nothing is stored; otherwise the document is stored (as nd_add) and
+ *  out is left empty. Atomic with respect to other writers: two racing
+ *  near-duplicates never both get in. If the closest match is key itself,
+ *  its last-seen time is refreshed to time.
+ *  @return ND_OK in both cases; errors as nd_add and nd_query. */
+int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len,
+                  uint64_t fp, double score, int64_t time, unsigned k);
+
+/** Look up one document. @param out  receives one match (dist 0)
+ *  @return ND_OK; ND_ENOTFOUND; ND_EIO; ND_ECORRUPT. */
+int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
+
+/** Fold every fresh insert into compressed runs now (also what the
+ *  background does past fold_threshold). Each step is atomic, so a crash
+ *  leaves every table holding the same set. @return ND_OK or an error. */
+int nd_compact(nd_db *db);
+
+/** Per-table statistics. */
+typedef struct nd_table_stats {
+    unsigned prefix_bits; /**< p_i */
+    uint64_t entries;     /**< fingerprints in the table (runs + fresh) */
+    uint64_t runs;        /**< compressed runs */
+    uint64_t fresh;       /**< entries not yet folded into runs */
+    uint64_t bytes;       /**< bytes of keys and values (before RocksDB) */
+    double bits_per_entry;/**< 8 * bytes / entries */
+} nd_table_stats;
+
+typedef struct nd_stats {
+    uint64_t documents;    /**< stored documents (keys) */
+    uint64_t fingerprints; /**< distinct stored fingerprints */
+    uint64_t disk_bytes;   /**< size of the database directory's files */
+    unsigned tables;       /**< t */
+    nd_table_stats table[ND_MAX_TABLES];
+} nd_stats;
+
+/** Gather statistics (reads every table: O(entries)). */
+int nd_stats_get(nd_stats *out, nd_db *db);
+
+/** Check the whole database: every table holds the same set of
+ *  fingerprints, runs are sorted, disjoint and decodable, the documents and
+ *  reverse families agree, counters match.
+ *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem. */
+int nd_verify(nd_db *db);
+
+/** Write a consistent checkpoint of the database into new directory dir
+ *  (which must not exist); it opens as a database.
+ *  @return ND_OK; ND_EEXIST; ND_EIO. */
+int nd_backup(nd_db *db, const char *dir);
+
+/** Delete every document whose last-seen time is < before.
+ *  @param out_deleted  number deleted (may be NULL) */
+int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
+
+/** Callback for nd_foreach_doc: return 0 to go on, nonzero to stop (that
+ *  value is then returned by nd_foreach_doc). */
+typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
+
+/** Visit every stored document in key order (a consistent snapshot). */
+int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEARDUP_H */
