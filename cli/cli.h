@@ -33,6 +33,20 @@ int cmd_distance(int argc, char **argv);
 #define CLI_PRINTF(a, b)
 #endif
 
+/* Open the database at path with ND_DB_* flags; on failure prints the
+ * error and returns the exit code (CLI_EXIT_DB or CLI_EXIT_USAGE). */
+int cli_open_db(nd_db **out, const char *path, unsigned flags);
+/* Close; prints and returns CLI_EXIT_DB on failure. */
+int cli_close_db(nd_db *db, const char *path);
+
+/* Fingerprint the file at path ("-" = stdin) with the database's
+ * fingerprint options (HTML if html); prints errors, returns an exit code. */
+int cli_fingerprint_file(uint64_t *out, nd_db *db, const char *path, int html);
+
+/* "words", "shingles:N", "chars:N" (N 1..16; "shingles" alone = the default
+ * width) into opts->features / opts->n -> 0; -1 otherwise. */
+int cli_parse_features(const char *s, nd_fp_options *opts);
+
 /* "neardup: <message>\n" on stderr; returns CLI_EXIT_USAGE. */
 int cli_fail(const char *fmt, ...) CLI_PRINTF(1, 2);
 
@@ -65,6 +79,12 @@ int cli_parse_duration(const char *s, int64_t *out);
 /* Write key bytes as one TSV field: backslash, tab, newline, CR and other
  * control bytes are escaped (\\ \t \n \r \xHH); everything else verbatim. */
 void cli_put_field(FILE *f, const char *bytes, size_t len);
+
+/* Write bytes as a JSON string (with quotes): ", \ and control bytes are
+ * escaped; valid UTF-8 passes through; each byte of an invalid UTF-8
+ * sequence becomes \u00XX (so such keys are readable, not round-trippable:
+ * use TSV output for exact bytes). */
+void cli_put_json_string(FILE *f, const char *bytes, size_t len);
 
 /* Write a fingerprint as 16 lowercase hex digits. */
 void cli_put_hex(FILE *f, uint64_t fp);

@@ -154,3 +154,82 @@ void cli_put_field(FILE *f, const char *bytes, size_t len)
 }
 
 void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }
+
+int cli_parse_features(const char *s, nd_fp_options *opts)
+{
+    static const struct { const char *name; nd_feature_kind kind; } kinds[] = {
+        {"words", ND_FEATURES_WORDS},
+        {"shingles", ND_FEATURES_SHINGLES},
+        {"chars", ND_FEATURES_CHARS},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t len = strlen(kinds[i].name);
+        if (strncmp(s, kinds[i].name, len) != 0) continue;
+        unsigned long n = 0;
+        if (s[len] == ':') {
+            if (kinds[i].kind == ND_FEATURES_WORDS ||
+                cli_parse_uint(s + len + 1, 1, 16, &n))
+                return -1;
+        } else if (s[len] != '\0' || kinds[i].kind == ND_FEATURES_CHARS) {
+            return -1;
+        }
+        opts->features = kinds[i].kind;
+        opts->n = (unsigned)n;
+        return 0;
+    }
+    return -1;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t utf8_valid_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return len;
+}
+
+void cli_put_json_string(FILE *f, const char *bytes, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)bytes;
+    fputc('"', f);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\r': fputs("\\r", f); break;
+            default: fprintf(f, "\\u%04x", c);
+            }
+            i++;
+        } else {
+            size_t l = utf8_valid_len(s + i, len - i);
+            if (l == 0) {
+                fprintf(f, "\\u%04x", c);
+                i++;
+            } else {
+                fwrite(s + i, 1, l, f);
+                i += l;
+            }
+        }
+    }
+    fputc('"', f);
+}

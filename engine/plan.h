@@ -21,7 +21,7 @@
 
 #include "neardup.h"
 
-#define ND_PLAN_MAX_SEGS 16
+#define ND_PLAN_MAX_SEGS 64
 
 typedef struct nd_seg {
     uint8_t src, dst, width;
@@ -52,5 +52,11 @@ uint64_t nd_perm_invert(const nd_perm *p, uint64_t permuted);
  * permutation a bijection of the 64 bits; ND_ECORRUPT otherwise). */
 int nd_plan_encode(char *out, size_t cap, const nd_plan *plan);
 int nd_plan_decode(nd_plan *out, const char *text, size_t len);
+
+/* Probes a query at distance k costs: sum over tables of
+ * sum_{j <= d} C(p_i, j) with d = k - plan k (t when k <= plan k). Every
+ * flip of at most d bits inside each table's prefix is probed; plan.c
+ * proves that this finds every fingerprint within k. */
+int nd_plan_probe_count(const nd_plan *plan, unsigned k, uint64_t *out);
 
 #endif /* ND_PLAN_H */

@@ -1,0 +1,82 @@
+/*
+ * cli_db.c — opening a database from a command, with the error printed
+ * the one way every command prints it.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_open_db(nd_db **out, const char *path, unsigned flags)
+{
+    nd_db_options o;
+    nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
+    o.flags = flags;
+    int rc = nd_open(out, path, &o);
+    if (rc < 0) return cli_fail_nd(rc, "cannot open database '%s'", path);
+    return CLI_EXIT_OK;
+}
+
+int cli_close_db(nd_db *db, const char *path)
+{
+    int rc = nd_close(db);
+    if (rc < 0) return cli_fail_nd(rc, "closing database '%s'", path);
+    return CLI_EXIT_OK;
+}
+
+/* Read a whole file (or stdin for "-") up to ND_MAX_DOC_BYTES. */
+static int slurp(char **out, size_t *out_len, const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return cli_fail("cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int rc = CLI_EXIT_OK;
+    while (buf) {
+        if (len == cap) {
+            if (cap > ND_MAX_DOC_BYTES) {
+                rc = cli_fail("'%s': document larger than the %u MiB limit", path,
+                              ND_MAX_DOC_BYTES >> 20);
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) break;
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) rc = cli_fail("reading '%s': %s", path, strerror(errno));
+            break;
+        }
+    }
+    if (!buf) rc = cli_fail("'%s': out of memory", path);
+    if (f != stdin) fclose(f);
+    if (rc == CLI_EXIT_OK && len > ND_MAX_DOC_BYTES)
+        rc = cli_fail("'%s': document larger than the %u MiB limit", path,
+                      ND_MAX_DOC_BYTES >> 20);
+    if (rc != CLI_EXIT_OK) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *out_len = len;
+    return CLI_EXIT_OK;
+}
+
+int cli_fingerprint_file(uint64_t *out, nd_db *db, const char *path, int html)
+{
+    nd_fp_options fo;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = slurp(&text, &len, path);
+    if (rc) return rc;
+    nd_db_fp_options(&fo, db);
+    if (html) fo.flags |= ND_FP_HTML;
+    int nrc = nd_fingerprint(out, text, len, &fo);
+    free(text);
+    if (nrc < 0) return cli_fail_nd(nrc, "fingerprinting '%s'", path);
+    return CLI_EXIT_OK;
+}

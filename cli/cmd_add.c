@@ -1,0 +1,187 @@
+/*
+ * cmd_add.c — `neardup add DB`: the crawler's online path from the shell.
+ *
+ * For each input document: fingerprint it (unless the record carries a
+ * fingerprint), then nd_add_if_new with distance k. The result line is the
+ * acknowledgement: with --sync the database is opened with ND_DB_SYNC, so
+ * the line is printed and flushed only after the document is durable.
+ */
+#include "cli.h"
+#include "in_reader.h"
+
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: neardup add DB [--format fp|jsonl|tsv] [--k K] [--sync] [--skip-bad]\n"
+    "                      [--html] [--time T] [--json] [INPUT|-]\n"
+    "\n"
+    "Add each document unless a stored one lies within K bits (default: the\n"
+    "database's k). Prints per document, in input order:\n"
+    "  new<TAB>KEY                       stored\n"
+    "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST not stored: closest stored match\n"
+    "  --format   fp: lines HEX16[<TAB>KEY] (KEY defaults to the hex; default)\n"
+    "             jsonl: {\"id\":..,\"text\":..} or {\"id\":..,\"fp\":\"HEX16\"}, optional \"score\"\n"
+    "             tsv: KEY<TAB>TEXT\n"
+    "  --sync     fsync each document before printing its line (the line is\n"
+    "             the acknowledgement)\n"
+    "  --skip-bad count and skip malformed records instead of stopping\n"
+    "  --html     texts are HTML\n"
+    "  --time T   last-seen time to record (seconds since the epoch; default now)\n"
+    "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
+    "Exit codes: 0 ok, 1 bad usage or bad input (stops at the first bad record\n"
+    "unless --skip-bad; what came before it is stored), 2 database error.\n";
+
+typedef struct add_ctx {
+    nd_db *db;
+    nd_results *res;
+    nd_fp_options fo;
+    unsigned k;
+    int json, html;
+    int64_t now;
+    uint64_t added, dups, bad;
+} add_ctx;
+
+static void print_result(add_ctx *a, const in_record *rec)
+{
+    const nd_match *m = nd_results_count(a->res) ? nd_results_get(a->res, 0) : NULL;
+    if (a->json) {
+        printf("{\"status\":\"%s\",\"key\":", m ? "dup" : "new");
+        cli_put_json_string(stdout, rec->key, rec->key_len);
+        if (m) {
+            printf(",\"match\":");
+            cli_put_json_string(stdout, m->key, m->key_len);
+            printf(",\"dist\":%u", m->dist);
+        }
+        printf("}\n");
+    } else {
+        fputs(m ? "dup\t" : "new\t", stdout);
+        cli_put_field(stdout, rec->key, rec->key_len);
+        if (m) {
+            putchar('\t');
+            cli_put_field(stdout, m->key, m->key_len);
+            printf("\t%u", m->dist);
+        }
+        putchar('\n');
+    }
+    fflush(stdout);
+}
+
+static int add_record(add_ctx *a, const in_record *rec)
+{
+    uint64_t fp = rec->fp;
+    int rc;
+    if (!rec->has_fp) {
+        nd_fp_options fo = a->fo;
+        if (a->html || rec->is_html) fo.flags |= ND_FP_HTML;
+        rc = nd_fingerprint(&fp, rec->text, rec->text_len, &fo);
+        if (rc < 0) return cli_fail_nd(rc, "%s:%llu: fingerprint", rec->file,
+                                       (unsigned long long)rec->line);
+    }
+    rc = nd_add_if_new(a->res, a->db, rec->key, rec->key_len, fp,
+                       rec->has_score ? rec->score : 0.0, a->now, a->k);
+    if (rc < 0) {
+        rc = cli_fail_nd(rc, "%s:%llu: add", rec->file, (unsigned long long)rec->line);
+        return rc == CLI_EXIT_USAGE ? rc : CLI_EXIT_DB;
+    }
+    if (nd_results_count(a->res)) a->dups++;
+    else a->added++;
+    print_result(a, rec);
+    return CLI_EXIT_OK;
+}
+
+int cmd_add(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, 'f'}, {"k", required_argument, 0, 'k'},
+        {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
+        {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+    add_ctx a = {0};
+    in_format fmt = IN_FORMAT_FP;
+    unsigned flags = 0;
+    int have_k = 0, skip_bad = 0, opt, rc;
+    unsigned long v;
+
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    a.now = (int64_t)time(NULL);
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'f':
+            if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES ||
+                fmt == IN_FORMAT_WARC)
+                return cli_fail("add: --format must be fp, jsonl or tsv, got '%s'", optarg);
+            break;
+        case 'k':
+            if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
+                return cli_fail("add: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
+            a.k = (unsigned)v;
+            have_k = 1;
+            break;
+        case 's': flags |= ND_DB_SYNC; break;
+        case 'b': skip_bad = 1; break;
+        case 'H': a.html = 1; break;
+        case 't':
+            if (cli_parse_duration(optarg, &a.now))
+                return cli_fail("add: --time must be seconds since the epoch, got '%s'", optarg);
+            break;
+        case 'j': a.json = 1; break;
+        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc || argc - optind > 2) {
+        cli_usage(stderr, usage);
+        return cli_fail("add: expected a database path and at most one input");
+    }
+    const char *path = argv[optind];
+    const char *input = optind + 1 < argc ? argv[optind + 1] : "-";
+    in_reader *r = NULL;
+    rc = in_reader_open(&r, fmt, input, NULL);
+    if (rc < 0) return cli_fail("%s", in_reader_error(r));
+    rc = cli_open_db(&a.db, path, flags);
+    if (rc) goto cleanup;
+    nd_db_fp_options(&a.fo, a.db);
+    if (!have_k) {
+        nd_plan_info p;
+        nd_db_plan(&p, a.db);
+        a.k = p.k;
+    }
+    if (nd_results_new(&a.res) < 0) {
+        rc = cli_fail_nd(ND_ENOMEM, "add");
+        goto cleanup;
+    }
+    for (;;) {
+        in_record rec;
+        int got = in_reader_next(r, &rec);
+        if (got == 0) break;
+        if (got == -1) {
+            fprintf(stderr, "neardup: %s\n", in_reader_error(r));
+            a.bad++;
+            if (skip_bad) continue;
+            rc = CLI_EXIT_USAGE;
+            break;
+        }
+        if (got < 0) {
+            rc = cli_fail("%s", in_reader_error(r));
+            break;
+        }
+        rc = add_record(&a, &rec);
+        if (rc) break;
+    }
+    fprintf(stderr, "neardup: add: %llu new, %llu dup, %llu bad\n",
+            (unsigned long long)a.added, (unsigned long long)a.dups,
+            (unsigned long long)a.bad);
+cleanup:
+    in_reader_close(r);
+    nd_results_free(a.res);
+    if (a.db) {
+        int crc = cli_close_db(a.db, path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * cmd_delete.c — `neardup delete DB KEY...`: remove documents by key.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup delete DB [--sync] [--missing-ok] KEY...\n"
+    "\n"
+    "Delete the documents with these keys. A fingerprint leaves the tables\n"
+    "when its last document goes. Prints `deleted<TAB>KEY` or\n"
+    "`missing<TAB>KEY` per key.\n"
+    "  --sync        fsync before returning\n"
+    "  --missing-ok  exit 0 even if some keys were not stored\n"
+    "Exit codes: 0 ok, 1 a key was not found (without --missing-ok) or bad\n"
+    "usage, 2 database error.\n";
+
+int cmd_delete(int argc, char **argv)
+{
+    unsigned flags = 0;
+    int missing_ok = 0, first = 1, rc, missing = 0;
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    while (first < argc && strncmp(argv[first], "--", 2) == 0) {
+        if (strcmp(argv[first], "--sync") == 0) flags |= ND_DB_SYNC;
+        else if (strcmp(argv[first], "--missing-ok") == 0) missing_ok = 1;
+        else if (strcmp(argv[first], "--") == 0) { first++; break; }
+        else return cli_fail("delete: unknown option '%s'", argv[first]);
+        first++;
+    }
+    if (argc - first < 2) {
+        cli_usage(stderr, usage);
+        return cli_fail("delete: need a database and at least one key");
+    }
+    const char *path = argv[first];
+    nd_db *db;
+    rc = cli_open_db(&db, path, flags);
+    if (rc) return rc;
+    for (int i = first + 1; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        int nrc = nd_delete(db, argv[i], len);
+        if (nrc == ND_ENOTFOUND) {
+            missing++;
+            fputs("missing\t", stdout);
+        } else if (nrc < 0) {
+            rc = cli_fail_nd(nrc, "delete '%s'", argv[i]);
+            break;
+        } else {
+            fputs("deleted\t", stdout);
+        }
+        cli_put_field(stdout, argv[i], len);
+        putchar('\n');
+    }
+    int crc = cli_close_db(db, path);
+    if (rc == CLI_EXIT_OK) rc = crc;
+    if (rc == CLI_EXIT_OK && missing && !missing_ok) rc = CLI_EXIT_USAGE;
+    return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * cmd_get.c — `neardup get DB KEY...`: look documents up by key.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup get DB [--json] KEY...\n"
+    "\n"
+    "Print KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN for each stored key, or\n"
+    "missing<TAB>KEY on stderr for keys not stored.\n"
+    "Exit codes: 0 all found, 1 some key missing or bad usage, 2 database error.\n";
+
+int cmd_get(int argc, char **argv)
+{
+    int json = 0, first = 1, missing = 0;
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    if (first < argc && strcmp(argv[first], "--json") == 0) {
+        json = 1;
+        first++;
+    }
+    if (argc - first < 2) {
+        cli_usage(stderr, usage);
+        return cli_fail("get: need a database and at least one key");
+    }
+    const char *path = argv[first];
+    nd_db *db;
+    nd_results *res = NULL;
+    int rc = cli_open_db(&db, path, ND_DB_READONLY);
+    if (rc) return rc;
+    if (nd_results_new(&res) < 0) {
+        rc = cli_fail_nd(ND_ENOMEM, "get");
+        goto done;
+    }
+    for (int i = first + 1; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        int nrc = nd_get(res, db, argv[i], len);
+        if (nrc == ND_ENOTFOUND) {
+            missing++;
+            fputs("neardup: missing\t", stderr);
+            cli_put_field(stderr, argv[i], len);
+            fputc('\n', stderr);
+            continue;
+        }
+        if (nrc < 0) {
+            rc = cli_fail_nd(nrc, "get '%s'", argv[i]);
+            break;
+        }
+        const nd_match *m = nd_results_get(res, 0);
+        if (json) {
+            printf("{\"key\":");
+            cli_put_json_string(stdout, m->key, m->key_len);
+            printf(",\"fp\":\"%016llx\",\"score\":%.17g,\"time\":%lld}\n",
+                   (unsigned long long)m->fp, m->score, (long long)m->time);
+        } else {
+            cli_put_field(stdout, m->key, m->key_len);
+            printf("\t%016llx\t%.17g\t%lld\n", (unsigned long long)m->fp, m->score,
+                   (long long)m->time);
+        }
+    }
+done:
+    nd_results_free(res);
+    {
+        int crc = cli_close_db(db, path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    if (rc == CLI_EXIT_OK && missing) rc = CLI_EXIT_USAGE;
+    return rc;
+}

@@ -1,0 +1,173 @@
+/*
+ * cmd_query.c — `neardup query DB`: the stored documents within k bits.
+ *
+ * Queries come as hex fingerprints on the command line, one per line on
+ * stdin ("-"), or as a text file fingerprinted with the database's own
+ * fingerprint configuration (--text FILE).
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup query DB [--k K] [--limit N] [--first] [--json]\n"
+    "                        [--text FILE [--html] | FP... | -]\n"
+    "\n"
+    "Print every stored document within K bits of each query fingerprint:\n"
+    "  QUERYHEX<TAB>MATCHKEY<TAB>MATCHHEX<TAB>DIST   (closest first)\n"
+    "  FP          a fingerprint as 16 hex digits\n"
+    "  -           read fingerprints from stdin, one per line\n"
+    "  --text FILE fingerprint FILE (\"-\" = stdin) with the database's options\n"
+    "  --html      with --text: the file is HTML\n"
+    "  --k K       distance (default: the database's design k; up to 16, exact)\n"
+    "  --limit N   at most N matches per query\n"
+    "  --first     stop at the first match found\n"
+    "  --json      JSON lines {\"query\",\"key\",\"fp\",\"dist\"}\n"
+    "Exit codes: 0 ok (also without matches), 1 bad usage or input, 2 database error.\n";
+
+typedef struct query_ctx {
+    nd_db *db;
+    nd_results *res;
+    unsigned k;
+    nd_query_options qo;
+    int json;
+} query_ctx;
+
+static int run_one(query_ctx *q, uint64_t fp)
+{
+    int rc = nd_query(q->res, q->db, fp, q->k, &q->qo);
+    if (rc < 0) return cli_fail_nd(rc, "query %016llx", (unsigned long long)fp);
+    for (size_t i = 0; i < nd_results_count(q->res); i++) {
+        const nd_match *m = nd_results_get(q->res, i);
+        if (q->json) {
+            printf("{\"query\":\"%016llx\",\"key\":", (unsigned long long)fp);
+            cli_put_json_string(stdout, m->key, m->key_len);
+            printf(",\"fp\":\"%016llx\",\"dist\":%u}\n", (unsigned long long)m->fp,
+                   m->dist);
+        } else {
+            cli_put_hex(stdout, fp);
+            putchar('\t');
+            cli_put_field(stdout, m->key, m->key_len);
+            putchar('\t');
+            cli_put_hex(stdout, m->fp);
+            printf("\t%u\n", m->dist);
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+static int run_stdin(query_ctx *q)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    int rc = CLI_EXIT_OK;
+    while (rc == CLI_EXIT_OK && (len = getline(&line, &cap, stdin)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        if (len == 0) continue;
+        uint64_t fp;
+        const char *why;
+        if (cli_parse_hex64(line, (size_t)len, &fp, &why))
+            rc = cli_fail("<stdin>:%lu: fingerprint: %s", lineno, why);
+        else
+            rc = run_one(q, fp);
+    }
+    free(line);
+    return rc;
+}
+
+int cmd_query(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"k", required_argument, 0, 'k'},     {"limit", required_argument, 0, 'l'},
+        {"first", no_argument, 0, '1'},       {"json", no_argument, 0, 'j'},
+        {"text", required_argument, 0, 't'},  {"html", no_argument, 0, 'H'},
+        {0, 0, 0, 0}};
+    query_ctx q = {0};
+    const char *text_path = NULL;
+    int have_k = 0, html = 0, opt, rc;
+    unsigned long v;
+
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    q.qo = (nd_query_options)ND_QUERY_OPTIONS_INIT;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'k':
+            if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
+                return cli_fail("query: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
+            q.k = (unsigned)v;
+            have_k = 1;
+            break;
+        case 'l':
+            if (cli_parse_uint(optarg, 1, (unsigned long)-1, &v))
+                return cli_fail("query: --limit must be a positive number, got '%s'", optarg);
+            q.qo.limit = v;
+            break;
+        case '1': q.qo.flags |= ND_QUERY_FIRST; break;
+        case 'j': q.json = 1; break;
+        case 't': text_path = optarg; break;
+        case 'H': html = 1; break;
+        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        cli_usage(stderr, usage);
+        return cli_fail("query: missing database path");
+    }
+    const char *path = argv[optind++];
+    if (!text_path && optind >= argc)
+        return cli_fail("query: give fingerprints, '-' for stdin, or --text FILE");
+    if (text_path && optind < argc)
+        return cli_fail("query: --text and fingerprint arguments exclude each other");
+
+    /* Check the arguments before opening, so bad input changes nothing. */
+    for (int i = optind; i < argc; i++) {
+        uint64_t fp;
+        const char *why;
+        if (strcmp(argv[i], "-") != 0 &&
+            cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why))
+            return cli_fail("query: argument %d '%s': %s", i - optind + 1, argv[i], why);
+    }
+    rc = cli_open_db(&q.db, path, ND_DB_READONLY);
+    if (rc) return rc;
+    if (!have_k) {
+        nd_plan_info p;
+        nd_db_plan(&p, q.db);
+        q.k = p.k;
+    }
+    if (nd_results_new(&q.res) < 0) {
+        rc = cli_fail_nd(ND_ENOMEM, "query");
+        goto cleanup;
+    }
+    if (text_path) {
+        uint64_t fp;
+        rc = cli_fingerprint_file(&fp, q.db, text_path, html);
+        if (rc == CLI_EXIT_OK) rc = run_one(&q, fp);
+    } else {
+        for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
+            if (strcmp(argv[i], "-") == 0) {
+                rc = run_stdin(&q);
+            } else {
+                uint64_t fp;
+                const char *why;
+                cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why);
+                rc = run_one(&q, fp);
+            }
+        }
+    }
+cleanup:
+    nd_results_free(q.res);
+    {
+        int crc = cli_close_db(q.db, path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * cmd_stats.c — `neardup stats DB`: documents, fingerprints, and per table
+ * entries, runs, bytes and bits per entry beside the entropy bound.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup stats DB [--json]\n"
+    "\n"
+    "Print documents, distinct fingerprints, disk bytes, and per table: prefix\n"
+    "bits, entries, runs, pending (fresh, not yet folded) entries, bytes and\n"
+    "bits per entry, beside the bound 64 - log2(N) + 1.44 bits.\n";
+
+int cmd_stats(int argc, char **argv)
+{
+    int json = 0;
+    const char *path = NULL;
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_fail("stats: unknown option '%s'", argv[i]);
+        else if (path) return cli_fail("stats: expected exactly one database path");
+        else path = argv[i];
+    }
+    if (!path) {
+        cli_usage(stderr, usage);
+        return cli_fail("stats: missing database path");
+    }
+    nd_db *db;
+    int rc = cli_open_db(&db, path, ND_DB_READONLY);
+    if (rc) return rc;
+    static nd_stats st;
+    nd_plan_info plan;
+    int nrc = nd_stats_get(&st, db);
+    if (nrc < 0) {
+        rc = cli_fail_nd(nrc, "stats '%s'", path);
+        goto done;
+    }
+    nd_db_plan(&plan, db);
+    double bound = st.fingerprints > 1 ? 64.0 - log2((double)st.fingerprints) + 1.44 : 64.0;
+    if (json) {
+        printf("{\"documents\":%llu,\"fingerprints\":%llu,\"disk_bytes\":%llu,"
+               "\"k\":%u,\"tables\":%u,\"bound_bits_per_entry\":%.2f,\"table\":[",
+               (unsigned long long)st.documents, (unsigned long long)st.fingerprints,
+               (unsigned long long)st.disk_bytes, plan.k, st.tables, bound);
+        for (unsigned t = 0; t < st.tables; t++) {
+            const nd_table_stats *ts = &st.table[t];
+            printf("%s{\"prefix_bits\":%u,\"entries\":%llu,\"runs\":%llu,\"pending\":%llu,"
+                   "\"bytes\":%llu,\"bits_per_entry\":%.2f}",
+                   t ? "," : "", ts->prefix_bits, (unsigned long long)ts->entries,
+                   (unsigned long long)ts->runs, (unsigned long long)ts->fresh,
+                   (unsigned long long)ts->bytes, ts->bits_per_entry);
+        }
+        printf("]}\n");
+    } else {
+        printf("documents\t%llu\nfingerprints\t%llu\ndisk_bytes\t%llu\nk\t%u\ntables\t%u\n"
+               "bound_bits_per_entry\t%.2f\n",
+               (unsigned long long)st.documents, (unsigned long long)st.fingerprints,
+               (unsigned long long)st.disk_bytes, plan.k, st.tables, bound);
+        printf("table\tprefix\tentries\truns\tpending\tbytes\tbits/entry\n");
+        for (unsigned t = 0; t < st.tables; t++) {
+            const nd_table_stats *ts = &st.table[t];
+            printf("%u\t%u\t%llu\t%llu\t%llu\t%llu\t%.2f\n", t, ts->prefix_bits,
+                   (unsigned long long)ts->entries, (unsigned long long)ts->runs,
+                   (unsigned long long)ts->fresh, (unsigned long long)ts->bytes,
+                   ts->bits_per_entry);
+        }
+    }
+done:;
+    int crc = cli_close_db(db, path);
+    return rc ? rc : crc;
+}
