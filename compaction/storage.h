@@ -68,9 +68,11 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val,
 /* A batch indexes its own writes: st_batch_get and the table operations
  * below read through it ("read your own writes"), so several changes to one
  * run in one batch compose. */
-int st_batch_new(st_batch **out);
+int st_batch_new(st_batch **out, st_store *s);
 void st_batch_free(st_batch *b); /* accepts NULL */
 void st_batch_clear(st_batch *b);
+/* Number of operations in the batch. */
+size_t st_batch_count(const st_batch *b);
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen,
                  const void *val, size_t vlen);
 int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen);
@@ -90,6 +92,7 @@ void st_iter_seek(st_iter *it, const void *key, size_t klen);
 void st_iter_seek_first(st_iter *it);
 void st_iter_seek_for_prev(st_iter *it, const void *key, size_t klen);
 void st_iter_next(st_iter *it);
+void st_iter_prev(st_iter *it);
 int st_iter_valid(const st_iter *it);
 const char *st_iter_key(const st_iter *it, size_t *klen);
 const char *st_iter_value(const st_iter *it, size_t *vlen);

@@ -1,0 +1,440 @@
+/*
+ * cmp_store.c — the RocksDB adapter: the only file that includes
+ * <rocksdb/c.h>.
+ *
+ * It opens one RocksDB database with the column families of storage.h
+ * ("meta", "docs", "rev", "t00".."tNN"; "default" exists but is unused),
+ * wraps write batches (WriteBatchWithIndex, so a batch reads its own
+ * writes), iterators, point reads, checkpoints, and translates RocksDB's
+ * error strings into nd_error codes in exactly one place (st_map_error).
+ *
+ * Options: one LRU block cache shared by every family; table families store
+ * values that are already compressed (runs), so RocksDB compression is off
+ * there; docs and rev use LZ4 when this RocksDB build has it and bloom
+ * filters for their point lookups. The WAL is always on.
+ */
+#include "storage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rocksdb/c.h>
+
+#include "nd_error.h"
+
+struct st_store {
+    rocksdb_t *db;
+    rocksdb_options_t *opts, *small_opts, *table_opts;
+    rocksdb_block_based_table_options_t *small_bbt, *table_bbt;
+    rocksdb_cache_t *cache;
+    rocksdb_readoptions_t *ropts;
+    rocksdb_writeoptions_t *wopts, *wopts_sync;
+    rocksdb_column_family_handle_t *default_cf;
+    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0 + ND_MAX_TABLES];
+    unsigned ncf, ntables;
+    int readonly;
+    char *path;
+};
+
+struct st_batch {
+    rocksdb_writebatch_wi_t *wb;
+    st_store *store;
+};
+
+struct st_iter {
+    rocksdb_iterator_t *it;
+};
+
+static const char *const fixed_cf_names[ST_CF_TABLE0] = {"meta", "docs", "rev"};
+
+/* ---- errors ----------------------------------------------------------- */
+
+int st_map_error(const char *err, const char *what)
+{
+    int rc = ND_EIO;
+    if (!err) err = "unknown RocksDB error";
+    if (strstr(err, "Corruption") || strstr(err, "checksum mismatch") ||
+        strstr(err, "Bad table magic number"))
+        rc = ND_ECORRUPT;
+    else if (strstr(err, "No space left") || strstr(err, "NoSpace"))
+        rc = ND_ENOSPC;
+    else if (strstr(err, "lock") && (strstr(err, "Resource temporarily unavailable") ||
+                                     strstr(err, "No locks available") ||
+                                     strstr(err, "lock hold by current process")))
+        rc = ND_EBUSY;
+    else if (strstr(err, "Read-only file system") || strstr(err, "Permission denied"))
+        rc = ND_EREADONLY;
+    else if (strstr(err, "does not exist") || strstr(err, "No such file"))
+        rc = ND_ENOTFOUND;
+    else if (strstr(err, "Not a directory"))
+        rc = ND_EINVAL;
+    else if (strncmp(err, "Invalid argument", 16) == 0)
+        rc = ND_EINVAL;
+    return nd_err_set(rc, "%s: %s", what, err);
+}
+
+/* Map and free a RocksDB error string; ND_OK if there was none. */
+static int take_error(char *err, const char *what)
+{
+    if (!err) return ND_OK;
+    int rc = st_map_error(err, what);
+    rocksdb_free(err);
+    return rc;
+}
+
+/* ---- open / close ----------------------------------------------------- */
+
+static void free_store(st_store *s)
+{
+    for (unsigned i = 0; i < s->ncf; i++)
+        if (s->cf[i]) rocksdb_column_family_handle_destroy(s->cf[i]);
+    if (s->default_cf) rocksdb_column_family_handle_destroy(s->default_cf);
+    if (s->db) rocksdb_close(s->db);
+    if (s->opts) rocksdb_options_destroy(s->opts);
+    if (s->small_opts) rocksdb_options_destroy(s->small_opts);
+    if (s->table_opts) rocksdb_options_destroy(s->table_opts);
+    if (s->small_bbt) rocksdb_block_based_options_destroy(s->small_bbt);
+    if (s->table_bbt) rocksdb_block_based_options_destroy(s->table_bbt);
+    if (s->cache) rocksdb_cache_destroy(s->cache);
+    if (s->ropts) rocksdb_readoptions_destroy(s->ropts);
+    if (s->wopts) rocksdb_writeoptions_destroy(s->wopts);
+    if (s->wopts_sync) rocksdb_writeoptions_destroy(s->wopts_sync);
+    free(s->path);
+    free(s);
+}
+
+static int make_options(st_store *s, uint64_t cache_bytes, int compression)
+{
+    s->cache = rocksdb_cache_create_lru(cache_bytes ? cache_bytes : (64u << 20));
+    s->opts = rocksdb_options_create();
+    s->small_opts = rocksdb_options_create();
+    s->table_opts = rocksdb_options_create();
+    s->small_bbt = rocksdb_block_based_options_create();
+    s->table_bbt = rocksdb_block_based_options_create();
+    s->ropts = rocksdb_readoptions_create();
+    s->wopts = rocksdb_writeoptions_create();
+    s->wopts_sync = rocksdb_writeoptions_create();
+    if (!s->cache || !s->opts || !s->small_opts || !s->table_opts || !s->small_bbt ||
+        !s->table_bbt || !s->ropts || !s->wopts || !s->wopts_sync)
+        return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
+    rocksdb_writeoptions_set_sync(s->wopts_sync, 1);
+
+    rocksdb_options_set_create_if_missing(s->opts, 1);
+    rocksdb_options_set_create_missing_column_families(s->opts, 1);
+    rocksdb_options_set_keep_log_file_num(s->opts, 3);
+    rocksdb_options_set_max_open_files(s->opts, 512);
+    rocksdb_options_set_info_log_level(s->opts, 3 /* ERROR */);
+    rocksdb_options_increase_parallelism(s->opts, 2);
+
+    rocksdb_block_based_options_set_block_cache(s->small_bbt, s->cache);
+    rocksdb_block_based_options_set_filter_policy(s->small_bbt,
+                                                  rocksdb_filterpolicy_create_bloom_full(10));
+    rocksdb_options_set_block_based_table_factory(s->small_opts, s->small_bbt);
+    rocksdb_options_set_compression(s->small_opts, compression);
+
+    rocksdb_block_based_options_set_block_cache(s->table_bbt, s->cache);
+    rocksdb_block_based_options_set_block_size(s->table_bbt, 4096);
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(s->table_bbt, 0);
+    rocksdb_options_set_block_based_table_factory(s->table_opts, s->table_bbt);
+    rocksdb_options_set_compression(s->table_opts, rocksdb_no_compression);
+    return ND_OK;
+}
+
+/* Is dir an existing RocksDB database (has CURRENT)? -1 if dir is not a
+ * directory, 0 absent or empty, 1 database. */
+static int probe_dir(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return -1;
+    char *cur = malloc(strlen(path) + 16);
+    if (!cur) return 0;
+    sprintf(cur, "%s/CURRENT", path);
+    int have = stat(cur, &st) == 0;
+    free(cur);
+    return have ? 1 : 0;
+}
+
+static int open_db(st_store *s, const char *path, int create, unsigned ntables, int readonly)
+{
+    const char *names[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
+    char tnames[ND_MAX_TABLES][8];
+    const rocksdb_options_t *cfo[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
+    rocksdb_column_family_handle_t *handles[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
+    char *err = NULL;
+    int n = 0;
+
+    if (!create) {
+        size_t len = 0;
+        char **list = rocksdb_list_column_families(s->opts, path, &len, &err);
+        if (err) return take_error(err, path);
+        ntables = 0;
+        for (size_t i = 0; i < len; i++)
+            if (list[i][0] == 't' && strlen(list[i]) == 3) ntables++;
+        rocksdb_list_column_families_destroy(list, len);
+        if (ntables == 0 || ntables > ND_MAX_TABLES)
+            return nd_err_set(ND_EINVAL, "%s is not a neardup database (no tables)", path);
+    }
+    names[n] = "default";
+    cfo[n++] = s->small_opts;
+    for (int i = 0; i < ST_CF_TABLE0; i++) {
+        names[n] = fixed_cf_names[i];
+        cfo[n++] = s->small_opts;
+    }
+    for (unsigned t = 0; t < ntables; t++) {
+        snprintf(tnames[t], sizeof tnames[t], "t%02u", t);
+        names[n] = tnames[t];
+        cfo[n++] = s->table_opts;
+    }
+    if (readonly)
+        s->db = rocksdb_open_for_read_only_column_families(s->opts, path, n, names, cfo, handles,
+                                                           0, &err);
+    else
+        s->db = rocksdb_open_column_families(s->opts, path, n, names, cfo, handles, &err);
+    if (err) return take_error(err, path);
+    s->default_cf = handles[0];
+    for (int i = 1; i < n; i++) s->cf[s->ncf++] = handles[i];
+    s->ntables = ntables;
+    return ND_OK;
+}
+
+int st_open(st_store **out, const char *path, const st_open_opts *o)
+{
+    int rc;
+    st_store *s = calloc(1, sizeof *s);
+    ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
+    s->readonly = o->readonly;
+    s->path = strdup(path);
+    if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+
+    int state = probe_dir(path);
+    if (state < 0) ND_FAIL(ND_EINVAL, "%s exists and is not a directory", path);
+    if (state == 1 && o->create && o->excl) ND_FAIL(ND_EEXIST, "database %s already exists", path);
+    if (state == 0 && !o->create) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
+    if (state == 0 && o->readonly) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
+    if (state == 0 && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
+        ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
+
+    ND_TRY(make_options(s, o->cache_bytes, rocksdb_lz4_compression));
+    if (state == 0) {
+        /* Creating: make the directory ourselves so a bad parent is named. */
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            ND_FAIL(errno == EACCES || errno == EROFS ? ND_EREADONLY
+                    : errno == ENOSPC                 ? ND_ENOSPC
+                    : errno == ENOENT                 ? ND_ENOTFOUND
+                                                      : ND_EIO,
+                    "cannot create database directory %s: %s", path, strerror(errno));
+    }
+    rc = open_db(s, path, state == 0, o->ntables, o->readonly);
+    if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
+        /* This RocksDB build lacks LZ4: fall back to no compression. */
+        rocksdb_options_set_compression(s->small_opts, rocksdb_no_compression);
+        rc = open_db(s, path, state == 0, o->ntables, o->readonly);
+    }
+    if (rc < 0) goto cleanup;
+    *out = s;
+    return ND_OK;
+cleanup:
+    free_store(s);
+    return rc;
+}
+
+int st_close(st_store *s)
+{
+    if (!s) return ND_OK;
+    free_store(s);
+    return ND_OK;
+}
+
+unsigned st_ntables(const st_store *s) { return s->ntables; }
+
+/* ---- reads ------------------------------------------------------------ */
+
+static int copy_value(char *val, size_t len, char **out_val, size_t *out_len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        rocksdb_free(val);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    memcpy(copy, val, len);
+    copy[len] = '\0';
+    rocksdb_free(val);
+    *out_val = copy;
+    *out_len = len;
+    return ND_OK;
+}
+
+int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, size_t *out_len)
+{
+    char *err = NULL;
+    size_t len = 0;
+    char *val = rocksdb_get_cf(s->db, s->ropts, s->cf[cf], key, klen, &len, &err);
+    if (err) return take_error(err, "read");
+    if (!val) return ND_ENOTFOUND;
+    return copy_value(val, len, out_val, out_len);
+}
+
+/* ---- batches ---------------------------------------------------------- */
+
+int st_batch_new(st_batch **out, st_store *s)
+{
+    st_batch *b = calloc(1, sizeof *b);
+    ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
+    b->store = s;
+    b->wb = rocksdb_writebatch_wi_create(0, 1);
+    if (!b->wb) {
+        free(b);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    *out = b;
+    return ND_OK;
+}
+
+void st_batch_free(st_batch *b)
+{
+    if (!b) return;
+    rocksdb_writebatch_wi_destroy(b->wb);
+    free(b);
+}
+
+void st_batch_clear(st_batch *b) { rocksdb_writebatch_wi_clear(b->wb); }
+
+int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
+                 size_t vlen)
+{
+    rocksdb_writebatch_wi_put_cf(b->wb, b->store->cf[cf], key, klen, val, vlen);
+    return ND_OK;
+}
+
+int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
+{
+    rocksdb_writebatch_wi_delete_cf(b->wb, b->store->cf[cf], key, klen);
+    return ND_OK;
+}
+
+int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
+                 char **out_val, size_t *out_len)
+{
+    char *err = NULL;
+    size_t len = 0;
+    char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(b->wb, s->db, s->ropts, s->cf[cf],
+                                                               key, klen, &len, &err);
+    if (err) return take_error(err, "read");
+    if (!val) return ND_ENOTFOUND;
+    return copy_value(val, len, out_val, out_len);
+}
+
+int st_write(st_store *s, st_batch *b, int sync)
+{
+    char *err = NULL;
+    ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
+    rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
+    return take_error(err, "write");
+}
+
+/* ---- iterators -------------------------------------------------------- */
+
+int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
+{
+    /* A RocksDB iterator already reads one implicit snapshot taken when it
+     * is created, so `consistent` needs nothing more. */
+    (void)consistent;
+    st_iter *it = calloc(1, sizeof *it);
+    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
+    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, s->cf[cf]);
+    it->it = b ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, s->cf[cf]) : base;
+    if (!it->it) {
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
+void st_iter_free(st_iter *it)
+{
+    if (!it) return;
+    rocksdb_iter_destroy(it->it);
+    free(it);
+}
+
+void st_iter_seek(st_iter *it, const void *key, size_t klen) { rocksdb_iter_seek(it->it, key, klen); }
+void st_iter_seek_first(st_iter *it) { rocksdb_iter_seek_to_first(it->it); }
+void st_iter_seek_for_prev(st_iter *it, const void *key, size_t klen)
+{
+    rocksdb_iter_seek_for_prev(it->it, key, klen);
+}
+void st_iter_next(st_iter *it) { rocksdb_iter_next(it->it); }
+void st_iter_prev(st_iter *it) { rocksdb_iter_prev(it->it); }
+int st_iter_valid(const st_iter *it) { return rocksdb_iter_valid(it->it); }
+const char *st_iter_key(const st_iter *it, size_t *klen) { return rocksdb_iter_key(it->it, klen); }
+const char *st_iter_value(const st_iter *it, size_t *vlen)
+{
+    return rocksdb_iter_value(it->it, vlen);
+}
+
+int st_iter_status(const st_iter *it)
+{
+    char *err = NULL;
+    rocksdb_iter_get_error(it->it, &err);
+    return take_error(err, "iterate");
+}
+
+/* ---- whole database --------------------------------------------------- */
+
+int st_checkpoint(st_store *s, const char *dir)
+{
+    struct stat st;
+    char *err = NULL;
+    ND_RETURN_IF(stat(dir, &st) == 0, ND_EEXIST, "backup target %s already exists", dir);
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(s->db, &err);
+    if (err) return take_error(err, "checkpoint");
+    rocksdb_checkpoint_create(cp, dir, 0, &err);
+    rocksdb_checkpoint_object_destroy(cp);
+    return take_error(err, dir);
+}
+
+static int dir_bytes(const char *path, uint64_t *total)
+{
+    DIR *d = opendir(path);
+    ND_RETURN_IF(!d, ND_EIO, "cannot list %s: %s", path, strerror(errno));
+    struct dirent *e;
+    char buf[4096];
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (e->d_name[0] == '.') continue;
+        snprintf(buf, sizeof buf, "%s/%s", path, e->d_name);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) *total += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return ND_OK;
+}
+
+int st_disk_bytes(st_store *s, uint64_t *out)
+{
+    *out = 0;
+    return dir_bytes(s->path, out);
+}
+
+int st_flush(st_store *s)
+{
+    if (s->readonly) return ND_OK;
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
+    rocksdb_flushoptions_set_wait(fo, 1);
+    int rc = ND_OK;
+    for (unsigned i = 0; i < s->ncf && rc == ND_OK; i++) {
+        char *err = NULL;
+        rocksdb_flush_cf(s->db, fo, s->cf[i], &err);
+        rc = take_error(err, "flush");
+    }
+    rocksdb_flushoptions_destroy(fo);
+    return rc;
+}
+
+size_t st_batch_count(const st_batch *b) { return (size_t)rocksdb_writebatch_wi_count(b->wb); }

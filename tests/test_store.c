@@ -1,0 +1,346 @@
+/*
+ * test_store.c — the storage layer: RocksDB error mapping, open/create
+ * rules, batches that read their own writes, and table operations (insert,
+ * remove, fold, range, scan) against a reference sorted set.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "storage.h"
+#include "tmpdir.h"
+
+static uint64_t rng = 5;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void test_error_mapping(void **state)
+{
+    (void)state;
+    static const struct { const char *msg; int rc; } cases[] = {
+        {"Corruption: block checksum mismatch: stored = 1, computed = 2", ND_ECORRUPT},
+        {"IO error: No space left on device: /x/000012.log", ND_ENOSPC},
+        {"IO error: While lock file: /x/LOCK: Resource temporarily unavailable", ND_EBUSY},
+        {"IO error: lock hold by current process, acquire time 1 acquiring thread 2: /x/LOCK: No locks available", ND_EBUSY},
+        {"Invalid argument: /x/CURRENT: does not exist (create_if_missing is false)", ND_ENOTFOUND},
+        {"IO error: While open a file for appending: /x/LOG: Read-only file system", ND_EREADONLY},
+        {"IO error: While mkdir if missing: /x: Permission denied", ND_EREADONLY},
+        {"IO error: While opening a file for sequentially reading: /x/CURRENT: Not a directory", ND_EINVAL},
+        {"Invalid argument: Column family not found: t07", ND_EINVAL},
+        {"IO error: something else", ND_EIO},
+        {"Busy: ", ND_EIO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(st_map_error(cases[i].msg, "ctx"), cases[i].rc);
+        assert_non_null(strstr(nd_errmsg(), "ctx: "));
+        assert_non_null(strstr(nd_errmsg(), cases[i].msg));
+    }
+}
+
+static void test_open_rules(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s = NULL, *s2 = NULL;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 0};
+    assert_int_equal(st_open(&s, path, &o), ND_ENOTFOUND);
+    o = (st_open_opts){.create = 1, .ntables = 5};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_ntables(s), 5);
+    /* A second writer is refused; a read-only reader is not. */
+    st_open_opts o2 = {.create = 0};
+    assert_int_equal(st_open(&s2, path, &o2), ND_EBUSY);
+    st_open_opts ro = {.readonly = 1};
+    assert_int_equal(st_open(&s2, path, &ro), ND_OK);
+    assert_int_equal(st_ntables(s2), 5);
+    st_close(s2);
+    st_close(s);
+    o = (st_open_opts){.create = 1, .excl = 1, .ntables = 5};
+    assert_int_equal(st_open(&s, path, &o), ND_EEXIST);
+    o = (st_open_opts){.create = 0};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_ntables(s), 5);
+    st_close(s);
+    /* A regular file is not a database. */
+    snprintf(path, sizeof path, "%s/file", dir);
+    FILE *f = fopen(path, "w");
+    fputs("x", f);
+    fclose(f);
+    o = (st_open_opts){.create = 1, .ntables = 2};
+    assert_int_equal(st_open(&s, path, &o), ND_EINVAL);
+    assert_non_null(strstr(nd_errmsg(), path));
+    /* An empty directory without CURRENT is not found unless created. */
+    snprintf(path, sizeof path, "%s/empty", dir);
+    mkdir(path, 0755);
+    o = (st_open_opts){.create = 0};
+    assert_int_equal(st_open(&s, path, &o), ND_ENOTFOUND);
+    tmpdir_remove(dir);
+}
+
+static void test_batch_reads_own_writes(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    char *v;
+    size_t len;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 2};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_batch_put(b, ST_CF_DOCS, "k", 1, "v1", 2), ND_OK);
+    assert_int_equal(st_batch_put(b, ST_CF_REV, "r", 1, "", 0), ND_OK);
+    assert_int_equal(st_batch_get(s, b, ST_CF_DOCS, "k", 1, &v, &len), ND_OK);
+    assert_int_equal(len, 2);
+    assert_memory_equal(v, "v1", 2);
+    free(v);
+    assert_int_equal(st_get(s, ST_CF_DOCS, "k", 1, &v, &len), ND_ENOTFOUND);
+    assert_int_equal(st_write(s, b, 1), ND_OK);
+    assert_int_equal(st_get(s, ST_CF_DOCS, "k", 1, &v, &len), ND_OK);
+    free(v);
+    assert_int_equal(st_get(s, ST_CF_REV, "r", 1, &v, &len), ND_OK);
+    assert_int_equal(len, 0);
+    free(v);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
+/* ---- tables against a reference set ---------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct ref {
+    uint64_t *v;
+    size_t n;
+} ref;
+
+static int ref_has(const ref *r, uint64_t x)
+{
+    return bsearch(&x, r->v, r->n, sizeof x, cmp_u64) != NULL;
+}
+
+static void ref_sort(ref *r) { qsort(r->v, r->n, sizeof *r->v, cmp_u64); }
+
+static int count_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
+{
+    (void)e;
+    (void)is_run;
+    (void)bytes;
+    *(size_t *)payload += n;
+    return 0;
+}
+
+static void check_ranges(st_store *s, const ref *r)
+{
+    st_reader *rd;
+    st_u64s out = {0};
+    assert_int_equal(st_reader_new(&rd, s), ND_OK);
+    for (int q = 0; q < 300; q++) {
+        uint64_t lo, hi;
+        if (q % 3 == 0 && r->n) { /* ranges around stored values */
+            uint64_t x = r->v[rnd() % r->n];
+            lo = x - (rnd() % 1000);
+            hi = x + (rnd() % 1000);
+            if (lo > x) lo = 0;
+            if (hi < x) hi = UINT64_MAX;
+        } else {
+            lo = rnd();
+            hi = lo + (rnd() >> (rnd() % 64));
+            if (hi < lo) hi = UINT64_MAX;
+        }
+        out.n = 0;
+        assert_int_equal(st_table_range(rd, 0, lo, hi, &out), ND_OK);
+        size_t expect = 0;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->v[i] >= lo && r->v[i] <= hi) {
+                assert_true(expect < out.n);
+                assert_true(out.v[expect] == r->v[i]);
+                expect++;
+            }
+        assert_int_equal(out.n, expect);
+    }
+    size_t total = 0;
+    assert_int_equal(st_table_scan(s, 0, count_cb, &total), ND_OK);
+    assert_int_equal(total, r->n);
+    st_u64s_dispose(&out);
+    st_reader_free(rd);
+}
+
+static void test_table_ops(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    const unsigned run_sizes[] = {4, 8, 128};
+    for (size_t rs = 0; rs < 3; rs++) {
+        tmpdir_make(dir);
+        snprintf(path, sizeof path, "%s/db", dir);
+        st_open_opts o = {.create = 1, .ntables = 1};
+        assert_int_equal(st_open(&s, path, &o), ND_OK);
+        assert_int_equal(st_batch_new(&b, s), ND_OK);
+        ref r = {malloc(20000 * sizeof(uint64_t)), 0};
+        /* Clustered values so several land in one run. */
+        for (int round = 0; round < 6; round++) {
+            st_batch_clear(b);
+            for (int i = 0; i < 1500; i++) {
+                uint64_t x = (rnd() & 0xffff000000000000ull) | (rnd() & 0xffff);
+                if (ref_has(&r, x)) continue;
+                assert_int_equal(st_table_insert(s, b, 0, x), ND_OK);
+                r.v[r.n++] = x;
+                ref_sort(&r);
+            }
+            assert_int_equal(st_write(s, b, 0), ND_OK);
+            check_ranges(s, &r);
+            /* Remove some: heads, tails, middles, fresh or folded. */
+            st_batch_clear(b);
+            for (int i = 0; i < 200 && r.n; i++) {
+                size_t at = rnd() % r.n;
+                assert_int_equal(st_table_remove(s, b, 0, r.v[at]), ND_OK);
+                assert_int_equal(st_table_remove(s, b, 0, r.v[at]), ND_ENOTFOUND);
+                r.v[at] = r.v[--r.n];
+                ref_sort(&r);
+            }
+            assert_int_equal(st_write(s, b, 0), ND_OK);
+            check_ranges(s, &r);
+            uint64_t folded = 0;
+            assert_int_equal(st_table_fold(s, 0, run_sizes[rs], 0, NULL, NULL, NULL, &folded), ND_OK);
+            check_ranges(s, &r);
+        }
+        free(r.v);
+        st_batch_free(b);
+        st_close(s);
+        tmpdir_remove(dir);
+    }
+}
+
+/* A bulk of fresh entries larger than one fold step. */
+static void test_bulk_fold(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 1};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    ref r = {malloc(200000 * sizeof(uint64_t)), 0};
+    for (int i = 0; i < 150000; i++) {
+        uint64_t x = rnd();
+        assert_int_equal(st_table_insert(s, b, 0, x), ND_OK);
+        r.v[r.n++] = x;
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    ref_sort(&r);
+    uint64_t folded;
+    assert_int_equal(st_table_fold(s, 0, 128, 0, NULL, NULL, NULL, &folded), ND_OK);
+    assert_int_equal(folded, 150000);
+    check_ranges(s, &r);
+    /* A second fold finds nothing to do. */
+    assert_int_equal(st_table_fold(s, 0, 128, 0, NULL, NULL, NULL, &folded), ND_OK);
+    assert_int_equal(folded, 0);
+    free(r.v);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
+static int fail_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
+{
+    (void)e, (void)n, (void)is_run, (void)bytes, (void)payload;
+    return 0;
+}
+
+static void test_corrupt_value(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    st_reader *rd;
+    st_u64s out = {0};
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 1};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    uint8_t key[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 8, "R\x01\x05garbage", 10), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    assert_int_equal(st_reader_new(&rd, s), ND_OK);
+    assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, &out), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "table 0"));
+    assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 8, "X", 1), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
+    st_u64s_dispose(&out);
+    st_reader_free(rd);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
+static void test_checkpoint(void **state)
+{
+    (void)state;
+    char dir[64], path[128], cp[128];
+    st_store *s, *s2;
+    st_batch *b;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprintf(cp, sizeof cp, "%s/cp", dir);
+    st_open_opts o = {.create = 1, .ntables = 3};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (int i = 0; i < 100; i++) assert_int_equal(st_table_insert(s, b, 2, rnd()), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    assert_int_equal(st_checkpoint(s, cp), ND_OK);
+    assert_int_equal(st_checkpoint(s, cp), ND_EEXIST);
+    st_open_opts o2 = {.readonly = 1};
+    assert_int_equal(st_open(&s2, cp, &o2), ND_OK);
+    size_t total = 0;
+    assert_int_equal(st_table_scan(s2, 2, count_cb, &total), ND_OK);
+    assert_int_equal(total, 100);
+    uint64_t bytes;
+    assert_int_equal(st_disk_bytes(s2, &bytes), ND_OK);
+    assert_true(bytes > 0);
+    st_close(s2);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_mapping),  cmocka_unit_test(test_open_rules),
+        cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
+        cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
+        cmocka_unit_test(test_checkpoint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
