@@ -1,0 +1,100 @@
+/*
+ * db.h — the database handle and helpers shared by engine/db_*.c.
+ *
+ * Concurrency: RocksDB serves reads from any thread. Every write (add,
+ * delete, refresh, fold step) is a read-modify-write of docs, rev, the
+ * tables and the counters, so writers hold write_mu from their first read
+ * to st_write. Queries take no lock. fold_mu keeps one fold at a time.
+ */
+#ifndef ND_DB_H
+#define ND_DB_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "neardup.h"
+#include "plan.h"
+#include "storage.h"
+
+#define DB_DEFAULT_K 3u
+#define DB_DEFAULT_DOCS 100000000ull
+#define DB_DEFAULT_RUN_SIZE 128u
+#define DB_DEFAULT_FOLD_THRESHOLD 1000000ull
+#define DB_POOL_MAX 16
+#define DB_DOC_VALUE_LEN 24 /* BE64 fp, BE64 score bits, BE64 time */
+
+struct nd_db {
+    st_store *store;
+    nd_plan plan;
+    char *path;
+    int readonly, sync;
+    unsigned run_size;
+    uint64_t fold_threshold;
+    nd_fp_options fp;
+    char fp_config[256];
+
+    pthread_mutex_t write_mu;
+    uint64_t ndocs, nfps;     /* counters (write_mu) */
+    uint64_t fresh_pending;   /* table entries since the last fold (write_mu) */
+
+    pthread_mutex_t pool_mu;  /* readers for queries */
+    st_reader *pool[DB_POOL_MAX];
+    unsigned npool;
+
+    pthread_mutex_t fold_mu;  /* one fold at a time */
+    pthread_mutex_t bg_mu;    /* background fold thread */
+    pthread_cond_t bg_cv;
+    pthread_t bg;
+    int bg_started, bg_stop, bg_kick;
+};
+
+/* nd_results internals: matches plus an arena holding their keys. */
+struct nd_results {
+    nd_match *m;
+    size_t *koff; /* key offset in arena, or SIZE_MAX for no key */
+    size_t n, cap;
+    char *arena;
+    size_t alen, acap;
+};
+
+/* Append a match (key copied, NUL-terminated); pointers are resolved by
+ * results_finish. */
+int results_push(nd_results *r, uint64_t fp, unsigned dist, const char *key, size_t klen,
+                 double score, int64_t time);
+/* Sort by (dist, fp, key), keep `limit` (0 = all), resolve key pointers. */
+int results_finish(nd_results *r, size_t limit);
+
+/* Doc value codec. */
+void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);
+int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time);
+
+/* Stage adding / deleting one document into batch b (write_mu held).
+ * Counters are updated in *docs / *fps (applied by the caller after a
+ * successful write). */
+int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
+                 double score, int64_t time, uint64_t *docs, uint64_t *fps, uint64_t *fresh);
+int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
+                    uint64_t *fps);
+/* Put the counters record into b. */
+int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps);
+
+/* Every stored fingerprint within k of fp (no document expansion), sorted
+ * ascending and unique, into out (cleared). first = stop at one. */
+int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out);
+
+/* Readers from the pool. */
+int db_reader_get(nd_db *db, st_reader **out);
+void db_reader_put(nd_db *db, st_reader *r);
+
+/* Background fold: wake it if the fresh backlog passed the threshold. */
+void db_fold_kick(nd_db *db);
+int db_fold_all(nd_db *db);
+int db_bg_start(nd_db *db);
+void db_bg_stop(nd_db *db);
+
+/* Check the handle is writable. */
+int db_check_writable(nd_db *db);
+/* Validate a key. */
+int db_check_key(const void *key, size_t klen);
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * db_admin.c — compaction (and its background thread), statistics,
+ * verification, backup and document iteration.
+ *
+ * Verification never holds a table in memory: for each table it folds the
+ * unpermuted fingerprints into a count and two order-independent digests
+ * (a sum and a xor of two different 64-bit mixes), compares them across
+ * tables and with the distinct fingerprints of the rev family, and checks
+ * that docs and rev pair up one to one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* ---- folding ---------------------------------------------------------- */
+
+static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }
+static void unlock_writer(void *p) { pthread_mutex_unlock(&((nd_db *)p)->write_mu); }
+
+int db_fold_all(nd_db *db)
+{
+    int rc = ND_OK;
+    pthread_mutex_lock(&db->fold_mu);
+    pthread_mutex_lock(&db->write_mu);
+    db->fresh_pending = 0;
+    pthread_mutex_unlock(&db->write_mu);
+    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++)
+        rc = st_table_fold(db->store, t, db->run_size, db->sync, lock_writer, unlock_writer, db,
+                           NULL);
+    pthread_mutex_unlock(&db->fold_mu);
+    return rc;
+}
+
+int nd_compact(nd_db *db)
+{
+    ND_FORWARD(db_check_writable(db));
+    return db_fold_all(db);
+}
+
+static void *bg_main(void *p)
+{
+    nd_db *db = p;
+    pthread_mutex_lock(&db->bg_mu);
+    while (!db->bg_stop) {
+        if (!db->bg_kick) {
+            pthread_cond_wait(&db->bg_cv, &db->bg_mu);
+            continue;
+        }
+        db->bg_kick = 0;
+        pthread_mutex_unlock(&db->bg_mu);
+        /* A failed background fold leaves the tables as they were (each
+         * step is atomic); the next kick or nd_compact tries again. */
+        (void)db_fold_all(db);
+        pthread_mutex_lock(&db->bg_mu);
+    }
+    pthread_mutex_unlock(&db->bg_mu);
+    return NULL;
+}
+
+int db_bg_start(nd_db *db)
+{
+    ND_RETURN_IF(pthread_create(&db->bg, NULL, bg_main, db) != 0, ND_ENOMEM,
+                 "cannot start the background fold thread");
+    db->bg_started = 1;
+    return ND_OK;
+}
+
+void db_bg_stop(nd_db *db)
+{
+    if (!db->bg_started) return;
+    pthread_mutex_lock(&db->bg_mu);
+    db->bg_stop = 1;
+    pthread_cond_signal(&db->bg_cv);
+    pthread_mutex_unlock(&db->bg_mu);
+    pthread_join(db->bg, NULL);
+    db->bg_started = 0;
+}
+
+void db_fold_kick(nd_db *db)
+{
+    if (!db->bg_started) return;
+    pthread_mutex_lock(&db->write_mu);
+    int due = db->fresh_pending >= db->fold_threshold;
+    if (due) db->fresh_pending = 0;
+    pthread_mutex_unlock(&db->write_mu);
+    if (!due) return;
+    pthread_mutex_lock(&db->bg_mu);
+    db->bg_kick = 1;
+    pthread_cond_signal(&db->bg_cv);
+    pthread_mutex_unlock(&db->bg_mu);
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+static int stats_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
+{
+    (void)e;
+    nd_table_stats *ts = payload;
+    ts->entries += n;
+    if (is_run) ts->runs++;
+    else ts->fresh++;
+    ts->bytes += bytes;
+    return 0;
+}
+
+int nd_stats_get(nd_stats *out, nd_db *db)
+{
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&db->write_mu);
+    out->documents = db->ndocs;
+    out->fingerprints = db->nfps;
+    pthread_mutex_unlock(&db->write_mu);
+    out->tables = db->plan.info.tables;
+    for (unsigned t = 0; t < out->tables; t++) {
+        nd_table_stats *ts = &out->table[t];
+        ts->prefix_bits = db->plan.table[t].prefix_bits;
+        ND_FORWARD(st_table_scan(db->store, t, stats_cb, ts));
+        ts->bits_per_entry = ts->entries ? 8.0 * (double)ts->bytes / (double)ts->entries : 0;
+    }
+    return st_disk_bytes(db->store, &out->disk_bytes);
+}
+
+/* ---- verification ----------------------------------------------------- */
+
+typedef struct digest {
+    uint64_t count, sum, x;
+} digest;
+
+static uint64_t mix1(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t mix2(uint64_t z)
+{
+    z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
+    z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return z ^ (z >> 33);
+}
+
+static void digest_add(digest *d, uint64_t fp)
+{
+    d->count++;
+    d->sum += mix1(fp);
+    d->x ^= mix2(fp);
+}
+
+typedef struct verify_table {
+    nd_db *db;
+    unsigned t;
+    digest d;
+} verify_table;
+
+static int verify_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
+{
+    (void)is_run;
+    (void)bytes;
+    verify_table *v = payload;
+    for (size_t i = 0; i < n; i++) digest_add(&v->d, nd_perm_invert(&v->db->plan.table[v->t], e[i]));
+    return 0;
+}
+
+/* Distinct fingerprints of rev and its entry count. */
+static int rev_digest(nd_db *db, digest *d, uint64_t *entries)
+{
+    st_iter *it;
+    int rc, have = 0;
+    uint64_t last = 0;
+    *entries = 0;
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, NULL, 1));
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen;
+        const char *k = st_iter_key(it, &klen);
+        if (klen <= 8) ND_FAIL(ND_ECORRUPT, "rev family: key of %zu bytes", klen);
+        uint64_t fp = nd_load_be64(k);
+        (*entries)++;
+        if (!have || fp != last) digest_add(d, fp);
+        have = 1;
+        last = fp;
+    }
+    rc = st_iter_status(it);
+cleanup:
+    st_iter_free(it);
+    return rc;
+}
+
+/* Every document has its rev entry; returns the number of documents. */
+static int docs_check(nd_db *db, uint64_t *ndocs)
+{
+    st_iter *it;
+    uint8_t *rk = malloc(8 + ND_MAX_KEY_LEN);
+    int rc;
+    *ndocs = 0;
+    ND_RETURN_IF(!rk, ND_ENOMEM, "verify: out of memory");
+    rc = st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1);
+    if (rc < 0) {
+        free(rk);
+        return rc;
+    }
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen, rlen;
+        const char *k = st_iter_key(it, &klen);
+        const char *v = st_iter_value(it, &vlen);
+        uint64_t fp;
+        char *rv;
+        if (klen == 0 || klen > ND_MAX_KEY_LEN) ND_FAIL(ND_ECORRUPT, "docs family: key of %zu bytes", klen);
+        ND_TRY(db_doc_decode(v, vlen, &fp, NULL, NULL));
+        nd_store_be64(rk, fp);
+        memcpy(rk + 8, k, klen);
+        rc = st_get(db->store, ST_CF_REV, rk, 8 + klen, &rv, &rlen);
+        if (rc == ND_ENOTFOUND)
+            ND_FAIL(ND_ECORRUPT, "document '%.*s' has no rev entry for %016llx",
+                    (int)(klen > 80 ? 80 : klen), k, (unsigned long long)fp);
+        if (rc < 0) goto cleanup;
+        free(rv);
+        (*ndocs)++;
+    }
+    rc = st_iter_status(it);
+cleanup:
+    st_iter_free(it);
+    free(rk);
+    return rc;
+}
+
+int nd_verify(nd_db *db)
+{
+    digest rd = {0};
+    uint64_t rev_entries, ndocs;
+    ND_RETURN_IF(!db, ND_EINVAL, "nd_verify: NULL database");
+    ND_FORWARD(rev_digest(db, &rd, &rev_entries));
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        verify_table v = {db, t, {0}};
+        ND_FORWARD(st_table_scan(db->store, t, verify_cb, &v));
+        if (v.d.count != rd.count || v.d.sum != rd.sum || v.d.x != rd.x)
+            return nd_err_set(ND_ECORRUPT,
+                              "table %u holds %llu fingerprints that differ from the %llu "
+                              "the documents reference",
+                              t, (unsigned long long)v.d.count, (unsigned long long)rd.count);
+    }
+    ND_FORWARD(docs_check(db, &ndocs));
+    ND_RETURN_IF(ndocs != rev_entries, ND_ECORRUPT,
+                 "%llu documents but %llu rev entries", (unsigned long long)ndocs,
+                 (unsigned long long)rev_entries);
+    pthread_mutex_lock(&db->write_mu);
+    uint64_t cd = db->ndocs, cf = db->nfps;
+    pthread_mutex_unlock(&db->write_mu);
+    ND_RETURN_IF(cd != ndocs || cf != rd.count, ND_ECORRUPT,
+                 "counters say %llu documents / %llu fingerprints; found %llu / %llu",
+                 (unsigned long long)cd, (unsigned long long)cf, (unsigned long long)ndocs,
+                 (unsigned long long)rd.count);
+    return ND_OK;
+}
+
+/* ---- backup and iteration --------------------------------------------- */
+
+int nd_backup(nd_db *db, const char *dir)
+{
+    ND_RETURN_IF(!db || !dir || !*dir, ND_EINVAL, "nd_backup: NULL or empty argument");
+    return st_checkpoint(db->store, dir);
+}
+
+int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
+{
+    st_iter *it;
+    int rc;
+    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_foreach_doc: NULL argument");
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen;
+        nd_doc d;
+        const char *k = st_iter_key(it, &klen);
+        const char *v = st_iter_value(it, &vlen);
+        ND_TRY(db_doc_decode(v, vlen, &d.fp, &d.score, &d.time));
+        d.key = k;
+        d.key_len = klen;
+        rc = cb(&d, payload);
+        if (rc) goto cleanup;
+    }
+    rc = st_iter_status(it);
+cleanup:
+    st_iter_free(it);
+    return rc;
+}

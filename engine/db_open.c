@@ -1,0 +1,323 @@
+/*
+ * db_open.c — opening, creating and closing a database; its meta records.
+ *
+ * Meta family records (all written in one batch at creation):
+ *   "format"   decimal ND_FORMAT_VERSION
+ *   "plan"     nd_plan_encode text
+ *   "fp"       nd_fp_config_string of the fingerprint options
+ *   "fpopts"   "features=F n=N flags=X title=W" (to rebuild nd_fp_options)
+ *   "run_size" decimal entries per run
+ *   "counters" BE64 documents, BE64 distinct fingerprints
+ * Opening checks the format version first (ND_EVERSION), then the caller's
+ * expectations (ND_EMISMATCH), so a database is never misread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+int nd_db_options_init(nd_db_options *opts, unsigned version)
+{
+    ND_RETURN_IF(!opts, ND_EINVAL, "db options: NULL");
+    ND_RETURN_IF(version != ND_DB_OPTIONS_VERSION, ND_EINVAL,
+                 "db options: version %u unknown (this build knows %u)", version,
+                 ND_DB_OPTIONS_VERSION);
+    memset(opts, 0, sizeof *opts);
+    opts->version = version;
+    return ND_OK;
+}
+
+void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time)
+{
+    uint64_t bits;
+    memcpy(&bits, &score, sizeof bits);
+    nd_store_be64(out, fp);
+    nd_store_be64(out + 8, bits);
+    nd_store_be64(out + 16, (uint64_t)time);
+}
+
+int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time)
+{
+    ND_RETURN_IF(len != DB_DOC_VALUE_LEN, ND_ECORRUPT, "document record of %zu bytes (want %d)",
+                 len, DB_DOC_VALUE_LEN);
+    uint64_t bits = nd_load_be64(val + 8);
+    if (fp) *fp = nd_load_be64(val);
+    if (score) memcpy(score, &bits, sizeof *score);
+    if (time) *time = (int64_t)nd_load_be64(val + 16);
+    return ND_OK;
+}
+
+int db_check_writable(nd_db *db)
+{
+    ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");
+    ND_RETURN_IF(db->readonly, ND_EREADONLY, "database %s is open read-only", db->path);
+    return ND_OK;
+}
+
+int db_check_key(const void *key, size_t klen)
+{
+    ND_RETURN_IF(!key || klen == 0, ND_EINVAL, "empty document key");
+    ND_RETURN_IF(klen > ND_MAX_KEY_LEN, ND_ELIMIT, "document key of %zu bytes (limit %u)", klen,
+                 ND_MAX_KEY_LEN);
+    return ND_OK;
+}
+
+int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps)
+{
+    uint8_t v[16];
+    (void)db;
+    nd_store_be64(v, docs);
+    nd_store_be64(v + 8, fps);
+    return st_batch_put(b, ST_CF_META, "counters", 8, v, sizeof v);
+}
+
+/* ---- readers pool ----------------------------------------------------- */
+
+int db_reader_get(nd_db *db, st_reader **out)
+{
+    pthread_mutex_lock(&db->pool_mu);
+    if (db->npool) {
+        *out = db->pool[--db->npool];
+        pthread_mutex_unlock(&db->pool_mu);
+        return ND_OK;
+    }
+    pthread_mutex_unlock(&db->pool_mu);
+    return st_reader_new(out, db->store);
+}
+
+void db_reader_put(nd_db *db, st_reader *r)
+{
+    pthread_mutex_lock(&db->pool_mu);
+    if (db->npool < DB_POOL_MAX) {
+        db->pool[db->npool++] = r;
+        r = NULL;
+    }
+    pthread_mutex_unlock(&db->pool_mu);
+    st_reader_free(r);
+}
+
+/* ---- meta ------------------------------------------------------------- */
+
+static int meta_get(nd_db *db, const char *name, char **val, size_t *len)
+{
+    int rc = st_get(db->store, ST_CF_META, name, strlen(name), val, len);
+    if (rc == ND_ENOTFOUND)
+        return nd_err_set(ND_ECORRUPT, "database %s: meta record '%s' is missing", db->path, name);
+    return rc;
+}
+
+static int meta_put(st_batch *b, const char *name, const char *val)
+{
+    return st_batch_put(b, ST_CF_META, name, strlen(name), val, strlen(val));
+}
+
+static int create_meta(nd_db *db, const nd_db_options *o)
+{
+    char buf[16384];
+    st_batch *b = NULL;
+    int rc;
+    ND_TRY(st_batch_new(&b, db->store));
+    snprintf(buf, sizeof buf, "%u", ND_FORMAT_VERSION);
+    ND_TRY(meta_put(b, "format", buf));
+    ND_TRY(nd_plan_encode(buf, sizeof buf, &db->plan));
+    ND_TRY(meta_put(b, "plan", buf));
+    ND_TRY(meta_put(b, "fp", db->fp_config));
+    snprintf(buf, sizeof buf, "features=%u n=%u flags=%u title=%u", (unsigned)db->fp.features,
+             db->fp.n, db->fp.flags, db->fp.title_weight);
+    ND_TRY(meta_put(b, "fpopts", buf));
+    snprintf(buf, sizeof buf, "%u", db->run_size);
+    ND_TRY(meta_put(b, "run_size", buf));
+    ND_TRY(db_stage_counters(db, b, 0, 0));
+    ND_TRY(st_write(db->store, b, 1));
+    (void)o;
+cleanup:
+    st_batch_free(b);
+    return rc;
+}
+
+static int load_meta(nd_db *db, const nd_db_options *o)
+{
+    char *v = NULL;
+    size_t len;
+    int rc;
+    rc = st_get(db->store, ST_CF_META, "format", 6, &v, &len);
+    if (rc == ND_ENOTFOUND)
+        ND_FAIL(ND_EINVAL, "%s is not a neardup database (no format record)", db->path);
+    if (rc < 0) goto cleanup;
+    unsigned fmt = (unsigned)strtoul(v, NULL, 10);
+    if (fmt != ND_FORMAT_VERSION)
+        ND_FAIL(ND_EVERSION, "database at %s has format version %s; this build reads %u",
+                db->path, v, ND_FORMAT_VERSION);
+    free(v);
+    v = NULL;
+
+    ND_TRY(meta_get(db, "plan", &v, &len));
+    ND_TRY(nd_plan_decode(&db->plan, v, len));
+    if (db->plan.info.tables != st_ntables(db->store))
+        ND_FAIL(ND_ECORRUPT, "database %s: plan has %u tables, storage %u", db->path,
+                db->plan.info.tables, st_ntables(db->store));
+    free(v);
+    v = NULL;
+
+    ND_TRY(meta_get(db, "fp", &v, &len));
+    if (len >= sizeof db->fp_config) ND_FAIL(ND_ECORRUPT, "database %s: fp record too long", db->path);
+    memcpy(db->fp_config, v, len);
+    db->fp_config[len] = '\0';
+    free(v);
+    v = NULL;
+
+    ND_TRY(meta_get(db, "fpopts", &v, &len));
+    unsigned feat, n, flags, title;
+    if (sscanf(v, "features=%u n=%u flags=%u title=%u", &feat, &n, &flags, &title) != 4)
+        ND_FAIL(ND_ECORRUPT, "database %s: bad fpopts record", db->path);
+    nd_fp_options_init(&db->fp, ND_FP_OPTIONS_VERSION);
+    db->fp.features = (nd_feature_kind)feat;
+    db->fp.n = n;
+    db->fp.flags = flags;
+    db->fp.title_weight = title;
+    free(v);
+    v = NULL;
+
+    ND_TRY(meta_get(db, "run_size", &v, &len));
+    db->run_size = (unsigned)strtoul(v, NULL, 10);
+    if (db->run_size < 2) ND_FAIL(ND_ECORRUPT, "database %s: bad run_size", db->path);
+    free(v);
+    v = NULL;
+    if (o->run_size) db->run_size = o->run_size; /* folding may change it */
+
+    ND_TRY(meta_get(db, "counters", &v, &len));
+    if (len != 16) ND_FAIL(ND_ECORRUPT, "database %s: bad counters record", db->path);
+    db->ndocs = nd_load_be64(v);
+    db->nfps = nd_load_be64(v + 8);
+
+    if (o->fp) {
+        char want[256];
+        ND_TRY(nd_fp_config_string(want, sizeof want, o->fp));
+        if (strcmp(want, db->fp_config) != 0)
+            ND_FAIL(ND_EMISMATCH, "database %s fingerprints with '%s', caller asked for '%s'",
+                    db->path, db->fp_config, want);
+    }
+    if (o->has_k && o->k != db->plan.info.k)
+        ND_FAIL(ND_EMISMATCH, "database %s has design distance k=%u, caller asked for k=%u",
+                db->path, db->plan.info.k, o->k);
+    rc = ND_OK;
+cleanup:
+    free(v);
+    return rc;
+}
+
+static void free_db(nd_db *db)
+{
+    for (unsigned i = 0; i < db->npool; i++) st_reader_free(db->pool[i]);
+    st_close(db->store);
+    pthread_mutex_destroy(&db->write_mu);
+    pthread_mutex_destroy(&db->pool_mu);
+    pthread_mutex_destroy(&db->fold_mu);
+    pthread_mutex_destroy(&db->bg_mu);
+    pthread_cond_destroy(&db->bg_cv);
+    free(db->path);
+    free(db);
+}
+
+int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
+{
+    nd_db_options def;
+    nd_db *db = NULL;
+    int rc;
+    ND_RETURN_IF(!out || !path || !*path, ND_EINVAL, "nd_open: NULL or empty argument");
+    *out = NULL;
+    if (!opts) {
+        nd_db_options_init(&def, ND_DB_OPTIONS_VERSION);
+        opts = &def;
+    }
+    ND_RETURN_IF(opts->version != ND_DB_OPTIONS_VERSION, ND_EINVAL,
+                 "db options: version %u unknown (this build knows %u)", opts->version,
+                 ND_DB_OPTIONS_VERSION);
+    ND_RETURN_IF(opts->flags & ~(ND_DB_CREATE | ND_DB_EXCL | ND_DB_READONLY | ND_DB_SYNC |
+                                 ND_DB_NO_BACKGROUND),
+                 ND_EINVAL, "db options: unknown flags 0x%x", opts->flags);
+    ND_RETURN_IF((opts->flags & ND_DB_READONLY) && (opts->flags & ND_DB_CREATE), ND_EINVAL,
+                 "db options: READONLY and CREATE exclude each other");
+    ND_RETURN_IF(opts->k > ND_MAX_PLAN_K, ND_EINVAL, "db options: k=%u (0..%u allowed)", opts->k,
+                 ND_MAX_PLAN_K);
+    ND_RETURN_IF(opts->run_size == 1 || opts->run_size > 65536, ND_EINVAL,
+                 "db options: run_size %u (2..65536 allowed)", opts->run_size);
+
+    db = calloc(1, sizeof *db);
+    ND_RETURN_IF(!db, ND_ENOMEM, "nd_open: out of memory");
+    pthread_mutex_init(&db->write_mu, NULL);
+    pthread_mutex_init(&db->pool_mu, NULL);
+    pthread_mutex_init(&db->fold_mu, NULL);
+    pthread_mutex_init(&db->bg_mu, NULL);
+    pthread_cond_init(&db->bg_cv, NULL);
+    db->path = strdup(path);
+    if (!db->path) ND_FAIL(ND_ENOMEM, "nd_open: out of memory");
+    db->readonly = (opts->flags & ND_DB_READONLY) != 0;
+    db->sync = (opts->flags & ND_DB_SYNC) != 0;
+    db->fold_threshold = opts->fold_threshold ? opts->fold_threshold : DB_DEFAULT_FOLD_THRESHOLD;
+
+    /* Plan and fingerprint config first: a bad request creates nothing. */
+    nd_plan *plan = &db->plan;
+    if (opts->flags & ND_DB_CREATE) {
+        ND_TRY(nd_plan_choose(plan, opts->has_k || opts->k ? opts->k : DB_DEFAULT_K,
+                              opts->expected_docs ? opts->expected_docs : DB_DEFAULT_DOCS,
+                              opts->tables));
+        if (opts->fp) db->fp = *opts->fp;
+        else nd_fp_options_init(&db->fp, ND_FP_OPTIONS_VERSION);
+        db->fp.flags &= ~ND_FP_HTML;
+        db->fp.stopwords = NULL; /* not kept: the config string holds their hash */
+        ND_TRY(nd_fp_config_string(db->fp_config, sizeof db->fp_config,
+                                   opts->fp ? opts->fp : &db->fp));
+        db->run_size = opts->run_size ? opts->run_size : DB_DEFAULT_RUN_SIZE;
+    }
+    st_open_opts so = {.create = (opts->flags & ND_DB_CREATE) != 0,
+                       .excl = (opts->flags & ND_DB_EXCL) != 0,
+                       .readonly = db->readonly,
+                       .ntables = plan->info.tables,
+                       .cache_bytes = opts->cache_bytes};
+    ND_TRY(st_open(&db->store, path, &so));
+    /* A store that already existed keeps its own meta; a new one gets ours. */
+    char *probe = NULL;
+    size_t plen;
+    rc = st_get(db->store, ST_CF_META, "format", 6, &probe, &plen);
+    free(probe);
+    if (rc == ND_ENOTFOUND && (opts->flags & ND_DB_CREATE)) {
+        ND_TRY(create_meta(db, opts));
+    } else if (rc < 0) {
+        goto cleanup;
+    } else {
+        ND_TRY(load_meta(db, opts));
+    }
+    if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) ND_TRY(db_bg_start(db));
+    *out = db;
+    nd_err_clear();
+    return ND_OK;
+cleanup:
+    free_db(db);
+    return rc;
+}
+
+int nd_close(nd_db *db)
+{
+    if (!db) return ND_OK;
+    db_bg_stop(db);
+    free_db(db);
+    return ND_OK;
+}
+
+int nd_db_plan(nd_plan_info *out, const nd_db *db)
+{
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_plan: NULL argument");
+    *out = db->plan.info;
+    return ND_OK;
+}
+
+int nd_db_fp_options(nd_fp_options *out, const nd_db *db)
+{
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_fp_options: NULL argument");
+    *out = db->fp;
+    return ND_OK;
+}

@@ -1,0 +1,220 @@
+/*
+ * db_query.c — queries: which stored fingerprints lie within k bits.
+ *
+ * For k up to the plan's k: one probe per table. Table i holds pi_i(F) for
+ * every stored F; the probe reads the entries whose top p_i bits equal those
+ * of pi_i(q) and keeps those within k (Hamming distance is invariant under
+ * the permutation, so the check runs on permuted values).
+ * For larger k (d = k - plan k): every table is probed at every prefix
+ * that differs from pi_i(q)'s in at most d bits (plan.c proves this exact),
+ * unless the model says one full scan of a table is cheaper: then table 0
+ * is scanned.
+ * Matches found through several tables are merged (sorted, unique), then
+ * expanded to documents through the rev family.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* Model units (entries decoded): a probe's seek vs a scan's entry. */
+#define QUERY_SEEK_COST 200.0
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t prefix_mask(unsigned p)
+{
+    return p == 0 ? 0 : (p >= 64 ? ~0ull : ~0ull << (64 - p));
+}
+
+typedef struct probe_ctx {
+    nd_db *db;
+    st_reader *r;
+    st_u64s cand; /* scratch: entries of one probe */
+    st_u64s *out; /* unpermuted matches */
+    unsigned k;
+    int first;
+    int found; /* stop signal with first */
+} probe_ctx;
+
+static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
+{
+    const nd_perm *perm = &c->db->plan.table[t];
+    uint64_t mask = prefix_mask(perm->prefix_bits);
+    uint64_t lo = prefix & mask, hi = lo | ~mask;
+    c->cand.n = 0;
+    ND_FORWARD(st_table_range(c->r, t, lo, hi, &c->cand));
+    for (size_t i = 0; i < c->cand.n; i++) {
+        if ((unsigned)__builtin_popcountll(c->cand.v[i] ^ q) > c->k) continue;
+        ND_FORWARD(st_u64s_push(c->out, nd_perm_invert(perm, c->cand.v[i])));
+        if (c->first) {
+            c->found = 1;
+            return ND_OK;
+        }
+    }
+    return ND_OK;
+}
+
+/* Probe every prefix within d flipped bits among the top p bits: flips
+ * are chosen from bit positions [from, p) so each set is visited once. */
+static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix, unsigned d,
+                       unsigned from)
+{
+    ND_FORWARD(probe(c, t, q, prefix));
+    if (c->found || d == 0) return ND_OK;
+    unsigned p = c->db->plan.table[t].prefix_bits;
+    for (unsigned b = from; b < p; b++) {
+        ND_FORWARD(probe_flips(c, t, q, prefix ^ (1ull << (63 - b)), d - 1, b + 1));
+        if (c->found) return ND_OK;
+    }
+    return ND_OK;
+}
+
+typedef struct scan_ctx {
+    probe_ctx *c;
+    uint64_t q;
+} scan_ctx;
+
+static int scan_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
+{
+    (void)is_run;
+    (void)bytes;
+    scan_ctx *s = payload;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned)__builtin_popcountll(e[i] ^ s->q) > s->c->k) continue;
+        ND_FORWARD(st_u64s_push(s->c->out, nd_perm_invert(&s->c->db->plan.table[0], e[i])));
+        if (s->c->first) return 1; /* stop the scan */
+    }
+    return 0;
+}
+
+int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
+{
+    probe_ctx c = {.db = db, .out = out, .k = k, .first = first};
+    const nd_plan *plan = &db->plan;
+    int rc;
+    out->n = 0;
+    ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "query distance k=%u (0..%u allowed)", k, ND_MAX_K);
+    ND_FORWARD(db_reader_get(db, &c.r));
+    unsigned d = k > plan->info.k ? k - plan->info.k : 0;
+    int scan = 0;
+    if (d) {
+        uint64_t probes;
+        nd_plan_probe_count(plan, k, &probes);
+        double n = (double)(db->nfps ? db->nfps : 1);
+        double cand = n / ldexp(1.0, (int)plan->info.prefix_min);
+        if (cand < db->run_size) cand = db->run_size;
+        double probe_cost = (double)probes * (QUERY_SEEK_COST + cand);
+        scan = probe_cost > n + QUERY_SEEK_COST;
+    }
+    if (scan) {
+        scan_ctx s = {&c, nd_perm_apply(&plan->table[0], fp)};
+        rc = st_table_scan(db->store, 0, scan_cb, &s);
+        if (rc == 1) rc = ND_OK;
+        if (rc < 0) goto cleanup;
+    } else {
+        for (unsigned t = 0; t < plan->info.tables && !c.found; t++) {
+            uint64_t q = nd_perm_apply(&plan->table[t], fp);
+            ND_TRY(probe_flips(&c, t, q, q, d, 0));
+        }
+    }
+    if (out->n > 1) {
+        qsort(out->v, out->n, sizeof *out->v, cmp_u64);
+        size_t m = 1;
+        for (size_t i = 1; i < out->n; i++)
+            if (out->v[i] != out->v[m - 1]) out->v[m++] = out->v[i];
+        out->n = m;
+    }
+    rc = ND_OK;
+cleanup:
+    st_u64s_dispose(&c.cand);
+    db_reader_put(db, c.r);
+    return rc;
+}
+
+/* Append every document of fingerprint fp (via rev) to out. */
+static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int first)
+{
+    st_iter *it;
+    uint8_t kb[8];
+    int rc = ND_OK;
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, NULL, 1));
+    nd_store_be64(kb, fp);
+    for (st_iter_seek(it, kb, 8); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = st_iter_key(it, &klen);
+        if (klen < 8 || memcmp(k, kb, 8) != 0) break;
+        char *v = NULL;
+        double score = 0;
+        int64_t time = 0;
+        rc = st_get(db->store, ST_CF_DOCS, k + 8, klen - 8, &v, &vlen);
+        if (rc == ND_ENOTFOUND) { /* deleted since the rev entry was read */
+            rc = ND_OK;
+            continue;
+        }
+        if (rc == ND_OK) {
+            uint64_t dfp;
+            rc = db_doc_decode(v, vlen, &dfp, &score, &time);
+            free(v);
+            if (rc == ND_OK && dfp != fp) continue; /* moved meanwhile */
+        }
+        if (rc == ND_OK) rc = results_push(out, fp, dist, k + 8, klen - 8, score, time);
+        if (rc < 0 || first) break;
+    }
+    if (rc == ND_OK) rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
+}
+
+int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
+{
+    nd_query_options def = ND_QUERY_OPTIONS_INIT;
+    st_u64s fps = {0};
+    int rc;
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_query: NULL argument");
+    if (!opts) opts = &def;
+    ND_RETURN_IF(opts->version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
+                 "query options: version %u unknown", opts->version);
+    nd_results_clear(out);
+    int first = (opts->flags & ND_QUERY_FIRST) != 0;
+    ND_TRY(db_match_fps(db, fp, k, first, &fps));
+    for (size_t i = 0; i < fps.n; i++) {
+        unsigned dist = (unsigned)__builtin_popcountll(fps.v[i] ^ fp);
+        if (opts->flags & ND_QUERY_FP_ONLY) ND_TRY(results_push(out, fps.v[i], dist, NULL, 0, 0, 0));
+        else ND_TRY(expand_docs(db, out, fps.v[i], dist, first));
+        if (first && nd_results_count(out)) break;
+    }
+    ND_TRY(results_finish(out, opts->limit));
+cleanup:
+    st_u64s_dispose(&fps);
+    if (rc < 0) nd_results_clear(out);
+    return rc;
+}
+
+int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len)
+{
+    char *v = NULL;
+    size_t vlen;
+    uint64_t fp;
+    double score;
+    int64_t time;
+    int rc;
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_get: NULL argument");
+    ND_FORWARD(db_check_key(key, key_len));
+    nd_results_clear(out);
+    rc = st_get(db->store, ST_CF_DOCS, key, key_len, &v, &vlen);
+    if (rc == ND_ENOTFOUND) return nd_err_set(ND_ENOTFOUND, "no document with this key");
+    ND_FORWARD(rc);
+    rc = db_doc_decode(v, vlen, &fp, &score, &time);
+    free(v);
+    ND_FORWARD(rc);
+    ND_FORWARD(results_push(out, fp, 0, key, key_len, score, time));
+    return results_finish(out, 0);
+}

@@ -1,0 +1,317 @@
+/*
+ * db_write.c — adding and deleting documents.
+ *
+ * One document touches up to four families: docs (key -> fp, score, time),
+ * rev (fp || key), every table (the permuted fp, once per fingerprint) and
+ * the counters. All of it is staged into one batch that reads its own
+ * writes, so a call that stages many documents (nd_add_many, expire) sees
+ * its earlier changes, and st_write applies everything atomically: a crash
+ * leaves all of a call or none of it.
+ *
+ * A fingerprint enters the tables with its first document and leaves with
+ * its last; "does fp still have documents?" is a prefix probe of rev.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* Does any rev entry (batch included) start with BE64(fp)? */
+static int fp_has_docs(nd_db *db, st_batch *b, uint64_t fp, int *out)
+{
+    st_iter *it;
+    uint8_t kb[8];
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, b, 1));
+    nd_store_be64(kb, fp);
+    st_iter_seek(it, kb, 8);
+    *out = 0;
+    if (st_iter_valid(it)) {
+        size_t klen;
+        const char *k = st_iter_key(it, &klen);
+        *out = klen >= 8 && memcmp(k, kb, 8) == 0;
+    }
+    int rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
+}
+
+static int rev_key(uint8_t **out, uint64_t fp, const void *key, size_t klen)
+{
+    uint8_t *k = malloc(8 + klen);
+    ND_RETURN_IF(!k, ND_ENOMEM, "out of memory");
+    nd_store_be64(k, fp);
+    memcpy(k + 8, key, klen);
+    *out = k;
+    return ND_OK;
+}
+
+static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
+{
+    for (unsigned t = 0; t < db->plan.info.tables; t++)
+        ND_FORWARD(st_table_insert(db->store, b, t, nd_perm_apply(&db->plan.table[t], fp)));
+    return ND_OK;
+}
+
+static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
+{
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        int rc = st_table_remove(db->store, b, t, nd_perm_apply(&db->plan.table[t], fp));
+        if (rc == ND_ENOTFOUND)
+            return nd_err_set(ND_ECORRUPT, "table %u lacks fingerprint %016llx that rev holds", t,
+                              (unsigned long long)fp);
+        ND_FORWARD(rc);
+    }
+    return ND_OK;
+}
+
+/* Unlink key from fingerprint old (rev entry; the tables if it was the last). */
+static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size_t klen,
+                     uint64_t *fps)
+{
+    uint8_t *rk = NULL;
+    int has;
+    ND_FORWARD(rev_key(&rk, old, key, klen));
+    int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
+    free(rk);
+    ND_FORWARD(rc);
+    ND_FORWARD(fp_has_docs(db, b, old, &has));
+    if (!has) {
+        ND_FORWARD(tables_remove(db, b, old));
+        (*fps)--;
+    }
+    return ND_OK;
+}
+
+int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
+                 double score, int64_t time, uint64_t *docs, uint64_t *fps, uint64_t *fresh)
+{
+    char *old = NULL;
+    size_t olen;
+    uint8_t val[DB_DOC_VALUE_LEN];
+    int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
+    if (rc == ND_OK) {
+        uint64_t oldfp;
+        rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
+        free(old);
+        ND_FORWARD(rc);
+        if (oldfp != fp) ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
+        else goto put_doc; /* same fingerprint: only score and time change */
+    } else if (rc == ND_ENOTFOUND) {
+        (*docs)++;
+    } else {
+        return rc;
+    }
+    int has;
+    ND_FORWARD(fp_has_docs(db, b, fp, &has));
+    uint8_t *rk = NULL;
+    ND_FORWARD(rev_key(&rk, fp, key, klen));
+    rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, "", 0);
+    free(rk);
+    ND_FORWARD(rc);
+    if (!has) {
+        ND_FORWARD(tables_insert(db, b, fp));
+        (*fps)++;
+        *fresh += db->plan.info.tables;
+    }
+put_doc:
+    db_doc_encode(val, fp, score, time);
+    return st_batch_put(b, ST_CF_DOCS, key, klen, val, sizeof val);
+}
+
+int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
+                    uint64_t *fps)
+{
+    char *old = NULL;
+    size_t olen;
+    uint64_t oldfp;
+    int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
+    if (rc == ND_ENOTFOUND) return nd_err_set(ND_ENOTFOUND, "no document with this key");
+    ND_FORWARD(rc);
+    rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
+    free(old);
+    ND_FORWARD(rc);
+    ND_FORWARD(st_batch_delete(b, ST_CF_DOCS, key, klen));
+    ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
+    (*docs)--;
+    return ND_OK;
+}
+
+/* Write the staged batch with the new counters; on success adopt them. */
+static int commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
+{
+    ND_FORWARD(db_stage_counters(db, b, docs, fps));
+    ND_FORWARD(st_write(db->store, b, db->sync));
+    db->ndocs = docs;
+    db->nfps = fps;
+    db->fresh_pending += fresh;
+    return ND_OK;
+}
+
+int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
+{
+    st_batch *b = NULL;
+    int rc;
+    ND_FORWARD(db_check_writable(db));
+    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_add_many: NULL documents");
+    for (size_t i = 0; i < n; i++) {
+        rc = db_check_key(docs[i].key, docs[i].key_len);
+        if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
+    }
+    ND_FORWARD(st_batch_new(&b, db->store));
+    pthread_mutex_lock(&db->write_mu);
+    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    for (size_t i = 0; i < n; i++)
+        ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
+                            docs[i].time, &nd, &nf, &fresh));
+    ND_TRY(commit(db, b, nd, nf, fresh));
+cleanup:
+    pthread_mutex_unlock(&db->write_mu);
+    st_batch_free(b);
+    if (rc == ND_OK) db_fold_kick(db);
+    return rc;
+}
+
+int nd_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
+{
+    nd_doc d = {key, key_len, fp, score, time};
+    return nd_add_many(db, &d, 1);
+}
+
+int nd_delete(nd_db *db, const void *key, size_t key_len)
+{
+    st_batch *b = NULL;
+    int rc;
+    ND_FORWARD(db_check_writable(db));
+    ND_FORWARD(db_check_key(key, key_len));
+    ND_FORWARD(st_batch_new(&b, db->store));
+    pthread_mutex_lock(&db->write_mu);
+    uint64_t nd = db->ndocs, nf = db->nfps;
+    ND_TRY(db_stage_delete(db, b, key, key_len, &nd, &nf));
+    ND_TRY(commit(db, b, nd, nf, 0));
+cleanup:
+    pthread_mutex_unlock(&db->write_mu);
+    st_batch_free(b);
+    return rc;
+}
+
+/* Closest stored document within k: fills out with at most one match. */
+static int closest(nd_results *out, nd_db *db, uint64_t fp, unsigned k)
+{
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.limit = 1;
+    return nd_query(out, db, fp, k, &qo);
+}
+
+int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
+                  double score, int64_t time, unsigned k)
+{
+    st_batch *b = NULL;
+    int rc;
+    ND_RETURN_IF(!out, ND_EINVAL, "nd_add_if_new: NULL results");
+    ND_FORWARD(db_check_writable(db));
+    ND_FORWARD(db_check_key(key, key_len));
+    ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
+    ND_FORWARD(st_batch_new(&b, db->store));
+    /* Holding the writer lock across check and insert makes the pair
+     * atomic: a racing near-duplicate waits and then finds this one. */
+    pthread_mutex_lock(&db->write_mu);
+    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    ND_TRY(closest(out, db, fp, k));
+    if (nd_results_count(out)) {
+        const nd_match *m = nd_results_get(out, 0);
+        if (m->key_len == key_len && memcmp(m->key, key, key_len) == 0) {
+            /* Seen again: refresh its last-seen time, keep the rest. */
+            uint8_t val[DB_DOC_VALUE_LEN];
+            db_doc_encode(val, m->fp, m->score, time);
+            ND_TRY(st_batch_put(b, ST_CF_DOCS, key, key_len, val, sizeof val));
+            ND_TRY(st_write(db->store, b, db->sync));
+        }
+        goto cleanup;
+    }
+    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, &nd, &nf, &fresh));
+    ND_TRY(commit(db, b, nd, nf, fresh));
+cleanup:
+    pthread_mutex_unlock(&db->write_mu);
+    st_batch_free(b);
+    if (rc == ND_OK && fresh) db_fold_kick(db);
+    return rc;
+}
+
+/* ---- retention -------------------------------------------------------- */
+
+#define EXPIRE_BATCH 10000
+
+typedef struct expire_ctx {
+    int64_t before;
+    char **keys;
+    size_t *lens;
+    size_t n;
+} expire_ctx;
+
+static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted)
+{
+    st_batch *b = NULL;
+    int rc;
+    ND_TRY(st_batch_new(&b, db->store));
+    pthread_mutex_lock(&db->write_mu);
+    uint64_t nd = db->ndocs, nf = db->nfps;
+    size_t done = 0;
+    rc = ND_OK;
+    for (size_t i = 0; i < e->n; i++) {
+        rc = db_stage_delete(db, b, e->keys[i], e->lens[i], &nd, &nf);
+        if (rc == ND_ENOTFOUND) { /* deleted meanwhile */
+            rc = ND_OK;
+            continue;
+        }
+        if (rc < 0) break;
+        done++;
+    }
+    if (rc == ND_OK) rc = commit(db, b, nd, nf, 0);
+    pthread_mutex_unlock(&db->write_mu);
+    if (rc == ND_OK) *deleted += done;
+cleanup:
+    st_batch_free(b);
+    for (size_t i = 0; i < e->n; i++) free(e->keys[i]);
+    e->n = 0;
+    return rc;
+}
+
+int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted)
+{
+    st_iter *it = NULL;
+    expire_ctx e = {before, NULL, NULL, 0};
+    uint64_t deleted = 0;
+    int rc;
+    ND_FORWARD(db_check_writable(db));
+    e.keys = malloc(EXPIRE_BATCH * sizeof *e.keys);
+    e.lens = malloc(EXPIRE_BATCH * sizeof *e.lens);
+    if (!e.keys || !e.lens) ND_FAIL(ND_ENOMEM, "expire: out of memory");
+    /* The iterator reads a snapshot; deletions go in batches beside it. */
+    ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = st_iter_key(it, &klen);
+        const char *v = st_iter_value(it, &vlen);
+        int64_t time;
+        ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
+        if (time >= before) continue;
+        e.keys[e.n] = malloc(klen ? klen : 1);
+        if (!e.keys[e.n]) ND_FAIL(ND_ENOMEM, "expire: out of memory");
+        memcpy(e.keys[e.n], k, klen);
+        e.lens[e.n++] = klen;
+        if (e.n == EXPIRE_BATCH) ND_TRY(delete_keys(db, &e, &deleted));
+    }
+    ND_TRY(st_iter_status(it));
+    if (e.n) ND_TRY(delete_keys(db, &e, &deleted));
+    rc = ND_OK;
+cleanup:
+    if (e.keys)
+        for (size_t i = 0; i < e.n; i++) free(e.keys[i]);
+    free(e.keys);
+    free(e.lens);
+    st_iter_free(it);
+    if (out_deleted) *out_deleted = deleted;
+    return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * fp_internal.h — fingerprint pipeline internals shared by fp_*.c.
+ */
+#ifndef ND_FP_INTERNAL_H
+#define ND_FP_INTERNAL_H
+
+#include "neardup.h"
+
+/* The defaults, chosen by measurement (see README, "Fingerprints"). */
+#define FP_DEFAULT_FEATURES ND_FEATURES_SHINGLES
+#define FP_DEFAULT_SHINGLE_N 2u
+#define FP_DEFAULT_CHARS_N 4u
+#define FP_DEFAULT_TITLE_WEIGHT 2u
+
+/* Options with every default filled in. */
+typedef struct fp_resolved {
+    nd_feature_kind features;
+    unsigned n;
+    unsigned flags;
+    unsigned title_weight;
+    const char *const *stopwords;
+    size_t n_stopwords;
+    uint64_t stop_hash; /* 0 if no stopwords */
+} fp_resolved;
+
+/* Validate and resolve opts (NULL = defaults). ND_EINVAL naming the bad
+ * field. */
+int fp_resolve(fp_resolved *out, const nd_fp_options *opts);
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * test_db.c — the database against the brute-force oracle, and its
+ * document semantics.
+ *
+ * Exactness: for k in {0,1,2,3,4,6} and plans of several table counts,
+ * random stores with planted neighbours at every distance 0..k+2 answer
+ * every query distance 0..k+2 exactly as a popcount scan does — with fresh
+ * entries, after nd_compact (small runs, so many of them), with a mix, and
+ * after close + reopen.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "neardup.h"
+#include "oracle.h"
+#include "tmpdir.h"
+
+/* Keys are "d<index>" so the oracle's indexes map to keys. */
+static void key_of(char *buf, size_t i) { sprintf(buf, "d%zu", i); }
+
+static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.k = k;
+    o.has_k = 1;
+    o.tables = tables;
+    o.run_size = run_size;
+    o.expected_docs = 100000;
+    int rc = nd_open(&db, path, &o);
+    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
+    assert_int_equal(rc, ND_OK);
+    return db;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The documents nd_query returns equal the oracle's, with distances. */
+static void check_query(nd_db *db, const uint64_t *fps, size_t n, uint64_t q, unsigned k,
+                        size_t *scratch, nd_results *res)
+{
+    size_t m = oracle_scan(fps, n, q, k, scratch);
+    assert_int_equal(nd_query(res, db, q, k, NULL), ND_OK);
+    if (nd_results_count(res) != m)
+        fprintf(stderr, "k=%u: got %zu, oracle %zu\n", k, nd_results_count(res), m);
+    assert_int_equal(nd_results_count(res), m);
+    char **want = malloc((m + 1) * sizeof *want), **got = malloc((m + 1) * sizeof *got);
+    for (size_t i = 0; i < m; i++) {
+        want[i] = malloc(32);
+        key_of(want[i], scratch[i]);
+        const nd_match *mt = nd_results_get(res, i);
+        got[i] = (char *)mt->key;
+        assert_int_equal(mt->dist, nd_hamming(mt->fp, q));
+        assert_true(mt->dist <= k);
+        if (i) assert_true(nd_results_get(res, i - 1)->dist <= mt->dist);
+    }
+    qsort(want, m, sizeof *want, cmp_str);
+    qsort(got, m, sizeof *got, cmp_str);
+    for (size_t i = 0; i < m; i++) {
+        assert_string_equal(want[i], got[i]);
+        free(want[i]);
+    }
+    free(want);
+    free(got);
+}
+
+static void check_all(nd_db *db, const uint64_t *fps, size_t n, const uint64_t *qs, size_t nq,
+                      unsigned k)
+{
+    size_t *scratch = malloc(n * sizeof *scratch);
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    for (size_t q = 0; q < nq; q++)
+        for (unsigned kq = 0; kq <= k + 2; kq++) check_query(db, fps, n, qs[q], kq, scratch, res);
+    /* Random queries too (mostly empty answers). */
+    oracle_rng r = {k * 7919u + 1};
+    for (int i = 0; i < 10; i++) check_query(db, fps, n, oracle_next(&r), k, scratch, res);
+    nd_results_free(res);
+    free(scratch);
+}
+
+static void exactness_case(unsigned k, unsigned tables)
+{
+    char dir[64], path[128], key[32];
+    oracle_rng r = {1000u + k * 31 + tables};
+    enum { NBASE = 2500, NQ = 12 };
+    uint64_t fps[NBASE + NQ * 9], qs[NQ];
+    size_t n = oracle_make(&r, fps, NBASE, qs, NQ, k + 2);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, k, tables, 16);
+    nd_plan_info p;
+    nd_db_plan(&p, db);
+    assert_int_equal(p.tables, tables);
+    /* First half, then fold, then the rest fresh: a mix of runs and fresh. */
+    for (size_t i = 0; i < n; i++) {
+        key_of(key, i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], (double)i, 1000 + (int64_t)i), ND_OK);
+        if (i == n / 2) assert_int_equal(nd_compact(db), ND_OK);
+    }
+    check_all(db, fps, n, qs, NQ, k);
+    assert_int_equal(nd_compact(db), ND_OK);
+    check_all(db, fps, n, qs, NQ, k);
+    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_close(db), ND_OK);
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    check_all(db, fps, n, qs, NQ, k);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+static void test_exact_k0(void **s) { (void)s; exactness_case(0, 1); }
+static void test_exact_k1(void **s) { (void)s; exactness_case(1, 2); exactness_case(1, 4); }
+static void test_exact_k2(void **s) { (void)s; exactness_case(2, 3); exactness_case(2, 10); }
+static void test_exact_k3(void **s)
+{
+    (void)s;
+    exactness_case(3, 4);
+    exactness_case(3, 10);
+    exactness_case(3, 20);
+}
+static void test_exact_k4(void **s) { (void)s; exactness_case(4, 5); exactness_case(4, 15); }
+static void test_exact_k6(void **s) { (void)s; exactness_case(6, 7); exactness_case(6, 28); }
+
+/* ---- documents -------------------------------------------------------- */
+
+static void test_documents(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    nd_results *res;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 4, 8);
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    uint64_t f = 0x0123456789abcdefull;
+    assert_int_equal(nd_add(db, "a", 1, f, 1.5, 10), ND_OK);
+    assert_int_equal(nd_add(db, "b", 1, f, 2.5, 20), ND_OK);
+    assert_int_equal(nd_query(res, db, f, 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 2);
+    assert_string_equal(nd_results_get(res, 0)->key, "a");
+    assert_true(nd_results_get(res, 0)->score == 1.5);
+    assert_int_equal(nd_results_get(res, 1)->time, 20);
+    /* Deleting one document keeps the fingerprint for the other. */
+    assert_int_equal(nd_delete(db, "a", 1), ND_OK);
+    assert_int_equal(nd_delete(db, "a", 1), ND_ENOTFOUND);
+    assert_int_equal(nd_query(res, db, f ^ 1, 1, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 1);
+    assert_string_equal(nd_results_get(res, 0)->key, "b");
+    assert_int_equal(nd_compact(db), ND_OK);
+    /* Deleting the last removes it from the tables. */
+    assert_int_equal(nd_delete(db, "b", 1), ND_OK);
+    assert_int_equal(nd_query(res, db, f, 3, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 0);
+    assert_int_equal(nd_verify(db), ND_OK);
+    /* Re-add; then move the key to another fingerprint. */
+    assert_int_equal(nd_add(db, "b", 1, f, 0, 30), ND_OK);
+    assert_int_equal(nd_add(db, "b", 1, ~f, 0, 31), ND_OK);
+    assert_int_equal(nd_query(res, db, f, 3, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 0);
+    assert_int_equal(nd_get(res, db, "b", 1), ND_OK);
+    assert_true(nd_results_get(res, 0)->fp == ~f);
+    assert_int_equal(nd_results_get(res, 0)->time, 31);
+    assert_int_equal(nd_get(res, db, "zz", 2), ND_ENOTFOUND);
+    /* Keys: empty and over the limit. */
+    char *big = calloc(1, ND_MAX_KEY_LEN + 2);
+    memset(big, 'x', ND_MAX_KEY_LEN + 1);
+    assert_int_equal(nd_add(db, big, ND_MAX_KEY_LEN + 1, 1, 0, 0), ND_ELIMIT);
+    assert_int_equal(nd_add(db, big, ND_MAX_KEY_LEN, 1, 0, 0), ND_OK);
+    assert_int_equal(nd_add(db, "", 0, 1, 0, 0), ND_EINVAL);
+    /* add_many is atomic: a bad document in the middle stores nothing. */
+    nd_doc docs[3] = {{"m1", 2, 77, 0, 0}, {big, ND_MAX_KEY_LEN + 1, 78, 0, 0}, {"m3", 2, 79, 0, 0}};
+    assert_int_equal(nd_add_many(db, docs, 3), ND_ELIMIT);
+    assert_int_equal(nd_get(res, db, "m1", 2), ND_ENOTFOUND);
+    docs[1].key_len = 3;
+    assert_int_equal(nd_add_many(db, docs, 3), ND_OK);
+    assert_int_equal(nd_get(res, db, "m3", 2), ND_OK);
+    free(big);
+    /* FP_ONLY, FIRST and limit. */
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    assert_int_equal(nd_add(db, "c", 1, 77, 0, 0), ND_OK);
+    qo.flags = ND_QUERY_FP_ONLY;
+    assert_int_equal(nd_query(res, db, 77, 1, &qo), ND_OK);
+    assert_int_equal(nd_results_count(res), 2); /* 77 and 79 (1 bit apart); 78 is 2 bits away */
+    qo.flags = ND_QUERY_FIRST;
+    assert_int_equal(nd_query(res, db, 77, 2, &qo), ND_OK);
+    assert_int_equal(nd_results_count(res), 1);
+    qo.flags = 0;
+    qo.limit = 2;
+    assert_int_equal(nd_query(res, db, 77, 2, &qo), ND_OK);
+    assert_int_equal(nd_results_count(res), 2);
+    assert_int_equal(nd_results_get(res, 0)->dist, 0);
+    assert_int_equal(nd_query(res, db, 77, ND_MAX_K + 1, NULL), ND_EINVAL);
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.documents, 6); /* b, big, m1, x.., m3, c */
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_results_free(res);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+/* ---- add_if_new races ------------------------------------------------- */
+
+typedef struct racer {
+    nd_db *db;
+    int id;
+    uint64_t base;
+    int added;
+} racer;
+
+static void *race_main(void *p)
+{
+    racer *r = p;
+    nd_results *res;
+    char key[32];
+    if (nd_results_new(&res)) return NULL;
+    oracle_rng g = {(uint64_t)r->id * 1000003u};
+    for (int round = 0; round < 60; round++) {
+        /* Every racer adds a near-duplicate (<= 2 bits) of the round's base. */
+        uint64_t fp = oracle_flip(&g, r->base + (uint64_t)round * 0x9e3779b97f4a7c15ull, 1 + r->id % 2);
+        sprintf(key, "r%d-%d", r->id, round);
+        if (nd_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) == ND_OK &&
+            nd_results_count(res) == 0)
+            r->added++;
+    }
+    nd_results_free(res);
+    return NULL;
+}
+
+static void test_add_if_new_race(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 10, 16);
+    racer rs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        rs[i] = (racer){db, i, 0x5555aaaa5555aaaaull, 0};
+        pthread_create(&th[i], NULL, race_main, &rs[i]);
+    }
+    int total = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        total += rs[i].added;
+    }
+    /* Near-duplicates of one base are within 4 of each other only if they
+     * are within 3 of the first: flips are 1 or 2 bits, so two of them can
+     * be 4 apart. Exactly: stored ones are pairwise > 3 apart, and every
+     * round stores at least one. */
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.documents, (uint64_t)total);
+    assert_true(total >= 60);
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    for (int round = 0; round < 60; round++) {
+        uint64_t base = 0x5555aaaa5555aaaaull + (uint64_t)round * 0x9e3779b97f4a7c15ull;
+        assert_int_equal(nd_query(res, db, base, 5, NULL), ND_OK);
+        for (size_t i = 0; i < nd_results_count(res); i++)
+            for (size_t j = i + 1; j < nd_results_count(res); j++)
+                assert_true(nd_hamming(nd_results_get(res, i)->fp, nd_results_get(res, j)->fp) > 3);
+    }
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_results_free(res);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+/* Unrelated documents from two threads all get in. */
+static void *unrelated_main(void *p)
+{
+    racer *r = p;
+    nd_results *res;
+    char key[32];
+    oracle_rng g = {(uint64_t)r->id * 77 + 5};
+    if (nd_results_new(&res)) return NULL;
+    for (int i = 0; i < 300; i++) {
+        sprintf(key, "u%d-%d", r->id, i);
+        if (nd_add_if_new(res, r->db, key, strlen(key), oracle_next(&g), 0, 0, 3) == ND_OK &&
+            nd_results_count(res) == 0)
+            r->added++;
+    }
+    nd_results_free(res);
+    return NULL;
+}
+
+static void test_threads_unrelated(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 10, 16);
+    racer rs[2] = {{db, 0, 0, 0}, {db, 1, 0, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, unrelated_main, &rs[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    assert_int_equal(rs[0].added + rs[1].added, 600);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+/* ---- open errors, verify, expire, backup ------------------------------ */
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    char dir[64], path[128], cp[128];
+    nd_db *db, *db2;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    assert_int_equal(nd_open(&db, path, &o), ND_ENOTFOUND);
+    db = open_db(path, 3, 10, 16);
+    assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
+    o.flags = 0;
+    assert_int_equal(nd_open(&db2, path, &o), ND_EBUSY);
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db2, path, &o), ND_OK);
+    nd_results *res;
+    nd_results_new(&res);
+    assert_int_equal(nd_get(res, db2, "x", 1), ND_OK);
+    assert_int_equal(nd_add(db2, "y", 1, 1, 0, 0), ND_EREADONLY);
+    nd_close(db2);
+    snprintf(cp, sizeof cp, "%s/backup", dir);
+    assert_int_equal(nd_backup(db, cp), ND_OK);
+    assert_int_equal(nd_backup(db, cp), ND_EEXIST);
+    nd_close(db);
+    /* Mismatches. */
+    o = (nd_db_options)ND_DB_OPTIONS_INIT;
+    o.has_k = 1;
+    o.k = 2;
+    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
+    nd_fp_options fo = ND_FP_OPTIONS_INIT;
+    fo.features = ND_FEATURES_CHARS;
+    o = (nd_db_options)ND_DB_OPTIONS_INIT;
+    o.fp = &fo;
+    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
+    assert_non_null(strstr(nd_errmsg(), "chars"));
+    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.fp = NULL;
+    assert_int_equal(nd_open(&db, path, &o), ND_EEXIST);
+    /* The backup opens and holds the document. */
+    o = (nd_db_options)ND_DB_OPTIONS_INIT;
+    assert_int_equal(nd_open(&db, cp, &o), ND_OK);
+    assert_int_equal(nd_get(res, db, "x", 1), ND_OK);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    /* A plain directory is not a database. */
+    snprintf(path, sizeof path, "%s/plain", dir);
+    mkdir(path, 0755);
+    FILE *f = fopen(strcat(strcpy(cp, path), "/CURRENT"), "w");
+    fclose(f);
+    o.flags = 0;
+    assert_int_not_equal(nd_open(&db, path, &o), ND_OK);
+    nd_results_free(res);
+    tmpdir_remove(dir);
+}
+
+static void test_expire(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[32];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 4, 16);
+    oracle_rng g = {9};
+    for (int i = 0; i < 500; i++) {
+        sprintf(key, "e%d", i);
+        assert_int_equal(nd_add(db, key, strlen(key), oracle_next(&g), 0, i), ND_OK);
+    }
+    uint64_t n = 0;
+    assert_int_equal(nd_expire(db, 200, &n), ND_OK);
+    assert_int_equal(n, 200);
+    nd_results *res;
+    nd_results_new(&res);
+    assert_int_equal(nd_get(res, db, "e199", 4), ND_ENOTFOUND);
+    assert_int_equal(nd_get(res, db, "e200", 4), ND_OK);
+    assert_int_equal(nd_compact(db), ND_OK);
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.documents, 300);
+    assert_int_equal(st.table[0].entries, 300);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_results_free(res);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_k0),     cmocka_unit_test(test_exact_k1),
+        cmocka_unit_test(test_exact_k2),     cmocka_unit_test(test_exact_k3),
+        cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),
+        cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
+        cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_expire),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
