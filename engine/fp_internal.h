@@ -8,7 +8,7 @@
 
 /* The defaults, chosen by measurement (see README, "Fingerprints"). */
 #define FP_DEFAULT_FEATURES ND_FEATURES_SHINGLES
-#define FP_DEFAULT_SHINGLE_N 2u
+#define FP_DEFAULT_SHINGLE_N 3u
 #define FP_DEFAULT_CHARS_N 4u
 #define FP_DEFAULT_TITLE_WEIGHT 2u
 
@@ -26,5 +26,14 @@ typedef struct fp_resolved {
 /* Validate and resolve opts (NULL = defaults). ND_EINVAL naming the bad
  * field. */
 int fp_resolve(fp_resolved *out, const nd_fp_options *opts);
+
+/* Features of one plain text with a weight per occurrence (fp_text.c). */
+int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t weight,
+                     nd_feature_cb cb, void *payload);
+
+/* Features of an HTML document: body weight 1, title title_weight
+ * (fp_html.c). */
+int fp_html_features(const fp_resolved *o, const char *html, size_t len, nd_feature_cb cb,
+                     void *payload);
 
 #endif

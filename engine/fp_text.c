@@ -1,0 +1,431 @@
+/*
+ * fp_text.c — text -> features -> simhash. The definition of a fingerprint
+ * (version ND_FP_VERSION); any change to what this file computes for any
+ * input changes fingerprints and must bump the version.
+ *
+ * 1. Invalid UTF-8: every byte that does not start a valid, shortest-form
+ *    UTF-8 sequence (or a surrogate / > U+10FFFF) is replaced by U+FFFD.
+ *    U+FFFD is not a letter, so it separates tokens. NUL is a separator too.
+ * 2. Normalisation: Unicode NFKC followed by case folding (utf8proc 2.8,
+ *    STABLE|COMPAT|COMPOSE|CASEFOLD). ASCII stretches take a fast path that
+ *    only lowercases A-Z, which is exactly what NFKC + case folding does to
+ *    them; a stretch is cut only before an ASCII character that is followed
+ *    by another ASCII character, where no composition can cross.
+ * 3. Tokens: maximal runs of letters (L*), digits (N*) and marks (M*).
+ *    Characters of scripts written without spaces — Han (U+2E80..U+2FDF,
+ *    U+3400..U+4DBF, U+4E00..U+9FFF, U+F900..U+FAFF, U+20000..U+3134F),
+ *    Hiragana and Katakana (U+3040..U+30FF, U+31F0..U+31FF), Thai
+ *    (U+0E00..U+0E7F), Lao (U+0E80..U+0EFF), Myanmar (U+1000..U+109F),
+ *    Khmer (U+1780..U+17FF) — never join a token: each maximal run of them
+ *    yields its overlapping character bigrams as tokens (a run of one
+ *    character is one token), unless ND_FP_NO_CJK_BIGRAMS, where they are
+ *    letters like any other. A token's hash is XXH3-64 (seed
+ *    ND_FEATURE_SEED) of its normalised UTF-8 bytes.
+ * 4. Stop words (optional): tokens whose hash equals the hash of a
+ *    normalised stop word are dropped before features are formed.
+ * 5. Features, each occurrence adding its weight (so weights are term
+ *    frequencies):
+ *      words        each token, weight w;
+ *      shingles:n   each window of n consecutive tokens, hashed as XXH3-64
+ *                   (seed ND_FEATURE_SEED) of the n token hashes written as
+ *                   little-endian 64-bit words; a text with fewer than n
+ *                   tokens (but at least one) uses its tokens as words;
+ *      chars:n      each window of n consecutive code points of the
+ *                   normalised text in which every run of non-token
+ *                   characters became one space, hashed as its UTF-8
+ *                   bytes; a shorter (non-empty) text is one feature.
+ *    w = 1 for text; for HTML (fp_html.c) the body's features weigh 1 and
+ *    the title's (formed separately) weigh title_weight (default 2).
+ * 6. Fingerprint: the simhash of the features (fp_simhash.c); bit i is 1
+ *    where the weighted vote of bit i of the feature hashes is positive. A
+ *    text without features has fingerprint 0.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <utf8proc.h>
+
+#include "fp_internal.h"
+#include "nd_error.h"
+
+/* ---- growable byte buffer -------------------------------------------- */
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+static int buf_reserve(buf *b, size_t extra)
+{
+    if (b->n + extra <= b->cap) return ND_OK;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    ND_RETURN_IF(!p, ND_ENOMEM, "fingerprint: out of memory (%zu bytes)", cap);
+    b->p = p;
+    b->cap = cap;
+    return ND_OK;
+}
+
+/* ---- 1 + 2: sanitise and normalise ------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at s, or 0 if invalid. */
+static size_t valid_seq(const unsigned char *s, size_t n)
+{
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t l = utf8proc_iterate(s, (utf8proc_ssize_t)(n < 4 ? n : 4), &cp);
+    return l > 0 ? (size_t)l : 0;
+}
+
+/* Append NFKC+casefold of a non-ASCII stretch, invalid bytes -> U+FFFD. */
+static int normalise_slow(buf *out, const unsigned char *s, size_t n)
+{
+    buf clean = {0};
+    int rc = buf_reserve(&clean, n + 16);
+    for (size_t i = 0; rc == ND_OK && i < n;) {
+        size_t l = valid_seq(s + i, n - i);
+        if (l == 0) {
+            rc = buf_reserve(&clean, 3);
+            if (rc == ND_OK) {
+                memcpy(clean.p + clean.n, "\xEF\xBF\xBD", 3);
+                clean.n += 3;
+            }
+            i++;
+        } else {
+            rc = buf_reserve(&clean, l);
+            if (rc == ND_OK) {
+                memcpy(clean.p + clean.n, s + i, l);
+                clean.n += l;
+            }
+            i += l;
+        }
+    }
+    if (rc == ND_OK && clean.n) {
+        utf8proc_uint8_t *mapped = NULL;
+        utf8proc_ssize_t ml = utf8proc_map((const utf8proc_uint8_t *)clean.p,
+                                           (utf8proc_ssize_t)clean.n, &mapped,
+                                           UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
+                                               UTF8PROC_CASEFOLD);
+        if (ml < 0) {
+            rc = nd_err_set(ml == UTF8PROC_ERROR_NOMEM ? ND_ENOMEM : ND_EINTERNAL,
+                            "fingerprint: normalisation failed: %s", utf8proc_errmsg(ml));
+        } else {
+            rc = buf_reserve(out, (size_t)ml);
+            if (rc == ND_OK) {
+                memcpy(out->p + out->n, mapped, (size_t)ml);
+                out->n += (size_t)ml;
+            }
+        }
+        free(mapped);
+    }
+    free(clean.p);
+    return rc;
+}
+
+static int normalise(buf *out, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    ND_FORWARD(buf_reserve(out, len + 1));
+    size_t i = 0;
+    while (i < len) {
+        /* Fast path: ASCII characters followed by ASCII (or the end). */
+        while (i < len && s[i] < 0x80 && (i + 1 == len || s[i + 1] < 0x80)) {
+            unsigned char c = s[i++];
+            out->p[out->n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        if (i == len) break;
+        /* Slow stretch: [ASCII char before non-ASCII] + non-ASCII bytes. */
+        size_t start = i;
+        if (s[i] < 0x80) i++;
+        while (i < len && s[i] >= 0x80) i++;
+        ND_FORWARD(normalise_slow(out, s + start, i - start));
+        ND_FORWARD(buf_reserve(out, len - i + 1));
+    }
+    return ND_OK;
+}
+
+/* ---- 3: tokens -------------------------------------------------------- */
+
+enum { CL_SEP = 0, CL_WORD = 1, CL_SPACELESS = 2 };
+
+static int is_spaceless(int32_t c)
+{
+    return (c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3040 && c <= 0x30FF) ||
+           (c >= 0x31F0 && c <= 0x31FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0x20000 && c <= 0x3134F) || (c >= 0x0E00 && c <= 0x0EFF) ||
+           (c >= 0x1000 && c <= 0x109F) || (c >= 0x1780 && c <= 0x17FF);
+}
+
+static int classify(int32_t c, int cjk)
+{
+    if (cjk && is_spaceless(c)) return CL_SPACELESS;
+    switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+        return CL_WORD;
+    default:
+        return CL_SEP;
+    }
+}
+
+static const unsigned char ascii_word[128] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+    /* Upper case never occurs after normalisation, but keep it a letter. */
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+};
+
+/* Decode the code point at s (normalised text is valid UTF-8). */
+static size_t next_cp(const unsigned char *s, size_t n, int32_t *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    utf8proc_ssize_t l = utf8proc_iterate(s, (utf8proc_ssize_t)(n < 4 ? n : 4), cp);
+    if (l <= 0) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    return (size_t)l;
+}
+
+typedef void (*token_fn)(uint64_t hash, const char *bytes, size_t len, void *ctx);
+
+/* Call fn for each token of normalised text t. */
+static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)t;
+    size_t i = 0;
+    while (i < n) {
+        /* ASCII words: the common case, without decoding. */
+        if (s[i] < 0x80 && !ascii_word[s[i]]) {
+            i++;
+            continue;
+        }
+        int32_t cp;
+        size_t l = next_cp(s + i, n - i, &cp);
+        int cl = s[i] < 0x80 ? CL_WORD : classify(cp, cjk);
+        if (cl == CL_SEP) {
+            i += l;
+            continue;
+        }
+        if (cl == CL_WORD) {
+            size_t start = i;
+            i += l;
+            while (i < n) {
+                if (s[i] < 0x80) {
+                    if (!ascii_word[s[i]]) break;
+                    i++;
+                    continue;
+                }
+                l = next_cp(s + i, n - i, &cp);
+                if (classify(cp, cjk) != CL_WORD) break;
+                i += l;
+            }
+            fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
+            continue;
+        }
+        /* A run of spaceless-script characters: overlapping bigrams. */
+        size_t prev = i, run = 1;
+        i += l;
+        while (i < n && s[i] >= 0x80) {
+            l = next_cp(s + i, n - i, &cp);
+            if (classify(cp, cjk) != CL_SPACELESS) break;
+            fn(nd_feature_hash(t + prev, i + l - prev), t + prev, i + l - prev, ctx);
+            prev = i;
+            i += l;
+            run++;
+        }
+        if (run == 1) fn(nd_feature_hash(t + prev, i - prev), t + prev, i - prev, ctx);
+    }
+}
+
+/* ---- 4 + 5: features -------------------------------------------------- */
+
+typedef struct feat_ctx {
+    const fp_resolved *o;
+    int32_t weight;
+    nd_feature_cb cb;
+    void *payload;
+    const uint64_t *stop; /* sorted stop-word hashes */
+    size_t nstop;
+    uint64_t ring[16];    /* last n token hashes */
+    size_t ntok;          /* tokens seen */
+    buf chars;            /* chars:n: the space-collapsed text */
+} feat_ctx;
+
+static int is_stop(const feat_ctx *f, uint64_t h)
+{
+    size_t lo = 0, hi = f->nstop;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->stop[mid] < h) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < f->nstop && f->stop[lo] == h;
+}
+
+static uint64_t shingle_hash(const feat_ctx *f, size_t end)
+{
+    unsigned char bytes[16 * 8];
+    unsigned n = f->o->n;
+    for (unsigned j = 0; j < n; j++) {
+        uint64_t h = f->ring[(end - n + j) % 16];
+        for (unsigned b = 0; b < 8; b++) bytes[j * 8 + b] = (unsigned char)(h >> (8 * b));
+    }
+    return nd_feature_hash(bytes, n * 8u);
+}
+
+static void on_token(uint64_t h, const char *bytes, size_t len, void *ctx)
+{
+    feat_ctx *f = ctx;
+    (void)bytes;
+    (void)len;
+    if (f->nstop && is_stop(f, h)) return;
+    if (f->o->features == ND_FEATURES_WORDS) {
+        f->cb(h, f->weight, f->payload);
+        return;
+    }
+    f->ring[f->ntok % 16] = h;
+    f->ntok++;
+    if (f->ntok >= f->o->n) f->cb(shingle_hash(f, f->ntok), f->weight, f->payload);
+}
+
+/* chars:n — rebuild the text as tokens separated by single spaces. */
+static void on_token_chars(uint64_t h, const char *bytes, size_t len, void *ctx)
+{
+    feat_ctx *f = ctx;
+    if (f->nstop && is_stop(f, h)) return;
+    if (buf_reserve(&f->chars, len + 1) < 0) return; /* reported by the caller */
+    if (f->chars.n) f->chars.p[f->chars.n++] = ' ';
+    memcpy(f->chars.p + f->chars.n, bytes, len);
+    f->chars.n += len;
+}
+
+static void emit_char_grams(feat_ctx *f)
+{
+    const unsigned char *s = (const unsigned char *)f->chars.p;
+    size_t n = f->chars.n, cps = 0;
+    size_t starts[17];
+    unsigned gram = f->o->n;
+    if (n == 0) return;
+    /* Sliding window over code point boundaries. */
+    for (size_t i = 0; i < n;) {
+        starts[cps % 17] = i;
+        int32_t cp;
+        i += next_cp(s + i, n - i, &cp);
+        cps++;
+        if (cps >= gram) {
+            size_t from = starts[(cps - gram) % 17];
+            f->cb(nd_feature_hash(s + from, i - from), f->weight, f->payload);
+        }
+    }
+    if (cps < gram) f->cb(nd_feature_hash(s, n), f->weight, f->payload);
+}
+
+/* A text shorter than one shingle: its tokens become word features. */
+static void replay_words(uint64_t h, const char *bytes, size_t len, void *ctx)
+{
+    feat_ctx *f = ctx;
+    (void)bytes;
+    (void)len;
+    if (f->nstop && is_stop(f, h)) return;
+    f->cb(h, f->weight, f->payload);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Normalised stop-word hashes, sorted. */
+static int stop_hashes(const fp_resolved *o, uint64_t **out)
+{
+    *out = NULL;
+    if (!o->n_stopwords) return ND_OK;
+    uint64_t *h = malloc(o->n_stopwords * sizeof *h);
+    ND_RETURN_IF(!h, ND_ENOMEM, "fingerprint: out of memory");
+    for (size_t i = 0; i < o->n_stopwords; i++) {
+        buf nb = {0};
+        int rc = normalise(&nb, o->stopwords[i], strlen(o->stopwords[i]));
+        if (rc < 0) {
+            free(nb.p);
+            free(h);
+            return rc;
+        }
+        h[i] = nd_feature_hash(nb.p, nb.n);
+        free(nb.p);
+    }
+    qsort(h, o->n_stopwords, sizeof *h, cmp_u64);
+    *out = h;
+    return ND_OK;
+}
+
+/* Features of one text (body or title) with a weight. */
+int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t weight,
+                     nd_feature_cb cb, void *payload)
+{
+    buf norm = {0};
+    uint64_t *stop = NULL;
+    int rc;
+    int cjk = !(o->flags & ND_FP_NO_CJK_BIGRAMS);
+    feat_ctx f = {.o = o, .weight = weight, .cb = cb, .payload = payload};
+    ND_TRY(stop_hashes(o, &stop));
+    f.stop = stop;
+    f.nstop = o->n_stopwords;
+    ND_TRY(normalise(&norm, text, len));
+    if (o->features == ND_FEATURES_CHARS) {
+        tokenize(norm.p, norm.n, cjk, on_token_chars, &f);
+        if (f.chars.n && !f.chars.p) ND_FAIL(ND_ENOMEM, "fingerprint: out of memory");
+        emit_char_grams(&f);
+    } else {
+        tokenize(norm.p, norm.n, cjk, on_token, &f);
+        if (o->features == ND_FEATURES_SHINGLES && f.ntok > 0 && f.ntok < o->n)
+            tokenize(norm.p, norm.n, cjk, replay_words, &f);
+    }
+    rc = ND_OK;
+cleanup:
+    free(norm.p);
+    free(f.chars.p);
+    free(stop);
+    return rc;
+}
+
+/* ---- public entry points ---------------------------------------------- */
+
+static void acc_cb(uint64_t h, int32_t w, void *payload) { nd_simhash_add_hash(payload, h, w); }
+
+int nd_features(const char *text, size_t len, const nd_fp_options *opts, nd_feature_cb cb,
+                void *payload)
+{
+    fp_resolved o;
+    ND_RETURN_IF(!cb, ND_EINVAL, "nd_features: NULL callback");
+    ND_RETURN_IF(!text && len, ND_EINVAL, "nd_features: NULL text of length %zu", len);
+    ND_RETURN_IF(len > ND_MAX_DOC_BYTES, ND_ELIMIT, "document of %zu bytes (limit %u)", len,
+                 ND_MAX_DOC_BYTES);
+    ND_FORWARD(fp_resolve(&o, opts));
+    if (o.flags & ND_FP_HTML) return fp_html_features(&o, text, len, cb, payload);
+    return fp_text_features(&o, text ? text : "", len, 1, cb, payload);
+}
+
+int nd_fingerprint(uint64_t *out, const char *text, size_t len, const nd_fp_options *opts)
+{
+    nd_simhash acc;
+    ND_RETURN_IF(!out, ND_EINVAL, "nd_fingerprint: NULL output");
+    nd_simhash_init(&acc);
+    ND_FORWARD(nd_features(text, len, opts, acc_cb, &acc));
+    *out = nd_simhash_final(&acc);
+    return ND_OK;
+}

@@ -1,0 +1,45 @@
+/* golden_fp.h — frozen fingerprints (ND_FP_VERSION 1). Generated once by
+ * running the inputs of golden_fp_inputs.h; never regenerate: a change here
+ * is a change of the fingerprint function and needs a new ND_FP_VERSION. */
+#ifndef GOLDEN_FP_H
+#define GOLDEN_FP_H
+#include <stdint.h>
+static const uint64_t golden_fp[] = {
+    0x0000000000000000ull, /* 0 */
+    0xfbca4ebf15976028ull, /* 1 */
+    0x35f38d1f7a8fc47cull, /* 2 */
+    0x330d3e8ac3f9f97eull, /* 3 */
+    0x9b90dec00bb80700ull, /* 4 */
+    0x35f38d1f7a8fc47cull, /* 5 */
+    0x36c8438848b3b3eeull, /* 6 */
+    0x12721e812e815020ull, /* 7 */
+    0x35f38d1f7a8fc47cull, /* 8 */
+    0x0045891000084018ull, /* 9 */
+    0x2eef205d1902bc87ull, /* 10 */
+    0x69ee00df91165433ull, /* 11 */
+    0x122684820440628bull, /* 12 */
+    0x7e120a5391f36310ull, /* 13 */
+    0x41213826510f420dull, /* 14 */
+    0x9c9721a92bae610aull, /* 15 */
+    0x763aeeb333d07e37ull, /* 16 */
+    0x661ac4b310503a27ull, /* 17 */
+    0xe7a89aa2e68b4f78ull, /* 18 */
+    0x2226861098001600ull, /* 19 */
+    0xeb67bce173b81cfdull, /* 20 */
+    0x66e21043880096faull, /* 21 */
+    0xa3d3f7522ed9dd3eull, /* 22 */
+    0x0780e54024c8242aull, /* 23 */
+    0x0d204f4801880090ull, /* 24 */
+    0x1dfa2e275b583e65ull, /* 25 */
+    0x0000000000000000ull, /* 26 */
+    0x33502bb9ec9f7e0eull, /* 27 */
+    0x6b841001082ca000ull, /* 28 */
+    0x85ed1805c6cdcd97ull, /* 29 */
+};
+static const char *const golden_config[] = {
+    "fp1;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp1;words:1;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp1;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp1;chars:4;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+};
+#endif
