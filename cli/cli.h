@@ -26,6 +26,17 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2 };
  * one declaration here. */
 int cmd_fingerprint(int argc, char **argv);
 int cmd_distance(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_backup(int argc, char **argv);
+int cmd_expire(int argc, char **argv);
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))

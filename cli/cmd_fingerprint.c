@@ -1,3 +1,123 @@
-/* placeholder until the CLI engineer lands cmd_fingerprint.c */
+/*
+ * cmd_fingerprint.c — `neardup fingerprint`: print documents' fingerprints.
+ */
 #include "cli.h"
-int cmd_fingerprint(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("fingerprint: not built yet"); }
+#include "in_reader.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup fingerprint [--html] [--features words|shingles:N|chars:N]\n"
+    "                           [--format files|jsonl|tsv|warc] [--jsonl] [--json]\n"
+    "                           [FILE...|-]\n"
+    "\n"
+    "Print HEX16<TAB>NAME per document. By default each FILE is one document\n"
+    "(\"-\" or no FILE: stdin is one document named \"-\"); NAME is the file name,\n"
+    "or the id of a JSON line with --format jsonl (--jsonl for short).\n"
+    "  --html       documents are HTML (files ending .html/.htm are anyway)\n"
+    "  --features   words, shingles:N (default shingles:3) or chars:N\n"
+    "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n"
+    "Exit codes: 0 ok, 1 bad usage or input (names file and line).\n";
+
+static void print_fp(int json, const char *name, size_t len, uint64_t fp)
+{
+    if (json) {
+        printf("{\"id\":");
+        cli_put_json_string(stdout, name, len);
+        printf(",\"fp\":\"%016llx\"}\n", (unsigned long long)fp);
+    } else {
+        cli_put_hex(stdout, fp);
+        putchar('\t');
+        cli_put_field(stdout, name, len);
+        putchar('\n');
+    }
+}
+
+static int run_reader(in_format fmt, const char *path, const nd_fp_options *fo, int html, int json)
+{
+    in_reader *r;
+    in_record rec;
+    int got, rc = CLI_EXIT_OK;
+    if (in_reader_open(&r, fmt, path, NULL) < 0) return cli_fail("%s", in_reader_error(NULL));
+    while ((got = in_reader_next(r, &rec)) != 0) {
+        if (got < 0) {
+            rc = cli_fail("%s", in_reader_error(r));
+            break;
+        }
+        uint64_t fp = rec.fp;
+        if (!rec.has_fp) {
+            nd_fp_options o = *fo;
+            if (html || rec.is_html) o.flags |= ND_FP_HTML;
+            int nrc = nd_fingerprint(&fp, rec.text, rec.text_len, &o);
+            if (nrc < 0) {
+                rc = cli_fail_nd(nrc, "%s:%llu", rec.file, (unsigned long long)rec.line);
+                break;
+            }
+        }
+        print_fp(json, rec.key, rec.key_len, fp);
+    }
+    in_reader_close(r);
+    return rc;
+}
+
+int cmd_fingerprint(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"html", no_argument, 0, 'H'},     {"features", required_argument, 0, 'f'},
+        {"format", required_argument, 0, 'F'}, {"jsonl", no_argument, 0, 'J'},
+        {"json", no_argument, 0, 'j'},     {0, 0, 0, 0}};
+    nd_fp_options fo;
+    in_format fmt = IN_FORMAT_FILES;
+    int html = 0, json = 0, opt, rc = CLI_EXIT_OK;
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'H': html = 1; break;
+        case 'f':
+            if (cli_parse_features(optarg, &fo))
+                return cli_fail("fingerprint: --features must be words, shingles:N or chars:N, got '%s'", optarg);
+            break;
+        case 'F':
+            if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FP)
+                return cli_fail("fingerprint: --format must be files, jsonl, tsv or warc, got '%s'", optarg);
+            break;
+        case 'J': fmt = IN_FORMAT_JSONL; break;
+        case 'j': json = 1; break;
+        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind == argc || (argc - optind == 1 && strcmp(argv[optind], "-") == 0)) {
+        if (fmt != IN_FORMAT_FILES) return run_reader(fmt, "-", &fo, html, json);
+        /* stdin as one document */
+        uint64_t fp;
+        char *text = NULL;
+        size_t len = 0, cap = 0;
+        for (;;) {
+            if (len == cap) {
+                cap = cap ? cap * 2 : 65536;
+                if (cap > (size_t)ND_MAX_DOC_BYTES * 2) return cli_fail("<stdin>: document larger than 64 MiB");
+                char *p = realloc(text, cap);
+                if (!p) { free(text); return cli_fail("out of memory"); }
+                text = p;
+            }
+            size_t got = fread(text + len, 1, cap - len, stdin);
+            len += got;
+            if (got == 0) break;
+        }
+        if (html) fo.flags |= ND_FP_HTML;
+        int nrc = nd_fingerprint(&fp, text ? text : "", len, &fo);
+        free(text);
+        if (nrc < 0) return cli_fail_nd(nrc, "<stdin>");
+        print_fp(json, "-", 1, fp);
+        return CLI_EXIT_OK;
+    }
+    for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) rc = run_reader(fmt, argv[i], &fo, html, json);
+    return rc;
+}

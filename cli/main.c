@@ -19,6 +19,17 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"fingerprint", cmd_fingerprint, "print the simhash fingerprint of documents"},
     {"distance", cmd_distance, "Hamming distance of two fingerprints or files"},
+    {"plan", cmd_plan, "show the table designs for a distance and a size"},
+    {"init", cmd_init, "create a database"},
+    {"add", cmd_add, "add documents unless a near-duplicate is stored"},
+    {"query", cmd_query, "find stored documents within k bits"},
+    {"get", cmd_get, "look documents up by key"},
+    {"delete", cmd_delete, "delete documents by key"},
+    {"compact", cmd_compact, "fold fresh inserts into compressed runs"},
+    {"stats", cmd_stats, "documents, fingerprints, bits per entry per table"},
+    {"verify", cmd_verify, "check every invariant of a database"},
+    {"backup", cmd_backup, "write a consistent checkpoint"},
+    {"expire", cmd_expire, "delete documents not seen for a while"},
 };
 
 static void list_commands(FILE *f)

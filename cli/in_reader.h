@@ -1,0 +1,70 @@
+/*
+ * in_reader.h — pull readers for the CLI's input formats.
+ *
+ *   fp     lines HEX16[<TAB>KEY]; KEY defaults to the hex text
+ *   jsonl  {"id": string|integer, "text": string} or {"id":..., "fp": "HEX16"},
+ *          optional "score": number and "html": true
+ *   tsv    KEY<TAB>TEXT (TEXT may hold further tabs)
+ *   files  each regular file is a document, key = its path; directories are
+ *          walked recursively in sorted order; symbolic links met inside a
+ *          walk are skipped (no loops); .html/.htm/.xhtml files are HTML
+ *   warc   WARC 1.0/1.1, plain or gzip (detected by content, members may be
+ *          concatenated): "response" records (HTTP headers skipped; HTML
+ *          when Content-Type is text/html) and "conversion" records (text);
+ *          key = WARC-Target-URI; other record types are skipped
+ * Line formats also read gzip-compressed input transparently.
+ *
+ * Limits: a line, file or record body of at most ND_MAX_DOC_BYTES (64 MiB);
+ * a key of 1..ND_MAX_KEY_LEN bytes without NUL bytes. Texts are bytes:
+ * invalid UTF-8 and NUL bytes pass through to the fingerprinter.
+ *
+ * in_reader_next returns 1 (a record), 0 (end), -1 (a bad record: the
+ * message "FILE:LINE: FIELD: problem" is in in_reader_error; calling next
+ * again skips it) or -2 (fatal: unreadable input, truncated gzip, a record
+ * running past the end of the file). A record's memory is valid until the
+ * next call.
+ */
+#ifndef ND_IN_READER_H
+#define ND_IN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum in_format {
+    IN_FORMAT_FP,
+    IN_FORMAT_JSONL,
+    IN_FORMAT_TSV,
+    IN_FORMAT_FILES,
+    IN_FORMAT_WARC
+} in_format;
+
+typedef struct in_record {
+    const char *key;
+    size_t key_len;
+    const char *text; /* NULL when the record carries a fingerprint */
+    size_t text_len;
+    int has_fp;
+    uint64_t fp;
+    int has_score;
+    double score;
+    int is_html;
+    const char *file; /* for messages */
+    uint64_t line;    /* line (or record number for files and warc) */
+} in_record;
+
+typedef struct in_reader in_reader;
+
+/* "fp", "jsonl", "tsv", "files", "warc" -> 0; -1 otherwise. */
+int in_format_parse(const char *s, in_format *out);
+
+/* Open path ("-" = stdin; not for files). On failure returns -2 with the
+ * message in in_reader_error(NULL). opts is reserved (NULL). */
+int in_reader_open(in_reader **out, in_format fmt, const char *path, const void *opts);
+int in_reader_next(in_reader *r, in_record *rec);
+/* Last message of r, or of the last failed open when r is NULL. */
+const char *in_reader_error(const in_reader *r);
+/* Input bytes consumed so far (compressed bytes for gzip). */
+uint64_t in_reader_bytes(const in_reader *r);
+void in_reader_close(in_reader *r); /* accepts NULL */
+
+#endif
