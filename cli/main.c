@@ -30,6 +30,7 @@ static const cli_command commands[] = {
     {"verify", cmd_verify, "check every invariant of a database"},
     {"backup", cmd_backup, "write a consistent checkpoint"},
     {"expire", cmd_expire, "delete documents not seen for a while"},
+    {"dedupe", cmd_dedupe, "find near-duplicate clusters in a corpus"},
 };
 
 static void list_commands(FILE *f)

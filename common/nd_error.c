@@ -58,6 +58,17 @@ int nd_err_wrap(int rc, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, errmsg, sizeof old);
-    snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, old);
+    /* prefix ": " old, truncated to the buffer (the tail is least useful). */
+    size_t lp = strlen(prefix), lo = strlen(old), at = 0;
+    if (lp > sizeof errmsg - 1) lp = sizeof errmsg - 1;
+    memcpy(errmsg, prefix, lp);
+    at = lp;
+    if (at + 2 < sizeof errmsg) {
+        memcpy(errmsg + at, ": ", 2);
+        at += 2;
+    }
+    if (lo > sizeof errmsg - 1 - at) lo = sizeof errmsg - 1 - at;
+    memcpy(errmsg + at, old, lo);
+    errmsg[at + lo] = '\0';
     return rc;
 }

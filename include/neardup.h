@@ -419,6 +419,73 @@ typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
 /** Visit every stored document in key order (a consistent snapshot). */
 int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
 
+
+/* ------------------------------------------------------------------ */
+/* Batch algorithms: self-join, resemblance, clustering                */
+/* ------------------------------------------------------------------ */
+
+/** Callback receiving one pair (i < j) and its distance; return 0 to go
+ *  on, nonzero to stop (the value is returned by the caller). */
+typedef int (*nd_pair_cb)(size_t i, size_t j, unsigned dist, void *payload);
+
+/** Every pair i < j of fps[0..n) with popcount(fps[i] ^ fps[j]) <= k,
+ *  each reported exactly once (Manku's batch mode within one batch: sort
+ *  under each table's permutation, compare within equal prefixes).
+ *  Memory O(n); no I/O.
+ *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K); ND_ENOMEM; or cb's value.
+ *  @note Thread-safe. Pair order is unspecified. */
+int nd_selfjoin(const uint64_t *fps, size_t n, unsigned k, nd_pair_cb cb, void *payload);
+
+/** Bins of a min-hash sketch (one-permutation hashing, 16-bit values). */
+#define ND_SKETCH_BINS 128u
+
+/** A min-hash sketch of a set of 64-bit feature hashes (Broder): estimates
+ *  the resemblance |A n B| / |A u B| of two sets from their sketches. */
+typedef struct nd_sketch {
+    uint16_t bin[ND_SKETCH_BINS];
+} nd_sketch;
+
+/** Caller-owned builder; add every feature hash, then finish. */
+typedef struct nd_sketch_builder {
+    uint64_t min[ND_SKETCH_BINS]; /* private */
+    uint64_t count;               /* private */
+} nd_sketch_builder;
+
+void nd_sketch_begin(nd_sketch_builder *b);
+void nd_sketch_add(nd_sketch_builder *b, uint64_t hash);
+/** Finish: empty bins are filled from the next non-empty bin (rotation
+ *  densification) so short texts still compare; an empty set gives an
+ *  all-0xffff sketch. */
+void nd_sketch_finish(nd_sketch *out, const nd_sketch_builder *b);
+
+/** Estimated resemblance of the sets behind two sketches, in [0, 1]
+ *  (share of equal bins; standard error about sqrt(J(1-J)/128)). */
+double nd_sketch_resemblance(const nd_sketch *a, const nd_sketch *b);
+
+/** Exact resemblance (Jaccard) and containment |A n B| / |A| of two sorted
+ *  arrays of distinct hashes. Both empty: 1.0. */
+double nd_resemblance(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
+double nd_containment(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
+
+/** The sorted distinct word w-shingle hashes of a text (the features of
+ *  ND_FEATURES_SHINGLES with n = w under otherwise default options).
+ *  @param out  malloc'd array (free() it); NULL when *out_n is 0
+ *  @return ND_OK; ND_EINVAL; ND_ELIMIT; ND_ENOMEM. */
+int nd_shingle_set(uint64_t **out, size_t *out_n, const char *text, size_t len, unsigned w);
+
+/** Greedy clustering with the representative rule (near-duplication is
+ *  not transitive): documents are taken in priority order; one not yet
+ *  assigned becomes a representative and takes every unassigned neighbour
+ *  (an edge of the graph). Every removed document is a neighbour of its
+ *  representative.
+ *  @param order  the n documents in priority order (a permutation of 0..n-1)
+ *  @param adj_start, adj  neighbours in CSR form: neighbours of i are
+ *                adj[adj_start[i] .. adj_start[i+1])
+ *  @param out_rep  out_rep[i] = representative of i (i itself when kept)
+ *  @return ND_OK; ND_EINVAL if order is not a permutation. */
+int nd_cluster_greedy(uint32_t *out_rep, const uint32_t *order, size_t n,
+                      const size_t *adj_start, const uint32_t *adj);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,143 @@
+/*
+ * resemble.c — resemblance of documents as sets of shingles (Broder).
+ *
+ * Exact resemblance and containment on sorted hash arrays, and min-hash
+ * sketches by one-permutation hashing: a feature hash h (already uniform)
+ * goes to bin h mod 128 and keeps the bin's minimum of h / 128. One hash
+ * per feature, instead of 128. Bins a short text leaves empty take the
+ * value of the next non-empty bin to the right (circularly) plus a marker
+ * of the distance, which keeps the estimator unbiased enough for texts of
+ * a few shingles. Values are cut to 16 bits; a chance equality costs
+ * 2^-16 per bin.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "neardup.h"
+#include "nd_error.h"
+
+void nd_sketch_begin(nd_sketch_builder *b)
+{
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) b->min[i] = UINT64_MAX;
+    b->count = 0;
+}
+
+void nd_sketch_add(nd_sketch_builder *b, uint64_t h)
+{
+    unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
+    uint64_t v = h / ND_SKETCH_BINS;
+    if (v < b->min[bin]) b->min[bin] = v;
+    b->count++;
+}
+
+void nd_sketch_finish(nd_sketch *out, const nd_sketch_builder *b)
+{
+    if (b->count == 0) {
+        memset(out->bin, 0xff, sizeof out->bin);
+        return;
+    }
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) {
+        unsigned j = i, dist = 0;
+        while (b->min[j] == UINT64_MAX) {
+            j = (j + 1) % ND_SKETCH_BINS;
+            dist++;
+        }
+        /* Top 16 bits of the in-bin minimum, mixed with the borrow distance. */
+        uint64_t v = b->min[j] >> 41;
+        out->bin[i] = (uint16_t)(v ^ (dist * 0x9e37u));
+    }
+}
+
+double nd_sketch_resemblance(const nd_sketch *a, const nd_sketch *b)
+{
+    unsigned eq = 0;
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) eq += a->bin[i] == b->bin[i];
+    return (double)eq / ND_SKETCH_BINS;
+}
+
+static size_t intersect(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        if (a[i] == b[j]) {
+            n++;
+            i++;
+            j++;
+        } else if (a[i] < b[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return n;
+}
+
+double nd_resemblance(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    if (na + nb == 0) return 1.0;
+    size_t in = intersect(a, na, b, nb);
+    return (double)in / (double)(na + nb - in);
+}
+
+double nd_containment(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    if (na == 0) return 1.0;
+    return (double)intersect(a, na, b, nb) / (double)na;
+}
+
+typedef struct set_ctx {
+    uint64_t *v;
+    size_t n, cap;
+    int oom;
+} set_ctx;
+
+static void set_add(uint64_t h, int32_t w, void *p)
+{
+    (void)w;
+    set_ctx *s = p;
+    if (s->oom) return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        uint64_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            s->oom = 1;
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int nd_shingle_set(uint64_t **out, size_t *out_n, const char *text, size_t len, unsigned w)
+{
+    nd_fp_options o = ND_FP_OPTIONS_INIT;
+    set_ctx s = {0};
+    ND_RETURN_IF(!out || !out_n, ND_EINVAL, "nd_shingle_set: NULL output");
+    ND_RETURN_IF(w == 0 || w > 16, ND_EINVAL, "nd_shingle_set: width %u (1..16)", w);
+    o.features = w == 1 ? ND_FEATURES_WORDS : ND_FEATURES_SHINGLES;
+    o.n = w == 1 ? 0 : w;
+    int rc = nd_features(text, len, &o, set_add, &s);
+    if (rc == ND_OK && s.oom) rc = nd_err_set(ND_ENOMEM, "nd_shingle_set: out of memory");
+    if (rc < 0) {
+        free(s.v);
+        return rc;
+    }
+    qsort(s.v, s.n, sizeof *s.v, cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (m == 0 || s.v[i] != s.v[m - 1]) s.v[m++] = s.v[i];
+    if (m == 0) {
+        free(s.v);
+        s.v = NULL;
+    }
+    *out = s.v;
+    *out_n = m;
+    return ND_OK;
+}
