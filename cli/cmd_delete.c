@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
 #include <string.h>
 
 static const char usage[] =
@@ -18,19 +19,25 @@ static const char usage[] =
 
 int cmd_delete(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"sync", no_argument, 0, 's'},
+                                             {"missing-ok", no_argument, 0, 'm'},
+                                             {0, 0, 0, 0}};
     unsigned flags = 0;
-    int missing_ok = 0, first = 1, rc, missing = 0;
+    int missing_ok = 0, first, rc, missing = 0, opt;
     if (cli_wants_help(argc, argv)) {
         cli_usage(stdout, usage);
         return CLI_EXIT_OK;
     }
-    while (first < argc && strncmp(argv[first], "--", 2) == 0) {
-        if (strcmp(argv[first], "--sync") == 0) flags |= ND_DB_SYNC;
-        else if (strcmp(argv[first], "--missing-ok") == 0) missing_ok = 1;
-        else if (strcmp(argv[first], "--") == 0) { first++; break; }
-        else return cli_fail("delete: unknown option '%s'", argv[first]);
-        first++;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (opt == 's') flags |= ND_DB_SYNC;
+        else if (opt == 'm') missing_ok = 1;
+        else {
+            cli_usage(stderr, usage);
+            return CLI_EXIT_USAGE;
+        }
     }
+    first = optind;
     if (argc - first < 2) {
         cli_usage(stderr, usage);
         return cli_fail("delete: need a database and at least one key");
