@@ -6,9 +6,9 @@
  * adds w to counter i where bit i of h is 1 and subtracts it where it is 0.
  * Equivalently counter_i = 2 * pos_i - total, with pos_i the weight of the
  * features whose bit i is set: that is what we keep, because adding "w
- * where the bit is set" is a branch-free masked add that compilers turn
- * into vector code. Features are buffered 32 at a time so the inner loop
- * runs over bit positions with the hashes in registers.
+ * where the bit is set" needs only, per bit, a count of the hashes that
+ * have it. Features are buffered 32 at a time and counted per bit with
+ * byte-lane arithmetic (see flush), the hot loop of fingerprinting.
  */
 #include <string.h>
 
@@ -25,20 +25,41 @@ uint64_t nd_feature_hash(const void *bytes, size_t len)
 
 void nd_simhash_init(nd_simhash *acc) { memset(acc, 0, sizeof *acc); }
 
-/* Fold the buffered features into the counters. For each bit position the
- * loop over the (at most 32) features is a masked sum the compiler
- * vectorises; 64-bit sums cannot overflow for any int32 weights within
- * 2^31 features. */
+/* spread[b]: byte i is bit i of b, so adding spread[] of a hash's bytes
+ * counts, in eight byte lanes per 64-bit word, how many hashes have each
+ * bit set (SWAR: no SIMD intrinsics, no overflow below 256 hashes). */
+#define SP1(b)                                                                         \
+    ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 |                           \
+     (uint64_t)(((b) >> 2) & 1) << 16 | (uint64_t)(((b) >> 3) & 1) << 24 |             \
+     (uint64_t)(((b) >> 4) & 1) << 32 | (uint64_t)(((b) >> 5) & 1) << 40 |             \
+     (uint64_t)(((b) >> 6) & 1) << 48 | (uint64_t)(((b) >> 7) & 1) << 56)
+#define SP4(b) SP1(b), SP1((b) + 1), SP1((b) + 2), SP1((b) + 3)
+#define SP16(b) SP4(b), SP4((b) + 4), SP4((b) + 8), SP4((b) + 12)
+#define SP64(b) SP16(b), SP16((b) + 16), SP16((b) + 32), SP16((b) + 48)
+static const uint64_t spread[256] = {SP64(0), SP64(64), SP64(128), SP64(192)};
+
+/* Fold the buffered features into the counters. Features come in runs of
+ * equal weight (all of a plain text weigh 1): for each run, count per bit
+ * how many hashes have it set — eight table lookups and adds per feature —
+ * then add weight * count to each counter. The sums are exact in 64 bits
+ * (at most 32 features of |weight| < 2^31 per flush), so the counters are
+ * the same as adding feature by feature, whatever the order. */
 static void flush(nd_simhash *acc)
 {
     uint32_t n = acc->pend_n;
-    for (unsigned bit = 0; bit < 64; bit++) {
-        int64_t s = 0;
-        for (uint32_t j = 0; j < n; j++)
-            s += (int64_t)acc->pend_w[j] & -(int64_t)((acc->pend_h[j] >> bit) & 1);
-        acc->pos[bit] += s;
+    for (uint32_t j = 0; j < n;) {
+        int32_t w = acc->pend_w[j];
+        uint64_t lanes[8] = {0};
+        uint32_t k = j;
+        for (; k < n && acc->pend_w[k] == w; k++) {
+            uint64_t h = acc->pend_h[k];
+            for (unsigned b = 0; b < 8; b++) lanes[b] += spread[(h >> (8 * b)) & 0xff];
+        }
+        for (unsigned bit = 0; bit < 64; bit++)
+            acc->pos[bit] += (int64_t)w * (int64_t)((lanes[bit / 8] >> (8 * (bit % 8))) & 0xff);
+        acc->total += (int64_t)w * (int64_t)(k - j);
+        j = k;
     }
-    for (uint32_t j = 0; j < n; j++) acc->total += acc->pend_w[j];
     acc->pend_n = 0;
 }
 

@@ -1,0 +1,195 @@
+/*
+ * bench_fingerprint.c — throughput of nd_fingerprint, in MB of input per
+ * second on one core, over real text found on the machine.
+ *
+ * Two corpora are loaded into memory first, so that only fingerprinting is
+ * timed: plain text (the roff sources of man pages, gzipped under
+ * /usr/share/man and read through zlib, plus /usr/share/common-licenses and
+ * /usr/share/doc/PKG/copyright) and HTML (every .html under /usr/share/doc).
+ * Each mode fingerprints the whole corpus once per run, document by
+ * document, as a crawler would; the report gives the median, minimum and
+ * maximum of the runs. Modes: text with word features, text with the
+ * default features, HTML (ND_FP_HTML) with the default features.
+ *
+ * Single-threaded by construction; pin it to a core with taskset for
+ * stable figures. Uses only <neardup.h> (and zlib to read man pages).
+ * Usage: bench_fingerprint [--runs N] [--max-mb M] [--only words|default|html]
+ *        [--text FILE]... [--html FILE]...  (files given replace the default
+ *        corpus; --max-mb caps each corpus, default 48).
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zlib.h>
+
+#include <neardup.h>
+
+typedef struct doc {
+    char *p;
+    size_t n;
+} doc;
+
+typedef struct corpus {
+    doc *d;
+    size_t n, cap, bytes, max_bytes;
+} corpus;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_fingerprint: %s\n", what);
+    exit(1);
+}
+
+/* Whole file, through zlib: gzread passes plain files through unchanged. */
+static int load_file(corpus *c, const char *path)
+{
+    if (c->bytes >= c->max_bytes) return 0;
+    gzFile f = gzopen(path, "rb");
+    if (!f) return 0;
+    size_t cap = 1 << 16, n = 0;
+    char *p = malloc(cap);
+    if (!p) die("out of memory");
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            p = realloc(p, cap);
+            if (!p) die("out of memory");
+        }
+        int r = gzread(f, p + n, (unsigned)(cap - n));
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    gzclose(f);
+    if (n == 0 || n > ND_MAX_DOC_BYTES) {
+        free(p);
+        return 0;
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 1024;
+        c->d = realloc(c->d, c->cap * sizeof *c->d);
+        if (!c->d) die("out of memory");
+    }
+    c->d[c->n++] = (doc){p, n};
+    c->bytes += n;
+    return 1;
+}
+
+/* Files matching pattern, every stride-th one in sorted order (so a capped
+ * corpus samples the whole set instead of the first letters). */
+static void load_glob(corpus *c, const char *pattern, size_t stride)
+{
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0) return;
+    for (size_t i = 0; i < g.gl_pathc; i += stride) load_file(c, g.gl_pathv[i]);
+    globfree(&g);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sink for the fingerprints, so no call can be optimised away. */
+static volatile uint64_t sink;
+
+static void run_mode(const char *name, const corpus *c, const nd_fp_options *o, int runs)
+{
+    double *mbs = malloc((size_t)runs * sizeof *mbs);
+    if (!mbs) die("out of memory");
+    for (int r = 0; r < runs; r++) {
+        uint64_t x = 0;
+        double t0 = now();
+        for (size_t i = 0; i < c->n; i++) {
+            uint64_t fp;
+            if (nd_fingerprint(&fp, c->d[i].p, c->d[i].n, o) != ND_OK) {
+                fprintf(stderr, "bench_fingerprint: %s\n", nd_errmsg());
+                exit(1);
+            }
+            x ^= fp;
+        }
+        double t = now() - t0;
+        sink ^= x;
+        mbs[r] = (double)c->bytes / 1e6 / t;
+    }
+    qsort(mbs, (size_t)runs, sizeof *mbs, cmp_double);
+    double med = runs % 2 ? mbs[runs / 2] : (mbs[runs / 2 - 1] + mbs[runs / 2]) / 2;
+    printf("%-22s %9.1f %9.1f %9.1f %5d\n", name, med, mbs[0], mbs[runs - 1], runs);
+    fflush(stdout);
+    free(mbs);
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 7;
+    const char *only = NULL;
+    double max_mb = 48;
+    corpus text = {0}, html = {0};
+    const char **tfiles = calloc((size_t)argc, sizeof *tfiles);
+    const char **hfiles = calloc((size_t)argc, sizeof *hfiles);
+    size_t nt = 0, nh = 0;
+    if (!tfiles || !hfiles) die("out of memory");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--max-mb") == 0 && i + 1 < argc) max_mb = atof(argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--text") == 0 && i + 1 < argc) tfiles[nt++] = argv[++i];
+        else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc) hfiles[nh++] = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--runs N] [--max-mb M] [--only words|default|html]\n"
+                            "       [--text FILE]... [--html FILE]...\n", argv[0]);
+            return 2;
+        }
+    }
+    if (runs < 1 || max_mb <= 0) die("--runs and --max-mb must be positive");
+    text.max_bytes = html.max_bytes = (size_t)(max_mb * 1e6);
+
+    if (nt) {
+        for (size_t i = 0; i < nt; i++) load_file(&text, tfiles[i]);
+    } else {
+        load_glob(&text, "/usr/share/common-licenses/*", 1);
+        load_glob(&text, "/usr/share/doc/*/copyright", 1);
+        /* English man pages, sampled across all sections. */
+        load_glob(&text, "/usr/share/man/man[2-8]/*.gz", 2);
+        load_glob(&text, "/usr/share/man/man1/*.gz", 3);
+    }
+    if (nh) {
+        for (size_t i = 0; i < nh; i++) load_file(&html, hfiles[i]);
+    } else {
+        load_glob(&html, "/usr/share/doc/*/*.html", 1);
+        load_glob(&html, "/usr/share/doc/*/*/*.html", 1);
+        load_glob(&html, "/usr/share/doc/*/*/*/*.html", 1);
+    }
+    printf("neardup %s, fingerprint version %u, one thread\n", ND_VERSION_STRING, ND_FP_VERSION);
+    printf("text corpus: %zu documents, %.1f MB; html corpus: %zu documents, %.1f MB\n",
+           text.n, (double)text.bytes / 1e6, html.n, (double)html.bytes / 1e6);
+    printf("%-22s %9s %9s %9s %5s\n", "mode (MB/s)", "median", "min", "max", "runs");
+
+    nd_fp_options words = ND_FP_OPTIONS_INIT, def = ND_FP_OPTIONS_INIT,
+                  hdef = ND_FP_OPTIONS_INIT;
+    words.features = ND_FEATURES_WORDS;
+    hdef.flags = ND_FP_HTML;
+#define WANT(m) (!only || strcmp(only, m) == 0)
+    if (text.n && WANT("words")) run_mode("text, words", &text, &words, runs);
+    if (text.n && WANT("default")) run_mode("text, default", &text, &def, runs);
+    if (html.n && WANT("html")) run_mode("html, default", &html, &hdef, runs);
+    if (!text.n && !html.n) die("no input found");
+
+    for (size_t i = 0; i < text.n; i++) free(text.d[i].p);
+    for (size_t i = 0; i < html.n; i++) free(html.d[i].p);
+    free(text.d);
+    free(html.d);
+    free(tfiles);
+    free(hfiles);
+    return 0;
+}
