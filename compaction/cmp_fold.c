@@ -1,20 +1,22 @@
 /*
- * cmp_fold.c — the compaction that folds fresh entries into runs.
+ * cmp_fold.c — merging sorted values into a table's runs: the fold of
+ * fresh entries (compaction) and the bulk merge of an import.
  *
- * A table is a sequence of keys in order; a "group" is a run followed by
- * the fresh entries up to the next run (or, at the start, fresh entries with
- * no run before them). Folding a group merges the run with its fresh
- * entries and writes the result back as runs of about run_size values;
- * groups without fresh entries are left untouched (not even decoded), so a
- * fold costs a walk over the keys plus work proportional to the groups that
- * changed.
+ * merge_runs() is the one algorithm. For the smallest value x not yet
+ * placed it finds the run covering x (seek_for_prev in the run space) and
+ * the next run's head h2; the group is every new value below h2. The run
+ * (if any) is decoded, merged with the group, deleted and written back as
+ * runs of about run_size values. Runs untouched by new values are never
+ * decoded, so the cost is one seek per touched run plus the values
+ * rewritten.
  *
- * The work is cut into steps. A step holds the engine's writer lock, folds
- * groups until about FOLD_STEP_ENTRIES values were rewritten, and writes
- * one batch: it deletes the old keys and puts the new runs, which hold
- * exactly the same values. Every step therefore preserves the table's set,
- * and a crash between (or during: the batch is atomic) steps loses nothing.
- * Writers run between steps; their fresh entries wait for the next fold.
+ * A fold is cut into steps. A step holds the engine's writer lock, reads up
+ * to FOLD_STEP_ENTRIES fresh values, merges whole groups until about
+ * FOLD_STEP_ENTRIES values were rewritten, deletes the fresh keys it
+ * placed, and writes one batch holding exactly the same set: a crash
+ * between (or during: the batch is atomic) steps loses nothing. A step only
+ * ever reads the database as it was before the step, so groups of one step
+ * never overlap runs the step itself wrote.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,184 +28,184 @@
 #include "storage.h"
 
 #define FOLD_STEP_ENTRIES 65536u
-#define FOLD_STEP_KEYS 262144u /* keys walked per step, even if untouched */
 
-typedef struct fold_state {
+typedef struct merger {
     st_store *s;
     unsigned t, run_size;
     cmp_codec *codec;
-    st_batch *batch;
-    uint64_t *dec;   /* decoded run, CMP_RUN_MAX */
-    st_u64s fresh;   /* fresh entries of the current group */
-    st_u64s merged;  /* run + fresh, merged */
-    int have_run;
-    uint64_t run_key;
-    char *run_val;   /* copy of the current group's run value */
-    size_t run_len, run_cap;
-    uint64_t rewritten, folded;
-} fold_state;
+    uint64_t *dec;  /* decoded run, CMP_RUN_MAX */
+    st_u64s merged; /* run + group, merged */
+} merger;
 
-/* Write group values vals[0..n) as runs of about run_size. */
-static int put_runs(fold_state *f, const uint64_t *vals, size_t n)
+static int merger_init(merger *m, st_store *s, unsigned t, unsigned run_size)
 {
-    size_t nruns = (n + f->run_size / 2) / f->run_size;
-    if (nruns == 0) nruns = 1;
-    while (n / nruns > CMP_RUN_MAX) nruns++;
-    size_t base = n / nruns, extra = n % nruns, at = 0;
-    for (size_t i = 0; i < nruns; i++) {
-        size_t len = base + (i < extra);
-        ND_FORWARD(tbl_put_run(f->batch, f->t, f->codec, vals + at, len));
-        at += len;
-    }
-    return ND_OK;
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    m->t = t;
+    m->run_size = run_size >= 2 ? (run_size <= CMP_RUN_MAX ? run_size : CMP_RUN_MAX) : 2;
+    m->dec = malloc(CMP_RUN_MAX * sizeof *m->dec);
+    ND_RETURN_IF(!m->dec, ND_ENOMEM, "fold: out of memory");
+    return cmp_codec_new(&m->codec);
 }
 
-/* Fold the current group (if it has fresh entries) into the batch. */
-static int flush_group(fold_state *f)
+static void merger_dispose(merger *m)
 {
-    uint8_t kb[8];
-    if (f->fresh.n == 0) goto reset;
-    size_t nrun = 0;
-    if (f->have_run)
-        ND_FORWARD(tbl_decode_value(f->codec, f->dec, &nrun, f->t, f->run_key, f->run_val,
-                                    f->run_len));
-    f->merged.n = 0;
-    size_t i = 0, j = 0;
-    while (i < nrun || j < f->fresh.n) {
-        uint64_t x;
-        if (j == f->fresh.n || (i < nrun && f->dec[i] < f->fresh.v[j])) x = f->dec[i++];
-        else x = f->fresh.v[j++];
-        if (f->merged.n && f->merged.v[f->merged.n - 1] >= x)
-            return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice or out of order", f->t,
-                              (unsigned long long)x);
-        ND_FORWARD(st_u64s_push(&f->merged, x));
-    }
-    /* Deletes first: a new run may reuse an old key, and the later put wins. */
-    if (f->have_run) {
-        nd_store_be64(kb, f->run_key);
-        ND_FORWARD(st_batch_delete(f->batch, ST_CF_TABLE(f->t), kb, 8));
-    }
-    for (size_t k = 0; k < f->fresh.n; k++) {
-        nd_store_be64(kb, f->fresh.v[k]);
-        ND_FORWARD(st_batch_delete(f->batch, ST_CF_TABLE(f->t), kb, 8));
-    }
-    ND_FORWARD(put_runs(f, f->merged.v, f->merged.n));
-    f->rewritten += f->merged.n;
-    f->folded += f->fresh.n;
-reset:
-    f->fresh.n = 0;
-    f->have_run = 0;
-    return ND_OK;
+    cmp_codec_free(m->codec);
+    free(m->dec);
+    st_u64s_dispose(&m->merged);
 }
 
-static int start_group(fold_state *f, uint64_t key, const char *val, size_t len)
+/* Key value of the run-space entry under the iterator; 0 if it is not on
+ * one (then *rc may hold a corruption error). */
+static int on_run(st_iter *it, unsigned t, uint64_t *head, int *rc)
 {
-    if (len > f->run_cap) {
-        char *nv = realloc(f->run_val, len);
-        ND_RETURN_IF(!nv, ND_ENOMEM, "fold: out of memory");
-        f->run_val = nv;
-        f->run_cap = len;
-    }
-    memcpy(f->run_val, val, len);
-    f->run_len = len;
-    f->run_key = key;
-    f->have_run = 1;
-    return ND_OK;
+    size_t klen;
+    char tag;
+    if (!st_iter_valid(it)) return 0;
+    const char *k = st_iter_key(it, &klen);
+    if (klen == 0 || k[0] != TBL_RUN) return 0;
+    *rc = tbl_parse_key(&tag, head, t, k, klen);
+    return *rc == ND_OK;
 }
 
-/* One step from key *pos (inclusive); sets *done at the end of the table. */
-static int fold_step(fold_state *f, uint64_t *pos, int *done, int sync)
+/* Stage into b the merge of vals[0..n) (ascending, distinct, none stored in
+ * the table) into the runs read through it. Stops after the group that
+ * makes the rewritten values reach max_rewrite; *consumed = values placed. */
+static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals, size_t n,
+                      uint64_t max_rewrite, size_t *consumed)
 {
-    st_iter *it = NULL;
-    uint8_t kb[8];
-    size_t keys = 0;
-    int rc;
-    f->rewritten = 0;
-    f->fresh.n = 0;
-    f->have_run = 0;
-    st_batch_clear(f->batch);
-    ND_TRY(st_iter_new(&it, f->s, ST_CF_TABLE(f->t), NULL, 1));
-    /* Start at the run covering pos, so a group is never cut in two. */
-    nd_store_be64(kb, *pos);
-    st_iter_seek_for_prev(it, kb, 8);
-    while (st_iter_valid(it)) {
-        size_t vlen;
-        const char *v = st_iter_value(it, &vlen);
-        if (!(vlen == 1 && v[0] == 'F')) break;
-        st_iter_prev(it);
-    }
-    if (!st_iter_valid(it)) st_iter_seek(it, kb, 8);
-    *done = 1;
-    for (; st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen;
-        const char *k = st_iter_key(it, &klen);
-        const char *v = st_iter_value(it, &vlen);
-        if (klen != 8) ND_FAIL(ND_ECORRUPT, "table %u: key of %zu bytes", f->t, klen);
-        uint64_t key = nd_load_be64(k);
-        int fresh = vlen == 1 && v[0] == 'F';
-        if (!fresh) {
-            ND_TRY(flush_group(f));
-            if (f->rewritten >= FOLD_STEP_ENTRIES || keys >= FOLD_STEP_KEYS) {
-                *pos = key; /* next step starts at this run */
-                *done = 0;
-                break;
-            }
-            ND_TRY(start_group(f, key, v, vlen));
+    uint8_t kb[TBL_KEY_LEN];
+    uint64_t rewritten = 0;
+    size_t i = 0;
+    int rc = ND_OK;
+    while (i < n && rewritten < max_rewrite) {
+        uint64_t x = vals[i], head = 0, next = 0;
+        int have_run, have_next;
+        size_t nrun = 0, vlen;
+        tbl_key(kb, TBL_RUN, x);
+        st_iter_seek_for_prev(it, kb, sizeof kb);
+        have_run = on_run(it, m->t, &head, &rc);
+        ND_FORWARD(rc);
+        if (have_run) {
+            const char *val = st_iter_value(it, &vlen);
+            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, head, val, vlen));
+            st_iter_next(it);
         } else {
-            ND_TRY(st_u64s_push(&f->fresh, key));
-            if (f->fresh.n >= FOLD_STEP_ENTRIES) {
-                /* A long stretch of fresh entries (a bulk load): fold what
-                 * we have; the rest lies above it and starts the next step. */
-                ND_TRY(flush_group(f));
-                st_iter_next(it);
-                if (st_iter_valid(it)) {
-                    k = st_iter_key(it, &klen);
-                    if (klen == 8) {
-                        *pos = nd_load_be64(k);
-                        *done = 0;
-                    }
-                }
-                break;
-            }
+            st_iter_seek(it, kb, sizeof kb);
         }
-        keys++;
+        have_next = on_run(it, m->t, &next, &rc);
+        ND_FORWARD(rc);
+        ND_FORWARD(st_iter_status(it));
+        size_t j = i;
+        while (j < n && (!have_next || vals[j] < next)) j++;
+        /* Merge run values dec[0..nrun) with vals[i..j). */
+        m->merged.n = 0;
+        size_t a = 0, g = i;
+        while (a < nrun || g < j) {
+            uint64_t v;
+            if (g == j || (a < nrun && m->dec[a] < vals[g])) v = m->dec[a++];
+            else v = vals[g++];
+            if (m->merged.n && m->merged.v[m->merged.n - 1] >= v)
+                return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice or out of order",
+                                  m->t, (unsigned long long)v);
+            ND_FORWARD(st_u64s_push(&m->merged, v));
+        }
+        /* Delete first: a new run may reuse the old key, and the later put
+         * of a batch wins. */
+        if (have_run) {
+            tbl_key(kb, TBL_RUN, head);
+            ND_FORWARD(st_batch_delete(b, ST_CF_TABLE(m->t), kb, sizeof kb));
+        }
+        ND_FORWARD(tbl_put_runs(b, m->t, m->codec, m->run_size, m->merged.v, m->merged.n));
+        rewritten += m->merged.n;
+        i = j;
     }
-    if (*done) ND_TRY(flush_group(f));
-    ND_TRY(st_iter_status(it));
-    if (st_batch_count(f->batch)) ND_TRY(st_write(f->s, f->batch, sync));
-    rc = ND_OK;
+    *consumed = i;
+    return ND_OK;
+}
+
+int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
+                   const uint64_t *vals, size_t n)
+{
+    merger m;
+    st_iter *it = NULL;
+    size_t consumed;
+    int rc;
+    ND_TRY(merger_init(&m, s, t, run_size));
+    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
+    ND_TRY(merge_runs(&m, b, it, vals, n, UINT64_MAX, &consumed));
 cleanup:
     st_iter_free(it);
+    merger_dispose(&m);
+    return rc;
+}
+
+/* One fold step from fresh value *pos; sets *done when no fresh entry is
+ * left at or above it. */
+static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int *done,
+                     int sync, uint64_t *folded)
+{
+    st_iter *fit = NULL, *rit = NULL;
+    uint8_t kb[TBL_KEY_LEN];
+    size_t consumed = 0;
+    int rc = ND_OK;
+    st_batch_clear(b);
+    fresh->n = 0;
+    ND_TRY(st_iter_new(&fit, m->s, ST_CF_TABLE(m->t), NULL, 1));
+    tbl_key(kb, TBL_FRESH, *pos);
+    for (st_iter_seek(fit, kb, sizeof kb); fresh->n < FOLD_STEP_ENTRIES && st_iter_valid(fit);
+         st_iter_next(fit)) {
+        size_t klen;
+        char tag;
+        uint64_t v;
+        const char *k = st_iter_key(fit, &klen);
+        if (klen == 0 || k[0] != TBL_FRESH) break;
+        ND_TRY(tbl_parse_key(&tag, &v, m->t, k, klen));
+        ND_TRY(st_u64s_push(fresh, v));
+    }
+    ND_TRY(st_iter_status(fit));
+    if (fresh->n == 0) {
+        *done = 1;
+        goto cleanup;
+    }
+    ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));
+    ND_TRY(merge_runs(m, b, rit, fresh->v, fresh->n, FOLD_STEP_ENTRIES, &consumed));
+    for (size_t i = 0; i < consumed; i++) {
+        tbl_key(kb, TBL_FRESH, fresh->v[i]);
+        ND_TRY(st_batch_delete(b, ST_CF_TABLE(m->t), kb, sizeof kb));
+    }
+    ND_TRY(st_write(m->s, b, sync));
+    *folded += consumed;
+    uint64_t last = fresh->v[consumed - 1];
+    *done = last == UINT64_MAX;
+    *pos = last + 1;
+cleanup:
+    st_iter_free(fit);
+    st_iter_free(rit);
     return rc;
 }
 
 int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync, st_lock_fn lock,
                   st_lock_fn unlock, void *payload, uint64_t *out_folded)
 {
-    fold_state f = {0};
-    uint64_t pos = 0;
+    merger m;
+    st_batch *b = NULL;
+    st_u64s fresh = {0};
+    uint64_t pos = 0, folded = 0;
     int done = 0, rc;
-    f.s = s;
-    f.t = t;
-    f.run_size = run_size >= 2 ? (run_size <= CMP_RUN_MAX ? run_size : CMP_RUN_MAX) : 2;
-    f.dec = malloc(CMP_RUN_MAX * sizeof *f.dec);
-    if (!f.dec) ND_FAIL(ND_ENOMEM, "fold: out of memory");
-    ND_TRY(cmp_codec_new(&f.codec));
-    ND_TRY(st_batch_new(&f.batch, s));
+    ND_TRY(merger_init(&m, s, t, run_size));
+    ND_TRY(st_batch_new(&b, s));
     while (!done) {
         if (lock) lock(payload);
-        rc = fold_step(&f, &pos, &done, sync);
+        rc = fold_step(&m, b, &fresh, &pos, &done, sync, &folded);
         if (unlock) unlock(payload);
         if (rc < 0) goto cleanup;
     }
     rc = ND_OK;
 cleanup:
-    if (out_folded) *out_folded = f.folded;
-    st_batch_free(f.batch);
-    cmp_codec_free(f.codec);
-    st_u64s_dispose(&f.fresh);
-    st_u64s_dispose(&f.merged);
-    free(f.run_val);
-    free(f.dec);
+    if (out_folded) *out_folded = folded;
+    st_batch_free(b);
+    st_u64s_dispose(&fresh);
+    merger_dispose(&m);
     return rc;
 }

@@ -49,6 +49,12 @@ struct st_iter {
     rocksdb_iterator_t *it;
 };
 
+struct st_snap {
+    rocksdb_t *db;
+    const rocksdb_snapshot_t *snap;
+    rocksdb_readoptions_t *ropts;
+};
+
 static const char *const fixed_cf_names[ST_CF_TABLE0] = {"meta", "docs", "rev"};
 
 /* ---- errors ----------------------------------------------------------- */
@@ -127,7 +133,10 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     rocksdb_options_set_create_missing_column_families(s->opts, 1);
     rocksdb_options_set_keep_log_file_num(s->opts, 3);
     rocksdb_options_set_max_open_files(s->opts, 512);
-    rocksdb_options_set_info_log_level(s->opts, 3 /* ERROR */);
+    /* FATAL only: after a full disk, RocksDB 7.8 asserts when its info log
+     * (on the same full disk) is appended to again; our errors reach the
+     * caller through return codes, not that log. */
+    rocksdb_options_set_info_log_level(s->opts, 4 /* FATAL */);
     rocksdb_options_increase_parallelism(s->opts, 2);
 
     rocksdb_block_based_options_set_block_cache(s->small_bbt, s->cache);
@@ -171,7 +180,11 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
     if (!create) {
         size_t len = 0;
         char **list = rocksdb_list_column_families(s->opts, path, &len, &err);
-        if (err) return take_error(err, path);
+        if (err) {
+            /* RocksDB 7.8 hands back a malloc(0) list even on failure. */
+            if (list) rocksdb_list_column_families_destroy(list, len);
+            return take_error(err, path);
+        }
         ntables = 0;
         for (size_t i = 0; i < len; i++)
             if (list[i][0] == 't' && strlen(list[i]) == 3) ntables++;
@@ -348,6 +361,43 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
     rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, s->cf[cf]);
     it->it = b ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, s->cf[cf]) : base;
+    if (!it->it) {
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
+int st_snap_new(st_snap **out, st_store *s)
+{
+    st_snap *sn = calloc(1, sizeof *sn);
+    ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
+    sn->db = s->db;
+    sn->ropts = rocksdb_readoptions_create();
+    sn->snap = rocksdb_create_snapshot(s->db);
+    if (!sn->ropts || !sn->snap) {
+        st_snap_free(sn);
+        return nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
+    }
+    rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
+    *out = sn;
+    return ND_OK;
+}
+
+void st_snap_free(st_snap *sn)
+{
+    if (!sn) return;
+    if (sn->snap) rocksdb_release_snapshot(sn->db, sn->snap);
+    if (sn->ropts) rocksdb_readoptions_destroy(sn->ropts);
+    free(sn);
+}
+
+int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
+{
+    st_iter *it = calloc(1, sizeof *it);
+    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
+    it->it = rocksdb_create_iterator_cf(s->db, snap->ropts, s->cf[cf]);
     if (!it->it) {
         free(it);
         return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");

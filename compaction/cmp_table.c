@@ -1,11 +1,12 @@
 /*
  * cmp_table.c — operations on one permuted table: range reads, inserts,
- * removals and full scans, over the key/value layout of storage.h.
+ * removals and full scans, over the key layout of cmp_table.h.
  *
- * A table family maps BE64(v) to 'F' (a fresh single entry v) or to 'R' +
- * an encoded run whose head is v. Runs cover disjoint ranges; a fresh entry
- * may lie between the values of a run (until the fold merges it) but never
- * equals one. Reads go through st_iter, so this file never sees RocksDB.
+ * A range read [lo, hi] costs two seeks on one iterator (one view of the
+ * table): seek_for_prev in the run space finds the run that may cover lo,
+ * then the runs up to hi follow in order; a seek in the fresh space finds
+ * the fresh entries in [lo, hi]. The two sorted lists are merged. Reads go
+ * through st_iter, so this file never sees RocksDB.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 struct st_reader {
     st_store *store;
     cmp_codec *codec;
-    uint64_t *buf; /* decoded run, CMP_RUN_MAX values */
+    uint64_t *buf;  /* decoded run, CMP_RUN_MAX values */
+    st_u64s fresh;  /* scratch: fresh entries of one range */
 };
 
 int st_u64s_push(st_u64s *a, uint64_t x)
@@ -60,87 +62,125 @@ void st_reader_free(st_reader *r)
 {
     if (!r) return;
     cmp_codec_free(r->codec);
+    st_u64s_dispose(&r->fresh);
     free(r->buf);
     free(r);
 }
 
-int tbl_decode_value(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t key,
-                     const char *val, size_t vlen)
+/* ---- key layout ------------------------------------------------------- */
+
+void tbl_key(uint8_t out[TBL_KEY_LEN], char tag, uint64_t v)
 {
-    if (vlen == 1 && val[0] == 'F') {
-        buf[0] = key;
-        *n = 1;
-        return ND_OK;
-    }
-    if (vlen >= 1 && val[0] == 'R') {
-        int rc = cmp_run_decode(c, buf, CMP_RUN_MAX, n, key, val + 1, vlen - 1);
-        if (rc < 0)
-            return nd_err_wrap(rc == ND_ELIMIT ? ND_ECORRUPT : rc,
-                               "table %u, run %016llx", t, (unsigned long long)key);
-        return ND_OK;
-    }
-    return nd_err_set(ND_ECORRUPT, "table %u, key %016llx: unknown value tag", t,
-                      (unsigned long long)key);
+    out[0] = (uint8_t)tag;
+    nd_store_be64(out + 1, v);
 }
 
-/* Position it on the entry that may hold x: x's own key, else the run
- * starting at or before x. Fresh entries below x are stepped over, since a
- * run further back may still cover x. Invalid if nothing starts <= x. */
-static void seek_covering(st_iter *it, uint64_t x)
+int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t klen)
 {
-    uint8_t kb[8];
-    nd_store_be64(kb, x);
-    st_iter_seek_for_prev(it, kb, 8);
-    while (st_iter_valid(it)) {
-        size_t klen, vlen;
-        const char *k = st_iter_key(it, &klen);
-        const char *v = st_iter_value(it, &vlen);
-        if (!(vlen == 1 && v[0] == 'F') || klen != 8 || nd_load_be64(k) == x) return;
-        st_iter_prev(it);
-    }
+    if (klen != TBL_KEY_LEN || (key[0] != TBL_FRESH && key[0] != TBL_RUN))
+        return nd_err_set(ND_ECORRUPT, "table %u: malformed key (%zu bytes, tag 0x%02x)", t,
+                          klen, klen ? (unsigned)(unsigned char)key[0] : 0u);
+    *tag = key[0];
+    *v = nd_load_be64(key + 1);
+    return ND_OK;
 }
 
-static int cmp_u64(const void *a, const void *b)
+int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t head,
+                   const char *val, size_t vlen)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    int rc = cmp_run_decode(c, buf, CMP_RUN_MAX, n, head, val, vlen);
+    if (rc < 0)
+        return nd_err_wrap(rc == ND_ELIMIT ? ND_ECORRUPT : rc, "table %u, run %016llx", t,
+                           (unsigned long long)head);
+    return ND_OK;
+}
+
+int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, size_t n)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    size_t cap = cmp_run_bound(n), len;
+    uint8_t *buf = malloc(cap);
+    ND_RETURN_IF(!buf, ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
+    int rc = cmp_run_encode(c, buf, cap, &len, vals, n);
+    tbl_key(kb, TBL_RUN, vals[0]);
+    if (rc == ND_OK) rc = st_batch_put(b, ST_CF_TABLE(t), kb, sizeof kb, buf, len);
+    free(buf);
+    return rc;
+}
+
+int tbl_put_runs(st_batch *b, unsigned t, cmp_codec *c, unsigned run_size, const uint64_t *vals,
+                 size_t n)
+{
+    if (run_size < 1) run_size = 1;
+    size_t nruns = (n + run_size / 2) / run_size;
+    if (nruns == 0) nruns = 1;
+    while (n / nruns > CMP_RUN_MAX) nruns++;
+    size_t base = n / nruns, extra = n % nruns, at = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        size_t len = base + (i < extra);
+        ND_FORWARD(tbl_put_run(b, t, c, vals + at, len));
+        at += len;
+    }
+    return ND_OK;
+}
+
+/* ---- reads ------------------------------------------------------------ */
+
+/* Is the iterator on a key of space tag? Sets *v to its value. A key of
+ * the right tag but the wrong length is corruption. */
+static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
+{
+    size_t klen;
+    char ktag;
+    if (!st_iter_valid(it)) return 0;
+    const char *k = st_iter_key(it, &klen);
+    if (klen == 0 || k[0] != tag) return 0;
+    *rc = tbl_parse_key(&ktag, v, t, k, klen);
+    return *rc == ND_OK;
 }
 
 int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *out)
 {
     st_iter *it = NULL;
-    uint8_t kb[8];
+    uint8_t kb[TBL_KEY_LEN];
     size_t start = out->n;
-    int rc, sorted = 1;
+    uint64_t v;
+    int rc = ND_OK;
     ND_FORWARD(st_iter_new(&it, r->store, ST_CF_TABLE(t), NULL, 1));
-    /* The run that may hold lo starts at or before lo. */
-    nd_store_be64(kb, lo);
-    seek_covering(it, lo);
-    if (!st_iter_valid(it)) st_iter_seek(it, kb, 8);
-    for (; st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen, n;
-        const char *k = st_iter_key(it, &klen);
-        const char *v = st_iter_value(it, &vlen);
-        if (klen != 8) ND_FAIL(ND_ECORRUPT, "table %u: key of %zu bytes", t, klen);
-        uint64_t key = nd_load_be64(k);
-        if (key > hi) break;
-        if (vlen == 1 && v[0] == 'F') {
-            if (key < lo) continue;
-            if (out->n > start && out->v[out->n - 1] > key) sorted = 0;
-            ND_TRY(st_u64s_push(out, key));
-            continue;
-        }
-        ND_TRY(tbl_decode_value(r->codec, r->buf, &n, t, key, v, vlen));
-        for (size_t i = 0; i < n; i++) {
-            if (r->buf[i] < lo) continue;
-            if (r->buf[i] > hi) break;
-            if (out->n > start && out->v[out->n - 1] > r->buf[i]) sorted = 0;
-            ND_TRY(st_u64s_push(out, r->buf[i]));
+    /* Runs: the one covering lo starts at or before it. */
+    tbl_key(kb, TBL_RUN, lo);
+    st_iter_seek_for_prev(it, kb, sizeof kb);
+    if (!at_space(it, TBL_RUN, t, &v, &rc)) {
+        ND_TRY(rc);
+        st_iter_seek(it, kb, sizeof kb);
+    }
+    for (; at_space(it, TBL_RUN, t, &v, &rc) && v <= hi; st_iter_next(it)) {
+        size_t vlen, n;
+        const char *val = st_iter_value(it, &vlen);
+        ND_TRY(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
+        for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
+            if (r->buf[i] >= lo) ND_TRY(st_u64s_push(out, r->buf[i]));
+    }
+    ND_TRY(rc);
+    ND_TRY(st_iter_status(it));
+    /* Fresh entries in [lo, hi]. */
+    r->fresh.n = 0;
+    tbl_key(kb, TBL_FRESH, lo);
+    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_FRESH, t, &v, &rc) && v <= hi;
+         st_iter_next(it))
+        ND_TRY(st_u64s_push(&r->fresh, v));
+    ND_TRY(rc);
+    ND_TRY(st_iter_status(it));
+    if (r->fresh.n) { /* merge the two ascending lists in place, from the back */
+        size_t nr = out->n - start, nf = r->fresh.n;
+        for (size_t i = 0; i < nf; i++) ND_TRY(st_u64s_push(out, 0));
+        uint64_t *a = out->v + start;
+        size_t i = nr, j = nf, w = nr + nf;
+        while (j > 0) {
+            if (i > 0 && a[i - 1] > r->fresh.v[j - 1]) a[--w] = a[--i];
+            else a[--w] = r->fresh.v[--j];
         }
     }
-    ND_TRY(st_iter_status(it));
-    if (!sorted) qsort(out->v + start, out->n - start, sizeof *out->v, cmp_u64);
-    rc = ND_OK;
 cleanup:
     st_iter_free(it);
     return rc;
@@ -149,55 +189,41 @@ cleanup:
 int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
 {
     (void)s;
-    uint8_t kb[8];
-    nd_store_be64(kb, pfp);
-    return st_batch_put(b, ST_CF_TABLE(t), kb, 8, "F", 1);
-}
-
-int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, size_t n)
-{
-    uint8_t kb[8];
-    nd_store_be64(kb, vals[0]);
-    if (n == 1) return st_batch_put(b, ST_CF_TABLE(t), kb, 8, "F", 1);
-    size_t cap = cmp_run_bound(n) + 1, len;
-    uint8_t *buf = malloc(cap);
-    ND_RETURN_IF(!buf, ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
-    buf[0] = 'R';
-    int rc = cmp_run_encode(c, buf + 1, cap - 1, &len, vals, n);
-    if (rc == ND_OK) rc = st_batch_put(b, ST_CF_TABLE(t), kb, 8, buf, len + 1);
-    free(buf);
-    return rc;
+    uint8_t kb[TBL_KEY_LEN];
+    tbl_key(kb, TBL_FRESH, pfp);
+    return st_batch_put(b, ST_CF_TABLE(t), kb, sizeof kb, "", 0);
 }
 
 int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
 {
-    uint8_t kb[8];
+    uint8_t kb[TBL_KEY_LEN];
     st_iter *it = NULL;
     cmp_codec *c = NULL;
-    uint64_t *vals = NULL;
+    uint64_t *vals = NULL, head;
+    char *fv = NULL;
+    size_t flen, vlen, n;
     int rc;
-    nd_store_be64(kb, pfp);
-    /* Through the batch: earlier changes of the same batch are seen. */
+    /* A fresh entry: delete its key. */
+    tbl_key(kb, TBL_FRESH, pfp);
+    rc = st_batch_get(s, b, ST_CF_TABLE(t), kb, sizeof kb, &fv, &flen);
+    free(fv);
+    if (rc == ND_OK) return st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb);
+    ND_FORWARD(rc == ND_ENOTFOUND ? ND_OK : rc);
+    /* Else the run covering it, read through the batch (earlier changes
+     * of the same batch are seen), rewritten without it. */
     ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
-    seek_covering(it, pfp);
-    if (!st_iter_valid(it)) {
+    tbl_key(kb, TBL_RUN, pfp);
+    st_iter_seek_for_prev(it, kb, sizeof kb);
+    rc = ND_OK;
+    if (!at_space(it, TBL_RUN, t, &head, &rc)) {
+        ND_TRY(rc);
         ND_TRY(st_iter_status(it));
         ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
     }
-    size_t klen, vlen, n;
-    const char *k = st_iter_key(it, &klen);
-    const char *v = st_iter_value(it, &vlen);
-    if (klen != 8) ND_FAIL(ND_ECORRUPT, "table %u: key of %zu bytes", t, klen);
-    uint64_t key = nd_load_be64(k);
-    if (vlen == 1 && v[0] == 'F') {
-        if (key != pfp)
-            ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
-        rc = st_batch_delete(b, ST_CF_TABLE(t), kb, 8);
-        goto cleanup;
-    }
+    const char *val = st_iter_value(it, &vlen);
     vals = malloc(CMP_RUN_MAX * sizeof *vals);
     if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(tbl_decode_value(c, vals, &n, t, key, v, vlen));
+    ND_TRY(tbl_decode_run(c, vals, &n, t, head, val, vlen));
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -209,9 +235,8 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
     n--;
     if (lo == 0) { /* the head goes: the run moves to a new key */
-        uint8_t old[8];
-        nd_store_be64(old, key);
-        ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), old, 8));
+        tbl_key(kb, TBL_RUN, head);
+        ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
     }
     rc = n ? tbl_put_run(b, t, c, vals, n) : ND_OK;
 cleanup:
@@ -221,54 +246,112 @@ cleanup:
     return rc;
 }
 
+/* ---- full scan -------------------------------------------------------- */
+
+/* A full scan walks both spaces of one snapshot side by side, so the
+ * callback sees every value once and in nearly ascending order: the fresh
+ * entries below a run come before it, those inside its range right after
+ * it. Fresh values inside a run's range are checked against the run. */
+typedef struct scan_state {
+    unsigned t;
+    st_iter *fresh;      /* positioned in the fresh space */
+    const uint64_t *run; /* the previous run's values, for the overlap check */
+    size_t nrun;
+    st_table_cb cb;
+    void *payload;
+} scan_state;
+
+static int in_sorted(const uint64_t *a, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && a[lo] == x;
+}
+
+/* Emit fresh entries below limit (all when have_limit is 0). */
+static int emit_fresh(scan_state *st, int have_limit, uint64_t limit)
+{
+    uint64_t v;
+    int rc = ND_OK;
+    for (; at_space(st->fresh, TBL_FRESH, st->t, &v, &rc); st_iter_next(st->fresh)) {
+        if (have_limit && v >= limit) return ND_OK;
+        if (st->nrun && v <= st->run[st->nrun - 1] && in_sorted(st->run, st->nrun, v))
+            return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice", st->t,
+                              (unsigned long long)v);
+        rc = st->cb(&v, 1, 0, TBL_KEY_LEN, st->payload);
+        if (rc) return rc;
+    }
+    ND_FORWARD(rc);
+    return st_iter_status(st->fresh);
+}
+
 int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
 {
+    st_snap *snap = NULL;
     st_iter *it = NULL;
     cmp_codec *c = NULL;
-    uint64_t *vals = malloc(CMP_RUN_MAX * sizeof *vals);
-    uint64_t *last = malloc(CMP_RUN_MAX * sizeof *last); /* previous run */
-    size_t nlast = 0;
-    int rc, have_prev = 0;
-    uint64_t prev_max = 0;
-    if (!vals || !last) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    uint8_t kb[TBL_KEY_LEN];
+    uint64_t *bufs[2] = {malloc(CMP_RUN_MAX * sizeof(uint64_t)),
+                         malloc(CMP_RUN_MAX * sizeof(uint64_t))};
+    scan_state st = {.t = t, .cb = cb, .payload = payload};
+    int rc, cur = 0, have_prev = 0;
+    uint64_t head, prev_max = 0;
+    if (!bufs[0] || !bufs[1]) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(cmp_codec_new(&c));
-    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
-    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen, n;
+    ND_TRY(st_snap_new(&snap, s));
+    ND_TRY(st_iter_new_at(&it, s, ST_CF_TABLE(t), snap));
+    ND_TRY(st_iter_new_at(&st.fresh, s, ST_CF_TABLE(t), snap));
+    /* Keys outside the two spaces are corruption: one sorting before the
+     * fresh space is first, one between the spaces ends the fresh walk,
+     * one after the run space ends the run walk. */
+    st_iter_seek_first(it);
+    if (st_iter_valid(it)) {
+        size_t klen;
+        char tag;
         const char *k = st_iter_key(it, &klen);
-        const char *v = st_iter_value(it, &vlen);
-        if (klen != 8) ND_FAIL(ND_ECORRUPT, "table %u: key of %zu bytes", t, klen);
-        uint64_t key = nd_load_be64(k);
-        int is_run = !(vlen == 1 && v[0] == 'F');
-        ND_TRY(tbl_decode_value(c, vals, &n, t, key, v, vlen));
-        if (is_run) {
-            if (have_prev && key <= prev_max)
-                ND_FAIL(ND_ECORRUPT, "table %u: run %016llx overlaps the previous run", t,
-                        (unsigned long long)key);
-            have_prev = 1;
-            prev_max = vals[n - 1];
-            memcpy(last, vals, n * sizeof *vals);
-            nlast = n;
-        } else if (have_prev && key <= prev_max) {
-            /* A fresh entry inside the previous run's range must not
-             * duplicate one of its values. */
-            size_t lo = 0, hi = nlast;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (last[mid] < key) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo < nlast && last[lo] == key)
-                ND_FAIL(ND_ECORRUPT, "table %u: %016llx stored twice", t, (unsigned long long)key);
-        }
-        rc = cb(vals, n, is_run, klen + vlen, payload);
+        ND_TRY(tbl_parse_key(&tag, &head, t, k, klen));
+    }
+    ND_TRY(st_iter_status(it));
+    tbl_key(kb, TBL_FRESH, 0);
+    st_iter_seek(st.fresh, kb, sizeof kb);
+    tbl_key(kb, TBL_RUN, 0);
+    rc = ND_OK;
+    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &head, &rc);
+         st_iter_next(it)) {
+        size_t vlen, n;
+        const char *val = st_iter_value(it, &vlen);
+        rc = emit_fresh(&st, 1, head);
+        if (rc) goto cleanup; /* an error, or the callback's stop */
+        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, head, val, vlen));
+        if (have_prev && head <= prev_max)
+            ND_FAIL(ND_ECORRUPT, "table %u: run %016llx overlaps the previous run", t,
+                    (unsigned long long)head);
+        have_prev = 1;
+        prev_max = bufs[cur][n - 1];
+        st.run = bufs[cur];
+        st.nrun = n;
+        cur ^= 1;
+        rc = cb(st.run, n, 1, TBL_KEY_LEN + vlen, payload);
         if (rc) goto cleanup;
     }
-    rc = st_iter_status(it);
+    ND_TRY(rc);
+    ND_TRY(st_iter_status(it));
+    if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
+    rc = emit_fresh(&st, 0, 0);
+    if (rc) goto cleanup;
+    if (at_space(st.fresh, TBL_RUN, t, &head, &rc) == 0 && st_iter_valid(st.fresh))
+        ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
+    ND_TRY(rc);
 cleanup:
     st_iter_free(it);
+    st_iter_free(st.fresh);
+    st_snap_free(snap);
     cmp_codec_free(c);
-    free(vals);
-    free(last);
+    free(bufs[0]);
+    free(bufs[1]);
     return rc;
 }

@@ -11,12 +11,11 @@
  *   cf "meta"  : small text records (format version, plan, fp config, counters)
  *   cf "docs"  : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
  *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
- *   cf "tNN"   : table NN (00..63): keys are BE64 permuted fingerprints.
- *                value 'F'           : a fresh single entry (the key itself)
- *                value 'R' + bytes   : a run whose head is the key, encoded by
- *                                      cmp_codec; runs cover disjoint ranges
- *                                      [head, next key) and fresh entries
- *                                      never equal a value inside a run.
+ *   cf "tNN"   : table NN (00..63) of permuted fingerprints, in two key
+ *                spaces (cmp_table.h): 'F' || BE64(v) -> "" for a fresh
+ *                entry, 'R' || BE64(head) -> encoded run. Runs cover
+ *                disjoint ranges [head, next head); a fresh value never
+ *                equals a value inside a run.
  *
  * Thread-safety: reads (st_get, iterators, st_table_range) from any thread;
  * writes are serialised by the engine (it holds its write mutex around
@@ -82,11 +81,19 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
 /* Apply atomically across all families; sync = fsync the WAL first. */
 int st_write(st_store *s, st_batch *b, int sync);
 
+/* ---- snapshots ----------------------------------------------------- */
+/* A point-in-time view shared by several iterators. */
+typedef struct st_snap st_snap;
+int st_snap_new(st_snap **out, st_store *s);
+void st_snap_free(st_snap *snap); /* accepts NULL; free its iterators first */
+
 /* ---- iterators ----------------------------------------------------- */
 /* Iterator over one family. If b is non-NULL it sees the batch's writes
  * over the database; if consistent is nonzero it reads one snapshot. */
 int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
                 int consistent);
+/* Iterator over one family as of snapshot snap. */
+int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
 void st_iter_seek(st_iter *it, const void *key, size_t klen);
 void st_iter_seek_first(st_iter *it);
@@ -137,6 +144,13 @@ typedef void (*st_lock_fn)(void *payload);
 int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync,
                   st_lock_fn lock, st_lock_fn unlock, void *payload,
                   uint64_t *out_folded);
+
+/* Stage into b the merge of vals[0..n) (ascending, distinct, none already
+ * in table t) into the table's runs (the bulk path of an import: no fresh
+ * entries). Reads the database as it is, not b, so call it once per table
+ * and batch. */
+int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
+                   const uint64_t *vals, size_t n);
 
 /* Visit table t in key order: for every key, cb gets the decoded entries
  * (ascending, head first), whether it is a run, and its stored bytes (key

@@ -286,15 +286,23 @@ static void test_corrupt_value(void **state)
     st_open_opts o = {.create = 1, .ntables = 1};
     assert_int_equal(st_open(&s, path, &o), ND_OK);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
-    uint8_t key[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 8, "R\x01\x05garbage", 10), ND_OK);
+    uint8_t key[9] = {'R', 1, 2, 3, 4, 5, 6, 7, 8};
+    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 9, "\x01\x05garbage", 9), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
     assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, &out), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "table 0"));
     assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
     st_batch_clear(b);
-    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 8, "X", 1), ND_OK);
+    assert_int_equal(st_batch_delete(b, ST_CF_TABLE(0), key, 9), ND_OK);
+    key[0] = 'X'; /* a key outside both spaces */
+    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 9, "", 0), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_delete(b, ST_CF_TABLE(0), key, 9), ND_OK);
+    key[0] = 'F'; /* a fresh key of the wrong length */
+    assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 8, "", 0), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
     st_u64s_dispose(&out);
