@@ -122,16 +122,48 @@ static int normalise_slow(buf *out, const unsigned char *s, size_t n)
     return rc;
 }
 
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGH (ONES * 0x80)
+
+/* Lower-case A-Z in eight ASCII bytes at once. Every byte is below 0x80,
+ * so the additions never carry from one byte into the next: the high bit
+ * of byte + (0x80 - 'A') says byte >= 'A', that of byte + (0x80 - 'Z' - 1)
+ * says byte > 'Z'; 0x80 >> 2 is the 0x20 that turns A-Z into a-z. */
+static inline uint64_t ascii_lower8(uint64_t w)
+{
+    uint64_t ge_a = w + ONES * (0x80 - 'A');
+    uint64_t gt_z = w + ONES * (0x80 - 'Z' - 1);
+    return w | ((ge_a & ~gt_z & HIGH) >> 2);
+}
+
 static int normalise(buf *out, const char *text, size_t len)
 {
     const unsigned char *s = (const unsigned char *)text;
     ND_FORWARD(buf_reserve(out, len + 1));
     size_t i = 0;
     while (i < len) {
-        /* Fast path: ASCII characters followed by ASCII (or the end). */
-        while (i < len && s[i] < 0x80 && (i + 1 == len || s[i + 1] < 0x80)) {
-            unsigned char c = s[i++];
-            out->p[out->n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        /* Fast path: ASCII characters followed by ASCII (or the end),
+         * eight at a time while the next nine bytes are ASCII. */
+        for (;;) {
+            while (i + 9 <= len && !((load64(s + i) | load64(s + i + 1)) & HIGH)) {
+                uint64_t w = ascii_lower8(load64(s + i));
+                memcpy(out->p + out->n, &w, 8);
+                out->n += 8;
+                i += 8;
+            }
+            if (i < len && s[i] < 0x80 && (i + 1 == len || s[i + 1] < 0x80)) {
+                unsigned char c = s[i++];
+                out->p[out->n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+                continue;
+            }
+            break;
         }
         if (i == len) break;
         /* Slow stretch: [ASCII char before non-ASCII] + non-ASCII bytes. */
@@ -171,7 +203,13 @@ static int classify(int32_t c, int cjk)
     }
 }
 
-static const unsigned char ascii_word[128] = {
+/* Byte classes of normalised text: ASCII separators (and NUL, the
+ * sentinel after the text) 0, ASCII letters and digits 1, bytes of
+ * non-ASCII characters 2 (decode and classify). */
+enum { BC_SEP = 0, BC_WORD = 1, BC_HIGH = 2 };
+#define BC8 BC_HIGH, BC_HIGH, BC_HIGH, BC_HIGH, BC_HIGH, BC_HIGH, BC_HIGH, BC_HIGH
+#define BC64 BC8, BC8, BC8, BC8, BC8, BC8, BC8, BC8
+static const unsigned char byte_class[256] = {
     ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
     ['8'] = 1, ['9'] = 1,
     ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
@@ -183,6 +221,7 @@ static const unsigned char ascii_word[128] = {
     ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
     ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
     ['Y'] = 1, ['Z'] = 1,
+    [0x80] = BC64, BC64,
 };
 
 /* Decode the code point at s (normalised text is valid UTF-8). */
@@ -202,52 +241,66 @@ static size_t next_cp(const unsigned char *s, size_t n, int32_t *cp)
 
 typedef void (*token_fn)(uint64_t hash, const char *bytes, size_t len, void *ctx);
 
-/* Call fn for each token of normalised text t. */
+/* Call fn for each token of normalised text t; t[n] must be NUL (a
+ * separator), so scans over ASCII word bytes need no bounds check. */
 static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)t;
     size_t i = 0;
     while (i < n) {
-        /* ASCII words: the common case, without decoding. */
-        if (s[i] < 0x80 && !ascii_word[s[i]]) {
+        unsigned char bc = byte_class[s[i]];
+        if (bc == BC_SEP) {
             i++;
             continue;
         }
+        size_t start = i, l;
         int32_t cp;
-        size_t l = next_cp(s + i, n - i, &cp);
-        int cl = s[i] < 0x80 ? CL_WORD : classify(cp, cjk);
-        if (cl == CL_SEP) {
-            i += l;
-            continue;
-        }
-        if (cl == CL_WORD) {
-            size_t start = i;
-            i += l;
-            while (i < n) {
-                if (s[i] < 0x80) {
-                    if (!ascii_word[s[i]]) break;
-                    i++;
-                    continue;
-                }
-                l = next_cp(s + i, n - i, &cp);
-                if (classify(cp, cjk) != CL_WORD) break;
-                i += l;
+        if (bc == BC_WORD) {
+            /* ASCII words: the common case, without decoding. */
+            do i++;
+            while (byte_class[s[i]] == BC_WORD);
+            if (byte_class[s[i]] == BC_SEP) {
+                fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
+                continue;
             }
-            fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
-            continue;
-        }
-        /* A run of spaceless-script characters: overlapping bigrams. */
-        size_t prev = i, run = 1;
-        i += l;
-        while (i < n && s[i] >= 0x80) {
+            /* A non-ASCII character follows: the general loop decides. */
+        } else {
             l = next_cp(s + i, n - i, &cp);
-            if (classify(cp, cjk) != CL_SPACELESS) break;
-            fn(nd_feature_hash(t + prev, i + l - prev), t + prev, i + l - prev, ctx);
-            prev = i;
+            int cl = classify(cp, cjk);
+            if (cl == CL_SEP) {
+                i += l;
+                continue;
+            }
+            if (cl == CL_SPACELESS) {
+                /* A run of spaceless-script characters: overlapping bigrams. */
+                size_t prev = i, run = 1;
+                i += l;
+                while (i < n && s[i] >= 0x80) {
+                    l = next_cp(s + i, n - i, &cp);
+                    if (classify(cp, cjk) != CL_SPACELESS) break;
+                    fn(nd_feature_hash(t + prev, i + l - prev), t + prev, i + l - prev, ctx);
+                    prev = i;
+                    i += l;
+                    run++;
+                }
+                if (run == 1) fn(nd_feature_hash(t + prev, i - prev), t + prev, i - prev, ctx);
+                continue;
+            }
             i += l;
-            run++;
         }
-        if (run == 1) fn(nd_feature_hash(t + prev, i - prev), t + prev, i - prev, ctx);
+        /* The rest of a word that has (or is followed by) non-ASCII. */
+        while (i < n) {
+            bc = byte_class[s[i]];
+            if (bc == BC_WORD) {
+                i++;
+                continue;
+            }
+            if (bc == BC_SEP) break;
+            l = next_cp(s + i, n - i, &cp);
+            if (classify(cp, cjk) != CL_WORD) break;
+            i += l;
+        }
+        fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
     }
 }
 
@@ -386,6 +439,8 @@ int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t
     f.stop = stop;
     f.nstop = o->n_stopwords;
     ND_TRY(normalise(&norm, text, len));
+    ND_TRY(buf_reserve(&norm, 1));
+    norm.p[norm.n] = '\0'; /* tokenize's sentinel */
     if (o->features == ND_FEATURES_CHARS) {
         tokenize(norm.p, norm.n, cjk, on_token_chars, &f);
         if (f.chars.n && !f.chars.p) ND_FAIL(ND_ENOMEM, "fingerprint: out of memory");
