@@ -49,12 +49,21 @@ static void flush(nd_simhash *acc)
     uint32_t n = acc->pend_n;
     for (uint32_t j = 0; j < n;) {
         int32_t w = acc->pend_w[j];
-        uint64_t lanes[8] = {0};
+        /* Eight named lanes, so they stay in registers. */
+        uint64_t l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
         uint32_t k = j;
         for (; k < n && acc->pend_w[k] == w; k++) {
             uint64_t h = acc->pend_h[k];
-            for (unsigned b = 0; b < 8; b++) lanes[b] += spread[(h >> (8 * b)) & 0xff];
+            l0 += spread[h & 0xff];
+            l1 += spread[(h >> 8) & 0xff];
+            l2 += spread[(h >> 16) & 0xff];
+            l3 += spread[(h >> 24) & 0xff];
+            l4 += spread[(h >> 32) & 0xff];
+            l5 += spread[(h >> 40) & 0xff];
+            l6 += spread[(h >> 48) & 0xff];
+            l7 += spread[h >> 56];
         }
+        const uint64_t lanes[8] = {l0, l1, l2, l3, l4, l5, l6, l7};
         for (unsigned bit = 0; bit < 64; bit++)
             acc->pos[bit] += (int64_t)w * (int64_t)((lanes[bit / 8] >> (8 * (bit % 8))) & 0xff);
         acc->total += (int64_t)w * (int64_t)(k - j);

@@ -224,6 +224,29 @@ static const unsigned char byte_class[256] = {
     [0x80] = BC64, BC64,
 };
 
+/* Bit 7 of each byte of the result is set where that byte of w is not an
+ * ASCII letter or digit (every byte >= 0x80 included). Works on the low
+ * seven bits, so the additions never carry across bytes; x | 0x20 maps
+ * exactly A-Z and a-z into a-z. */
+static inline uint64_t nonword8(uint64_t w)
+{
+    uint64_t x = w & ~HIGH;
+    uint64_t l = x | (ONES * 0x20);
+    uint64_t letter = (l + ONES * (0x80 - 'a')) & ~(l + ONES * (0x80 - 'z' - 1));
+    uint64_t digit = (x + ONES * (0x80 - '0')) & ~(x + ONES * (0x80 - '9' - 1));
+    return (~(letter | digit) | w) & HIGH;
+}
+
+/* Index, in memory order, of the first byte flagged in m (m != 0). */
+static inline size_t first_flagged(uint64_t m)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (size_t)__builtin_clzll(m) >> 3;
+#else
+    return (size_t)__builtin_ctzll(m) >> 3;
+#endif
+}
+
 /* Decode the code point at s (normalised text is valid UTF-8). */
 static size_t next_cp(const unsigned char *s, size_t n, int32_t *cp)
 {
@@ -241,24 +264,31 @@ static size_t next_cp(const unsigned char *s, size_t n, int32_t *cp)
 
 typedef void (*token_fn)(uint64_t hash, const char *bytes, size_t len, void *ctx);
 
-/* Call fn for each token of normalised text t; t[n] must be NUL (a
- * separator), so scans over ASCII word bytes need no bounds check. */
+/* Call fn for each token of normalised text t. t[n..n+7] must be NUL (a
+ * separator): ASCII stretches are scanned eight bytes at a time, and a scan
+ * over word bytes stops at t[n] without a bounds check. */
 static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)t;
     size_t i = 0;
     while (i < n) {
-        unsigned char bc = byte_class[s[i]];
-        if (bc == BC_SEP) {
-            i++;
+        /* Skip ASCII separators up to a word byte or a non-ASCII byte. */
+        uint64_t w = load64(s + i);
+        uint64_t stop = (~nonword8(w) | w) & HIGH;
+        if (!stop) {
+            i += 8;
             continue;
         }
+        i += first_flagged(stop);
+        if (i >= n) break;
         size_t start = i, l;
         int32_t cp;
-        if (bc == BC_WORD) {
+        if (byte_class[s[i]] == BC_WORD) {
             /* ASCII words: the common case, without decoding. */
-            do i++;
-            while (byte_class[s[i]] == BC_WORD);
+            uint64_t m;
+            i++;
+            while (!(m = nonword8(load64(s + i)))) i += 8;
+            i += first_flagged(m);
             if (byte_class[s[i]] == BC_SEP) {
                 fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
                 continue;
@@ -290,7 +320,7 @@ static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
         }
         /* The rest of a word that has (or is followed by) non-ASCII. */
         while (i < n) {
-            bc = byte_class[s[i]];
+            unsigned char bc = byte_class[s[i]];
             if (bc == BC_WORD) {
                 i++;
                 continue;
@@ -439,8 +469,8 @@ int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t
     f.stop = stop;
     f.nstop = o->n_stopwords;
     ND_TRY(normalise(&norm, text, len));
-    ND_TRY(buf_reserve(&norm, 1));
-    norm.p[norm.n] = '\0'; /* tokenize's sentinel */
+    ND_TRY(buf_reserve(&norm, 8));
+    memset(norm.p + norm.n, 0, 8); /* tokenize's sentinel */
     if (o->features == ND_FEATURES_CHARS) {
         tokenize(norm.p, norm.n, cjk, on_token_chars, &f);
         if (f.chars.n && !f.chars.p) ND_FAIL(ND_ENOMEM, "fingerprint: out of memory");
