@@ -1,0 +1,445 @@
+/*
+ * bdb_nd.c — bench_db's neardup phases, through <neardup.h> only.
+ *
+ * Order (each phase's peak RSS is its own, see bdb_util.c):
+ *  1. bulk load of the n stored fingerprints (document key: the index as 8
+ *     big-endian bytes), regenerated chunk by chunk;
+ *  2. disk figures (nd_stats_get) beside the entropy bound;
+ *  3. oracle checks of the sample at k = 3 and 6;
+ *  4. warm online queries: k = 3 and 6, 1 and 2 threads, after one untimed
+ *     pass; every answer count is checked against the reference's;
+ *  5. cold online queries: close, drop the OS page cache of the database's
+ *     files (posix_fadvise DONTNEED, no root needed), reopen (empty block
+ *     cache), time the first qcold queries;
+ *  6. batch: `batch` queries against the stored set;
+ *  7. self-join of the join set with nd_selfjoin;
+ *  8. stream add_if_new (WAL, no fsync per document), then group commit:
+ *     check each document of a group with nd_query, add the new ones with
+ *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
+ *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
+ *     per document) for scale.
+ * Phases that will change when the engine grows: bulk_load() (switch to
+ * the import function) and batch_run() (switch to nd_batch).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <neardup.h>
+
+#include "bdb.h"
+
+#define ND_TRY(call)                                                                     \
+    do {                                                                                 \
+        int rc_ = (call);                                                                \
+        if (rc_ != ND_OK) bdb_die("%s: %s (%s)", #call, nd_strerror(rc_), nd_errmsg()); \
+    } while (0)
+
+static void key_of(uint8_t out[8], uint64_t id)
+{
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(id >> (56 - 8 * i));
+}
+
+static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshold)
+{
+    nd_db_options opt = ND_DB_OPTIONS_INIT;
+    opt.flags = flags;
+    opt.k = 3;
+    opt.expected_docs = s->o.n;
+    opt.cache_bytes = s->o.cache_mb << 20;
+    opt.fold_threshold = fold_threshold;
+    nd_db *db = NULL;
+    ND_TRY(nd_open(&db, s->o.dir, &opt));
+    return db;
+}
+
+/* ---- 1. bulk load ---- */
+
+/* Load ids [0, n) of the stored stream. Today: nd_add_many in groups of
+ * load_group documents into a fresh database without background folds,
+ * then one nd_compact. When the import function lands, replace the body
+ * with a call that streams the same (key, fp) pairs into it; the caller
+ * times whatever this does. Returns a label for the report. */
+static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_s)
+{
+    const bdb_opts *o = &s->o;
+    nd_db *db = db_open(s, ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND, UINT64_MAX);
+    size_t g = o->load_group;
+    nd_doc *docs = bdb_xmalloc(g * sizeof *docs);
+    uint8_t(*keys)[8] = bdb_xmalloc(g * sizeof *keys);
+    double t0 = bdb_now();
+    for (uint64_t base = 0; base < o->n; base += g) {
+        size_t m = o->n - base < g ? (size_t)(o->n - base) : g;
+        for (size_t i = 0; i < m; i++) {
+            key_of(keys[i], base + i);
+            docs[i] = (nd_doc){keys[i], 8, bdb_stored(&s->g, base + i), 0, 1};
+        }
+        ND_TRY(nd_add_many(db, docs, m));
+    }
+    double t1 = bdb_now();
+    ND_TRY(nd_compact(db));
+    ND_TRY(nd_close(db));
+    *add_s = t1 - t0;
+    *compact_s = bdb_now() - t1;
+    free(docs);
+    free(keys);
+    return "nd_add_many groups + nd_compact (import pending)";
+}
+
+/* ---- queries ---- */
+
+typedef struct nd_ctx {
+    nd_db *db;
+    nd_results *res[2];
+    unsigned flags;
+} nd_ctx;
+
+static size_t nd_fn(void *ctx, unsigned tid, uint64_t q, unsigned k)
+{
+    nd_ctx *c = ctx;
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = c->flags;
+    if (nd_query(c->res[tid], c->db, q, k, &qo) != ND_OK) return SIZE_MAX;
+    return nd_results_count(c->res[tid]);
+}
+
+static void ctx_init(nd_ctx *c, nd_db *db, unsigned flags)
+{
+    c->db = db;
+    c->flags = flags;
+    ND_TRY(nd_results_new(&c->res[0]));
+    ND_TRY(nd_results_new(&c->res[1]));
+}
+
+static void ctx_dispose(nd_ctx *c)
+{
+    nd_results_free(c->res[0]);
+    nd_results_free(c->res[1]);
+}
+
+/* fps of the last answer on thread 0 */
+static size_t answer_fps(const nd_ctx *c, uint64_t **buf, size_t *cap)
+{
+    size_t n = nd_results_count(c->res[0]);
+    if (n > *cap) {
+        *cap = n * 2;
+        *buf = realloc(*buf, *cap * sizeof **buf);
+        if (!*buf) bdb_die("out of memory");
+    }
+    for (size_t i = 0; i < n; i++) (*buf)[i] = nd_results_get(c->res[0], i)->fp;
+    return n;
+}
+
+static void check_counts(bdb_state *s, const char *what, const uint32_t *got,
+                         const uint32_t *want, size_t n)
+{
+    size_t bad = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            if (first == SIZE_MAX) first = i;
+            bad++;
+        }
+    if (bad)
+        bdb_fail(s, "%s: %zu of %zu answer counts differ from the reference (first: query "
+                    "%zu, %u vs %u)",
+                 what, bad, n, first, got[first], want[first]);
+}
+
+static void timed_queries(bdb_state *s, nd_ctx *c, const char *label, unsigned k,
+                          unsigned threads, size_t n, double *lat, uint32_t *cnt)
+{
+    char name[96];
+    double wall = bdb_run_queries(nd_fn, c, s->qs, n, k, threads, lat, cnt);
+    if (wall < 0) bdb_die("nd_query: %s", nd_errmsg());
+    snprintf(name, sizeof name, "nd.%s.k%u.t%u", label, k, threads);
+    bdb_record_latency(name, lat, n, wall);
+    const uint32_t *want = k == 3 ? s->ref_cnt3 : s->ref_cnt6;
+    if (want && cnt) check_counts(s, name, cnt, want, n);
+}
+
+static nd_db *reopen_cold(bdb_state *s, nd_db *db)
+{
+    ND_TRY(nd_close(db));
+    bdb_drop_cache(s->o.dir);
+    return db_open(s, 0, 0);
+}
+
+/* ---- 6. batch ---- */
+
+/* Answer n queries at distance k against the stored set; cnt[i] receives
+ * the number of matches of query i. Today one nd_query per query on one
+ * thread: replace with nd_batch (one merge join per table) when it lands. */
+static const char *batch_run(nd_db *db, const uint64_t *q, size_t n, unsigned k, uint32_t *cnt)
+{
+    nd_ctx c;
+    ctx_init(&c, db, ND_QUERY_FP_ONLY);
+    if (bdb_run_queries(nd_fn, &c, q, n, k, 1, NULL, cnt) < 0)
+        bdb_die("nd_query: %s", nd_errmsg());
+    ctx_dispose(&c);
+    return "one nd_query per query, 1 thread (nd_batch pending)";
+}
+
+/* ---- 7. self-join ---- */
+
+typedef struct pairs {
+    uint64_t (*p)[2];
+    size_t n, cap;
+} pairs;
+
+static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
+{
+    (void)dist;
+    pairs *ps = payload;
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 4096;
+        ps->p = realloc(ps->p, ps->cap * sizeof *ps->p);
+        if (!ps->p) return ND_ENOMEM;
+    }
+    ps->p[ps->n][0] = i;
+    ps->p[ps->n][1] = j;
+    ps->n++;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void selfjoin_phase(bdb_state *s)
+{
+    const bdb_opts *o = &s->o;
+    pairs ps = {0};
+    bdb_rss_reset();
+    double t0 = bdb_now();
+    ND_TRY(nd_selfjoin(s->js, o->join, 3, pair_cb, &ps));
+    double dt = bdb_now() - t0;
+    bdb_metric("nd.selfjoin.k3.s", dt);
+    bdb_metric("nd.selfjoin.k3.pairs", (double)ps.n);
+    bdb_metric("rss.selfjoin_mib", bdb_rss_peak_mib());
+
+    /* Check the sampled elements' partners against the scan. */
+    size_t ns = s->njs;
+    uint64_t **got = bdb_xcalloc(ns + 1, sizeof *got);
+    size_t *ng = bdb_xcalloc(ns + 1, sizeof *ng), *cap = bdb_xcalloc(ns + 1, sizeof *cap);
+    /* sample index lookup: sorted (element, sample slot) */
+    uint64_t (*look)[2] = bdb_xmalloc((ns + 1) * sizeof *look);
+    for (size_t i = 0; i < ns; i++) {
+        look[i][0] = s->js_idx[i];
+        look[i][1] = i;
+    }
+    qsort(look, ns, sizeof *look, cmp_u64);
+    for (size_t pi = 0; pi < ps.n; pi++)
+        for (int side = 0; side < 2; side++) {
+            uint64_t e = ps.p[pi][side], other = ps.p[pi][!side];
+            size_t lo = 0, hi = ns;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (look[mid][0] < e) lo = mid + 1;
+                else hi = mid;
+            }
+            for (; lo < ns && look[lo][0] == e; lo++) {
+                size_t slot = look[lo][1];
+                if (ng[slot] == cap[slot]) {
+                    cap[slot] = cap[slot] ? cap[slot] * 2 : 8;
+                    got[slot] = realloc(got[slot], cap[slot] * sizeof **got);
+                    if (!got[slot]) bdb_die("out of memory");
+                }
+                got[slot][ng[slot]++] = other;
+            }
+        }
+    for (size_t i = 0; i < ns; i++) {
+        size_t want = s->jorc_off[i + 1] - s->jorc_off[i];
+        if (ng[i]) qsort(got[i], ng[i], sizeof **got, cmp_u64);
+        if (ng[i] != want ||
+            (want && memcmp(got[i], s->jorc + s->jorc_off[i], want * sizeof **got) != 0))
+            bdb_fail(s, "nd_selfjoin: element %llu has %zu partners within 3, the scan %zu",
+                     (unsigned long long)s->js_idx[i], ng[i], want);
+        free(got[i]);
+    }
+    free(got);
+    free(ng);
+    free(cap);
+    free(look);
+    free(ps.p);
+}
+
+/* ---- 8. streams ---- */
+
+static void stream_phase(bdb_state *s, nd_db *db)
+{
+    const bdb_opts *o = &s->o;
+    nd_results *res;
+    ND_TRY(nd_results_new(&res));
+    uint8_t key[8];
+    double *lat = bdb_xmalloc((o->stream + 1) * sizeof *lat);
+    size_t added = 0;
+
+    bdb_rss_reset();
+    double w0 = bdb_now();
+    for (uint64_t j = 0; j < o->stream; j++) {
+        key_of(key, (1ull << 62) | j);
+        uint64_t fp = bdb_query(&s->g, BDB_STREAM, j, NULL);
+        double t0 = bdb_now();
+        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 2, 3));
+        lat[j] = bdb_now() - t0;
+        added += nd_results_count(res) == 0;
+    }
+    double wall = bdb_now() - w0;
+    bdb_record_latency("nd.stream.k3", lat, o->stream, wall);
+    bdb_metric("nd.stream.docs_per_s", (double)o->stream / wall);
+    bdb_metric("nd.stream.added", (double)added);
+    bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
+    ND_TRY(nd_close(db));
+
+    /* Group commit on a handle that fsyncs every write. */
+    db = db_open(s, ND_DB_SYNC, 0);
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FIRST | ND_QUERY_FP_ONLY;
+    size_t g = o->group;
+    nd_doc *docs = bdb_xmalloc(g * sizeof *docs);
+    uint8_t(*keys)[8] = bdb_xmalloc(g * sizeof *keys);
+    added = 0;
+    w0 = bdb_now();
+    for (uint64_t base = 0; base < o->group_docs; base += g) {
+        size_t m = o->group_docs - base < g ? (size_t)(o->group_docs - base) : g, na = 0;
+        for (size_t i = 0; i < m; i++) {
+            uint64_t fp = bdb_query(&s->g, BDB_GROUP, base + i, NULL);
+            ND_TRY(nd_query(res, db, fp, 3, &qo));
+            if (nd_results_count(res)) continue;
+            /* a near-duplicate inside the same group is not caught: the
+             * group's documents are random, such pairs are negligible */
+            key_of(keys[na], (2ull << 62) | (base + i));
+            docs[na] = (nd_doc){keys[na], 8, fp, 0, 3};
+            na++;
+        }
+        ND_TRY(nd_add_many(db, docs, na));
+        added += na;
+    }
+    wall = bdb_now() - w0;
+    bdb_metric("nd.stream_group_sync.docs_per_s", (double)o->group_docs / wall);
+    bdb_metric("nd.stream_group_sync.group", (double)g);
+    bdb_metric("nd.stream_group_sync.added", (double)added);
+
+    w0 = bdb_now();
+    for (uint64_t j = 0; j < o->fsync_docs; j++) {
+        key_of(key, (3ull << 62) | j);
+        uint64_t fp = bdb_query(&s->g, BDB_GROUP, o->group_docs + j, NULL);
+        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 4, 3));
+    }
+    wall = bdb_now() - w0;
+    if (o->fsync_docs) bdb_metric("nd.stream_sync_each.docs_per_s", (double)o->fsync_docs / wall);
+    ND_TRY(nd_close(db));
+    free(docs);
+    free(keys);
+    free(lat);
+    nd_results_free(res);
+}
+
+void bdb_phase_neardup(bdb_state *s)
+{
+    const bdb_opts *o = &s->o;
+
+    /* 1. bulk load */
+    bdb_rss_reset();
+    double add_s = 0, compact_s = 0;
+    double t0 = bdb_now();
+    const char *how = bulk_load(s, &add_s, &compact_s);
+    double dt = bdb_now() - t0;
+    bdb_metric("nd.load.docs_per_s", (double)o->n / dt);
+    bdb_metric("nd.load.add_s", add_s);
+    bdb_metric("nd.load.compact_s", compact_s);
+    bdb_metric("rss.load_mib", bdb_rss_peak_mib());
+    bdb_note("bulk load: %s, groups of %llu", how, (unsigned long long)o->load_group);
+
+    /* 2. disk */
+    nd_db *db = db_open(s, 0, 0);
+    nd_plan_info pi;
+    ND_TRY(nd_db_plan(&pi, db));
+    nd_stats st;
+    ND_TRY(nd_stats_get(&st, db));
+    double bpe = 0;
+    for (unsigned i = 0; i < st.tables; i++) bpe += st.table[i].bits_per_entry;
+    bpe /= st.tables ? st.tables : 1;
+    uint64_t du = bdb_du(o->dir);
+    bdb_metric("nd.tables", st.tables);
+    bdb_metric("nd.prefix_min", pi.prefix_min);
+    bdb_metric("nd.prefix_max", pi.prefix_max);
+    bdb_metric("nd.fingerprints", (double)st.fingerprints);
+    bdb_metric("nd.disk.bytes", (double)du);
+    bdb_metric("nd.disk.table_bits_per_entry", bpe);
+    bdb_metric("nd.disk.all_bits_per_entry_table", 8.0 * (double)du / ((double)o->n * st.tables));
+    bdb_metric("nd.disk.bytes_per_doc", (double)du / (double)o->n);
+    if (st.fingerprints != o->n && st.fingerprints + 2 < o->n)
+        bdb_fail(s, "stats: %llu fingerprints stored, %llu loaded",
+                 (unsigned long long)st.fingerprints, (unsigned long long)o->n);
+    if (o->verify) {
+        t0 = bdb_now();
+        int rc = nd_verify(db);
+        if (rc != ND_OK) bdb_fail(s, "nd_verify: %s", nd_errmsg());
+        bdb_metric("nd.verify_s", bdb_now() - t0);
+    }
+
+    /* 3. oracle checks */
+    nd_ctx c;
+    ctx_init(&c, db, 0);
+    uint64_t *buf = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < s->ns; i++)
+        for (unsigned k = 3; k <= 6; k += 3) {
+            if (nd_fn(&c, 0, s->qs[i], k) == SIZE_MAX) bdb_die("nd_query: %s", nd_errmsg());
+            bdb_check_online(s, "neardup", i, k, buf, answer_fps(&c, &buf, &cap));
+        }
+
+    /* 4. warm queries */
+    size_t nq = o->q > o->q6 ? o->q : o->q6;
+    double *lat = bdb_xmalloc((nq + 1) * sizeof *lat);
+    uint32_t *cnt = bdb_xmalloc((nq + 1) * sizeof *cnt);
+    bdb_rss_reset();
+    bdb_run_queries(nd_fn, &c, s->qs, o->q, 3, 1, NULL, NULL); /* warm up */
+    for (unsigned k = 3; k <= 6; k += 3)
+        for (unsigned th = 1; th <= 2; th++)
+            timed_queries(s, &c, "query", k, th, k == 3 ? o->q : o->q6, lat, cnt);
+    c.flags = ND_QUERY_FP_ONLY;
+    timed_queries(s, &c, "query_fponly", 3, 1, o->q, lat, cnt);
+    c.flags = 0;
+    bdb_metric("rss.query_mib", bdb_rss_peak_mib());
+
+    /* 5. cold queries */
+    size_t ncold = o->qcold < o->q ? o->qcold : o->q;
+    for (unsigned k = 3; k <= 6; k += 3) {
+        db = reopen_cold(s, db);
+        c.db = db;
+        timed_queries(s, &c, "query_cold", k, 1, k == 3 ? ncold : (ncold < o->q6 ? ncold : o->q6),
+                      lat, cnt);
+    }
+    ctx_dispose(&c);
+    free(lat);
+
+    /* 6. batch */
+    bdb_rss_reset();
+    uint32_t *bcnt = bdb_xmalloc((o->batch + 1) * sizeof *bcnt);
+    t0 = bdb_now();
+    how = batch_run(db, s->bq, o->batch, 3, bcnt);
+    dt = bdb_now() - t0;
+    bdb_metric("nd.batch.k3.s", dt);
+    bdb_metric("nd.batch.k3.qps", (double)o->batch / dt);
+    bdb_metric("rss.batch_mib", bdb_rss_peak_mib());
+    bdb_note("batch: %s", how);
+    if (s->ref_bcnt) check_counts(s, "batch", bcnt, s->ref_bcnt, o->batch);
+    for (size_t i = 0; i < s->nbs; i++) {
+        if (bcnt[i] != s->borc_off[i + 1] - s->borc_off[i])
+            bdb_fail(s, "batch: query %zu has %u matches, the scan %zu", i, bcnt[i],
+                     s->borc_off[i + 1] - s->borc_off[i]);
+    }
+    free(bcnt);
+
+    /* 7. self-join */
+    selfjoin_phase(s);
+
+    /* 8. streams (they change the stored set: last) */
+    stream_phase(s, db);
+    free(buf);
+    free(cnt);
+}
