@@ -12,6 +12,9 @@
  */
 #include <string.h>
 
+/* Inline XXH3 into nd_feature_hash: tokens are short, so the call and
+ * the length dispatch of the shared library cost as much as hashing. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "neardup.h"
