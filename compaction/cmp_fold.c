@@ -70,9 +70,11 @@ static int on_run(st_iter *it, unsigned t, uint64_t *head, int *rc)
 
 /* Stage into b the merge of vals[0..n) (ascending, distinct, none stored in
  * the table) into the runs read through it. Stops after the group that
- * makes the rewritten values reach max_rewrite; *consumed = values placed. */
+ * makes the rewritten values reach max_rewrite; *consumed = values placed.
+ * With added, values equal to a run value are skipped, the rest appended
+ * to added; without, they are corruption. */
 static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals, size_t n,
-                      uint64_t max_rewrite, size_t *consumed)
+                      uint64_t max_rewrite, size_t *consumed, st_u64s *added)
 {
     uint8_t kb[TBL_KEY_LEN];
     uint64_t rewritten = 0;
@@ -101,14 +103,27 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
         /* Merge run values dec[0..nrun) with vals[i..j). */
         m->merged.n = 0;
         size_t a = 0, g = i;
+        size_t put_new = 0;
         while (a < nrun || g < j) {
             uint64_t v;
-            if (g == j || (a < nrun && m->dec[a] < vals[g])) v = m->dec[a++];
-            else v = vals[g++];
+            if (g == j || (a < nrun && m->dec[a] < vals[g])) {
+                v = m->dec[a++];
+            } else if (added && a < nrun && m->dec[a] == vals[g]) {
+                g++; /* already stored */
+                continue;
+            } else {
+                v = vals[g++];
+                if (added) ND_FORWARD(st_u64s_push(added, v));
+                put_new++;
+            }
             if (m->merged.n && m->merged.v[m->merged.n - 1] >= v)
                 return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice or out of order",
                                   m->t, (unsigned long long)v);
             ND_FORWARD(st_u64s_push(&m->merged, v));
+        }
+        if (put_new == 0) { /* every value was there already: leave the run */
+            i = j;
+            continue;
         }
         /* Delete first: a new run may reuse the old key, and the later put
          * of a batch wins. */
@@ -125,7 +140,7 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
 }
 
 int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
-                   const uint64_t *vals, size_t n)
+                   const uint64_t *vals, size_t n, st_u64s *added)
 {
     merger m;
     st_iter *it = NULL;
@@ -133,7 +148,7 @@ int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
     int rc;
     ND_TRY(merger_init(&m, s, t, run_size));
     ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
-    ND_TRY(merge_runs(&m, b, it, vals, n, UINT64_MAX, &consumed));
+    ND_TRY(merge_runs(&m, b, it, vals, n, UINT64_MAX, &consumed, added));
 cleanup:
     st_iter_free(it);
     merger_dispose(&m);
@@ -169,7 +184,7 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
         goto cleanup;
     }
     ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));
-    ND_TRY(merge_runs(m, b, rit, fresh->v, fresh->n, FOLD_STEP_ENTRIES, &consumed));
+    ND_TRY(merge_runs(m, b, rit, fresh->v, fresh->n, FOLD_STEP_ENTRIES, &consumed, NULL));
     for (size_t i = 0; i < consumed; i++) {
         tbl_key(kb, TBL_FRESH, fresh->v[i]);
         ND_TRY(st_batch_delete(b, ST_CF_TABLE(m->t), kb, sizeof kb));

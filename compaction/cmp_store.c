@@ -40,8 +40,11 @@ struct st_store {
     char *path;
 };
 
+/* An indexed batch (reads its own writes) or, for bulk loads, a plain one
+ * (puts and deletes only: no index to maintain). */
 struct st_batch {
     rocksdb_writebatch_wi_t *wb;
+    rocksdb_writebatch_t *plain;
     st_store *store;
 };
 
@@ -308,25 +311,46 @@ int st_batch_new(st_batch **out, st_store *s)
     return ND_OK;
 }
 
+int st_batch_new_plain(st_batch **out, st_store *s)
+{
+    st_batch *b = calloc(1, sizeof *b);
+    ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
+    b->store = s;
+    b->plain = rocksdb_writebatch_create();
+    if (!b->plain) {
+        free(b);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    *out = b;
+    return ND_OK;
+}
+
 void st_batch_free(st_batch *b)
 {
     if (!b) return;
-    rocksdb_writebatch_wi_destroy(b->wb);
+    if (b->wb) rocksdb_writebatch_wi_destroy(b->wb);
+    if (b->plain) rocksdb_writebatch_destroy(b->plain);
     free(b);
 }
 
-void st_batch_clear(st_batch *b) { rocksdb_writebatch_wi_clear(b->wb); }
+void st_batch_clear(st_batch *b)
+{
+    if (b->wb) rocksdb_writebatch_wi_clear(b->wb);
+    else rocksdb_writebatch_clear(b->plain);
+}
 
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
                  size_t vlen)
 {
-    rocksdb_writebatch_wi_put_cf(b->wb, b->store->cf[cf], key, klen, val, vlen);
+    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, b->store->cf[cf], key, klen, val, vlen);
+    else rocksdb_writebatch_put_cf(b->plain, b->store->cf[cf], key, klen, val, vlen);
     return ND_OK;
 }
 
 int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
-    rocksdb_writebatch_wi_delete_cf(b->wb, b->store->cf[cf], key, klen);
+    if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, b->store->cf[cf], key, klen);
+    else rocksdb_writebatch_delete_cf(b->plain, b->store->cf[cf], key, klen);
     return ND_OK;
 }
 
@@ -335,6 +359,7 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
 {
     char *err = NULL;
     size_t len = 0;
+    if (!b->wb) return st_get(s, cf, key, klen, out_val, out_len); /* plain: no own reads */
     char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(b->wb, s->db, s->ropts, s->cf[cf],
                                                                key, klen, &len, &err);
     if (err) return take_error(err, "read");
@@ -346,7 +371,8 @@ int st_write(st_store *s, st_batch *b, int sync)
 {
     char *err = NULL;
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
-    rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
+    if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
+    else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
     return take_error(err, "write");
 }
 
@@ -360,7 +386,8 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
     rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, s->cf[cf]);
-    it->it = b ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, s->cf[cf]) : base;
+    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, s->cf[cf])
+                        : base;
     if (!it->it) {
         free(it);
         return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
@@ -487,4 +514,7 @@ int st_flush(st_store *s)
     return rc;
 }
 
-size_t st_batch_count(const st_batch *b) { return (size_t)rocksdb_writebatch_wi_count(b->wb); }
+size_t st_batch_count(const st_batch *b)
+{
+    return (size_t)(b->wb ? rocksdb_writebatch_wi_count(b->wb) : rocksdb_writebatch_count(b->plain));
+}

@@ -355,3 +355,164 @@ cleanup:
     free(bufs[1]);
     return rc;
 }
+
+/* ---- forward cursor --------------------------------------------------- */
+
+/* How many runs a cursor steps over with next() before it seeks instead. */
+#define CURSOR_MAX_STEPS 8
+
+struct st_cursor {
+    unsigned t;
+    st_snap *snap;
+    st_iter *runs, *fresh;
+    cmp_codec *codec;
+    uint64_t *buf;      /* the decoded current run */
+    size_t nbuf;
+    int have_cur;       /* runs is on a run, decoded in buf */
+    uint64_t cur_head;
+    int fresh_done;     /* the fresh space holds nothing at or above here */
+};
+
+int st_cursor_new(st_cursor **out, st_store *s, unsigned t)
+{
+    int rc;
+    st_cursor *c = calloc(1, sizeof *c);
+    ND_RETURN_IF(!c, ND_ENOMEM, "storage: out of memory");
+    c->t = t;
+    c->buf = malloc(CMP_RUN_MAX * sizeof *c->buf);
+    if (!c->buf) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    ND_TRY(cmp_codec_new(&c->codec));
+    ND_TRY(st_snap_new(&c->snap, s));
+    ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    ND_TRY(st_iter_new_at(&c->fresh, s, ST_CF_TABLE(t), c->snap));
+    uint8_t kb[TBL_KEY_LEN];
+    tbl_key(kb, TBL_FRESH, 0);
+    st_iter_seek(c->fresh, kb, sizeof kb);
+    *out = c;
+    return ND_OK;
+cleanup:
+    st_cursor_free(c);
+    return rc;
+}
+
+void st_cursor_free(st_cursor *c)
+{
+    if (!c) return;
+    st_iter_free(c->runs);
+    st_iter_free(c->fresh);
+    st_snap_free(c->snap);
+    cmp_codec_free(c->codec);
+    free(c->buf);
+    free(c);
+}
+
+/* Make the run under the iterator current (decoding it unless it is). */
+static int cursor_take(st_cursor *c, uint64_t head)
+{
+    if (c->have_cur && c->cur_head == head) return ND_OK;
+    size_t vlen;
+    const char *val = st_iter_value(c->runs, &vlen);
+    c->have_cur = 0;
+    ND_FORWARD(tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, head, val, vlen));
+    c->have_cur = 1;
+    c->cur_head = head;
+    return ND_OK;
+}
+
+/* Position the run iterator on the run covering lo (or the first run above
+ * it): step forward from the current run when the target is near, else
+ * seek. Returns 1 when positioned on a run, 0 when no run is left. */
+static int cursor_find(st_cursor *c, uint64_t lo, int *rc)
+{
+    uint64_t head, next;
+    uint8_t kb[TBL_KEY_LEN];
+    if (c->have_cur && st_iter_valid(c->runs) && c->cur_head <= lo) {
+        /* The iterator is on the current run; step to the last run whose
+         * head is <= lo. */
+        uint64_t from = c->cur_head;
+        for (int step = 0; step < CURSOR_MAX_STEPS; step++) {
+            st_iter_next(c->runs);
+            if (!at_space(c->runs, TBL_RUN, c->t, &next, rc) || next > lo) {
+                ND_FORWARD(*rc);
+                tbl_key(kb, TBL_RUN, from); /* back onto the covering run */
+                if (st_iter_valid(c->runs)) st_iter_prev(c->runs);
+                else st_iter_seek(c->runs, kb, sizeof kb);
+                return at_space(c->runs, TBL_RUN, c->t, &head, rc);
+            }
+            if (next == lo) return 1;
+            from = next;
+        }
+    }
+    tbl_key(kb, TBL_RUN, lo);
+    st_iter_seek_for_prev(c->runs, kb, sizeof kb);
+    if (at_space(c->runs, TBL_RUN, c->t, &head, rc)) return 1;
+    ND_FORWARD(*rc);
+    st_iter_seek(c->runs, kb, sizeof kb);
+    return at_space(c->runs, TBL_RUN, c->t, &head, rc);
+}
+
+int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
+{
+    uint64_t head, v;
+    uint8_t kb[TBL_KEY_LEN];
+    size_t start = out->n, nfresh = 0;
+    int rc = ND_OK, on = cursor_find(c, lo, &rc);
+    ND_FORWARD(rc);
+    for (; on; st_iter_next(c->runs), on = at_space(c->runs, TBL_RUN, c->t, &head, &rc)) {
+        ND_FORWARD(at_space(c->runs, TBL_RUN, c->t, &head, &rc) ? ND_OK : rc);
+        if (head > hi) break;
+        ND_FORWARD(cursor_take(c, head));
+        size_t i = 0;
+        if (c->buf[c->nbuf - 1] < lo) continue;
+        while (c->buf[i] < lo) i++;
+        for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
+        if (c->buf[c->nbuf - 1] > hi) break; /* the next range may start in it */
+    }
+    ND_FORWARD(rc);
+    if (!st_iter_valid(c->runs)) {
+        /* Park on the last run so a later range does not start over. */
+        st_iter_status(c->runs);
+        if (c->have_cur) {
+            tbl_key(kb, TBL_RUN, c->cur_head);
+            st_iter_seek(c->runs, kb, sizeof kb);
+        }
+    } else if (!at_space(c->runs, TBL_RUN, c->t, &head, &rc) || !c->have_cur ||
+               head != c->cur_head) {
+        /* Stopped on a run past hi that is not decoded: step back onto the
+         * current one so cursor_find starts from it. */
+        if (c->have_cur) {
+            tbl_key(kb, TBL_RUN, c->cur_head);
+            st_iter_seek(c->runs, kb, sizeof kb);
+        }
+    }
+    ND_FORWARD(st_iter_status(c->runs));
+    /* Fresh entries in [lo, hi], merged in. */
+    if (!c->fresh_done) {
+        if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {
+            tbl_key(kb, TBL_FRESH, lo);
+            st_iter_seek(c->fresh, kb, sizeof kb);
+        }
+        ND_FORWARD(rc);
+        size_t before = out->n;
+        for (; at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v <= hi; st_iter_next(c->fresh))
+            ND_FORWARD(st_u64s_push(out, v));
+        ND_FORWARD(rc);
+        ND_FORWARD(st_iter_status(c->fresh));
+        if (!at_space(c->fresh, TBL_FRESH, c->t, &v, &rc)) c->fresh_done = 1;
+        nfresh = out->n - before;
+    }
+    if (nfresh && out->n - nfresh > start) { /* both kinds: sort the range */
+        uint64_t *a = out->v + start;
+        size_t n = out->n - start;
+        for (size_t i = 1; i < n; i++) { /* insertion sort: short, nearly sorted */
+            uint64_t x = a[i];
+            size_t j = i;
+            while (j > 0 && a[j - 1] > x) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+    }
+    return ND_OK;
+}

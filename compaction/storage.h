@@ -68,6 +68,9 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val,
  * below read through it ("read your own writes"), so several changes to one
  * run in one batch compose. */
 int st_batch_new(st_batch **out, st_store *s);
+/* A plain batch: puts and deletes only, no index, so much cheaper for bulk
+ * loads; st_batch_get and iterators do not see its writes. */
+int st_batch_new_plain(st_batch **out, st_store *s);
 void st_batch_free(st_batch *b); /* accepts NULL */
 void st_batch_clear(st_batch *b);
 /* Number of operations in the batch. */
@@ -145,12 +148,24 @@ int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync,
                   st_lock_fn lock, st_lock_fn unlock, void *payload,
                   uint64_t *out_folded);
 
-/* Stage into b the merge of vals[0..n) (ascending, distinct, none already
- * in table t) into the table's runs (the bulk path of an import: no fresh
- * entries). Reads the database as it is, not b, so call it once per table
- * and batch. */
+/* Stage into b the merge of vals[0..n) (ascending, distinct) into the runs
+ * of table t (the bulk path of an import; the table must have no fresh
+ * entries: fold first). Reads the database as it is, not b, so call it once
+ * per table and batch. With added == NULL a value already in a run is
+ * ND_ECORRUPT; else such values are skipped and the others appended to
+ * *added (ascending). */
 int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
-                   const uint64_t *vals, size_t n);
+                   const uint64_t *vals, size_t n, st_u64s *added);
+
+/* A cursor reads ranges of one table in ascending order of lo (a merge
+ * walk, as batch mode does): it keeps its iterators and the last decoded
+ * run, stepping forward instead of seeking where that is cheaper. One
+ * snapshot for its whole life. One thread at a time. */
+typedef struct st_cursor st_cursor;
+int st_cursor_new(st_cursor **out, st_store *s, unsigned t);
+void st_cursor_free(st_cursor *c); /* accepts NULL */
+/* As st_table_range; lo must not be below the previous call's lo. */
+int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out);
 
 /* Visit table t in key order: for every key, cb gets the decoded entries
  * (ascending, head first), whether it is a run, and its stored bytes (key

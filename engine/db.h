@@ -63,6 +63,11 @@ int results_push(nd_results *r, uint64_t fp, unsigned dist, const char *key, siz
                  double score, int64_t time);
 /* Sort by (dist, fp, key), keep `limit` (0 = all), resolve key pointers. */
 int results_finish(nd_results *r, size_t limit);
+/* Resolve key pointers in push order (no sort). */
+void results_resolve(nd_results *r);
+/* Append the smallest key holding fingerprint fp (via rev) to out, with
+ * dist; *found = 0 when fp has no document. */
+int db_first_doc(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int *found);
 
 /* Doc value codec. */
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);
@@ -75,6 +80,9 @@ int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t 
                  double score, int64_t time, uint64_t *docs, uint64_t *fps, uint64_t *fresh);
 int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
                     uint64_t *fps);
+/* Write the staged batch with the new counters (write_mu held); on success
+ * adopt them and add fresh to the fold backlog. */
+int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh);
 /* Put the counters record into b. */
 int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps);
 
@@ -89,6 +97,8 @@ void db_reader_put(nd_db *db, st_reader *r);
 /* Background fold: wake it if the fresh backlog passed the threshold. */
 void db_fold_kick(nd_db *db);
 int db_fold_all(nd_db *db);
+/* Fold every table now; the caller holds fold_mu and write_mu. */
+int db_fold_locked(nd_db *db);
 int db_bg_start(nd_db *db);
 void db_bg_stop(nd_db *db);
 

@@ -34,6 +34,15 @@ int db_fold_all(nd_db *db)
     return rc;
 }
 
+int db_fold_locked(nd_db *db)
+{
+    int rc = ND_OK;
+    db->fresh_pending = 0;
+    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++)
+        rc = st_table_fold(db->store, t, db->run_size, db->sync, NULL, NULL, NULL, NULL);
+    return rc;
+}
+
 int nd_compact(nd_db *db)
 {
     ND_FORWARD(db_check_writable(db));

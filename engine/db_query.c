@@ -139,7 +139,8 @@ cleanup:
     return rc;
 }
 
-/* Append every document of fingerprint fp (via rev) to out. */
+/* Append every document of fingerprint fp (via rev) to out, or only the
+ * first (smallest key) with first. */
 static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int first)
 {
     st_iter *it;
@@ -171,6 +172,14 @@ static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, i
     if (rc == ND_OK) rc = st_iter_status(it);
     st_iter_free(it);
     return rc;
+}
+
+int db_first_doc(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int *found)
+{
+    size_t before = out->n;
+    ND_FORWARD(expand_docs(db, out, fp, dist, 1));
+    *found = out->n > before;
+    return ND_OK;
 }
 
 int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)

@@ -130,7 +130,12 @@ int results_finish(nd_results *r, size_t limit)
         free(ko);
     }
     if (limit && r->n > limit) r->n = limit;
+    results_resolve(r);
+    return ND_OK;
+}
+
+void results_resolve(nd_results *r)
+{
     for (size_t i = 0; i < r->n; i++)
         r->m[i].key = r->koff[i] == SIZE_MAX ? NULL : r->arena + r->koff[i];
-    return ND_OK;
 }

@@ -138,8 +138,7 @@ int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64
     return ND_OK;
 }
 
-/* Write the staged batch with the new counters; on success adopt them. */
-static int commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
+int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
 {
     ND_FORWARD(db_stage_counters(db, b, docs, fps));
     ND_FORWARD(st_write(db->store, b, db->sync));
@@ -165,7 +164,7 @@ int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
     for (size_t i = 0; i < n; i++)
         ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
                             docs[i].time, &nd, &nf, &fresh));
-    ND_TRY(commit(db, b, nd, nf, fresh));
+    ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
@@ -189,7 +188,7 @@ int nd_delete(nd_db *db, const void *key, size_t key_len)
     pthread_mutex_lock(&db->write_mu);
     uint64_t nd = db->ndocs, nf = db->nfps;
     ND_TRY(db_stage_delete(db, b, key, key_len, &nd, &nf));
-    ND_TRY(commit(db, b, nd, nf, 0));
+    ND_TRY(db_commit(db, b, nd, nf, 0));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
@@ -231,7 +230,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
         goto cleanup;
     }
     ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, &nd, &nf, &fresh));
-    ND_TRY(commit(db, b, nd, nf, fresh));
+    ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
@@ -268,7 +267,7 @@ static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted)
         if (rc < 0) break;
         done++;
     }
-    if (rc == ND_OK) rc = commit(db, b, nd, nf, 0);
+    if (rc == ND_OK) rc = db_commit(db, b, nd, nf, 0);
     pthread_mutex_unlock(&db->write_mu);
     if (rc == ND_OK) *deleted += done;
 cleanup:

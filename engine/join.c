@@ -14,31 +14,7 @@
 
 #include "nd_error.h"
 #include "plan.h"
-
-typedef struct item {
-    uint64_t key; /* permuted fingerprint */
-    uint32_t idx;
-} item;
-
-static int radix_sort(item *a, item *tmp, size_t n)
-{
-    size_t count[256];
-    for (unsigned pass = 0; pass < 8; pass++) {
-        unsigned shift = pass * 8;
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(a[i].key >> shift) & 0xff]++;
-        if (count[(a[0].key >> shift) & 0xff] == n) continue; /* all equal: skip pass */
-        size_t sum = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i].key >> shift) & 0xff]++] = a[i];
-        memcpy(a, tmp, n * sizeof *a);
-    }
-    return ND_OK;
-}
+#include "sort.h"
 
 static int earlier_table_matches(const nd_plan *plan, unsigned t, uint64_t a, uint64_t b)
 {
@@ -59,13 +35,13 @@ int nd_selfjoin(const uint64_t *fps, size_t n, unsigned k, nd_pair_cb cb, void *
     ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_selfjoin: %zu fingerprints (limit 2^32-1)", n);
     if (n < 2) return ND_OK;
     ND_FORWARD(nd_plan_choose(&plan, k, n, 0));
-    item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+    sort_item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
     if (!a || !tmp) ND_FAIL(ND_ENOMEM, "nd_selfjoin: out of memory for %zu fingerprints", n);
     for (unsigned t = 0; t < plan.info.tables && rc == ND_OK; t++) {
         const nd_perm *p = &plan.table[t];
         unsigned sh = 64 - p->prefix_bits;
-        for (size_t i = 0; i < n; i++) a[i] = (item){nd_perm_apply(p, fps[i]), (uint32_t)i};
-        radix_sort(a, tmp, n);
+        for (size_t i = 0; i < n; i++) a[i] = (sort_item){nd_perm_apply(p, fps[i]), (uint32_t)i};
+        sort_items(a, tmp, n);
         for (size_t g = 0; g < n && rc == ND_OK;) {
             size_t e = g + 1;
             uint64_t pre = sh >= 64 ? 0 : a[g].key >> sh;

@@ -412,6 +412,63 @@ int nd_backup(nd_db *db, const char *dir);
  *  @param out_deleted  number deleted (may be NULL) */
 int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
 
+/* ------------------------------------------------------------------ */
+/* Bulk import and batch mode                                          */
+/* ------------------------------------------------------------------ */
+
+/** Load n documents fast, without the near-duplicate check (an existing
+ *  crawl, a corpus): keys are sorted, fingerprints permuted and sorted per
+ *  table, and merged into the compressed runs in one pass per table, never
+ *  one probe per document. Later entries with the same key win; a key
+ *  already stored is replaced (moved to its new fingerprint).
+ *  The whole call is one atomic write (a crash keeps all of it or none):
+ *  callers load millions of documents as a sequence of calls of, say, a
+ *  million each. Holds the writer lock for its duration. Fresh inserts are
+ *  folded first.
+ *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
+int nd_import(nd_db *db, const nd_doc *docs, size_t n);
+
+/** nd_batch_item.match_index when the match is a stored document. */
+#define ND_BATCH_STORED ((size_t)-1)
+
+/** One answer of nd_batch. */
+typedef struct nd_batch_item {
+    int dup;             /**< 1: a near-duplicate exists; 0: new */
+    unsigned dist;       /**< with dup: distance to the match */
+    uint64_t match_fp;   /**< with dup: the match's fingerprint */
+    size_t match_index;  /**< with dup: index of the earlier batch document
+                              matched, or ND_BATCH_STORED */
+    const char *match_key; /**< with dup: the match's key (NUL follows) */
+    size_t match_key_len;
+} nd_batch_item;
+
+/** Flags of nd_batch. */
+#define ND_BATCH_ADD 0x1u /**< store the new documents (and refresh the
+                               last-seen time of a stored match with the
+                               same key), atomically with the check */
+
+/** Manku's batch mode: check n documents against the stored set and
+ *  against each other, as if they were added one by one in order with
+ *  nd_add_if_new: document i is a duplicate when a stored document or an
+ *  earlier *new* document of the batch lies within k; its match is the
+ *  closest such (ties: smaller fingerprint, then smaller key).
+ *  The stored set is read by a merge: the batch is sorted under each
+ *  table's permutation and each table is walked once in order (for k above
+ *  the plan's k, by per-document probes). The batch is checked within
+ *  itself by nd_selfjoin.
+ *  @param out    n items, filled
+ *  @param keys   receives the stored matches' keys: out[i].match_key points
+ *                into it (or into docs[j].key for batch matches) and stays
+ *                valid until keys is cleared or freed
+ *  @note The stored set is the one at the start of the call (with
+ *        ND_BATCH_ADD the writer lock is held throughout, so it cannot
+ *        change); a document that replaces a stored key does not remove
+ *        that key's old fingerprint from the set seen by later documents.
+ *  @return ND_OK; ND_EINVAL (k > ND_MAX_K); errors as nd_add and nd_query. */
+int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+             unsigned k, unsigned flags);
+
 /** Callback for nd_foreach_doc: return 0 to go on, nonzero to stop (that
  *  value is then returned by nd_foreach_doc). */
 typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);

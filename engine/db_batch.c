@@ -1,0 +1,317 @@
+/*
+ * db_batch.c — Manku's batch mode: a batch checked against the stored set
+ * and against itself.
+ *
+ * Stored matches, for k up to the plan's k: for each table the batch is
+ * sorted by permuted fingerprint (radix sort) and the table is read by one
+ * forward cursor, one range per distinct prefix of the batch — a merge join
+ * that reads each table once, in order, instead of n independent probes.
+ * Every candidate within k updates the best stored match of each batch
+ * document of that prefix (smallest distance, then fingerprint). For k
+ * above the plan's k each document is probed on its own (db_match_fps).
+ *
+ * Within the batch, nd_selfjoin gives every pair within k. The documents
+ * are then decided in input order, as nd_add_if_new one by one would: a
+ * document is a duplicate when its best stored match or an earlier *new*
+ * document lies within k; the closest wins (ties: fingerprint, then key).
+ *
+ * With ND_BATCH_ADD the writer lock is held from the first read to the
+ * last write, so the check and the insert are one atomic step for other
+ * writers; the new documents are stored by one atomic write.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_error.h"
+#include "sort.h"
+
+typedef struct best {
+    unsigned dist; /* UINT_MAX: none */
+    uint64_t fp;
+} best;
+
+static void consider(best *b, unsigned d, uint64_t fp)
+{
+    if (d < b->dist || (d == b->dist && fp < b->fp)) {
+        b->dist = d;
+        b->fp = fp;
+    }
+}
+
+static uint64_t prefix_mask(unsigned p)
+{
+    return p == 0 ? 0 : (p >= 64 ? ~0ull : ~0ull << (64 - p));
+}
+
+/* Best stored match of every document through the merge join. */
+static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
+{
+    sort_item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+    st_cursor *cur = NULL;
+    st_u64s cand = {0};
+    int rc = ND_OK;
+    if (!a || !tmp) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        const nd_perm *p = &db->plan.table[t];
+        uint64_t mask = prefix_mask(p->prefix_bits);
+        for (size_t i = 0; i < n; i++) a[i] = (sort_item){nd_perm_apply(p, docs[i].fp), (uint32_t)i};
+        sort_items(a, tmp, n);
+        ND_TRY(st_cursor_new(&cur, db->store, t));
+        for (size_t g = 0; g < n;) {
+            uint64_t lo = a[g].key & mask, hi = lo | ~mask;
+            size_t e = g + 1;
+            while (e < n && (a[e].key & mask) == lo) e++;
+            cand.n = 0;
+            ND_TRY(st_cursor_range(cur, lo, hi, &cand));
+            for (size_t c = 0; c < cand.n; c++)
+                for (size_t i = g; i < e; i++) {
+                    unsigned d = (unsigned)__builtin_popcountll(cand.v[c] ^ a[i].key);
+                    if (d <= k) consider(&bs[a[i].idx], d, nd_perm_invert(p, cand.v[c]));
+                }
+            g = e;
+        }
+        st_cursor_free(cur);
+        cur = NULL;
+    }
+cleanup:
+    st_cursor_free(cur);
+    st_u64s_dispose(&cand);
+    free(a);
+    free(tmp);
+    return rc;
+}
+
+/* Best stored match of every document by its own probes (k > plan k). */
+static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
+{
+    st_u64s fps = {0};
+    int rc = ND_OK;
+    for (size_t i = 0; i < n; i++) {
+        ND_TRY(db_match_fps(db, docs[i].fp, k, 0, &fps));
+        for (size_t j = 0; j < fps.n; j++)
+            consider(&bs[i], (unsigned)__builtin_popcountll(fps.v[j] ^ docs[i].fp), fps.v[j]);
+    }
+cleanup:
+    st_u64s_dispose(&fps);
+    return rc;
+}
+
+/* Pairs within the batch, as adjacency lists (CSR) of earlier documents. */
+typedef struct pairs {
+    size_t *start; /* n + 1 */
+    uint32_t *other;
+    unsigned char *dist;
+    size_t n, cap, count;
+    uint32_t (*raw)[2]; /* collected (i, j), i < j */
+    unsigned char *rawd;
+} pairs;
+
+static int pair_cb(size_t i, size_t j, unsigned d, void *payload)
+{
+    pairs *p = payload;
+    if (p->count == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 1024;
+        uint32_t(*r)[2] = realloc(p->raw, cap * sizeof *r);
+        if (!r) return nd_err_set(ND_ENOMEM, "batch: out of memory for %zu pairs", cap);
+        p->raw = r;
+        unsigned char *rd = realloc(p->rawd, cap);
+        if (!rd) return nd_err_set(ND_ENOMEM, "batch: out of memory for %zu pairs", cap);
+        p->rawd = rd;
+        p->cap = cap;
+    }
+    p->raw[p->count][0] = (uint32_t)i;
+    p->raw[p->count][1] = (uint32_t)j;
+    p->rawd[p->count++] = (unsigned char)d;
+    return 0;
+}
+
+/* Group the pairs by their later document j. */
+static int pairs_index(pairs *p)
+{
+    p->start = calloc(p->n + 1, sizeof *p->start);
+    p->other = malloc((p->count ? p->count : 1) * sizeof *p->other);
+    p->dist = malloc(p->count ? p->count : 1);
+    ND_RETURN_IF(!p->start || !p->other || !p->dist, ND_ENOMEM, "batch: out of memory");
+    for (size_t e = 0; e < p->count; e++) p->start[p->raw[e][1] + 1]++;
+    for (size_t j = 0; j < p->n; j++) p->start[j + 1] += p->start[j];
+    size_t *fill = malloc((p->n + 1) * sizeof *fill);
+    ND_RETURN_IF(!fill, ND_ENOMEM, "batch: out of memory");
+    memcpy(fill, p->start, (p->n + 1) * sizeof *fill);
+    for (size_t e = 0; e < p->count; e++) {
+        size_t at = fill[p->raw[e][1]]++;
+        p->other[at] = p->raw[e][0];
+        p->dist[at] = p->rawd[e];
+    }
+    free(fill);
+    return ND_OK;
+}
+
+static void pairs_dispose(pairs *p)
+{
+    free(p->start);
+    free(p->other);
+    free(p->dist);
+    free(p->raw);
+    free(p->rawd);
+}
+
+static int key_less(const nd_doc *a, const nd_doc *b)
+{
+    size_t l = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, l);
+    return c ? c < 0 : a->key_len < b->key_len;
+}
+
+/* Decide documents in order; fills out (batch matches' keys point into
+ * docs, stored ones are pushed to keys and resolved at the end). */
+static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+                  const best *bs, const pairs *pr)
+{
+    size_t *stored_at = malloc((n ? n : 1) * sizeof *stored_at);
+    ND_RETURN_IF(!stored_at, ND_ENOMEM, "batch: out of memory");
+    int rc = ND_OK;
+    for (size_t j = 0; j < n; j++) {
+        nd_batch_item *it = &out[j];
+        memset(it, 0, sizeof *it);
+        stored_at[j] = SIZE_MAX;
+        size_t bi = SIZE_MAX; /* best earlier new document */
+        unsigned bd = UINT_MAX;
+        for (size_t e = pr->start[j]; e < pr->start[j + 1]; e++) {
+            size_t i = pr->other[e];
+            if (out[i].dup) continue;
+            unsigned d = pr->dist[e];
+            if (bi == SIZE_MAX || d < bd ||
+                (d == bd && (docs[i].fp < docs[bi].fp ||
+                             (docs[i].fp == docs[bi].fp && key_less(&docs[i], &docs[bi]))))) {
+                bi = i;
+                bd = d;
+            }
+        }
+        int use_stored = bs[j].dist != UINT_MAX;
+        if (use_stored && bi != SIZE_MAX &&
+            (bd < bs[j].dist || (bd == bs[j].dist && docs[bi].fp < bs[j].fp)))
+            use_stored = 0;
+        if (use_stored) {
+            int found;
+            ND_TRY(db_first_doc(db, keys, bs[j].fp, bs[j].dist, &found));
+            if (!found) use_stored = 0; /* deleted meanwhile (no lock held) */
+            else stored_at[j] = nd_results_count(keys) - 1;
+        }
+        /* (A new batch document never shares a stored fingerprint: it
+         * would have matched it at distance 0. So (dist, fp) decides.) */
+        if (use_stored) {
+            it->dup = 1;
+            it->dist = bs[j].dist;
+            it->match_fp = bs[j].fp;
+            it->match_index = ND_BATCH_STORED;
+        } else if (bi != SIZE_MAX) {
+            it->dup = 1;
+            it->dist = bd;
+            it->match_fp = docs[bi].fp;
+            it->match_index = bi;
+            it->match_key = docs[bi].key;
+            it->match_key_len = docs[bi].key_len;
+        }
+    }
+    results_resolve(keys);
+    for (size_t j = 0; j < n; j++)
+        if (stored_at[j] != SIZE_MAX) {
+            const nd_match *m = nd_results_get(keys, stored_at[j]);
+            out[j].match_key = m->key;
+            out[j].match_key_len = m->key_len;
+        }
+cleanup:
+    free(stored_at);
+    return rc;
+}
+
+/* Store the new documents and refresh the last-seen time of stored
+ * matches that carry the document's own key: one atomic write. */
+static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size_t n,
+                   const nd_results *keys)
+{
+    st_batch *b = NULL;
+    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    int rc = ND_OK;
+    ND_FORWARD(st_batch_new(&b, db->store));
+    for (size_t i = 0; i < n; i++) {
+        const nd_doc *d = &docs[i];
+        if (!out[i].dup) {
+            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, &nd, &nf,
+                                &fresh));
+        } else if (out[i].match_index == ND_BATCH_STORED && out[i].match_key_len == d->key_len &&
+                   memcmp(out[i].match_key, d->key, d->key_len) == 0) {
+            /* Seen again: the stored document keeps its score. */
+            double score = 0;
+            for (size_t m = 0; m < nd_results_count(keys); m++) {
+                const nd_match *x = nd_results_get(keys, m);
+                if (x->key == out[i].match_key) score = x->score;
+            }
+            ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, &nd,
+                                &nf, &fresh));
+        }
+    }
+    if (st_batch_count(b)) ND_TRY(db_commit(db, b, nd, nf, fresh));
+cleanup:
+    st_batch_free(b);
+    return rc;
+}
+
+int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+             unsigned k, unsigned flags)
+{
+    best *bs = NULL;
+    pairs pr = {0};
+    uint64_t *fps = NULL;
+    int add = (flags & ND_BATCH_ADD) != 0, locked = 0, rc = ND_OK;
+    ND_RETURN_IF(!db || !keys || (n && (!out || !docs)), ND_EINVAL, "nd_batch: NULL argument");
+    ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
+    ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_batch: %zu documents (limit 2^32-1)", n);
+    ND_RETURN_IF(flags & ~ND_BATCH_ADD, ND_EINVAL, "nd_batch: unknown flags 0x%x", flags);
+    if (add) {
+        ND_FORWARD(db_check_writable(db));
+        for (size_t i = 0; i < n; i++) {
+            rc = db_check_key(docs[i].key, docs[i].key_len);
+            if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
+        }
+    }
+    nd_results_clear(keys);
+    if (n == 0) return ND_OK;
+    bs = malloc(n * sizeof *bs);
+    fps = malloc(n * sizeof *fps);
+    if (!bs || !fps) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    for (size_t i = 0; i < n; i++) {
+        bs[i] = (best){UINT_MAX, 0};
+        fps[i] = docs[i].fp;
+    }
+    pr.n = n;
+    if (k <= ND_MAX_PLAN_K) {
+        rc = nd_selfjoin(fps, n, k, pair_cb, &pr);
+        if (rc) goto cleanup;
+    } else { /* beyond every plan: compare all pairs (rare; k > 8) */
+        for (size_t j = 1; j < n; j++)
+            for (size_t i = 0; i < j; i++) {
+                unsigned d = (unsigned)__builtin_popcountll(fps[i] ^ fps[j]);
+                if (d <= k) ND_TRY(pair_cb(i, j, d, &pr));
+            }
+    }
+    ND_TRY(pairs_index(&pr));
+    if (add) {
+        pthread_mutex_lock(&db->write_mu);
+        locked = 1;
+    }
+    if (k <= db->plan.info.k) ND_TRY(stored_merge(db, docs, n, k, bs));
+    else ND_TRY(stored_probes(db, docs, n, k, bs));
+    ND_TRY(decide(out, keys, db, docs, n, bs, &pr));
+    if (add) ND_TRY(add_new(db, out, docs, n, keys));
+cleanup:
+    if (locked) pthread_mutex_unlock(&db->write_mu);
+    if (rc == ND_OK && add) db_fold_kick(db);
+    if (rc < 0) nd_results_clear(keys);
+    pairs_dispose(&pr);
+    free(bs);
+    free(fps);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/*
+ * db_import.c — bulk import: many documents in one pass per table.
+ *
+ * nd_add_many stages every document through an indexed batch and leaves
+ * its fingerprints as fresh entries for a later fold: fine for a stream,
+ * slow for a crawl of millions. nd_import instead
+ *   1. keeps the last document of each key (a hash of the keys),
+ *   2. sends keys that are already stored through the ordinary staged path
+ *      (they move from an old fingerprint: rev and tables change), one
+ *      atomic write, then folds their fresh entries,
+ *   3. for the new keys: sorts their distinct fingerprints under table 0's
+ *      permutation and merges them into table 0's runs, which also tells
+ *      which fingerprints were not stored before; those alone are sorted
+ *      and merged into the other tables,
+ *   4. writes docs, rev, every table's rewritten runs and the counters in
+ *      one plain (unindexed) atomic batch.
+ * The writer lock and the fold lock are held throughout, so no fresh entry
+ * can appear while runs are merged (a fresh value must never equal a run
+ * value).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+#include "sort.h"
+
+/* Open-addressing set of document indices keyed by the document key; a
+ * later document with an equal key takes the slot (later wins). */
+typedef struct key_set {
+    size_t *slot; /* index + 1; 0 = empty */
+    size_t mask;
+} key_set;
+
+static int keys_equal(const nd_doc *a, const nd_doc *b)
+{
+    return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0;
+}
+
+static int key_set_build(key_set *ks, const nd_doc *docs, size_t n, size_t *nuniq)
+{
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    ks->slot = calloc(cap, sizeof *ks->slot);
+    ND_RETURN_IF(!ks->slot, ND_ENOMEM, "import: out of memory for %zu keys", n);
+    ks->mask = cap - 1;
+    *nuniq = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = (size_t)nd_feature_hash(docs[i].key, docs[i].key_len) & ks->mask;
+        while (ks->slot[h] && !keys_equal(&docs[ks->slot[h] - 1], &docs[i])) h = (h + 1) & ks->mask;
+        if (!ks->slot[h]) (*nuniq)++;
+        ks->slot[h] = i + 1;
+    }
+    return ND_OK;
+}
+
+/* Documents whose key is already stored go through the staged path. */
+static int import_replacements(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
+{
+    st_batch *b = NULL;
+    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    int rc;
+    if (n == 0) return ND_OK;
+    ND_FORWARD(st_batch_new(&b, db->store));
+    for (size_t i = 0; i < n; i++) {
+        const nd_doc *d = &docs[idx[i]];
+        ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, &nd, &nf, &fresh));
+    }
+    ND_TRY(db_commit(db, b, nd, nf, fresh));
+    ND_TRY(db_fold_locked(db));
+cleanup:
+    st_batch_free(b);
+    return rc;
+}
+
+/* Merge the distinct fingerprints fps[0..n) into every table; *added gets
+ * how many were not stored before. */
+static int import_tables(nd_db *db, st_batch *b, uint64_t *fps, size_t n, uint64_t *added)
+{
+    uint64_t *perm = malloc((n ? n : 1) * sizeof *perm), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    st_u64s fresh0 = {0};
+    int rc;
+    if (!perm || !tmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu fingerprints", n);
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        const nd_perm *p = &db->plan.table[t];
+        size_t m = t == 0 ? n : fresh0.n;
+        for (size_t i = 0; i < m; i++) perm[i] = nd_perm_apply(p, fps[i]);
+        sort_u64(perm, tmp, m);
+        ND_TRY(st_table_merge(db->store, b, t, db->run_size, perm, m, t == 0 ? &fresh0 : NULL));
+        if (t == 0) { /* from here on only the fingerprints new to the store */
+            for (size_t i = 0; i < fresh0.n; i++) fps[i] = nd_perm_invert(p, fresh0.v[i]);
+            *added = fresh0.n;
+        }
+    }
+    rc = ND_OK;
+cleanup:
+    free(perm);
+    free(tmp);
+    st_u64s_dispose(&fresh0);
+    return rc;
+}
+
+static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
+{
+    key_set ks = {0};
+    size_t nuniq = 0, nrep = 0, nnew = 0;
+    size_t *rep = NULL, *newdocs = NULL;
+    uint64_t *fps = NULL, *tmp = NULL, added = 0;
+    st_batch *b = NULL;
+    uint8_t *rk = NULL;
+    int rc;
+    ND_TRY(db_fold_locked(db));
+    ND_TRY(key_set_build(&ks, docs, n, &nuniq));
+    rep = malloc((nuniq ? nuniq : 1) * sizeof *rep);
+    newdocs = malloc((nuniq ? nuniq : 1) * sizeof *newdocs);
+    rk = malloc(8 + ND_MAX_KEY_LEN);
+    if (!rep || !newdocs || !rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
+    for (size_t h = 0; h <= ks.mask; h++) {
+        if (!ks.slot[h]) continue;
+        size_t i = ks.slot[h] - 1;
+        int stored = 0;
+        if (db->ndocs) {
+            char *v = NULL;
+            size_t vlen;
+            rc = st_get(db->store, ST_CF_DOCS, docs[i].key, docs[i].key_len, &v, &vlen);
+            free(v);
+            if (rc < 0 && rc != ND_ENOTFOUND) goto cleanup;
+            stored = rc == ND_OK;
+        }
+        if (stored) rep[nrep++] = i;
+        else newdocs[nnew++] = i;
+    }
+    ND_TRY(import_replacements(db, docs, rep, nrep));
+    if (nnew == 0) goto cleanup;
+    /* Distinct fingerprints of the new documents into the tables. */
+    fps = malloc(nnew * sizeof *fps);
+    tmp = malloc(nnew * sizeof *tmp);
+    if (!fps || !tmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", nnew);
+    for (size_t i = 0; i < nnew; i++) fps[i] = docs[newdocs[i]].fp;
+    size_t nfp = sort_u64_unique(fps, tmp, nnew);
+    ND_TRY(st_batch_new_plain(&b, db->store));
+    ND_TRY(import_tables(db, b, fps, nfp, &added));
+    for (size_t i = 0; i < nnew; i++) {
+        const nd_doc *d = &docs[newdocs[i]];
+        uint8_t val[DB_DOC_VALUE_LEN];
+        db_doc_encode(val, d->fp, d->score, d->time);
+        ND_TRY(st_batch_put(b, ST_CF_DOCS, d->key, d->key_len, val, sizeof val));
+        nd_store_be64(rk, d->fp);
+        memcpy(rk + 8, d->key, d->key_len);
+        ND_TRY(st_batch_put(b, ST_CF_REV, rk, 8 + d->key_len, "", 0));
+    }
+    ND_TRY(db_commit(db, b, db->ndocs + nnew, db->nfps + added, 0));
+cleanup:
+    free(ks.slot);
+    free(rep);
+    free(newdocs);
+    free(fps);
+    free(tmp);
+    free(rk);
+    st_batch_free(b);
+    return rc;
+}
+
+int nd_import(nd_db *db, const nd_doc *docs, size_t n)
+{
+    int rc;
+    ND_FORWARD(db_check_writable(db));
+    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_import: NULL documents");
+    for (size_t i = 0; i < n; i++) {
+        rc = db_check_key(docs[i].key, docs[i].key_len);
+        if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
+    }
+    if (n == 0) return ND_OK;
+    pthread_mutex_lock(&db->fold_mu);
+    pthread_mutex_lock(&db->write_mu);
+    rc = import_locked(db, docs, n);
+    pthread_mutex_unlock(&db->write_mu);
+    pthread_mutex_unlock(&db->fold_mu);
+    return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * sort.h — LSD radix sorts of 64-bit keys (engine internal).
+ *
+ * Batch mode, the self-join and bulk import sort millions of permuted
+ * fingerprints once per table; a radix sort (8 passes of 8 bits, a pass
+ * skipped when every key has the same byte there) does it in a few
+ * milliseconds per million, several times faster than qsort.
+ */
+#ifndef ND_SORT_H
+#define ND_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sort_item {
+    uint64_t key;
+    uint32_t idx;
+} sort_item;
+
+/* Sort a[0..n) by key, stably, using tmp[0..n) as scratch. */
+void sort_items(sort_item *a, sort_item *tmp, size_t n);
+
+/* Sort a[0..n) ascending using tmp[0..n) as scratch. */
+void sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
+
+/* Sort ascending and drop repeats; returns the new length. */
+size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n);
+
+#endif /* ND_SORT_H */

@@ -1,0 +1,321 @@
+/*
+ * test_batch.c — bulk import and batch mode against the brute-force
+ * oracle and against their one-by-one equivalents.
+ *
+ * Import: a store loaded by nd_import in several calls (duplicate keys in
+ * a call, keys replaced by a later call, shared fingerprints, a call on top
+ * of fresh entries) answers every query like a popcount scan, verifies, and
+ * counts documents and fingerprints right.
+ * Batch: nd_batch decides every document exactly as nd_add_if_new called
+ * in order would (status, match key, distance), for k within and beyond
+ * the plan's k, over runs (small, so many), fresh entries and a mix; with
+ * ND_BATCH_ADD the stored documents equal those of the one-by-one run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "neardup.h"
+#include "oracle.h"
+#include "tmpdir.h"
+
+static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.k = k;
+    o.tables = tables;
+    o.run_size = run_size;
+    o.expected_docs = 100000;
+    int rc = nd_open(&db, path, &o);
+    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
+    assert_int_equal(rc, ND_OK);
+    return db;
+}
+
+typedef struct docset {
+    nd_doc *d;
+    char (*keys)[24];
+    size_t n;
+} docset;
+
+static void docset_init(docset *s, size_t cap)
+{
+    s->d = calloc(cap, sizeof *s->d);
+    s->keys = calloc(cap, sizeof *s->keys);
+    s->n = 0;
+}
+
+static void docset_add(docset *s, const char *key, uint64_t fp)
+{
+    snprintf(s->keys[s->n], sizeof s->keys[s->n], "%s", key);
+    s->d[s->n] = (nd_doc){s->keys[s->n], strlen(s->keys[s->n]), fp, (double)(s->n % 7), 1000};
+    s->n++;
+}
+
+static void docset_free(docset *s)
+{
+    free(s->d);
+    free(s->keys);
+}
+
+/* Every query centre at every distance 0..k+2 against the oracle
+ * (fingerprint sets: the store's distinct fps are compared). */
+static void check_against(nd_db *db, const uint64_t *fps, size_t n, const uint64_t *qs, size_t nq,
+                          unsigned kmax)
+{
+    nd_results *res;
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FP_ONLY;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    for (size_t q = 0; q < nq; q++)
+        for (unsigned k = 0; k <= kmax; k++) {
+            size_t m = oracle_scan(fps, n, qs[q], k, idx);
+            /* the oracle may list a fingerprint twice (shared by keys) */
+            uint64_t *want = malloc((m + 1) * sizeof *want);
+            size_t w = 0;
+            for (size_t i = 0; i < m; i++) {
+                int seen = 0;
+                for (size_t j = 0; j < w; j++) seen |= want[j] == fps[idx[i]];
+                if (!seen) want[w++] = fps[idx[i]];
+            }
+            assert_int_equal(nd_query(res, db, qs[q], k, &qo), ND_OK);
+            assert_int_equal(nd_results_count(res), w);
+            for (size_t i = 0; i < nd_results_count(res); i++) {
+                int seen = 0;
+                for (size_t j = 0; j < w; j++) seen |= want[j] == nd_results_get(res, i)->fp;
+                assert_true(seen);
+            }
+            free(want);
+        }
+    nd_results_free(res);
+    free(idx);
+}
+
+static void test_import_oracle(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[24];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    oracle_rng r = {42};
+    enum { NBASE = 20000, NQ = 40, MAXD = 5 };
+    uint64_t *fps = malloc((NBASE + NQ * (MAXD + 1)) * sizeof *fps), qs[NQ];
+    size_t n = oracle_make(&r, fps, NBASE, qs, NQ, MAXD);
+    nd_db *db = open_db(path, 3, 4, 8);
+    /* A few documents first, as fresh entries (not folded). */
+    for (size_t i = 0; i < 50; i++) {
+        sprintf(key, "d%zu", i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 1), ND_OK);
+    }
+    /* Three imports: the first also holds keys that a later one moves to
+     * their real fingerprint, and a duplicate key (the later one wins). */
+    docset s;
+    docset_init(&s, n + 100);
+    for (size_t part = 0; part < 3; part++) {
+        s.n = 0;
+        size_t lo = part * n / 3, hi = (part + 1) * n / 3;
+        for (size_t i = lo; i < hi; i++) {
+            sprintf(key, "d%zu", i);
+            if (part == 0 && i % 97 == 0) docset_add(&s, key, ~fps[i]); /* wrong, fixed later */
+            else docset_add(&s, key, fps[i]);
+        }
+        if (part == 0) docset_add(&s, "d1", ~fps[1]), docset_add(&s, "d1", fps[1]);
+        if (part == 2)
+            for (size_t i = 0; i < n / 3; i += 97) {
+                sprintf(key, "d%zu", i);
+                docset_add(&s, key, fps[i]);
+            }
+        /* Two keys sharing a fingerprint. */
+        docset_add(&s, part == 0 ? "shared-a" : part == 1 ? "shared-b" : "shared-c", fps[7]);
+        assert_int_equal(nd_import(db, s.d, s.n), ND_OK);
+    }
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.documents, n + 3);
+    /* distinct fingerprints of the oracle set */
+    uint64_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++) dup = fps[j] == fps[i];
+        distinct += !dup;
+    }
+    assert_int_equal(st.fingerprints, distinct);
+    check_against(db, fps, n, qs, NQ, MAXD);
+    assert_int_equal(nd_compact(db), ND_OK);
+    check_against(db, fps, n, qs, NQ, MAXD);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    docset_free(&s);
+    free(fps);
+    tmpdir_remove(dir);
+}
+
+/* Build a batch: near-duplicates of stored fps, near-duplicates of
+ * earlier batch docs, a stored key seen again, random ones, repeats. */
+static void make_batch(docset *b, oracle_rng *r, const uint64_t *stored, size_t nstored)
+{
+    char key[24];
+    for (size_t i = 0; i < 600; i++) {
+        uint64_t fp;
+        switch (i % 6) {
+        case 0: fp = oracle_flip(r, stored[oracle_next(r) % nstored], (unsigned)(oracle_next(r) % 7)); break;
+        case 1: fp = b->n ? oracle_flip(r, b->d[oracle_next(r) % b->n].fp, (unsigned)(oracle_next(r) % 7)) : oracle_next(r); break;
+        case 2: fp = stored[i % nstored]; break;
+        default: fp = oracle_next(r); break;
+        }
+        if (i % 6 == 2) sprintf(key, "s%zu", i % nstored); /* its own stored key */
+        else if (i % 50 == 49) sprintf(key, "b%zu", i - 7); /* a repeated batch key */
+        else sprintf(key, "b%zu", i);
+        docset_add(b, key, fp);
+    }
+}
+
+static void store_base(nd_db *db, const uint64_t *fps, size_t n, int compact_half)
+{
+    char key[24];
+    docset s;
+    docset_init(&s, n);
+    for (size_t i = 0; i < n / 2; i++) {
+        sprintf(key, "s%zu", i);
+        docset_add(&s, key, fps[i]);
+    }
+    assert_int_equal(nd_import(db, s.d, s.n), ND_OK);
+    for (size_t i = n / 2; i < n; i++) { /* the rest as fresh entries */
+        sprintf(key, "s%zu", i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 1000), ND_OK);
+    }
+    if (compact_half) assert_int_equal(nd_compact(db), ND_OK);
+    docset_free(&s);
+}
+
+typedef struct doclist {
+    char (*keys)[24];
+    uint64_t *fps;
+    size_t n;
+} doclist;
+
+static int collect_cb(const nd_doc *d, void *payload)
+{
+    doclist *l = payload;
+    snprintf(l->keys[l->n], 24, "%.*s", (int)d->key_len, (const char *)d->key);
+    l->fps[l->n++] = d->fp;
+    return 0;
+}
+
+static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int compact)
+{
+    char dir[64], pa[128], pb[128];
+    tmpdir_make(dir);
+    snprintf(pa, sizeof pa, "%s/a", dir);
+    snprintf(pb, sizeof pb, "%s/b", dir);
+    oracle_rng r = {7 + k + tables};
+    enum { NS = 3000 };
+    uint64_t *stored = malloc(NS * sizeof *stored);
+    for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
+    nd_db *a = open_db(pa, 3, tables, run_size), *b = open_db(pb, 3, tables, run_size);
+    store_base(a, stored, NS, compact);
+    store_base(b, stored, NS, compact);
+    docset bt;
+    docset_init(&bt, 1000);
+    make_batch(&bt, &r, stored, NS);
+    nd_batch_item *out = calloc(bt.n, sizeof *out);
+    nd_results *keys, *res;
+    assert_int_equal(nd_results_new(&keys), ND_OK);
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    /* Check only (no add) first: must equal the one-by-one decisions. */
+    assert_int_equal(nd_batch(out, keys, a, bt.d, bt.n, k, 0), ND_OK);
+    size_t dups = 0, batch_dups = 0;
+    for (size_t i = 0; i < bt.n; i++) {
+        const nd_doc *d = &bt.d[i];
+        assert_int_equal(nd_add_if_new(res, b, d->key, d->key_len, d->fp, d->score, d->time, k),
+                         ND_OK);
+        int dup = nd_results_count(res) > 0;
+        if (dup != out[i].dup)
+            fprintf(stderr, "k=%u doc %zu (%s): batch %d, one-by-one %d\n", k, i,
+                    (const char *)d->key, out[i].dup, dup);
+        assert_int_equal(out[i].dup, dup);
+        if (!dup) continue;
+        dups++;
+        batch_dups += out[i].match_index != ND_BATCH_STORED;
+        const nd_match *m = nd_results_get(res, 0);
+        assert_int_equal(out[i].dist, m->dist);
+        assert_true(out[i].match_fp == m->fp);
+        assert_int_equal(out[i].match_key_len, m->key_len);
+        assert_memory_equal(out[i].match_key, m->key, m->key_len);
+    }
+    assert_true(dups > 100);
+    assert_true(batch_dups > 10);
+    /* Now with ADD: same decisions, same stored documents as b. */
+    nd_batch_item *out2 = calloc(bt.n, sizeof *out2);
+    assert_int_equal(nd_batch(out2, keys, a, bt.d, bt.n, k, ND_BATCH_ADD), ND_OK);
+    for (size_t i = 0; i < bt.n; i++) assert_int_equal(out2[i].dup, out[i].dup);
+    assert_int_equal(nd_verify(a), ND_OK);
+    doclist la = {calloc(NS + 1000, 24), calloc(NS + 1000, 8), 0};
+    doclist lb = {calloc(NS + 1000, 24), calloc(NS + 1000, 8), 0};
+    assert_int_equal(nd_foreach_doc(a, collect_cb, &la), ND_OK);
+    assert_int_equal(nd_foreach_doc(b, collect_cb, &lb), ND_OK);
+    assert_int_equal(la.n, lb.n);
+    for (size_t i = 0; i < la.n; i++) {
+        assert_string_equal(la.keys[i], lb.keys[i]);
+        assert_true(la.fps[i] == lb.fps[i]);
+    }
+    free(la.keys), free(la.fps), free(lb.keys), free(lb.fps);
+    free(out);
+    free(out2);
+    nd_results_free(keys);
+    nd_results_free(res);
+    docset_free(&bt);
+    nd_close(a);
+    nd_close(b);
+    free(stored);
+    tmpdir_remove(dir);
+}
+
+static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1); }
+static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0); }
+static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1); }
+static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1); }
+
+static void test_batch_errors(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 4, 8);
+    nd_results *keys;
+    nd_batch_item item;
+    nd_doc d = {"x", 1, 1, 0, 0};
+    assert_int_equal(nd_results_new(&keys), ND_OK);
+    assert_int_equal(nd_batch(&item, keys, db, &d, 1, ND_MAX_K + 1, 0), ND_EINVAL);
+    assert_int_equal(nd_batch(&item, keys, db, &d, 1, 3, 0x80), ND_EINVAL);
+    assert_int_equal(nd_batch(&item, NULL, db, &d, 1, 3, 0), ND_EINVAL);
+    d.key_len = 0;
+    assert_int_equal(nd_batch(&item, keys, db, &d, 1, 3, ND_BATCH_ADD), ND_EINVAL);
+    assert_int_equal(nd_import(db, &d, 1), ND_EINVAL);
+    d.key_len = ND_MAX_KEY_LEN + 1;
+    assert_int_equal(nd_import(db, &d, 1), ND_ELIMIT);
+    assert_int_equal(nd_import(db, NULL, 0), ND_OK);
+    nd_results_free(keys);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_batch_k3_runs),
+        cmocka_unit_test(test_batch_k3_fresh), cmocka_unit_test(test_batch_k2),
+        cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
