@@ -37,13 +37,23 @@ static void init_libxml(void)
     xmlInitParser();
 }
 
+/* Whether name is one of list (lower-case ASCII), ignoring ASCII case.
+ * It runs for every element and on every climb out of one, so the first
+ * letter is compared before calling strcasecmp. */
+static int name_in(const char *name, const char *const *list, size_t n)
+{
+    unsigned char c0 = (unsigned char)name[0];
+    if (c0 >= 'A' && c0 <= 'Z') c0 = (unsigned char)(c0 + 32);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)list[i][0] == c0 && strcasecmp(name, list[i]) == 0) return 1;
+    return 0;
+}
+
 static int skip_element(const char *name)
 {
     static const char *const skip[] = {"script", "style", "noscript", "template", "svg",
                                        "math",   "iframe", "object", "select", "head"};
-    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-        if (strcasecmp(name, skip[i]) == 0) return 1;
-    return 0;
+    return name_in(name, skip, sizeof skip / sizeof skip[0]);
 }
 
 static int block_element(const char *name)
@@ -52,9 +62,7 @@ static int block_element(const char *name)
         "p",  "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "h2", "h3",
         "h4", "h5",  "h6", "section", "article", "header", "footer", "nav", "aside", "pre",
         "blockquote", "dd", "dt", "dl", "form", "hr", "main", "figure", "figcaption", "title"};
-    for (size_t i = 0; i < sizeof block / sizeof block[0]; i++)
-        if (strcasecmp(name, block[i]) == 0) return 1;
-    return 0;
+    return name_in(name, block, sizeof block / sizeof block[0]);
 }
 
 typedef struct tbuf {

@@ -359,14 +359,21 @@ static int is_stop(const feat_ctx *f, uint64_t h)
     return lo < f->nstop && f->stop[lo] == h;
 }
 
+/* Write h as 8 little-endian bytes (one store on little-endian hosts). */
+static inline void store_le64(unsigned char *p, uint64_t h)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &h, 8);
+#else
+    for (unsigned b = 0; b < 8; b++) p[b] = (unsigned char)(h >> (8 * b));
+#endif
+}
+
 static uint64_t shingle_hash(const feat_ctx *f, size_t end)
 {
     unsigned char bytes[16 * 8];
     unsigned n = f->o->n;
-    for (unsigned j = 0; j < n; j++) {
-        uint64_t h = f->ring[(end - n + j) % 16];
-        for (unsigned b = 0; b < 8; b++) bytes[j * 8 + b] = (unsigned char)(h >> (8 * b));
-    }
+    for (unsigned j = 0; j < n; j++) store_le64(bytes + j * 8, f->ring[(end - n + j) % 16]);
     return nd_feature_hash(bytes, n * 8u);
 }
 
