@@ -29,6 +29,8 @@ int cmd_distance(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_delete(int argc, char **argv);

@@ -7,6 +7,7 @@
  * the line is printed and flushed only after the document is durable.
  */
 #include "cli.h"
+#include "cli_docs.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -46,39 +47,16 @@ typedef struct add_ctx {
 static void print_result(add_ctx *a, const in_record *rec)
 {
     const nd_match *m = nd_results_count(a->res) ? nd_results_get(a->res, 0) : NULL;
-    if (a->json) {
-        printf("{\"status\":\"%s\",\"key\":", m ? "dup" : "new");
-        cli_put_json_string(stdout, rec->key, rec->key_len);
-        if (m) {
-            printf(",\"match\":");
-            cli_put_json_string(stdout, m->key, m->key_len);
-            printf(",\"dist\":%u", m->dist);
-        }
-        printf("}\n");
-    } else {
-        fputs(m ? "dup\t" : "new\t", stdout);
-        cli_put_field(stdout, rec->key, rec->key_len);
-        if (m) {
-            putchar('\t');
-            cli_put_field(stdout, m->key, m->key_len);
-            printf("\t%u", m->dist);
-        }
-        putchar('\n');
-    }
+    cli_print_decision(stdout, a->json, rec->key, rec->key_len, m != NULL, m ? m->key : NULL,
+                       m ? m->key_len : 0, m ? m->dist : 0);
     fflush(stdout);
 }
 
 static int add_record(add_ctx *a, const in_record *rec)
 {
-    uint64_t fp = rec->fp;
-    int rc;
-    if (!rec->has_fp) {
-        nd_fp_options fo = a->fo;
-        if (a->html || rec->is_html) fo.flags |= ND_FP_HTML;
-        rc = nd_fingerprint(&fp, rec->text, rec->text_len, &fo);
-        if (rc < 0) return cli_fail_nd(rc, "%s:%llu: fingerprint", rec->file,
-                                       (unsigned long long)rec->line);
-    }
+    uint64_t fp;
+    int rc = cli_record_fp(&fp, rec, &a->fo, a->html);
+    if (rc) return rc;
     rc = nd_add_if_new(a->res, a->db, rec->key, rec->key_len, fp,
                        rec->has_score ? rec->score : 0.0, a->now, a->k);
     if (rc < 0) {

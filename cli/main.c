@@ -22,6 +22,8 @@ static const cli_command commands[] = {
     {"plan", cmd_plan, "show the table designs for a distance and a size"},
     {"init", cmd_init, "create a database"},
     {"add", cmd_add, "add documents unless a near-duplicate is stored"},
+    {"import", cmd_import, "bulk-load documents (no near-duplicate check)"},
+    {"batch", cmd_batch, "check a batch against the store and itself"},
     {"query", cmd_query, "find stored documents within k bits"},
     {"get", cmd_get, "look documents up by key"},
     {"delete", cmd_delete, "delete documents by key"},

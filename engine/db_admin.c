@@ -115,6 +115,17 @@ static int stats_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void 
     return 0;
 }
 
+int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
+{
+    ND_RETURN_IF(!db, ND_EINVAL, "nd_db_count: NULL database");
+    nd_db *m = (nd_db *)db; /* the lock is not part of the logical state */
+    pthread_mutex_lock(&m->write_mu);
+    if (docs) *docs = db->ndocs;
+    if (fingerprints) *fingerprints = db->nfps;
+    pthread_mutex_unlock(&m->write_mu);
+    return ND_OK;
+}
+
 int nd_stats_get(nd_stats *out, nd_db *db)
 {
     ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");

@@ -394,6 +394,10 @@ typedef struct nd_stats {
     nd_table_stats table[ND_MAX_TABLES];
 } nd_stats;
 
+/** Stored documents and distinct fingerprints, from the counters (O(1)).
+ *  Either pointer may be NULL. @return ND_OK or ND_EINVAL. */
+int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints);
+
 /** Gather statistics (reads every table: O(entries)). */
 int nd_stats_get(nd_stats *out, nd_db *db);
 

@@ -1,0 +1,204 @@
+/*
+ * cli_docs.c — documents held for bulk calls, and the progress line (see
+ * cli_docs.h).
+ */
+#include "cli_docs.h"
+
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_record_fp(uint64_t *out, const in_record *rec, const nd_fp_options *fo, int html)
+{
+    if (rec->has_fp) {
+        *out = rec->fp;
+        return CLI_EXIT_OK;
+    }
+    nd_fp_options o = *fo;
+    if (html || rec->is_html) o.flags |= ND_FP_HTML;
+    int rc = nd_fingerprint(out, rec->text, rec->text_len, &o);
+    if (rc < 0)
+        return cli_fail_nd(rc, "%s:%llu: fingerprint", rec->file, (unsigned long long)rec->line);
+    return CLI_EXIT_OK;
+}
+
+int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        nd_doc *d = realloc(l->d, cap * sizeof *d);
+        if (d) l->d = d;
+        size_t *ko = d ? realloc(l->koff, cap * sizeof *ko) : NULL;
+        if (!ko) {
+            cli_fail("out of memory holding %zu documents", l->n);
+            return -1;
+        }
+        l->koff = ko;
+        l->cap = cap;
+    }
+    if (l->alen + rec->key_len + 1 > l->acap) {
+        size_t cap = l->acap ? l->acap : 1 << 16;
+        while (cap < l->alen + rec->key_len + 1) cap *= 2;
+        char *a = realloc(l->arena, cap);
+        if (!a) {
+            cli_fail("out of memory holding %zu keys", l->n);
+            return -1;
+        }
+        l->arena = a;
+        l->acap = cap;
+    }
+    memcpy(l->arena + l->alen, rec->key, rec->key_len);
+    l->arena[l->alen + rec->key_len] = '\0';
+    l->koff[l->n] = l->alen;
+    l->d[l->n] = (nd_doc){NULL, rec->key_len, fp, rec->has_score ? rec->score : 0, time};
+    l->alen += rec->key_len + 1;
+    l->n++;
+    return 0;
+}
+
+void cli_docs_seal(cli_docs *l)
+{
+    for (size_t i = 0; i < l->n; i++) l->d[i].key = l->arena + l->koff[i];
+}
+
+void cli_docs_clear(cli_docs *l)
+{
+    l->n = 0;
+    l->alen = 0;
+}
+
+void cli_docs_dispose(cli_docs *l)
+{
+    free(l->d);
+    free(l->koff);
+    free(l->arena);
+    memset(l, 0, sizeof *l);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes)
+{
+    p->verb = verb;
+    p->tty = isatty(2);
+    p->start = p->last = now_s();
+    p->total_bytes = total_bytes;
+}
+
+void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes)
+{
+    if (!p->tty) return;
+    double t = now_s();
+    if (t - p->last < 0.5) return;
+    p->last = t;
+    double el = t - p->start;
+    fprintf(stderr, "\r%s: %llu docs, %.1f MB, %.0f docs/s", p->verb, (unsigned long long)docs,
+            (double)bytes / 1e6, el > 0 ? (double)docs / el : 0.0);
+    if (p->total_bytes && bytes && bytes <= p->total_bytes)
+        fprintf(stderr, ", ETA %.0fs", el * (double)(p->total_bytes - bytes) / (double)bytes);
+    fprintf(stderr, "   ");
+    fflush(stderr);
+}
+
+double cli_progress_end(cli_progress *p)
+{
+    if (p->tty && p->last > p->start) fprintf(stderr, "\r%60s\r", "");
+    return now_s() - p->start;
+}
+
+uint64_t cli_inputs_size(char **paths, int n)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (strcmp(paths[i], "-") == 0 || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return 0;
+        total += (uint64_t)st.st_size;
+    }
+    return total;
+}
+
+int cli_read_docs(cli_docs *l, char **inputs, int ninputs, const cli_read_opts *o,
+                  cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad)
+{
+    uint64_t bytes_done = 0;
+    int rc = CLI_EXIT_OK;
+    *docs = *bad = 0;
+    for (int f = 0; f < ninputs && rc == CLI_EXIT_OK; f++) {
+        in_reader *r = NULL;
+        if (in_reader_open(&r, o->fmt, inputs[f], NULL) < 0)
+            return cli_fail("%s", in_reader_error(NULL));
+        for (;;) {
+            in_record rec;
+            uint64_t fp;
+            int got = in_reader_next(r, &rec);
+            if (got == 0) break;
+            if (got == -1) {
+                fprintf(stderr, "neardup: %s\n", in_reader_error(r));
+                (*bad)++;
+                if (o->skip_bad) continue;
+                rc = CLI_EXIT_USAGE;
+                break;
+            }
+            if (got < 0) {
+                rc = cli_fail("%s", in_reader_error(r));
+                break;
+            }
+            rc = cli_record_fp(&fp, &rec, o->fo, o->html);
+            if (rc) break;
+            if (cli_docs_push(l, &rec, fp, o->time) < 0) {
+                rc = CLI_EXIT_DB;
+                break;
+            }
+            (*docs)++;
+            if (o->progress) cli_progress_update(o->progress, *docs, bytes_done + in_reader_bytes(r));
+            if (o->chunk && l->n >= o->chunk) {
+                cli_docs_seal(l);
+                rc = flush(l, payload);
+                cli_docs_clear(l);
+                if (rc) break;
+            }
+        }
+        bytes_done += in_reader_bytes(r);
+        in_reader_close(r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        cli_docs_seal(l);
+        rc = flush(l, payload);
+    }
+    cli_docs_clear(l);
+    return rc;
+}
+
+void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
+                        const char *match, size_t match_len, unsigned dist)
+{
+    if (json) {
+        fprintf(f, "{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
+        cli_put_json_string(f, key, key_len);
+        if (dup) {
+            fprintf(f, ",\"match\":");
+            cli_put_json_string(f, match, match_len);
+            fprintf(f, ",\"dist\":%u", dist);
+        }
+        fputs("}\n", f);
+        return;
+    }
+    fputs(dup ? "dup\t" : "new\t", f);
+    cli_put_field(f, key, key_len);
+    if (dup) {
+        fputc('\t', f);
+        cli_put_field(f, match, match_len);
+        fprintf(f, "\t%u", dist);
+    }
+    fputc('\n', f);
+}

@@ -1,0 +1,77 @@
+/*
+ * cli_docs.h — documents read from inputs, held for a bulk call
+ * (nd_import, nd_batch): records are fingerprinted (unless they carry a
+ * fingerprint) and their keys copied into one arena; a progress line on a
+ * terminal. Used by `import` and `batch`.
+ */
+#ifndef ND_CLI_DOCS_H
+#define ND_CLI_DOCS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <neardup.h>
+
+#include "in_reader.h"
+
+typedef struct cli_docs {
+    nd_doc *d;       /* keys valid after cli_docs_seal */
+    size_t *koff;    /* key offsets in the arena until sealed */
+    size_t n, cap;
+    char *arena;
+    size_t alen, acap;
+} cli_docs;
+
+/* Fingerprint of a record: its own, or its text's under fo (HTML when
+ * html or the record says so). Prints "FILE:LINE: fingerprint: ..." and
+ * returns an exit code on failure. */
+int cli_record_fp(uint64_t *out, const in_record *rec, const nd_fp_options *fo, int html);
+
+/* Append a record with fingerprint fp and last-seen time; -1 when out of
+ * memory (printed). */
+int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time);
+/* Point every document's key into the arena (call before using l->d). */
+void cli_docs_seal(cli_docs *l);
+void cli_docs_clear(cli_docs *l);
+void cli_docs_dispose(cli_docs *l);
+
+/* Progress on stderr when it is a terminal: at most twice a second,
+ * "\r<verb>: N docs, X MB, R docs/s[, ETA Ts]". total_bytes 0 = unknown. */
+typedef struct cli_progress {
+    const char *verb;
+    int tty;
+    double start, last;
+    uint64_t total_bytes;
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes);
+void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes);
+/* Clear the progress line; returns the seconds since start. */
+double cli_progress_end(cli_progress *p);
+
+/* Sum of the sizes of regular files among paths (0 if any is stdin). */
+uint64_t cli_inputs_size(char **paths, int n);
+
+/* Read every record of the inputs into l, calling flush(l, payload) each
+ * time l holds chunk documents and once at the end (l is cleared after
+ * each call). A bad record stops the read (exit 1, the partial chunk is
+ * not flushed) unless skip_bad, which counts it in *bad and goes on.
+ * Returns an exit code (flush's, if it fails). */
+typedef int (*cli_flush_fn)(cli_docs *l, void *payload);
+typedef struct cli_read_opts {
+    in_format fmt;
+    const nd_fp_options *fo;
+    int html, skip_bad;
+    int64_t time;
+    size_t chunk; /* 0 = everything in one call */
+    cli_progress *progress; /* may be NULL */
+} cli_read_opts;
+int cli_read_docs(cli_docs *l, char **inputs, int ninputs, const cli_read_opts *o,
+                  cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad);
+
+#endif
+
+/* One decision line of `add` and `batch`: "new\tKEY" or
+ * "dup\tKEY\tMATCH\tDIST", or as JSON {"status","key","match","dist"}. */
+void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
+                        const char *match, size_t match_len, unsigned dist);
