@@ -118,7 +118,7 @@ typedef struct bdb_opts {
     uint64_t n, q, q6, qcold, sample, batch, stream, group, group_docs, fsync_docs;
     uint64_t join, load_group, seed, cache_mb;
     const char *dir, *out, *dump;
-    int keep, verify, skip_base;
+    int keep, verify, no_import, no_batch;
 } bdb_opts;
 
 typedef struct bdb_state {

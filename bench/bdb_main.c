@@ -159,7 +159,10 @@ static void usage(FILE *f)
           "  --group-docs N documents of the group-commit phase (default 20000)\n"
           "  --group N      group size (default 256)\n"
           "  --fsync-docs N add_if_new with fsync per document (default 200)\n"
-          "  --load-group N documents per nd_add_many in the bulk load (default 100000)\n"
+          "  --load-group N documents per load call (default 1M for nd_import, 100000\n"
+          "                 for nd_add_many)\n"
+          "  --no-import    load with nd_add_many even where nd_import exists\n"
+          "  --no-batch     one nd_query per batch document even where nd_batch exists\n"
           "  --cache-mb N   block cache (default: neardup's)\n"
           "  --seed N       data seed (default 1)\n"
           "  --dir DIR      database directory (must not exist; default a temporary one)\n"
@@ -193,7 +196,7 @@ int main(int argc, char **argv)
     bdb_opts *o = &s.o;
     *o = (bdb_opts){.n = 1000000, .q = 10000, .q6 = 2000, .qcold = 2000, .sample = 200,
                     .batch = 1000000, .stream = 20000, .group = 256, .group_docs = 20000,
-                    .fsync_docs = 200, .join = 1000000, .load_group = 100000, .seed = 1,
+                    .fsync_docs = 200, .join = 1000000, .load_group = 0, .seed = 1,
                     .out = "-"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -216,6 +219,8 @@ int main(int argc, char **argv)
         if (strcmp(a, "--out") == 0 && v) { o->out = v; i++; continue; }
         if (strcmp(a, "--keep") == 0) { o->keep = 1; continue; }
         if (strcmp(a, "--verify") == 0) { o->verify = 1; continue; }
+        if (strcmp(a, "--no-import") == 0) { o->no_import = 1; continue; }
+        if (strcmp(a, "--no-batch") == 0) { o->no_batch = 1; continue; }
         if (strcmp(a, "--smoke") == 0) {
             o->n = 20000; o->q = 200; o->q6 = 200; o->qcold = 100; o->sample = 100;
             o->batch = 2000; o->join = 20000; o->stream = 500; o->group_docs = 500;
@@ -226,7 +231,7 @@ int main(int argc, char **argv)
         usage(stderr);
         bdb_die("unknown or incomplete option '%s'", a);
     }
-    if (o->n < 16 || o->q == 0 || o->group == 0 || o->load_group == 0 || o->join < 2 ||
+    if (o->n < 16 || o->q == 0 || o->group == 0 || o->join < 2 ||
         o->batch == 0)
         bdb_die("sizes too small");
     if (o->q6 > o->q) o->q6 = o->q;

@@ -18,8 +18,8 @@
  *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
  *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
  *     per document) for scale.
- * Phases that will change when the engine grows: bulk_load() (switch to
- * the import function) and batch_run() (switch to nd_batch).
+ * bulk_load() and batch_run() hold the engine's bulk paths (nd_import,
+ * nd_batch) beside the per-document stand-ins (--no-import, --no-batch).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,16 +55,17 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
 
 /* ---- 1. bulk load ---- */
 
-/* Load ids [0, n) of the stored stream. Today: nd_add_many in groups of
- * load_group documents into a fresh database without background folds,
- * then one nd_compact. When the import function lands, replace the body
- * with a call that streams the same (key, fp) pairs into it; the caller
- * times whatever this does. Returns a label for the report. */
+/* Load ids [0, n) of the stored stream into a fresh database, in groups
+ * of load_group documents: with nd_import, or (--no-import, the stand-in
+ * used before it existed) nd_add_many without background folds. Then one nd_compact (a no-op after
+ * an import). The caller times the whole; the label goes to the report. */
 static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_s)
 {
     const bdb_opts *o = &s->o;
+    int import = !o->no_import;
     nd_db *db = db_open(s, ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND, UINT64_MAX);
-    size_t g = o->load_group;
+    size_t g = o->load_group ? o->load_group : (import ? 1000000 : 100000);
+    if (g > o->n) g = o->n;
     nd_doc *docs = bdb_xmalloc(g * sizeof *docs);
     uint8_t(*keys)[8] = bdb_xmalloc(g * sizeof *keys);
     double t0 = bdb_now();
@@ -74,7 +75,8 @@ static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_
             key_of(keys[i], base + i);
             docs[i] = (nd_doc){keys[i], 8, bdb_stored(&s->g, base + i), 0, 1};
         }
-        ND_TRY(nd_add_many(db, docs, m));
+        if (import) ND_TRY(nd_import(db, docs, m));
+        else ND_TRY(nd_add_many(db, docs, m));
     }
     double t1 = bdb_now();
     ND_TRY(nd_compact(db));
@@ -83,7 +85,10 @@ static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_
     *compact_s = bdb_now() - t1;
     free(docs);
     free(keys);
-    return "nd_add_many groups + nd_compact (import pending)";
+    static char label[128];
+    snprintf(label, sizeof label, "%s in calls of %zu documents, then nd_compact",
+             import ? "nd_import" : "nd_add_many (--no-import)", g);
+    return label;
 }
 
 /* ---- queries ---- */
@@ -166,17 +171,92 @@ static nd_db *reopen_cold(bdb_state *s, nd_db *db)
 
 /* ---- 6. batch ---- */
 
-/* Answer n queries at distance k against the stored set; cnt[i] receives
- * the number of matches of query i. Today one nd_query per query on one
- * thread: replace with nd_batch (one merge join per table) when it lands. */
-static const char *batch_run(nd_db *db, const uint64_t *q, size_t n, unsigned k, uint32_t *cnt)
+/* Outcome of one batch document: is a near-duplicate stored (or, with
+ * nd_batch, an earlier new document of the batch), and the closest one. */
+typedef struct bres {
+    uint64_t fp;   /* match fingerprint */
+    size_t from;   /* earlier batch document matched, or SIZE_MAX (stored) */
+    uint8_t dup, dist;
+} bres;
+
+/* Check n documents at distance k against the stored set: nd_batch (one
+ * merge join per table), or (--no-batch, the stand-in used before it
+ * existed) one nd_query per document (closest match only) on one thread. */
+static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, size_t n,
+                             unsigned k, bres *out)
 {
-    nd_ctx c;
-    ctx_init(&c, db, ND_QUERY_FP_ONLY);
-    if (bdb_run_queries(nd_fn, &c, q, n, k, 1, NULL, cnt) < 0)
-        bdb_die("nd_query: %s", nd_errmsg());
-    ctx_dispose(&c);
-    return "one nd_query per query, 1 thread (nd_batch pending)";
+    if (!s->o.no_batch) {
+        nd_doc *docs = bdb_xmalloc(n * sizeof *docs);
+        uint8_t(*keys)[8] = bdb_xmalloc(n * sizeof *keys);
+        nd_batch_item *it = bdb_xmalloc(n * sizeof *it);
+        nd_results *kr;
+        ND_TRY(nd_results_new(&kr));
+        for (size_t i = 0; i < n; i++) {
+            key_of(keys[i], (4ull << 60) | i);
+            docs[i] = (nd_doc){keys[i], 8, q[i], 0, 5};
+        }
+        ND_TRY(nd_batch(it, kr, db, docs, n, k, 0));
+        for (size_t i = 0; i < n; i++)
+            out[i] = (bres){it[i].match_fp,
+                            it[i].match_index == ND_BATCH_STORED ? SIZE_MAX : it[i].match_index,
+                            (uint8_t)(it[i].dup != 0), (uint8_t)it[i].dist};
+        nd_results_free(kr);
+        free(it);
+        free(keys);
+        free(docs);
+        return "nd_batch (check only)";
+    }
+    nd_results *res;
+    ND_TRY(nd_results_new(&res));
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FP_ONLY;
+    qo.limit = 1;
+    for (size_t i = 0; i < n; i++) {
+        ND_TRY(nd_query(res, db, q[i], k, &qo));
+        out[i] = (bres){0, SIZE_MAX, 0, 0};
+        if (nd_results_count(res)) {
+            const nd_match *m = nd_results_get(res, 0);
+            out[i] = (bres){m->fp, SIZE_MAX, 1, (uint8_t)m->dist};
+        }
+    }
+    nd_results_free(res);
+    return "one nd_query per document, closest match, 1 thread (--no-batch)";
+}
+
+/* Every outcome against the reference's counts, the sample's distances
+ * against the scan. */
+static void batch_check(bdb_state *s, const bres *r, size_t n, unsigned k)
+{
+    size_t inbatch = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t q = s->bq[i];
+        int stored = s->ref_bcnt ? s->ref_bcnt[i] > 0 : -1;
+        if (r[i].dup && r[i].from != SIZE_MAX) {
+            inbatch++;
+            if (r[i].from >= i || (unsigned)__builtin_popcountll(s->bq[r[i].from] ^ q) != r[i].dist ||
+                r[i].dist > k)
+                bdb_fail(s, "batch: document %zu matched batch document %zu wrongly", i,
+                         r[i].from);
+            continue;
+        }
+        if (r[i].dup && ((unsigned)__builtin_popcountll(r[i].fp ^ q) != r[i].dist || r[i].dist > k))
+            bdb_fail(s, "batch: document %zu: match at a wrong distance", i);
+        if (stored >= 0 && r[i].dup != stored)
+            bdb_fail(s, "batch: document %zu is %s, the reference finds %u stored within %u", i,
+                     r[i].dup ? "a duplicate" : "new", s->ref_bcnt[i], k);
+    }
+    for (size_t i = 0; i < s->nbs && i < n; i++) {
+        unsigned best = 99;
+        for (size_t j = s->borc_off[i]; j < s->borc_off[i + 1]; j++) {
+            unsigned d = (unsigned)__builtin_popcountll(s->borc_fp[j] ^ s->bq[i]);
+            if (d < best) best = d;
+        }
+        if (r[i].from != SIZE_MAX) continue;
+        if ((best == 99) != !r[i].dup || (r[i].dup && r[i].dist != best))
+            bdb_fail(s, "batch: sample document %zu: closest stored at %u, the scan %u", i,
+                     r[i].dup ? r[i].dist : 99u, best);
+    }
+    bdb_metric("nd.batch.k3.inbatch_matches", (double)inbatch);
 }
 
 /* ---- 7. self-join ---- */
@@ -351,7 +431,7 @@ void bdb_phase_neardup(bdb_state *s)
     bdb_metric("nd.load.add_s", add_s);
     bdb_metric("nd.load.compact_s", compact_s);
     bdb_metric("rss.load_mib", bdb_rss_peak_mib());
-    bdb_note("bulk load: %s, groups of %llu", how, (unsigned long long)o->load_group);
+    bdb_note("bulk load: %s", how);
 
     /* 2. disk */
     nd_db *db = db_open(s, 0, 0);
@@ -419,21 +499,19 @@ void bdb_phase_neardup(bdb_state *s)
 
     /* 6. batch */
     bdb_rss_reset();
-    uint32_t *bcnt = bdb_xmalloc((o->batch + 1) * sizeof *bcnt);
+    bres *br = bdb_xmalloc((o->batch + 1) * sizeof *br);
     t0 = bdb_now();
-    how = batch_run(db, s->bq, o->batch, 3, bcnt);
+    how = batch_run(s, db, s->bq, o->batch, 3, br);
     dt = bdb_now() - t0;
     bdb_metric("nd.batch.k3.s", dt);
     bdb_metric("nd.batch.k3.qps", (double)o->batch / dt);
     bdb_metric("rss.batch_mib", bdb_rss_peak_mib());
     bdb_note("batch: %s", how);
-    if (s->ref_bcnt) check_counts(s, "batch", bcnt, s->ref_bcnt, o->batch);
-    for (size_t i = 0; i < s->nbs; i++) {
-        if (bcnt[i] != s->borc_off[i + 1] - s->borc_off[i])
-            bdb_fail(s, "batch: query %zu has %u matches, the scan %zu", i, bcnt[i],
-                     s->borc_off[i + 1] - s->borc_off[i]);
-    }
-    free(bcnt);
+    batch_check(s, br, o->batch, 3);
+    size_t dups = 0;
+    for (size_t i = 0; i < o->batch; i++) dups += br[i].dup;
+    bdb_metric("nd.batch.k3.dups", (double)dups);
+    free(br);
 
     /* 7. self-join */
     selfjoin_phase(s);
