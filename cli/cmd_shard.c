@@ -1,0 +1,433 @@
+/*
+ * cmd_shard.c — `neardup shard`: create, fill and inspect sharded stores.
+ *
+ *   shard init DIR --shards S [--k K] [--docs N] [--tables T] [--features F]
+ *   shard split DB DIR --shards S [--docs N] [--chunk M]
+ *   shard info DIR [--json]
+ *   shard which DIR KEY...
+ *
+ * A sharded store is S ordinary databases plus a manifest (format and the
+ * key -> shard rule in shard_manifest.h). Every shard gets the same plan
+ * (k and t; the planner's N is the store's N / S) and the same fingerprint
+ * configuration, so a query against the store is the union of the same
+ * query against each shard. The manifest is written last: an interrupted
+ * init or split leaves a directory that no command accepts as a store.
+ *
+ * split reads the source with nd_foreach_doc (a consistent snapshot, in key
+ * order) and loads each shard with nd_import in chunks, so a 10M-document
+ * split costs one pass over the source and a few merges per shard, never
+ * one probe per document.
+ */
+#include "cli.h"
+#include "shard_manifest.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: neardup shard init DIR --shards S [--k K] [--docs N] [--tables T]\n"
+    "                          [--features words|shingles:N|chars:N]\n"
+    "       neardup shard split DB DIR --shards S [--docs N] [--chunk M]\n"
+    "       neardup shard info DIR [--json]\n"
+    "       neardup shard which DIR KEY...\n"
+    "\n"
+    "A sharded store DIR is S ordinary databases DIR/shard-000.. plus the\n"
+    "manifest DIR/" SHARD_MANIFEST_NAME " (shard count, plan, fingerprint\n"
+    "configuration, and the rule placing a document: FNV-1a-64(key) mod S).\n"
+    "Each shard is a complete database (verify, backup, compact it alone).\n"
+    "  init    create DIR with S empty shards (--k, --tables, --features as\n"
+    "          for `neardup init`; --docs is the whole store's expected size)\n"
+    "  split   copy every document of database DB into a new store DIR with\n"
+    "          the same k, tables and fingerprint configuration, loading each\n"
+    "          shard with bulk imports of up to M documents (default 1M)\n"
+    "  info    print the manifest and each shard's document count\n"
+    "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
+    "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
+
+/* Options shared by the subcommands. */
+typedef struct shard_args {
+    unsigned long shards;
+    unsigned k, tables;
+    int has_k;
+    uint64_t docs;
+    uint64_t chunk;
+    int json;
+    nd_fp_options fo;
+} shard_args;
+
+static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
+{
+    static const struct option longopts[] = {
+        {"shards", required_argument, 0, 's'}, {"k", required_argument, 0, 'k'},
+        {"docs", required_argument, 0, 'n'},   {"tables", required_argument, 0, 't'},
+        {"features", required_argument, 0, 'f'}, {"chunk", required_argument, 0, 'c'},
+        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+    unsigned long v;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            if (cli_parse_uint(optarg, 1, SHARD_MAX, &a->shards))
+                return cli_fail("shard %s: --shards must be 1..%u, got '%s'", sub, SHARD_MAX,
+                                optarg);
+            break;
+        case 'k':
+            if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &v))
+                return cli_fail("shard %s: --k must be 0..%u, got '%s'", sub, ND_MAX_PLAN_K,
+                                optarg);
+            a->k = (unsigned)v;
+            a->has_k = 1;
+            break;
+        case 'n':
+            if (cli_parse_count(optarg, &a->docs) || a->docs == 0)
+                return cli_fail("shard %s: --docs must be a positive count like 1e9 or 10M, "
+                                "got '%s'", sub, optarg);
+            break;
+        case 't':
+            if (cli_parse_uint(optarg, 1, ND_MAX_TABLES, &v))
+                return cli_fail("shard %s: --tables must be 1..%u, got '%s'", sub,
+                                ND_MAX_TABLES, optarg);
+            a->tables = (unsigned)v;
+            break;
+        case 'f':
+            if (cli_parse_features(optarg, &a->fo))
+                return cli_fail("shard %s: --features must be words, shingles:N or chars:N, "
+                                "got '%s'", sub, optarg);
+            break;
+        case 'c':
+            if (cli_parse_count(optarg, &a->chunk) || a->chunk == 0)
+                return cli_fail("shard %s: --chunk must be a positive count, got '%s'", sub,
+                                optarg);
+            break;
+        case 'j': a->json = 1; break;
+        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Create DIR and its S shards with the given settings; fills m (without
+ * writing it) and, when dbs is not NULL, leaves the shards open there. */
+static int create_store(shard_manifest *m, nd_db **dbs, const char *dir, unsigned shards,
+                        unsigned k, int has_k, unsigned tables, uint64_t docs,
+                        const nd_fp_options *fo)
+{
+    char path[4096];
+    if (mkdir(dir, 0755) != 0)
+        return cli_fail("shard: cannot create '%s': %s", dir, strerror(errno));
+    memset(m, 0, sizeof *m);
+    m->version = SHARD_MANIFEST_VERSION;
+    m->shards = shards;
+    m->docs = docs;
+    m->format = ND_FORMAT_VERSION;
+    m->fp_version = ND_FP_VERSION;
+    for (unsigned s = 0; s < shards; s++) {
+        nd_db_options o;
+        nd_db *db = NULL;
+        nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
+        o.flags = ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND;
+        o.k = k;
+        o.has_k = has_k;
+        o.expected_docs = (docs + shards - 1) / shards;
+        /* Shard 0's plan is every shard's plan. */
+        o.tables = s == 0 ? tables : m->tables;
+        o.fp = fo;
+        if (shard_path(path, sizeof path, dir, s))
+            return cli_fail("shard: path too long under '%s'", dir);
+        int rc = nd_open(&db, path, &o);
+        if (rc < 0) {
+            cli_fail_nd(rc, "shard: cannot create shard %u '%s'", s, path);
+            fprintf(stderr, "neardup: shard: '%s' is incomplete (no manifest): remove it\n", dir);
+            return CLI_EXIT_DB;
+        }
+        if (s == 0) {
+            nd_plan_info p;
+            nd_db_plan(&p, db);
+            m->k = p.k;
+            m->tables = p.tables;
+            if (nd_fp_config_string(m->fp_config, sizeof m->fp_config, fo) < 0) {
+                nd_close(db);
+                return cli_fail("shard: fingerprint configuration too long");
+            }
+        }
+        if (dbs) {
+            dbs[s] = db;
+        } else if ((rc = cli_close_db(db, path)) != CLI_EXIT_OK) {
+            return rc;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+static int shard_init(int argc, char **argv)
+{
+    shard_args a = {0};
+    shard_manifest m;
+    char err[512];
+    nd_fp_options_init(&a.fo, ND_FP_OPTIONS_VERSION);
+    a.docs = 100000000;
+    int rc = parse_args(&a, argc, argv, "init");
+    if (rc) return rc;
+    if (optind != argc - 1) {
+        cli_usage(stderr, usage);
+        return cli_fail("shard init: expected exactly one directory");
+    }
+    if (a.shards == 0) return cli_fail("shard init: --shards S is required");
+    const char *dir = argv[optind];
+    rc = create_store(&m, NULL, dir, (unsigned)a.shards, a.has_k ? a.k : 3, 1, a.tables,
+                      a.docs, &a.fo);
+    if (rc) return rc;
+    if (shard_manifest_write(&m, dir, err, sizeof err)) {
+        cli_fail("shard init: %s", err);
+        return CLI_EXIT_DB;
+    }
+    printf("created %s: %u shards, k=%u, %u tables, fingerprint %s\n", dir, m.shards, m.k,
+           m.tables, m.fp_config);
+    return CLI_EXIT_OK;
+}
+
+/* ---- split --------------------------------------------------------------- */
+
+/* Documents waiting for one shard's next import; keys live in one arena. */
+typedef struct shard_buf {
+    nd_doc *docs;
+    size_t n, cap;
+    char *keys;
+    size_t klen, kcap;
+    uint64_t total;
+} shard_buf;
+
+typedef struct split_ctx {
+    const shard_manifest *m;
+    nd_db **dbs;
+    shard_buf *buf;
+    const char *dir;
+    uint64_t chunk, seen;
+    int rc; /* exit code once a callback failed */
+} split_ctx;
+
+static int flush_shard(split_ctx *c, unsigned s)
+{
+    shard_buf *b = &c->buf[s];
+    if (b->n == 0) return CLI_EXIT_OK;
+    /* Keys were stored as offsets while the arena could move. */
+    for (size_t i = 0; i < b->n; i++) b->docs[i].key = b->keys + (uintptr_t)b->docs[i].key;
+    int rc = nd_import(c->dbs[s], b->docs, b->n);
+    if (rc < 0) {
+        char path[4096];
+        shard_path(path, sizeof path, c->dir, s);
+        return cli_fail_nd(rc, "shard split: importing into shard %u '%s'", s, path) ==
+                       CLI_EXIT_USAGE
+                   ? CLI_EXIT_USAGE
+                   : CLI_EXIT_DB;
+    }
+    b->total += b->n;
+    b->n = 0;
+    b->klen = 0;
+    return CLI_EXIT_OK;
+}
+
+static int split_cb(const nd_doc *d, void *payload)
+{
+    split_ctx *c = payload;
+    unsigned s = shard_of(c->m, d->key, d->key_len);
+    shard_buf *b = &c->buf[s];
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        nd_doc *nd = realloc(b->docs, cap * sizeof *nd);
+        if (!nd) goto oom;
+        b->docs = nd;
+        b->cap = cap;
+    }
+    if (b->klen + d->key_len > b->kcap) {
+        size_t cap = b->kcap ? b->kcap : 65536;
+        while (cap < b->klen + d->key_len) cap *= 2;
+        char *k = realloc(b->keys, cap);
+        if (!k) goto oom;
+        b->keys = k;
+        b->kcap = cap;
+    }
+    memcpy(b->keys + b->klen, d->key, d->key_len);
+    b->docs[b->n] = *d;
+    b->docs[b->n].key = (const void *)(uintptr_t)b->klen;
+    b->klen += d->key_len;
+    b->n++;
+    c->seen++;
+    if (b->n >= c->chunk && (c->rc = flush_shard(c, s)) != CLI_EXIT_OK) return 1;
+    return 0;
+oom:
+    c->rc = cli_fail("shard split: out of memory after %llu documents",
+                     (unsigned long long)c->seen);
+    return 1;
+}
+
+static int shard_split(int argc, char **argv)
+{
+    shard_args a = {0};
+    shard_manifest m;
+    nd_db *src = NULL, **dbs = NULL;
+    shard_buf *buf = NULL;
+    char err[512];
+    int rc;
+    a.chunk = 1000000;
+    if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
+    if (argc - optind != 2) {
+        cli_usage(stderr, usage);
+        return cli_fail("shard split: expected a database and a directory");
+    }
+    if (a.shards == 0) return cli_fail("shard split: --shards S is required");
+    if (a.has_k || a.tables) return cli_fail("shard split: the shards take k and tables from DB");
+    const char *dbpath = argv[optind], *dir = argv[optind + 1];
+    unsigned S = (unsigned)a.shards;
+    if ((rc = cli_open_db(&src, dbpath, ND_DB_READONLY))) return rc;
+    nd_plan_info p;
+    nd_fp_options fo;
+    nd_db_plan(&p, src);
+    nd_db_fp_options(&fo, src);
+    if (a.docs == 0) {
+        /* The source's planner N, recovered from its expected candidates. */
+        double n = p.candidates * (double)(1ull << (p.prefix_min < 63 ? p.prefix_min : 63));
+        a.docs = n >= 1 && n < 1e18 ? (uint64_t)n : 100000000;
+    }
+    dbs = calloc(S, sizeof *dbs);
+    buf = calloc(S, sizeof *buf);
+    if (!dbs || !buf) {
+        rc = cli_fail("shard split: out of memory");
+        goto cleanup;
+    }
+    rc = create_store(&m, dbs, dir, S, p.k, 1, p.tables, a.docs, &fo);
+    if (rc) goto cleanup;
+    if (m.tables != p.tables || m.k != p.k) {
+        rc = cli_fail("shard split: shards got plan k=%u t=%u, source has k=%u t=%u", m.k,
+                      m.tables, p.k, p.tables);
+        goto cleanup;
+    }
+    split_ctx c = {&m, dbs, buf, dir, a.chunk, 0, CLI_EXIT_OK};
+    int nrc = nd_foreach_doc(src, split_cb, &c);
+    if (c.rc) {
+        rc = c.rc;
+        goto incomplete;
+    }
+    if (nrc < 0) {
+        rc = cli_fail_nd(nrc, "shard split: reading '%s'", dbpath);
+        goto incomplete;
+    }
+    for (unsigned s = 0; s < S; s++)
+        if ((rc = flush_shard(&c, s))) goto incomplete;
+    for (unsigned s = 0; s < S; s++) {
+        char path[4096];
+        shard_path(path, sizeof path, dir, s);
+        int crc = cli_close_db(dbs[s], path);
+        dbs[s] = NULL;
+        if (crc) {
+            rc = crc;
+            goto incomplete;
+        }
+    }
+    if (shard_manifest_write(&m, dir, err, sizeof err)) {
+        rc = cli_fail("shard split: %s", err);
+        goto incomplete;
+    }
+    printf("split %s into %s: %llu documents over %u shards (k=%u, %u tables)\n", dbpath, dir,
+           (unsigned long long)c.seen, S, m.k, m.tables);
+    goto cleanup;
+incomplete:
+    fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
+cleanup:
+    for (unsigned s = 0; dbs && s < S; s++) nd_close(dbs[s]);
+    for (unsigned s = 0; buf && s < S; s++) {
+        free(buf[s].docs);
+        free(buf[s].keys);
+    }
+    free(dbs);
+    free(buf);
+    if (src) {
+        int crc = cli_close_db(src, dbpath);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    return rc;
+}
+
+/* ---- info and which --------------------------------------------------- */
+
+static int shard_info(int argc, char **argv)
+{
+    shard_args a = {0};
+    shard_manifest m;
+    char err[512];
+    int rc = parse_args(&a, argc, argv, "info");
+    if (rc) return rc;
+    if (optind != argc - 1) return cli_fail("shard info: expected exactly one directory");
+    const char *dir = argv[optind];
+    if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
+    if (a.json)
+        printf("{\"shards\":%u,\"assign\":\"" SHARD_ASSIGN_RULE "\",\"k\":%u,\"tables\":%u,"
+               "\"docs\":%llu,\"fingerprint\":\"%s\",\"format\":%u,\"fp_version\":%u,"
+               "\"documents\":[",
+               m.shards, m.k, m.tables, (unsigned long long)m.docs, m.fp_config, m.format,
+               m.fp_version);
+    else
+        printf("shards\t%u\nassign\t" SHARD_ASSIGN_RULE "\nk\t%u\ntables\t%u\ndocs\t%llu\n"
+               "fingerprint\t%s\nformat\t%u\nfp-version\t%u\n",
+               m.shards, m.k, m.tables, (unsigned long long)m.docs, m.fp_config, m.format,
+               m.fp_version);
+    uint64_t total = 0;
+    for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) {
+        char path[4096];
+        nd_db *db;
+        nd_stats st;
+        shard_path(path, sizeof path, dir, s);
+        if ((rc = cli_open_db(&db, path, ND_DB_READONLY))) break;
+        int nrc = nd_stats_get(&st, db);
+        if (nrc < 0) rc = cli_fail_nd(nrc, "shard info: statistics of '%s'", path);
+        else if (a.json) printf("%s%llu", s ? "," : "", (unsigned long long)st.documents);
+        else printf("shard-%03u\t%llu\n", s, (unsigned long long)st.documents);
+        total += nrc < 0 ? 0 : st.documents;
+        int crc = cli_close_db(db, path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    if (rc == CLI_EXIT_OK) {
+        if (a.json) printf("],\"total\":%llu}\n", (unsigned long long)total);
+        else printf("total\t%llu\n", (unsigned long long)total);
+    }
+    return rc;
+}
+
+static int shard_which(int argc, char **argv)
+{
+    shard_manifest m;
+    char err[512];
+    if (argc < 3) return cli_fail("shard which: expected a directory and keys");
+    if (shard_manifest_read(&m, NULL, argv[1], err, sizeof err)) return cli_fail("%s", err);
+    for (int i = 2; i < argc; i++) {
+        char path[4096];
+        unsigned s = shard_of(&m, argv[i], strlen(argv[i]));
+        shard_path(path, sizeof path, argv[1], s);
+        cli_put_field(stdout, argv[i], strlen(argv[i]));
+        printf("\t%u\t%s\n", s, path);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_shard(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        cli_usage(argc < 2 ? stderr : stdout, usage);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    if (cli_wants_help(argc, argv)) {
+        cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "init") == 0) return shard_init(argc - 1, argv + 1);
+    if (strcmp(sub, "split") == 0) return shard_split(argc - 1, argv + 1);
+    if (strcmp(sub, "info") == 0) return shard_info(argc - 1, argv + 1);
+    if (strcmp(sub, "which") == 0) return shard_which(argc - 1, argv + 1);
+    cli_usage(stderr, usage);
+    return cli_fail("shard: unknown subcommand '%s' (init, split, info, which)", sub);
+}

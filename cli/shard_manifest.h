@@ -1,0 +1,87 @@
+/*
+ * shard_manifest.h — the manifest of a sharded neardup store.
+ *
+ * A sharded store is a directory DIR holding S ordinary neardup databases,
+ * DIR/shard-000 .. DIR/shard-(S-1) (three digits at least, more past 999),
+ * and one small text file DIR/NEARDUP-SHARDS, the manifest. Each shard is a
+ * complete database: it verifies, backs up and compacts alone with the
+ * ordinary commands. The manifest is written last (to a temporary name,
+ * fsync'ed, then renamed), so a directory without it is an unfinished
+ * `shard init` or `shard split` and is refused.
+ *
+ * Manifest format, version 1: ASCII lines "NAME VALUE", in this order:
+ *
+ *   neardup-shards 1          format of this file (checked: must be 1)
+ *   shards S                  number of shards, 1..SHARD_MAX
+ *   assign fnv1a64-mod        the rule placing a document in a shard
+ *   k K                       design distance of every shard's plan
+ *   tables T                  permuted tables of every shard's plan
+ *   docs N                    expected documents of the whole store
+ *   fingerprint CONFIG        nd_fp_config_string of every shard
+ *   format F                  ND_FORMAT_VERSION the shards were created with
+ *   fp-version V              ND_FP_VERSION the shards were created with
+ *
+ * The assignment rule "fnv1a64-mod" is part of the format and never
+ * changes under this name: shard(key) = FNV-1a-64(key bytes) mod S, where
+ * FNV-1a-64 starts from the offset basis 0xcbf29ce484222325 and, for each
+ * byte b, does h ^= b; h *= 0x100000001b3 (mod 2^64). It is not xxHash on
+ * purpose: only engine/ may use xxHash, and this rule must stay stable
+ * whatever the engine's hash becomes. A future rule gets a new name.
+ *
+ * Used by cli/cmd_shard.c and by the MPI program (mpi/). Sees only
+ * <neardup.h>. Functions report failures as -1 with a one-line message in
+ * the caller's buffer.
+ */
+#ifndef ND_SHARD_MANIFEST_H
+#define ND_SHARD_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHARD_MANIFEST_NAME "NEARDUP-SHARDS"
+#define SHARD_MANIFEST_VERSION 1u
+#define SHARD_ASSIGN_RULE "fnv1a64-mod"
+#define SHARD_MAX 4096u
+/** Largest manifest text (for broadcasting it as one buffer). */
+#define SHARD_MANIFEST_MAX 2048u
+
+typedef struct shard_manifest {
+    unsigned version;    /* SHARD_MANIFEST_VERSION */
+    unsigned shards;     /* S */
+    unsigned k;          /* design distance of the plan */
+    unsigned tables;     /* t of the plan */
+    uint64_t docs;       /* expected documents, whole store */
+    char fp_config[256]; /* nd_fp_config_string of every shard */
+    unsigned format;     /* ND_FORMAT_VERSION at creation */
+    unsigned fp_version; /* ND_FP_VERSION at creation */
+} shard_manifest;
+
+/* FNV-1a 64 of the key bytes (see above). */
+uint64_t shard_hash(const void *key, size_t len);
+
+/* The shard of a key under m's rule: shard_hash(key) % m->shards. */
+unsigned shard_of(const shard_manifest *m, const void *key, size_t len);
+
+/* "DIR/shard-NNN" into out; -1 if it does not fit. */
+int shard_path(char *out, size_t cap, const char *dir, unsigned s);
+
+/* The manifest's text (NUL-terminated) into out; its length, or -1 if cap
+ * is too small. */
+int shard_manifest_format(char *out, size_t cap, const shard_manifest *m);
+
+/* Parse manifest text; name is used in messages ("DIR/NEARDUP-SHARDS").
+ * 0, or -1 with "NAME:LINE: problem" in err. */
+int shard_manifest_parse(shard_manifest *out, const char *text, size_t len,
+                         const char *name, char *err, size_t errcap);
+
+/* Read DIR's manifest: 0, or -1 with a message in err. The raw text is
+ * also copied to text (cap SHARD_MANIFEST_MAX) when text is not NULL. */
+int shard_manifest_read(shard_manifest *out, char *text, const char *dir,
+                        char *err, size_t errcap);
+
+/* Write DIR's manifest atomically (temporary file, fsync, rename, fsync of
+ * the directory): 0, or -1 with a message in err. */
+int shard_manifest_write(const shard_manifest *m, const char *dir, char *err,
+                         size_t errcap);
+
+#endif

@@ -1,0 +1,691 @@
+/*
+ * mpi_batch.c — `neardup-mpi batch DIR INPUT`: Manku's batch mode over a
+ * sharded store, the patent's coordinator and devices on MPI.
+ *
+ * Steps (every rank runs them in this order; see mpi_comm.h for how a
+ * failure travels):
+ *  1. rank 0 reads the manifest and broadcasts it;
+ *  2. every rank opens its shards (shard s belongs to rank s % size) and
+ *     checks their plan and fingerprint configuration against the manifest
+ *     -> agreement: a missing shard fails the run here, naming it;
+ *  3. rank 0 reads the batch (fingerprinting texts with shard 0's
+ *     configuration) and broadcasts fingerprints, keys and scores;
+ *  4. every rank finds, per document, the closest stored match over its
+ *     shards: nd_batch without ND_BATCH_ADD (the merge join). nd_batch also
+ *     resolves the batch within itself, and a batch match hides the stored
+ *     one; those documents alone are re-checked with nd_query
+ *     -> agreement;
+ *  5. the per-rank best matches go to rank 0, which keeps, per document,
+ *     the smallest (distance, fingerprint, key) over all shards;
+ *  6. rank 0 decides the batch in input order exactly as nd_batch does on
+ *     one database: a document is a duplicate when a stored match or an
+ *     earlier *new* document lies within k (pairs from nd_selfjoin), the
+ *     closest winning (ties: fingerprint, then key);
+ *  7. with --add the decisions are broadcast and every rank stores the new
+ *     documents whose key hashes to one of its shards -> agreement; only
+ *     then does rank 0 print. Nothing is stored unless every rank passed
+ *     steps 2-4.
+ * Output is the single-machine `neardup batch`'s: one line per document in
+ * input order, `new<TAB>KEY` or `dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST`.
+ */
+#include "mpi_cmds.h"
+#include "mpi_comm.h"
+#include "in_reader.h"
+#include "shard_manifest.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: neardup-mpi batch DIR INPUT [--add] [--format fp|jsonl|tsv] [--k K]\n"
+    "                         [--html] [--time T] [--json]\n"
+    "\n"
+    "Check a batch of documents against the sharded store DIR (see `neardup\n"
+    "shard`) and against each other, on every rank of the MPI job: shard s\n"
+    "is read by rank s % size. Prints per document, in input order:\n"
+    "  new<TAB>KEY                       no near-duplicate (stored with --add)\n"
+    "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST closest stored or earlier new document\n"
+    "  --add      store the new documents, each in the shard of its key, once\n"
+    "             every rank has checked its shards\n"
+    "  --format   fp (default), jsonl or tsv, as for `neardup add`\n"
+    "  --k K      distance (default: the store's k)\n"
+    "  --html     texts are HTML\n"
+    "  --time T   last-seen time to record with --add (default now)\n"
+    "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
+    "Exit codes: 0 ok, 1 bad usage or input, 2 a shard failed (nothing stored).\n";
+
+/* The batch as broadcast: one buffer, 8-byte fields first, keys last. */
+typedef struct batch {
+    void *buf;
+    uint64_t len;
+    uint64_t n;
+    uint64_t *fp;
+    double *score;
+    uint64_t *koff; /* n + 1 offsets into keys */
+    char *keys;
+} batch;
+
+/* The closest stored match of one document; key points into an arena. */
+typedef struct match {
+    unsigned dist; /* UINT_MAX: none */
+    uint64_t fp;
+    const char *key;
+    size_t key_len;
+} match;
+
+/* (dist, fp, key) order: < 0 when a comes first. */
+static int match_cmp(unsigned da, uint64_t fa, const char *ka, size_t la, unsigned db,
+                     uint64_t fb, const char *kb, size_t lb)
+{
+    if (da != db) return da < db ? -1 : 1;
+    if (fa != fb) return fa < fb ? -1 : 1;
+    int c = memcmp(ka, kb, la < lb ? la : lb);
+    if (c) return c;
+    return la < lb ? -1 : la > lb;
+}
+
+static void consider(match *m, unsigned d, uint64_t fp, const char *key, size_t len)
+{
+    if (m->dist == UINT_MAX || match_cmp(d, fp, key, len, m->dist, m->fp, m->key, m->key_len) < 0)
+        *m = (match){d, fp, key, len};
+}
+
+/* Point the batch's arrays into its buffer. */
+static void batch_layout(batch *b)
+{
+    uint64_t *h = b->buf;
+    b->n = h[0];
+    b->fp = h + 2;
+    b->score = (double *)(b->fp + b->n);
+    b->koff = (uint64_t *)(b->score + b->n);
+    b->keys = (char *)(b->koff + b->n + 1);
+}
+
+/* ---- step 3: rank 0 reads the batch -------------------------------------- */
+
+typedef struct grow {
+    char *p;
+    size_t len, cap;
+} grow;
+
+static int grow_put(grow *g, const void *src, size_t len)
+{
+    if (g->len + len > g->cap) {
+        size_t cap = g->cap ? g->cap : 65536;
+        while (cap < g->len + len) cap *= 2;
+        char *p = realloc(g->p, cap);
+        if (!p) return -1;
+        g->p = p;
+        g->cap = cap;
+    }
+    memcpy(g->p + g->len, src, len);
+    g->len += len;
+    return 0;
+}
+
+static int read_batch(batch *b, in_format fmt, const char *input, nd_db *db0, int html)
+{
+    grow fps = {0}, scores = {0}, koff = {0}, keys = {0};
+    in_reader *r = NULL;
+    nd_fp_options fo;
+    int rc = 0;
+    uint64_t zero = 0;
+    nd_db_fp_options(&fo, db0);
+    if (in_reader_open(&r, fmt, input, NULL) < 0)
+        return mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL));
+    if (grow_put(&koff, &zero, 8)) goto oom;
+    for (;;) {
+        in_record rec;
+        int got = in_reader_next(r, &rec);
+        if (got == 0) break;
+        if (got < 0) {
+            rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(r));
+            goto done;
+        }
+        uint64_t fp = rec.fp;
+        if (!rec.has_fp) {
+            nd_fp_options o = fo;
+            if (html || rec.is_html) o.flags |= ND_FP_HTML;
+            int nrc = nd_fingerprint(&fp, rec.text, rec.text_len, &o);
+            if (nrc < 0) {
+                rc = mpi_note(CLI_EXIT_USAGE, "%s:%llu: fingerprint: %s: %s", rec.file,
+                              (unsigned long long)rec.line, nd_strerror(nrc), nd_errmsg());
+                goto done;
+            }
+        }
+        double score = rec.has_score ? rec.score : 0.0;
+        uint64_t end = keys.len + rec.key_len;
+        if (grow_put(&fps, &fp, 8) || grow_put(&scores, &score, 8) ||
+            grow_put(&keys, rec.key, rec.key_len) || grow_put(&koff, &end, 8))
+            goto oom;
+    }
+    uint64_t n = fps.len / 8;
+    b->len = 16 + fps.len + scores.len + koff.len + keys.len;
+    b->buf = malloc(b->len);
+    if (!b->buf) goto oom;
+    uint64_t *h = b->buf;
+    h[0] = n;
+    h[1] = keys.len;
+    batch_layout(b);
+    if (n) {
+        memcpy(b->fp, fps.p, fps.len);
+        memcpy(b->score, scores.p, scores.len);
+    }
+    memcpy(b->koff, koff.p, koff.len);
+    if (keys.len) memcpy(b->keys, keys.p, keys.len);
+    goto done;
+oom:
+    rc = mpi_note(CLI_EXIT_DB, "batch: out of memory reading '%s'", input);
+done:
+    in_reader_close(r);
+    free(fps.p);
+    free(scores.p);
+    free(koff.p);
+    free(keys.p);
+    return rc;
+}
+
+/* ---- step 4: stored matches on this rank's shards ------------------------ */
+
+/* Local best matches; keys copied into an arena (offsets until the end). */
+typedef struct local {
+    match *m;
+    grow arena;
+} local;
+
+static int local_consider(local *l, size_t i, unsigned d, uint64_t fp, const char *key,
+                          size_t len)
+{
+    match *m = &l->m[i];
+    const char *cur = m->dist == UINT_MAX ? NULL : l->arena.p + (uintptr_t)m->key;
+    if (m->dist != UINT_MAX && match_cmp(d, fp, key, len, m->dist, m->fp, cur, m->key_len) >= 0)
+        return 0;
+    size_t off = l->arena.len;
+    if (grow_put(&l->arena, key, len)) return -1;
+    *m = (match){d, fp, (const char *)(uintptr_t)off, len};
+    return 0;
+}
+
+static int check_shard(local *l, nd_db *db, const char *path, const batch *b, const nd_doc *docs,
+                       unsigned k)
+{
+    nd_batch_item *items = malloc((b->n ? b->n : 1) * sizeof *items);
+    nd_results *keys = NULL, *res = NULL;
+    int rc = 0, nrc;
+    if (!items || nd_results_new(&keys) < 0 || nd_results_new(&res) < 0) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory checking shard '%s'", path);
+        goto done;
+    }
+    nrc = nd_batch(items, keys, db, docs, b->n, k, 0);
+    if (nrc < 0) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: checking shard '%s': %s: %s", path, nd_strerror(nrc),
+                      nd_errmsg());
+        goto done;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const nd_batch_item *it = &items[i];
+        if (!it->dup) continue;
+        if (it->match_index == ND_BATCH_STORED) {
+            if (local_consider(l, i, it->dist, it->match_fp, it->match_key, it->match_key_len))
+                goto oom;
+            continue;
+        }
+        /* A batch match hid whatever this shard stores near document i. */
+        nrc = nd_query(res, db, b->fp[i], k, NULL);
+        if (nrc < 0) {
+            rc = mpi_note(CLI_EXIT_DB, "batch: querying shard '%s': %s: %s", path,
+                          nd_strerror(nrc), nd_errmsg());
+            goto done;
+        }
+        if (nd_results_count(res)) {
+            const nd_match *m = nd_results_get(res, 0);
+            if (local_consider(l, i, m->dist, m->fp, m->key, m->key_len)) goto oom;
+        }
+    }
+    goto done;
+oom:
+    rc = mpi_note(CLI_EXIT_DB, "batch: out of memory checking shard '%s'", path);
+done:
+    free(items);
+    nd_results_free(keys);
+    nd_results_free(res);
+    return rc;
+}
+
+/* Serialise local matches: u64 index, u64 fp, u32 dist, u32 key_len, key. */
+static int pack_local(grow *out, const local *l, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        const match *m = &l->m[i];
+        if (m->dist == UINT_MAX) continue;
+        uint32_t d = m->dist, kl = (uint32_t)m->key_len;
+        if (grow_put(out, &i, 8) || grow_put(out, &m->fp, 8) || grow_put(out, &d, 4) ||
+            grow_put(out, &kl, 4) || grow_put(out, l->arena.p + (uintptr_t)m->key, m->key_len))
+            return -1;
+    }
+    return 0;
+}
+
+/* Rank 0: the best over all ranks' records (keys point into all). */
+static void merge_matches(match *best, const char *all, uint64_t total, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) best[i].dist = UINT_MAX;
+    for (uint64_t off = 0; off + 24 <= total;) {
+        uint64_t i, fp;
+        uint32_t d, kl;
+        memcpy(&i, all + off, 8);
+        memcpy(&fp, all + off + 8, 8);
+        memcpy(&d, all + off + 16, 4);
+        memcpy(&kl, all + off + 20, 4);
+        consider(&best[i], d, fp, all + off + 24, kl);
+        off += 24 + kl;
+    }
+}
+
+/* ---- step 6: rank 0 decides in input order ------------------------------- */
+
+typedef struct pair {
+    uint32_t i, j;
+    uint8_t dist;
+} pair;
+
+typedef struct pairs {
+    pair *p;
+    size_t n, cap;
+} pairs;
+
+static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
+{
+    pairs *ps = payload;
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 4096;
+        pair *p = realloc(ps->p, cap * sizeof *p);
+        if (!p) return 1;
+        ps->p = p;
+        ps->cap = cap;
+    }
+    ps->p[ps->n++] = (pair){(uint32_t)i, (uint32_t)j, (uint8_t)dist};
+    return 0;
+}
+
+/* Every pair within k: nd_selfjoin up to its limit, beyond it a plain
+ * quadratic scan (exact, meant for small batches at large k). */
+static int batch_pairs(pairs *ps, const uint64_t *fp, size_t n, unsigned k)
+{
+    if (k <= ND_MAX_PLAN_K) {
+        int rc = nd_selfjoin(fp, n, k, pair_cb, ps);
+        return rc == 1 ? ND_ENOMEM : rc;
+    }
+    for (size_t j = 1; j < n; j++)
+        for (size_t i = 0; i < j; i++) {
+            unsigned d = nd_hamming(fp[i], fp[j]);
+            if (d <= k && pair_cb(i, j, d, ps)) return ND_ENOMEM;
+        }
+    return ND_OK;
+}
+
+/* decide: best[] holds stored matches in, final matches out; is_new[] out. */
+static int decide(match *best, uint8_t *is_new, const batch *b, unsigned k)
+{
+    pairs ps = {0};
+    size_t n = b->n, *start = NULL;
+    uint32_t *earlier = NULL;
+    uint8_t *edist = NULL;
+    int rc = batch_pairs(&ps, b->fp, n, k);
+    if (rc < 0) goto done;
+    /* CSR of each document's earlier neighbours. */
+    start = calloc(n + 1, sizeof *start);
+    earlier = malloc((ps.n ? ps.n : 1) * sizeof *earlier);
+    edist = malloc((ps.n ? ps.n : 1) * sizeof *edist);
+    if (!start || !earlier || !edist) {
+        rc = ND_ENOMEM;
+        goto done;
+    }
+    for (size_t e = 0; e < ps.n; e++) {
+        size_t lo = ps.p[e].i < ps.p[e].j ? ps.p[e].i : ps.p[e].j;
+        size_t hi = ps.p[e].i ^ ps.p[e].j ^ lo;
+        ps.p[e].i = (uint32_t)lo;
+        ps.p[e].j = (uint32_t)hi;
+        start[hi + 1]++;
+    }
+    for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
+    for (size_t e = 0; e < ps.n; e++) {
+        size_t at = start[ps.p[e].j]++;
+        earlier[at] = ps.p[e].i;
+        edist[at] = ps.p[e].dist;
+    }
+    for (size_t i = n; i > 0; i--) start[i] = start[i - 1];
+    start[0] = 0;
+    for (size_t j = 0; j < n; j++) {
+        match *m = &best[j];
+        for (size_t e = start[j]; e < start[j + 1]; e++) {
+            size_t i = earlier[e];
+            if (!is_new[i]) continue;
+            consider(m, edist[e], b->fp[i], b->keys + b->koff[i], b->koff[i + 1] - b->koff[i]);
+        }
+        is_new[j] = m->dist == UINT_MAX;
+    }
+done:
+    free(ps.p);
+    free(start);
+    free(earlier);
+    free(edist);
+    return rc;
+}
+
+static void print_line(const batch *b, size_t i, const match *m, int json)
+{
+    const char *key = b->keys + b->koff[i];
+    size_t len = b->koff[i + 1] - b->koff[i];
+    int dup = m->dist != UINT_MAX;
+    if (json) {
+        printf("{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
+        cli_put_json_string(stdout, key, len);
+        if (dup) {
+            printf(",\"match\":");
+            cli_put_json_string(stdout, m->key, m->key_len);
+            printf(",\"dist\":%u", m->dist);
+        }
+        printf("}\n");
+    } else {
+        fputs(dup ? "dup\t" : "new\t", stdout);
+        cli_put_field(stdout, key, len);
+        if (dup) {
+            putchar('\t');
+            cli_put_field(stdout, m->key, m->key_len);
+            printf("\t%u", m->dist);
+        }
+        putchar('\n');
+    }
+}
+
+/* ---- step 7: store the new documents ------------------------------------- */
+
+/* flags[i]: 1 store (new), 2 refresh the last-seen time of the stored
+ * document of the same key (its closest match), 0 nothing. */
+static int add_shard(nd_db *db, const char *path, unsigned s, const shard_manifest *man,
+                     const batch *b, const uint8_t *flags, int64_t now)
+{
+    nd_doc *docs = malloc((b->n ? b->n : 1) * sizeof *docs);
+    nd_results *res = NULL;
+    size_t nd = 0;
+    int rc = 0, nrc = ND_OK;
+    if (!docs || nd_results_new(&res) < 0) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory adding to shard '%s'", path);
+        goto done;
+    }
+    for (size_t i = 0; i < b->n && nrc >= 0; i++) {
+        if (!flags[i]) continue;
+        const char *key = b->keys + b->koff[i];
+        size_t len = b->koff[i + 1] - b->koff[i];
+        if (shard_of(man, key, len) != s) continue;
+        if (flags[i] == 1) {
+            docs[nd++] = (nd_doc){key, len, b->fp[i], b->score[i], now};
+        } else if ((nrc = nd_get(res, db, key, len)) >= 0) {
+            const nd_match *m = nd_results_get(res, 0);
+            nrc = nd_add(db, key, len, m->fp, m->score, now);
+        }
+    }
+    /* One atomic write per shard; a bulk import where it pays. */
+    if (nrc >= 0 && nd) nrc = nd >= 100000 ? nd_import(db, docs, nd) : nd_add_many(db, docs, nd);
+    if (nrc < 0)
+        rc = mpi_note(CLI_EXIT_DB, "batch: adding to shard %u '%s': %s: %s", s, path,
+                      nd_strerror(nrc), nd_errmsg());
+done:
+    free(docs);
+    nd_results_free(res);
+    return rc;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+int mpi_cmd_batch(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"add", no_argument, 0, 'a'},  {"format", required_argument, 0, 'f'},
+        {"k", required_argument, 0, 'k'}, {"html", no_argument, 0, 'H'},
+        {"time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+        {0, 0, 0, 0}};
+    in_format fmt = IN_FORMAT_FP;
+    int add = 0, html = 0, json = 0, have_k = 0, opt, rc = 0;
+    unsigned k = 0;
+    unsigned long v;
+    int64_t now = (int64_t)time(NULL);
+    shard_manifest man;
+    nd_db **dbs = NULL;
+    batch b = {0};
+    local l = {0};
+    nd_doc *docs = NULL;
+    match *best = NULL;
+    uint8_t *flags = NULL;
+    void *gathered = NULL;
+    uint64_t *lens = NULL;
+    grow packed = {0};
+    double t0 = mpi_now(), t_read = 0, t_check = 0, t_reduce = 0, t_decide = 0, t_add = 0;
+
+    if (cli_wants_help(argc, argv)) {
+        if (mpi_rank == 0) cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    optind = 1;
+    opterr = mpi_rank == 0;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'a': add = 1; break;
+        case 'f':
+            if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES || fmt == IN_FORMAT_WARC)
+                return mpi_usage_error(usage, "batch: --format must be fp, jsonl or tsv, got '%s'",
+                                       optarg);
+            break;
+        case 'k':
+            if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
+                return mpi_usage_error(usage, "batch: --k must be 0..%u, got '%s'", ND_MAX_K,
+                                       optarg);
+            k = (unsigned)v;
+            have_k = 1;
+            break;
+        case 'H': html = 1; break;
+        case 't':
+            if (cli_parse_duration(optarg, &now))
+                return mpi_usage_error(usage, "batch: --time must be seconds since the epoch, "
+                                       "got '%s'", optarg);
+            break;
+        case 'j': json = 1; break;
+        default: return mpi_usage_error(usage, NULL);
+        }
+    }
+    if (argc - optind != 2)
+        return mpi_usage_error(usage, "batch: expected a sharded store DIR and an INPUT");
+    const char *dir = argv[optind], *input = argv[optind + 1];
+
+    /* 1. The manifest, read once and broadcast. */
+    {
+        char text[SHARD_MANIFEST_MAX + 1] = "", err[1024];
+        void *buf = text;
+        uint64_t len = 0;
+        if (mpi_rank == 0) {
+            if (shard_manifest_read(&man, text, dir, err, sizeof err))
+                rc = mpi_note(CLI_EXIT_USAGE, "%s", err);
+            len = strlen(text) + 1;
+        }
+        if ((rc = mpi_agree(rc))) goto cleanup;
+        if (mpi_bcast_bytes(&buf, &len) < 0) {
+            rc = CLI_EXIT_DB;
+            goto cleanup;
+        }
+        if (mpi_rank != 0) {
+            if (shard_manifest_parse(&man, buf, strlen(buf), dir, err, sizeof err))
+                rc = mpi_note(CLI_EXIT_DB, "%s", err);
+            free(buf);
+        }
+        if ((rc = mpi_agree(rc))) goto cleanup;
+    }
+    if (!have_k) k = man.k;
+
+    /* 2. Every rank opens its shards. */
+    dbs = calloc(man.shards, sizeof *dbs);
+    if (!dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+    for (unsigned s = (unsigned)mpi_rank; dbs && s < man.shards && !rc; s += (unsigned)mpi_size) {
+        char path[4096], cfg[256];
+        nd_db_options o;
+        nd_plan_info p;
+        nd_fp_options fo;
+        nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
+        o.flags = add ? 0 : ND_DB_READONLY;
+        if (shard_path(path, sizeof path, dir, s)) {
+            rc = mpi_note(CLI_EXIT_USAGE, "batch: path of shard %u too long", s);
+            break;
+        }
+        int nrc = nd_open(&dbs[s], path, &o);
+        if (nrc < 0) {
+            rc = mpi_note(CLI_EXIT_DB, "cannot open shard %u '%s': %s: %s", s, path,
+                          nd_strerror(nrc), nd_errmsg());
+            break;
+        }
+        nd_db_plan(&p, dbs[s]);
+        nd_db_fp_options(&fo, dbs[s]);
+        nd_fp_config_string(cfg, sizeof cfg, &fo);
+        if (p.k != man.k || p.tables != man.tables || strcmp(cfg, man.fp_config) != 0)
+            rc = mpi_note(CLI_EXIT_DB,
+                          "shard %u '%s' does not match the manifest: k=%u tables=%u "
+                          "fingerprint %s (manifest: k=%u tables=%u fingerprint %s)",
+                          s, path, p.k, p.tables, cfg, man.k, man.tables, man.fp_config);
+    }
+    if ((rc = mpi_agree(rc))) {
+        if (mpi_rank == 0)
+            fprintf(stderr, "neardup-mpi: batch: a shard of '%s' is unavailable: run failed, "
+                            "nothing %s\n", dir, add ? "stored" : "checked");
+        goto cleanup;
+    }
+
+    /* 3. Rank 0 reads the batch; everyone gets it. */
+    if (mpi_rank == 0) rc = read_batch(&b, fmt, input, dbs[0], html);
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    if (mpi_bcast_bytes(&b.buf, &b.len) < 0) {
+        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory receiving the batch"));
+        goto cleanup;
+    }
+    batch_layout(&b);
+    t_read = mpi_now();
+
+    /* 4. Stored matches on this rank's shards. */
+    docs = malloc((b.n ? b.n : 1) * sizeof *docs);
+    l.m = malloc((b.n ? b.n : 1) * sizeof *l.m);
+    if (!docs || !l.m) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory for %llu documents",
+                      (unsigned long long)b.n);
+    } else {
+        for (uint64_t i = 0; i < b.n; i++) {
+            docs[i] = (nd_doc){b.keys + b.koff[i], b.koff[i + 1] - b.koff[i], b.fp[i],
+                               b.score[i], now};
+            l.m[i].dist = UINT_MAX;
+        }
+        for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
+            char path[4096];
+            shard_path(path, sizeof path, dir, s);
+            rc = check_shard(&l, dbs[s], path, &b, docs, k);
+        }
+    }
+    if (!rc && pack_local(&packed, &l, b.n))
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory packing matches");
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    t_check = mpi_now();
+
+    /* 5. Reduce to rank 0. */
+    lens = calloc((size_t)mpi_size, sizeof *lens);
+    if (mpi_gather_bytes(&gathered, lens, packed.p, packed.len) < 0) {
+        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory gathering matches"));
+        goto cleanup;
+    }
+    flags = calloc(b.n ? b.n : 1, 1);
+    if (mpi_rank == 0) {
+        uint64_t total = 0;
+        for (int r = 0; r < mpi_size; r++) total += lens[r];
+        best = malloc((b.n ? b.n : 1) * sizeof *best);
+        if (!best || !flags) {
+            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+        } else {
+            merge_matches(best, gathered, total, b.n);
+            t_reduce = mpi_now();
+            /* 6. Decide in input order. */
+            int nrc = decide(best, flags, &b, k);
+            if (nrc < 0)
+                rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
+                              "batch: pairs within the batch: %s: %s", nd_strerror(nrc),
+                              nd_errmsg());
+            for (uint64_t i = 0; i < b.n && !rc; i++) {
+                if (flags[i] || best[i].dist == UINT_MAX) continue;
+                /* A stored match of the same key: refresh its time. */
+                const char *key = b.keys + b.koff[i];
+                size_t len = b.koff[i + 1] - b.koff[i];
+                if (best[i].key >= (const char *)gathered &&
+                    best[i].key < (const char *)gathered + total && best[i].key_len == len &&
+                    memcmp(best[i].key, key, len) == 0)
+                    flags[i] = 2;
+            }
+            t_decide = mpi_now();
+        }
+    } else if (!flags) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+    }
+    if ((rc = mpi_agree(rc))) goto cleanup;
+
+    /* 7. Store, only now that every rank has reported. */
+    if (add) {
+        MPI_Bcast(flags, (int)b.n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
+            char path[4096];
+            shard_path(path, sizeof path, dir, s);
+            rc = add_shard(dbs[s], path, s, &man, &b, flags, now);
+        }
+        if ((rc = mpi_agree(rc))) {
+            if (mpi_rank == 0)
+                fprintf(stderr, "neardup-mpi: batch: storing failed on the shard named above; "
+                                "the other shards hold their new documents\n");
+            goto cleanup;
+        }
+        t_add = mpi_now();
+    }
+    if (mpi_rank == 0) {
+        uint64_t nnew = 0;
+        for (uint64_t i = 0; i < b.n; i++) {
+            print_line(&b, i, &best[i], json);
+            nnew += best[i].dist == UINT_MAX;
+        }
+        fflush(stdout);
+        fprintf(stderr,
+                "neardup-mpi: batch: %llu documents, %llu new, %llu dup; %d ranks, %u shards; "
+                "read %.3f s, check %.3f s, reduce %.3f s, decide %.3f s%s",
+                (unsigned long long)b.n, (unsigned long long)nnew,
+                (unsigned long long)(b.n - nnew), mpi_size, man.shards, t_read - t0,
+                t_check - t_read, t_reduce - t_check, t_decide - t_reduce,
+                add ? ", add " : "\n");
+        if (add) fprintf(stderr, "%.3f s\n", t_add - t_decide);
+    }
+
+cleanup:
+    for (unsigned s = 0; dbs && s < man.shards; s++) {
+        if (!dbs[s]) continue;
+        int crc = nd_close(dbs[s]);
+        if (crc < 0 && rc == 0) {
+            fprintf(stderr, "neardup-mpi: rank %d: closing shard %u: %s: %s\n", mpi_rank, s,
+                    nd_strerror(crc), nd_errmsg());
+            rc = CLI_EXIT_DB;
+        }
+    }
+    free(dbs);
+    free(b.buf);
+    free(docs);
+    free(l.m);
+    free(l.arena.p);
+    free(packed.p);
+    free(gathered);
+    free(lens);
+    free(best);
+    free(flags);
+    return rc;
+}

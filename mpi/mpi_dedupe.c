@@ -1,0 +1,294 @@
+/*
+ * mpi_dedupe.c — `neardup-mpi dedupe INPUT...`: the near-duplicate pairs
+ * of a corpus, with the fingerprinting spread over the ranks.
+ *
+ * Fingerprinting (normalisation, tokens, shingles, simhash and the min-hash
+ * sketch) is the cost of a dedupe; the self-join of 64-bit fingerprints is
+ * cheap next to it. So every rank parses the input (cheap, and it keeps
+ * record numbering identical everywhere without a pass of its own) but
+ * fingerprints only the records whose index is its rank modulo the job
+ * size; the fingerprints, keys and sketches are gathered at rank 0, which
+ * puts them back in input order, runs nd_selfjoin and confirms candidates
+ * by sketch resemblance exactly as `neardup dedupe --out pairs` does, so
+ * the output is the same pairs, in the same order.
+ */
+#include "mpi_cmds.h"
+#include "mpi_comm.h"
+#include "in_reader.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: neardup-mpi dedupe [--k K] [--format files|jsonl|tsv|warc|fp]\n"
+    "                          [--min-resemblance R] [--features F] [--html]\n"
+    "                          [--skip-bad] [--json] INPUT...\n"
+    "\n"
+    "Print every near-duplicate pair of a corpus, as `neardup dedupe --out\n"
+    "pairs`: KEY1<TAB>KEY2<TAB>DIST. Each rank fingerprints every size-th\n"
+    "document; rank 0 joins. Options as for `neardup dedupe` (K default 6,\n"
+    "R default 0.85, format default files).\n"
+    "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
+
+typedef struct grow {
+    char *p;
+    size_t len, cap;
+} grow;
+
+static int put(grow *g, const void *src, size_t len)
+{
+    if (g->len + len > g->cap) {
+        size_t cap = g->cap ? g->cap : 65536;
+        while (cap < g->len + len) cap *= 2;
+        char *p = realloc(g->p, cap);
+        if (!p) return -1;
+        g->p = p;
+        g->cap = cap;
+    }
+    memcpy(g->p + g->len, src, len);
+    g->len += len;
+    return 0;
+}
+
+typedef struct acc_ctx {
+    nd_simhash sim;
+    nd_sketch_builder sk;
+} acc_ctx;
+
+static void acc_cb(uint64_t h, int32_t w, void *p)
+{
+    acc_ctx *a = p;
+    nd_simhash_add_hash(&a->sim, h, w);
+    nd_sketch_add(&a->sk, h);
+}
+
+/* Rank 0's view of the corpus, in input order. */
+typedef struct corpus {
+    uint64_t n;
+    uint64_t *fp;
+    const char **key;
+    uint32_t *key_len;
+    nd_sketch *sk;
+    int has_text;
+    double min_res;
+    grow pairs; /* u32 a, u32 b, u32 dist */
+} corpus;
+
+static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
+{
+    corpus *c = payload;
+    if (c->has_text && c->min_res > 0 && nd_sketch_resemblance(&c->sk[i], &c->sk[j]) < c->min_res)
+        return 0;
+    uint32_t rec[3] = {(uint32_t)i, (uint32_t)j, dist};
+    return put(&c->pairs, rec, sizeof rec) ? 1 : 0;
+}
+
+/* Read every input; fingerprint this rank's share into out:
+ * u64 index, u64 fp, u32 key_len, u32 has_sketch, key, [sketch]. */
+static int read_share(grow *out, uint64_t *n_out, int *has_text, char **inputs, int ninputs,
+                      in_format fmt, const nd_fp_options *fo, int html, int skip_bad)
+{
+    uint64_t n = 0;
+    int rc = 0;
+    for (int a = 0; a < ninputs && !rc; a++) {
+        in_reader *r;
+        in_record rec;
+        int got;
+        if (in_reader_open(&r, fmt, inputs[a], NULL) < 0)
+            return mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
+                                 : CLI_EXIT_USAGE;
+        while ((got = in_reader_next(r, &rec)) != 0) {
+            if (got == -1 && skip_bad) {
+                if (mpi_rank == 0) fprintf(stderr, "neardup-mpi: %s\n", in_reader_error(r));
+                continue;
+            }
+            if (got < 0) {
+                rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(r))
+                                   : CLI_EXIT_USAGE;
+                break;
+            }
+            if (!rec.has_fp) *has_text = 1;
+            uint64_t idx = n++;
+            if (idx % (uint64_t)mpi_size != (uint64_t)mpi_rank) continue;
+            uint64_t fp = rec.fp;
+            nd_sketch sk;
+            uint32_t kl = (uint32_t)rec.key_len, hs = !rec.has_fp;
+            if (!rec.has_fp) {
+                acc_ctx ac;
+                nd_fp_options o = *fo;
+                if (html || rec.is_html) o.flags |= ND_FP_HTML;
+                nd_simhash_init(&ac.sim);
+                nd_sketch_begin(&ac.sk);
+                int nrc = nd_features(rec.text, rec.text_len, &o, acc_cb, &ac);
+                if (nrc < 0) {
+                    rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
+                                  "%s:%llu: %s: %s", rec.file, (unsigned long long)rec.line,
+                                  nd_strerror(nrc), nd_errmsg());
+                    break;
+                }
+                fp = nd_simhash_final(&ac.sim);
+                nd_sketch_finish(&sk, &ac.sk);
+            }
+            if (put(out, &idx, 8) || put(out, &fp, 8) || put(out, &kl, 4) || put(out, &hs, 4) ||
+                put(out, rec.key, rec.key_len) || (hs && put(out, &sk, sizeof sk))) {
+                rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory after %llu documents",
+                              (unsigned long long)n);
+                break;
+            }
+        }
+        in_reader_close(r);
+    }
+    *n_out = n;
+    return rc;
+}
+
+static void put_key(const corpus *c, uint32_t i, int json)
+{
+    if (json) cli_put_json_string(stdout, c->key[i], c->key_len[i]);
+    else cli_put_field(stdout, c->key[i], c->key_len[i]);
+}
+
+int mpi_cmd_dedupe(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"k", required_argument, 0, 'k'},       {"format", required_argument, 0, 'F'},
+        {"min-resemblance", required_argument, 0, 'r'},
+        {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
+        {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
+        {0, 0, 0, 0}};
+    in_format fmt = IN_FORMAT_FILES;
+    nd_fp_options fo;
+    unsigned long k = 6;
+    int html = 0, skip_bad = 0, json = 0, opt, rc = 0, has_text = 0;
+    corpus c = {0};
+    grow share = {0};
+    void *all = NULL;
+    uint64_t *lens = NULL, n = 0;
+    c.min_res = 0.85;
+    if (cli_wants_help(argc, argv)) {
+        if (mpi_rank == 0) cli_usage(stdout, usage);
+        return CLI_EXIT_OK;
+    }
+    nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
+    optind = 1;
+    opterr = mpi_rank == 0;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'k':
+            if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &k))
+                return mpi_usage_error(usage, "dedupe: --k must be 0..%u, got '%s'",
+                                       ND_MAX_PLAN_K, optarg);
+            break;
+        case 'F':
+            if (in_format_parse(optarg, &fmt))
+                return mpi_usage_error(usage, "dedupe: --format must be files, jsonl, tsv, "
+                                       "warc or fp, got '%s'", optarg);
+            break;
+        case 'r': {
+            char *end;
+            c.min_res = strtod(optarg, &end);
+            if (*end || end == optarg || !(c.min_res >= 0 && c.min_res <= 1))
+                return mpi_usage_error(usage, "dedupe: --min-resemblance must be a number in "
+                                       "[0, 1], got '%s'", optarg);
+            break;
+        }
+        case 'f':
+            if (cli_parse_features(optarg, &fo))
+                return mpi_usage_error(usage, "dedupe: --features must be words, shingles:N "
+                                       "or chars:N, got '%s'", optarg);
+            break;
+        case 'H': html = 1; break;
+        case 'b': skip_bad = 1; break;
+        case 'j': json = 1; break;
+        default: return mpi_usage_error(usage, NULL);
+        }
+    }
+    if (optind == argc) return mpi_usage_error(usage, "dedupe: give at least one INPUT");
+
+    double t0 = mpi_now();
+    rc = read_share(&share, &n, &has_text, argv + optind, argc - optind, fmt, &fo, html,
+                    skip_bad);
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    double t1 = mpi_now();
+    lens = calloc((size_t)mpi_size, sizeof *lens);
+    if (mpi_gather_bytes(&all, lens, share.p, share.len) < 0) {
+        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "dedupe: out of memory gathering fingerprints"));
+        goto cleanup;
+    }
+    if (mpi_rank == 0) {
+        uint64_t total = 0;
+        for (int r = 0; r < mpi_size; r++) total += lens[r];
+        c.n = n;
+        c.has_text = has_text;
+        c.fp = malloc((n ? n : 1) * sizeof *c.fp);
+        c.key = malloc((n ? n : 1) * sizeof *c.key);
+        c.key_len = malloc((n ? n : 1) * sizeof *c.key_len);
+        c.sk = calloc(n ? n : 1, sizeof *c.sk);
+        if (!c.fp || !c.key || !c.key_len || !c.sk) {
+            rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory for %llu documents",
+                          (unsigned long long)n);
+        } else {
+            const char *p = all;
+            for (uint64_t off = 0; off < total;) {
+                uint64_t idx, fp;
+                uint32_t kl, hs;
+                memcpy(&idx, p + off, 8);
+                memcpy(&fp, p + off + 8, 8);
+                memcpy(&kl, p + off + 16, 4);
+                memcpy(&hs, p + off + 20, 4);
+                c.fp[idx] = fp;
+                c.key[idx] = p + off + 24;
+                c.key_len[idx] = kl;
+                off += 24 + kl;
+                if (hs) {
+                    memcpy(&c.sk[idx], p + off, sizeof c.sk[idx]);
+                    off += sizeof c.sk[idx];
+                }
+            }
+            int nrc = nd_selfjoin(c.fp, n, (unsigned)k, pair_cb, &c);
+            if (nrc == 1) rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory storing pairs");
+            else if (nrc < 0)
+                rc = mpi_note(CLI_EXIT_DB, "dedupe: self-join: %s: %s", nd_strerror(nrc),
+                              nd_errmsg());
+        }
+    }
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    if (mpi_rank == 0) {
+        size_t np = c.pairs.len / 12;
+        for (size_t e = 0; e < np; e++) {
+            uint32_t rec[3];
+            memcpy(rec, c.pairs.p + e * 12, 12);
+            if (json) {
+                printf("{\"a\":");
+                put_key(&c, rec[0], 1);
+                printf(",\"b\":");
+                put_key(&c, rec[1], 1);
+                printf(",\"dist\":%u", rec[2]);
+                if (c.has_text)
+                    printf(",\"resemblance\":%.3f",
+                           nd_sketch_resemblance(&c.sk[rec[0]], &c.sk[rec[1]]));
+                printf("}\n");
+            } else {
+                put_key(&c, rec[0], 0);
+                putchar('\t');
+                put_key(&c, rec[1], 0);
+                printf("\t%u\n", rec[2]);
+            }
+        }
+        fflush(stdout);
+        fprintf(stderr, "neardup-mpi: dedupe: %llu documents, %zu confirmed pairs; %d ranks; "
+                        "fingerprint %.3f s, join %.3f s\n",
+                (unsigned long long)n, np, mpi_size, t1 - t0, mpi_now() - t1);
+    }
+cleanup:
+    free(share.p);
+    free(all);
+    free(lens);
+    free(c.fp);
+    free(c.key);
+    free(c.key_len);
+    free(c.sk);
+    free(c.pairs.p);
+    return rc;
+}

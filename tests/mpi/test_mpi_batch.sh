@@ -1,0 +1,82 @@
+# test_mpi_batch.sh — neardup-mpi batch over a sharded store gives exactly
+# the single-machine `neardup batch` answers (1, 3 and 4 ranks over 5
+# shards, so ranks own unequal shares), stores the same documents with
+# --add, and fails cleanly (naming the shard, storing nothing) when a shard
+# is missing. Sourced by tests/cli/run.sh with $NEARDUP, $NEARDUP_MPI, $MPIRUN.
+NDM=${NEARDUP_MPI:?set NEARDUP_MPI}
+MPIRUN=${MPIRUN:-mpirun}
+GEN=$(dirname "$src")/gen.awk
+mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$NDM" "$@"; }
+same() { # NAME FILE: $out equals the file's text
+    if [ "$out" == "$(cat "$2")" ]; then _pass; else
+        _fail "$1: differs from $2: $(diff <(printf '%s\n' "$out") "$2" | head -5)"; fi
+}
+total() { "$ND" shard info "$1" | awk -F'\t' '$1 == "total" { print $2 }'; }
+
+awk -v seed=11 -v n=3000 -v out=stored -f "$GEN" >stored.fp
+awk -v seed=11 -v n=3000 -v q=800 -v out=batch -f "$GEN" >batch.fp
+awk -v seed=11 -v n=3000 -v q=300 -v out=batch -f "$GEN" | sed 's/\tq/\tr/' >batch2.fp
+expect_exit 0 "$ND" init db --k 3 --docs 10000
+expect_exit 0 "$ND" import db stored.fp
+expect_exit 0 "$ND" shard split db st --shards 5
+expect_out_match 'over 5 shards'
+check "split keeps every document" "$(total st)" = 3000
+for s in 0 1 2 3 4; do expect_exit 0 "$ND" verify "st/shard-00$s"; done
+expect_exit 1 "$ND" shard split db st --shards 2
+expect_err_match 'cannot create'
+
+# The reference: one database, one machine.
+"$ND" batch db batch.fp >ref.txt 2>/dev/null
+check "reference has a line per document" "$(wc -l <ref.txt)" -eq 800
+check "reference has dups and news" "$(grep -c '^dup' ref.txt)" -gt 100
+for np in 1 3 4; do
+    expect_exit 0 mpi "$np" batch st batch.fp
+    same "batch -np $np" ref.txt
+done
+"$ND" batch db batch.fp --json >ref.json 2>/dev/null
+expect_exit 0 mpi 3 batch st batch.fp --json
+same "batch --json" ref.json
+# Beyond the plan's k (per-document probes in nd_batch, quadratic pairs).
+"$ND" batch db batch.fp --k 5 >ref5.txt 2>/dev/null
+expect_exit 0 mpi 4 batch st batch.fp --k 5
+same "batch --k 5" ref5.txt
+
+# --add stores what the single machine stores: a second batch sees it.
+cp -r db dbA && cp -r st stA
+"$ND" batch dbA batch.fp --add >refA.txt 2>/dev/null
+expect_exit 0 mpi 3 batch stA batch.fp --add
+same "batch --add" refA.txt
+check "same document count after --add" "$(total stA)" = \
+    "$("$ND" stats dbA | awk '$1 == "documents" || $1 == "documents:" { print $2; exit }')"
+"$ND" batch dbA batch2.fp >refA2.txt 2>/dev/null
+expect_exit 0 mpi 4 batch stA batch2.fp
+same "batch after --add" refA2.txt
+for s in 0 1 2 3 4; do expect_exit 0 "$ND" verify "stA/shard-00$s"; done
+# A fresh store from `shard init` behaves as a fresh database.
+expect_exit 0 "$ND" shard init sI --shards 3 --k 3 --docs 10000
+expect_exit 0 "$ND" init dbI --k 3 --docs 10000
+"$ND" batch dbI batch.fp --add >refI.txt 2>/dev/null
+expect_exit 0 mpi 4 batch sI batch.fp --add
+same "batch --add on shard init" refI.txt
+
+# Failures: a missing shard names itself and stores nothing.
+cp -r st stB
+before=$(total stB)
+mv stB/shard-002 shard-002.away
+expect_exit 2 mpi 3 batch stB batch.fp --add
+expect_err_match "shard 2 .*stB/shard-002"
+expect_err_match 'nothing stored'
+check "failed run printed no results" -z "$out"
+mv shard-002.away stB/shard-002
+check "nothing stored by the failed run" "$(total stB)" = "$before"
+expect_exit 1 mpi 3 batch db batch.fp
+expect_err_match 'not a sharded store'
+printf '0123456789abcdef\tok\nnot-hex\tbad\n' >bad.fp
+expect_exit 1 mpi 3 batch st bad.fp --add
+expect_err_match 'bad.fp:2'
+check "bad input stored nothing" "$(total st)" = 3000
+echo "3 tables forever" >st/NEARDUP-SHARDS.bad && cp -r st stC && cp stC/NEARDUP-SHARDS.bad stC/NEARDUP-SHARDS
+expect_exit 1 mpi 3 batch stC batch.fp
+expect_err_match 'NEARDUP-SHARDS:1'
+expect_exit 1 mpi 1 batch st
+expect_err_match 'usage'

@@ -1,0 +1,36 @@
+# test_mpi_dedupe.sh — neardup-mpi dedupe prints the pairs of `neardup
+# dedupe --out pairs` on 1, 3 and 4 ranks (texts with sketch confirmation,
+# and fingerprints). Sourced by tests/cli/run.sh.
+NDM=${NEARDUP_MPI:?set NEARDUP_MPI}
+MPIRUN=${MPIRUN:-mpirun}
+GEN=$(dirname "$src")/gen.awk
+mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$NDM" "$@"; }
+same() {
+    if [ "$out" == "$(cat "$2")" ]; then _pass; else
+        _fail "$1: differs from $2: $(diff <(printf '%s\n' "$out") "$2" | head -5)"; fi
+}
+# 120 texts of 100 words; every third one is a copy of an earlier text
+# with one word changed.
+awk 'BEGIN { srand(5)
+    for (i = 0; i < 120; i++) {
+        if (i % 3 == 2) { t = txt[int(rand() * i)]; n = split(t, w, " ");
+            w[1 + int(rand() * n)] = "x" int(rand() * 1000)
+            t = w[1]; for (m = 2; m <= n; m++) t = t " " w[m] }
+        else { t = ""; for (m = 0; m < 100; m++) t = t (m ? " " : "") "w" int(rand() * 300) }
+        txt[i] = t; printf "doc%d\t%s\n", i, t } }' >corpus.tsv
+"$ND" dedupe --format tsv --out pairs corpus.tsv >ref.txt 2>/dev/null
+check "reference found pairs" "$(wc -l <ref.txt)" -gt 10
+for np in 1 3 4; do
+    expect_exit 0 mpi "$np" dedupe --format tsv corpus.tsv
+    same "dedupe texts -np $np" ref.txt
+done
+"$ND" dedupe --format tsv --out pairs --json --min-resemblance 0.5 corpus.tsv >ref.json 2>/dev/null
+expect_exit 0 mpi 3 dedupe --format tsv --json --min-resemblance 0.5 corpus.tsv
+same "dedupe --json" ref.json
+awk -v seed=3 -v n=2000 -v out=stored -f "$GEN" >fps.fp
+"$ND" dedupe --format fp --k 3 --out pairs fps.fp >reffp.txt 2>/dev/null
+expect_exit 0 mpi 4 dedupe --format fp --k 3 fps.fp
+same "dedupe fps -np 4" reffp.txt
+printf 'doc1\tsome text\nno tab here\n' >bad.tsv
+expect_exit 1 mpi 3 dedupe --format tsv bad.tsv
+expect_err_match 'bad.tsv:2'
