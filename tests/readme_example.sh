@@ -1,0 +1,18 @@
+#!/bin/bash
+# readme_example.sh EXE TEXTS — run the README's C API example on shipped
+# texts and an edited copy of one: the copy must be found as a duplicate.
+set -euo pipefail
+exe=$1 texts=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+{ echo "Retrieved on 2026-11-22 from a mirror."; cat "$texts/GPL-3"; } > "$tmp/copy"
+"$exe" "$tmp/db" "$texts/GPL-3" "$texts/Apache-2.0" "$tmp/copy" | tee "$tmp/out"
+grep -q "^new $texts/GPL-3 [0-9a-f]\{16\}\$" "$tmp/out"
+grep -q "^new $texts/Apache-2.0 " "$tmp/out"
+grep -qx "dup $tmp/copy of $texts/GPL-3" "$tmp/out"
+grep -q "^near $texts/GPL-3 ([0-3] bits)\$" "$tmp/out"
+[ "$(wc -l < "$tmp/out")" -eq 4 ]
+# A missing file is an error with a message, exit 1.
+if "$exe" "$tmp/db" "$tmp/missing" 2> "$tmp/err"; then exit 1; fi
+grep -q "not found" "$tmp/err"
+echo "readme example ok"
