@@ -160,7 +160,9 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, const cli_read_opts *
                 break;
             }
             (*docs)++;
-            if (o->progress) cli_progress_update(o->progress, *docs, bytes_done + in_reader_bytes(r));
+            /* Asking the reader its offset is a system call: not per record. */
+            if (o->progress && o->progress->tty && (*docs & 4095) == 0)
+                cli_progress_update(o->progress, *docs, bytes_done + in_reader_bytes(r));
             if (o->chunk && l->n >= o->chunk) {
                 cli_docs_seal(l);
                 rc = flush(l, payload);

@@ -55,6 +55,42 @@ static int key_set_build(key_set *ks, const nd_doc *docs, size_t n, size_t *nuni
     return ND_OK;
 }
 
+/* The first 8 bytes of a key, big-endian, zero-padded: a radix-sortable
+ * stand-in for the key whose ties sort_ties resolves. */
+static uint64_t key_prefix(const nd_doc *d)
+{
+    uint64_t v = 0;
+    const unsigned char *k = d->key;
+    for (size_t i = 0; i < 8; i++) v = v << 8 | (i < d->key_len ? k[i] : 0);
+    return v;
+}
+
+/* qsort has no context argument: the documents of the sort in progress on
+ * this thread. */
+static _Thread_local const nd_doc *sort_docs;
+
+static int cmp_keys(const void *a, const void *b)
+{
+    const nd_doc *x = &sort_docs[((const sort_item *)a)->idx];
+    const nd_doc *y = &sort_docs[((const sort_item *)b)->idx];
+    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, l);
+    return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+/* Items radix-sorted by a stand-in key (a key prefix, or the fingerprint
+ * for rev); runs of equal stand-ins are put in full key order. */
+static void sort_ties(sort_item *a, size_t n, const nd_doc *docs)
+{
+    sort_docs = docs;
+    for (size_t g = 0; g < n;) {
+        size_t e = g + 1;
+        while (e < n && a[e].key == a[g].key) e++;
+        if (e - g > 1) qsort(a + g, e - g, sizeof *a, cmp_keys);
+        g = e;
+    }
+}
+
 /* Documents whose key is already stored go through the staged path. */
 static int import_replacements(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
 {
@@ -107,6 +143,7 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     size_t nuniq = 0, nrep = 0, nnew = 0;
     size_t *rep = NULL, *newdocs = NULL;
     uint64_t *fps = NULL, *tmp = NULL, added = 0;
+    sort_item *order = NULL, *otmp = NULL;
     st_batch *b = NULL;
     uint8_t *rk = NULL;
     int rc;
@@ -141,11 +178,25 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     size_t nfp = sort_u64_unique(fps, tmp, nnew);
     ND_TRY(st_batch_new_plain(&b, db->store));
     ND_TRY(import_tables(db, b, fps, nfp, &added));
+    /* docs and rev in key order: RocksDB's memtable skiplist inserts a
+     * sorted sequence several times faster than a random one. */
+    order = malloc(nnew * sizeof *order);
+    otmp = malloc(nnew * sizeof *otmp);
+    if (!order || !otmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", nnew);
+    for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){key_prefix(&docs[newdocs[i]]), (uint32_t)newdocs[i]};
+    sort_items(order, otmp, nnew);
+    sort_ties(order, nnew, docs);
     for (size_t i = 0; i < nnew; i++) {
-        const nd_doc *d = &docs[newdocs[i]];
+        const nd_doc *d = &docs[order[i].idx];
         uint8_t val[DB_DOC_VALUE_LEN];
         db_doc_encode(val, d->fp, d->score, d->time);
         ND_TRY(st_batch_put(b, ST_CF_DOCS, d->key, d->key_len, val, sizeof val));
+    }
+    for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){docs[newdocs[i]].fp, (uint32_t)newdocs[i]};
+    sort_items(order, otmp, nnew);
+    sort_ties(order, nnew, docs);
+    for (size_t i = 0; i < nnew; i++) {
+        const nd_doc *d = &docs[order[i].idx];
         nd_store_be64(rk, d->fp);
         memcpy(rk + 8, d->key, d->key_len);
         ND_TRY(st_batch_put(b, ST_CF_REV, rk, 8 + d->key_len, "", 0));
@@ -158,6 +209,8 @@ cleanup:
     free(fps);
     free(tmp);
     free(rk);
+    free(order);
+    free(otmp);
     st_batch_free(b);
     return rc;
 }
