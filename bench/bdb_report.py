@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""bdb_report.py -- turn bench_db runs into a result file and a README table.
+
+Usage: bdb_report.py --size SIZE --out RESULT.json --readme README.md
+                     [--faiss-note TEXT] RUN.json... [--faiss FAISS.json...]
+
+Every metric is summarised over the runs as median, min and max; each
+neardup figure (nd.*) is also given as a ratio to the same figure of each
+baseline measured in the same runs (ref.*, scan.*, faiss_mh.*, faiss_flat.*:
+value of neardup / value of the baseline), and the disk figure to the
+entropy bound 64 - log2 N + 1.44. The README's `## Database benchmarks`
+section keeps its preamble and one `### N = SIZE` subsection per size;
+this run's subsection is replaced, the other sections of the file are left
+as they are. Standard library only.
+"""
+import datetime
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+BASELINES = ("ref", "scan", "faiss_mh", "faiss_flat")
+HEADING = "## Database benchmarks"
+
+PREAMBLE = """\
+Written by `bench/run.sh SIZE` (bench/bdb_report.py); the full figures, with
+every run, are in `bench/results/<date>-<size>.json`. Data: N uniform
+random 64-bit fingerprints stored (document key: 8 bytes); queries: half a
+stored fingerprint with 0..6 random bits flipped, half fresh random values
+(seeded, `bench/bdb_gen.c`). Each figure is the median of the runs with the
+min-max range; "x ref" etc. is neardup's figure divided by the baseline's
+measured in the same runs (for times: lower is better for neardup; for
+rates: higher). Baselines: **ref**, the in-memory reference of the same
+method (sorted permuted tables with a direct index on the top bits, the
+planner's design, no persistence: the limit); **scan**, the brute-force
+popcount scan (the oracle: neardup's answers on a sample of queries equal
+it, and every answer count equals ref's); **FAISS** IndexBinaryMultiHash(64,
+4, 16) and IndexBinaryFlat range search at radius k+1 (`bench/bdb_faiss.py`,
+one Python call per query). Scan figures for the batch and the self-join
+are extrapolated from its per-query time. Cold: the database reopened
+(empty block cache) after its files were dropped from the OS page cache
+(posix_fadvise), first queries timed. Peak RSS is per phase (VmHWM reset
+between phases) of the whole benchmark process.
+"""
+
+TARGETS = {  # issue 5, at N = 100M, k = 3, 2 cores
+    "nd.query.k3.t1.p50_us": ("<=", 20),
+    "nd.query.k3.t1.p99_us": ("<=", 100),
+    "nd.query.k6.t1.p50_us": ("<=", 500),
+    "nd.batch.k3.s": ("<=", 10),
+    "nd.selfjoin.k3.s": ("<=", 1),
+    "nd.load.docs_per_s": (">=", 1e6),
+    "nd.stream.docs_per_s": (">=", 5e4),
+    "rss.query_mib": ("<=", 1024),
+}
+
+# (label, neardup metric, baseline metric suffix or None, unit)
+ROWS = [
+    ("bulk import (docs/s)", "nd.load.docs_per_s", "load.docs_per_s"),
+    ("stream add_if_new, WAL, no fsync (docs/s)", "nd.stream.docs_per_s", None),
+    ("stream add_if_new latency p50 (us)", "nd.stream.k3.p50_us", None),
+    ("stream add_if_new latency p99 (us)", "nd.stream.k3.p99_us", None),
+    ("group commit: query + nd_add_many, ND_DB_SYNC (docs/s)",
+     "nd.stream_group_sync.docs_per_s", None),
+    ("add_if_new with fsync per doc (docs/s)", "nd.stream_sync_each.docs_per_s", None),
+    ("query k=3, 1 thread, p50 (us)", "nd.query.k3.t1.p50_us", "query.k3.t1.p50_us"),
+    ("query k=3, 1 thread, p99 (us)", "nd.query.k3.t1.p99_us", "query.k3.t1.p99_us"),
+    ("query k=3, 1 thread (queries/s)", "nd.query.k3.t1.qps", "query.k3.t1.qps"),
+    ("query k=3, 2 threads, p50 (us)", "nd.query.k3.t2.p50_us", "query.k3.t2.p50_us"),
+    ("query k=3, 2 threads, p99 (us)", "nd.query.k3.t2.p99_us", "query.k3.t2.p99_us"),
+    ("query k=3, 2 threads (queries/s)", "nd.query.k3.t2.qps", "query.k3.t2.qps"),
+    ("query k=3, fingerprints only, p50 (us)", "nd.query_fponly.k3.t1.p50_us",
+     "query.k3.t1.p50_us"),
+    ("query k=6, 1 thread, p50 (us)", "nd.query.k6.t1.p50_us", "query.k6.t1.p50_us"),
+    ("query k=6, 1 thread, p99 (us)", "nd.query.k6.t1.p99_us", "query.k6.t1.p99_us"),
+    ("query k=6, 1 thread (queries/s)", "nd.query.k6.t1.qps", "query.k6.t1.qps"),
+    ("query k=6, 2 threads, p50 (us)", "nd.query.k6.t2.p50_us", "query.k6.t2.p50_us"),
+    ("query k=6, 2 threads (queries/s)", "nd.query.k6.t2.qps", "query.k6.t2.qps"),
+    ("cold query k=3, p50 (us)", "nd.query_cold.k3.t1.p50_us", "query.k3.t1.p50_us"),
+    ("cold query k=3, p99 (us)", "nd.query_cold.k3.t1.p99_us", "query.k3.t1.p99_us"),
+    ("cold query k=6, p50 (us)", "nd.query_cold.k6.t1.p50_us", "query.k6.t1.p50_us"),
+    ("batch of B queries, k=3 (s)", "nd.batch.k3.s", "batch.k3.s"),
+    ("self-join of J bare fps, k=3 (s)", "nd.selfjoin.k3.s", "selfjoin.k3.s"),
+    ("disk: total (MB)", "nd.disk.mb", None),
+    ("disk: bytes per document, all families", "nd.disk.bytes_per_doc", None),
+    ("disk: table bits per entry per table", "nd.disk.table_bits_per_entry",
+     "disk.table_bits_per_entry"),
+    ("disk: all files, bits per entry per table", "nd.disk.all_bits_per_entry_table", None),
+    ("peak RSS: bulk import (MiB)", "rss.load_mib", None),
+    ("peak RSS: queries (MiB)", "rss.query_mib", None),
+    ("peak RSS: batch (MiB)", "rss.batch_mib", None),
+    ("peak RSS: self-join (MiB)", "rss.selfjoin_mib", None),
+    ("peak RSS: stream (MiB)", "rss.stream_mib", None),
+    ("peak RSS: in-memory reference (MiB)", "rss.ref_mib", None),
+]
+
+
+def sh(*cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
+def machine(path):
+    info = {"cores": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    info["ram_gib"] = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    df = sh("df", "-hT", path).splitlines()
+    if len(df) > 1:
+        p = df[1].split()
+        info["disk"] = "%s %s (%s, %s free)" % (p[0], p[1], p[2], p[4])
+        dev = os.path.basename(p[0])
+        base = re.sub(r"p?\d+$", "", dev) if not os.path.exists(
+            "/sys/block/%s" % dev) else dev
+        rot = "/sys/block/%s/queue/rotational" % base
+        if os.path.exists(rot):
+            with open(rot) as f:
+                info["disk"] += ", rotational" if f.read().strip() == "1" else ", non-rotational"
+    info["kernel"] = sh("uname", "-r")
+    return info
+
+
+def git_info(root):
+    commit = sh("git", "-C", root, "rev-parse", "--short=12", "HEAD")
+    dirty = sh("git", "-C", root, "status", "--porcelain", "-uno", "--", "engine", "compaction",
+               "include", "common", "bench", "meson.build")
+    return commit, bool(dirty)
+
+
+def summary(vals):
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals),
+            "runs": vals}
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 1e6:
+        return "%.2fM" % (v / 1e6)
+    if a >= 1e4:
+        return "%.0fk" % (v / 1e3)
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    if a >= 1:
+        return "%.2f" % v
+    return "%.3g" % v
+
+
+def cell(s):
+    if s is None:
+        return "-"
+    if s["min"] == s["max"] or len(s["runs"]) == 1:
+        return fmt(s["median"])
+    return "%s (%s-%s)" % (fmt(s["median"]), fmt(s["min"]), fmt(s["max"]))
+
+
+def main():
+    args = sys.argv[1:]
+    size = out = readme = None
+    runs, faiss, notes = [], [], []
+    target = runs
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--size", "--out", "--readme", "--faiss-note") and i + 1 < len(args):
+            v = args[i + 1]
+            if a == "--size":
+                size = v
+            elif a == "--out":
+                out = v
+            elif a == "--readme":
+                readme = v
+            else:
+                notes.append(v)
+            i += 2
+            continue
+        if a == "--faiss":
+            target = faiss
+        else:
+            target.append(a)
+        i += 1
+    if not size or not out or not runs:
+        print(__doc__, file=sys.stderr)
+        return 2
+    docs = []
+    for p in runs:
+        with open(p) as f:
+            docs.append(json.load(f))
+    fdocs = []
+    for p in faiss:
+        with open(p) as f:
+            fdocs.append(json.load(f))
+    # merge faiss run i into run i
+    per_run = []
+    for i, d in enumerate(docs):
+        m = dict(d["metrics"])
+        if i < len(fdocs):
+            m.update(fdocs[i]["metrics"])
+        n = d["n"]
+        m["bound.disk.table_bits_per_entry"] = 64 - math.log2(n) + 1.44
+        m["bound_plus4.disk.table_bits_per_entry"] = 64 - math.log2(n) + 4
+        if "nd.disk.bytes" in m:
+            m["nd.disk.mb"] = m["nd.disk.bytes"] / 1e6
+        per_run.append(m)
+    keys = []
+    for m in per_run:
+        for k in m:
+            if k not in keys:
+                keys.append(k)
+    metrics = {}
+    for k in keys:
+        vals = [m[k] for m in per_run if k in m]
+        metrics[k] = summary(vals)
+    ratios = {}
+    for label, ndk, base in ROWS:
+        if not base or ndk not in metrics:
+            continue
+        r = {}
+        for b in BASELINES + ("bound",):
+            bk = "%s.%s" % (b, base)
+            if bk in metrics and metrics[bk]["median"]:
+                r[b] = metrics[ndk]["median"] / metrics[bk]["median"]
+        if r:
+            ratios[ndk] = r
+    for d in docs + fdocs:
+        for nt in d.get("notes", []):
+            if nt not in notes:
+                notes.append(nt)
+    failures = sum(d.get("failures", 0) for d in docs) + sum(
+        d["metrics"].get("faiss.failures", 0) for d in fdocs)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    commit, dirty = git_info(root)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    d0 = docs[0]
+    result = {
+        "size": size, "date": now.strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
+        "dirty": dirty, "machine": machine(root),
+        "params": {k: d0[k] for k in d0 if k not in ("metrics", "notes")},
+        "runs": len(docs), "faiss_runs": len(fdocs), "failures": failures,
+        "estimated": ["scan.batch.k3.s", "scan.selfjoin.k3.s", "faiss_flat.batch.k3.s"],
+        "targets_100M": {k: "%s %g" % v for k, v in TARGETS.items()},
+        "notes": notes, "metrics": metrics, "ratios": ratios,
+    }
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+    if readme:
+        write_readme(readme, result, os.path.relpath(out, os.path.dirname(readme)))
+    return 0
+
+
+def section_text(res, rel):
+    m, r, p = res["metrics"], res["ratios"], res["params"]
+    mach = res["machine"]
+    lines = ["### N = %s" % res["size"], ""]
+    lines.append("%s, commit `%s`%s; %s cores (%s), %s GiB RAM, disk %s. "
+                 "%d runs%s; plan: k=%s, %s tables (%s blocks); Q=%s online queries "
+                 "(k=6: %s, cold: %s), B=%s batch, J=%s self-join; checks: %s. "
+                 "Full figures: [`%s`](%s)." % (
+                     res["date"], res["commit"], " + uncommitted changes" if res["dirty"] else "",
+                     mach.get("cores"), mach.get("cpu", "?"), mach.get("ram_gib", "?"),
+                     mach.get("disk", "?"), res["runs"],
+                     " (FAISS: %d)" % res["faiss_runs"] if res["faiss_runs"] else
+                     " (FAISS skipped: not installed)",
+                     p["plan"]["k"], p["plan"]["tables"], p["plan"]["blocks"],
+                     p["q"], p["q6"], p["qcold"], fmt(p["batch"]), fmt(p["join"]),
+                     "all agree" if res["failures"] == 0 else
+                     "**%d DISAGREEMENTS**" % res["failures"], rel, rel))
+    lines.append("")
+    lines.append("| figure | neardup | ref | x ref | scan | x scan | FAISS MH | x MH "
+                 "| FAISS flat | x flat | target (100M) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, ndk, base in ROWS:
+        if ndk not in m:
+            continue
+        label = label.replace("B queries", "%s queries" % fmt(p["batch"])).replace(
+            "J bare", "%s bare" % fmt(p["join"]))
+        row = [label, cell(m[ndk])]
+        for b in BASELINES:
+            bk = "%s.%s" % (b, base) if base else None
+            s = m.get(bk) if bk else None
+            est = bk in res["estimated"] if bk else False
+            row.append(cell(s) + (" (est.)" if s and est else ""))
+            rv = r.get(ndk, {}).get(b)
+            row.append("%.2g" % rv if rv is not None else "-")
+        t = TARGETS.get(ndk.replace("query_cold", "query"))
+        if ndk == "nd.disk.table_bits_per_entry":
+            t = ("<=", m["bound_plus4.disk.table_bits_per_entry"]["median"])
+            row[-1] = row[-1]
+        row.append("%s %s" % (t[0].replace("<=", "&le;").replace(">=", "&ge;"), fmt(t[1]))
+                   if t and "cold" not in ndk else "")
+        lines.append("| " + " | ".join(row) + " |")
+    if "bound.disk.table_bits_per_entry" in m:
+        lines.append("")
+        lines.append("Entropy bound 64 - log2 N + 1.44 = %.1f bits per entry per table; "
+                     "neardup's tables: %s of it; the target allows the bound + 4 = %.1f."
+                     % (m["bound.disk.table_bits_per_entry"]["median"],
+                        "%.2fx" % r.get("nd.disk.table_bits_per_entry", {}).get("bound", 0),
+                        m["bound_plus4.disk.table_bits_per_entry"]["median"]))
+    if res["notes"]:
+        lines.append("")
+        for nt in res["notes"]:
+            lines.append("- " + nt)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_readme(path, res, rel):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = "# Benchmarks\n"
+    sub = section_text(res, rel)
+    start = text.find(HEADING + "\n")
+    if start < 0:
+        if not text.endswith("\n"):
+            text += "\n"
+        text += "\n" + HEADING + "\n\n" + PREAMBLE + "\n" + sub
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    body_start = start + len(HEADING) + 1
+    nxt = re.search(r"^## ", text[body_start:], re.M)
+    end = body_start + nxt.start() if nxt else len(text)
+    body = text[body_start:end]
+    # split the section into preamble and ### subsections
+    parts = re.split(r"(?m)^(?=### )", body)
+    pre, subs = parts[0], parts[1:]
+    head = "### N = %s" % res["size"]
+    done = False
+    for i, s in enumerate(subs):
+        if s.splitlines()[0].strip() == head:
+            subs[i] = sub + "\n"
+            done = True
+    if not done:
+        subs.append(sub + "\n")
+    if not pre.strip():
+        pre = "\n" + PREAMBLE + "\n"
+    new = pre + "".join(subs)
+    new = new.rstrip("\n") + "\n" + ("\n" if nxt else "")
+    with open(path, "w") as f:
+        f.write(text[:body_start] + new + text[end:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench/run.sh SIZE [RUNS] -- neardup's database benchmarks at one size.
+#
+#   bench/run.sh 1M        # N = 1M stored fingerprints, 3 runs
+#   bench/run.sh 10M 3
+#
+# Builds bench_db in $BUILD (default build-bench, release), runs it RUNS
+# times (default 3) with fresh databases under bench/results/tmp/SIZE, runs
+# the FAISS peers (bench/bdb_faiss.py) on the same data when python3-faiss
+# is installed (else skips them with a note), then writes
+# bench/results/<date>-SIZE.json and the `### N = SIZE` table of the
+# `## Database benchmarks` section of bench/README.md.
+# Extra bench_db options go in $BENCH_ARGS (e.g. BENCH_ARGS="--batch 100k").
+# Exit status: 0, or 1 when a check disagreed (the report still records it).
+set -eu
+
+size=${1:?usage: bench/run.sh SIZE [RUNS]}
+runs=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${BUILD:-$root/build-bench}
+
+if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$root" -Dbuildtype=release
+fi
+ninja -C "$build" bench/bench_db >/dev/null
+
+tmp=$here/results/tmp/$size
+rm -rf "$tmp"
+mkdir -p "$tmp/data"
+
+# A python with FAISS: Debian's python3-faiss lives in /usr/bin/python3.
+faiss_py=
+for py in /usr/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import faiss' 2>/dev/null; then
+        faiss_py=$py
+        break
+    fi
+done
+
+status=0
+faiss_files=
+faiss_note=
+r=1
+while [ "$r" -le "$runs" ]; do
+    echo "== run $r/$runs: bench_db --n $size ${BENCH_ARGS:-}" >&2
+    dump=
+    if [ "$r" -eq 1 ] && [ -n "$faiss_py" ]; then dump="--dump $tmp/data"; fi
+    # shellcheck disable=SC2086
+    "$build/bench/bench_db" --n "$size" --dir "$tmp/db" --out "$tmp/run$r.json" \
+        $dump ${BENCH_ARGS:-} || status=1
+    rm -rf "$tmp/db"
+    if [ -n "$faiss_py" ]; then
+        echo "== run $r/$runs: FAISS" >&2
+        "$faiss_py" "$here/bdb_faiss.py" "$tmp/data" "$tmp/faiss$r.json" || status=1
+        faiss_files="$faiss_files $tmp/faiss$r.json"
+    fi
+    r=$((r + 1))
+done
+if [ -z "$faiss_py" ]; then
+    faiss_note="FAISS skipped: python3-faiss is not installed (apt-get install python3-faiss)"
+    echo "bench/run.sh: $faiss_note" >&2
+fi
+rm -rf "$tmp/data"
+
+out=$here/results/$(date -u +%Y-%m-%d)-$size.json
+runfiles=
+r=1
+while [ "$r" -le "$runs" ]; do runfiles="$runfiles $tmp/run$r.json"; r=$((r + 1)); done
+# shellcheck disable=SC2086
+python3 "$here/bdb_report.py" --size "$size" --out "$out" --readme "$here/README.md" \
+    ${faiss_note:+--faiss-note "$faiss_note"} $runfiles ${faiss_files:+--faiss $faiss_files}
+echo "bench/run.sh: wrote $out and bench/README.md (## Database benchmarks)" >&2
+exit $status
