@@ -3,6 +3,7 @@
  *
  *   shard init DIR --shards S [--k K] [--docs N] [--tables T] [--features F]
  *   shard split DB DIR --shards S [--docs N] [--chunk M]
+ *   shard import DIR INPUT... [--format F] [--html] [--time T] [--chunk M]
  *   shard info DIR [--json]
  *   shard which DIR KEY...
  *
@@ -19,6 +20,7 @@
  * one probe per document.
  */
 #include "cli.h"
+#include "in_reader.h"
 #include "shard_manifest.h"
 
 #include <errno.h>
@@ -26,11 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char usage[] =
     "usage: neardup shard init DIR --shards S [--k K] [--docs N] [--tables T]\n"
     "                          [--features words|shingles:N|chars:N]\n"
     "       neardup shard split DB DIR --shards S [--docs N] [--chunk M]\n"
+    "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
+    "                            [--time T] [--chunk M] INPUT...\n"
     "       neardup shard info DIR [--json]\n"
     "       neardup shard which DIR KEY...\n"
     "\n"
@@ -43,6 +48,11 @@ static const char usage[] =
     "  split   copy every document of database DB into a new store DIR with\n"
     "          the same k, tables and fingerprint configuration, loading each\n"
     "          shard with bulk imports of up to M documents (default 1M)\n"
+    "  import  bulk-load documents into the shards of their keys, without the\n"
+    "          near-duplicate check (as `neardup import`; texts fingerprinted\n"
+    "          with the store's configuration); each shard takes imports of up\n"
+    "          to M documents; a bad record stops the load, and what earlier\n"
+    "          imports stored stays\n"
     "  info    print the manifest and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
@@ -54,7 +64,9 @@ typedef struct shard_args {
     int has_k;
     uint64_t docs;
     uint64_t chunk;
-    int json;
+    int json, html;
+    in_format fmt;
+    int64_t time;
     nd_fp_options fo;
 } shard_args;
 
@@ -64,7 +76,9 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         {"shards", required_argument, 0, 's'}, {"k", required_argument, 0, 'k'},
         {"docs", required_argument, 0, 'n'},   {"tables", required_argument, 0, 't'},
         {"features", required_argument, 0, 'f'}, {"chunk", required_argument, 0, 'c'},
-        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'},         {"format", required_argument, 0, 'F'},
+        {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 'T'},
+        {0, 0, 0, 0}};
     unsigned long v;
     int opt;
     optind = 1;
@@ -104,6 +118,17 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
                                 optarg);
             break;
         case 'j': a->json = 1; break;
+        case 'F':
+            if (in_format_parse(optarg, &a->fmt))
+                return cli_fail("shard %s: --format must be fp, jsonl, tsv, files or warc, "
+                                "got '%s'", sub, optarg);
+            break;
+        case 'H': a->html = 1; break;
+        case 'T':
+            if (cli_parse_duration(optarg, &a->time))
+                return cli_fail("shard %s: --time must be seconds since the epoch, got '%s'",
+                                sub, optarg);
+            break;
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
         }
     }
@@ -220,7 +245,7 @@ static int flush_shard(split_ctx *c, unsigned s)
     if (rc < 0) {
         char path[4096];
         shard_path(path, sizeof path, c->dir, s);
-        return cli_fail_nd(rc, "shard split: importing into shard %u '%s'", s, path) ==
+        return cli_fail_nd(rc, "shard: importing into shard %u '%s'", s, path) ==
                        CLI_EXIT_USAGE
                    ? CLI_EXIT_USAGE
                    : CLI_EXIT_DB;
@@ -231,9 +256,9 @@ static int flush_shard(split_ctx *c, unsigned s)
     return CLI_EXIT_OK;
 }
 
-static int split_cb(const nd_doc *d, void *payload)
+/* Queue d for its shard; import that shard's queue when it is full. */
+static int buf_add(split_ctx *c, const nd_doc *d)
 {
-    split_ctx *c = payload;
     unsigned s = shard_of(c->m, d->key, d->key_len);
     shard_buf *b = &c->buf[s];
     if (b->n == b->cap) {
@@ -260,9 +285,13 @@ static int split_cb(const nd_doc *d, void *payload)
     if (b->n >= c->chunk && (c->rc = flush_shard(c, s)) != CLI_EXIT_OK) return 1;
     return 0;
 oom:
-    c->rc = cli_fail("shard split: out of memory after %llu documents",
-                     (unsigned long long)c->seen);
+    c->rc = cli_fail("shard: out of memory after %llu documents", (unsigned long long)c->seen);
     return 1;
+}
+
+static int split_cb(const nd_doc *d, void *payload)
+{
+    return buf_add(payload, d);
 }
 
 static int shard_split(int argc, char **argv)
@@ -352,6 +381,90 @@ cleanup:
     return rc;
 }
 
+/* ---- import ------------------------------------------------------------ */
+
+static int shard_import(int argc, char **argv)
+{
+    shard_args a = {0};
+    shard_manifest m;
+    nd_db **dbs = NULL;
+    shard_buf *buf = NULL;
+    nd_fp_options fo;
+    char err[512], path[4096];
+    int rc;
+    a.chunk = 1000000;
+    a.fmt = IN_FORMAT_FP;
+    a.time = (int64_t)time(NULL);
+    if ((rc = parse_args(&a, argc, argv, "import"))) return rc;
+    if (argc - optind < 2) {
+        cli_usage(stderr, usage);
+        return cli_fail("shard import: expected a directory and at least one INPUT");
+    }
+    const char *dir = argv[optind];
+    if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
+    dbs = calloc(m.shards, sizeof *dbs);
+    buf = calloc(m.shards, sizeof *buf);
+    if (!dbs || !buf) {
+        rc = cli_fail("shard import: out of memory");
+        goto cleanup;
+    }
+    for (unsigned s = 0; s < m.shards; s++) {
+        shard_path(path, sizeof path, dir, s);
+        if ((rc = cli_open_db(&dbs[s], path, ND_DB_NO_BACKGROUND))) goto cleanup;
+    }
+    nd_db_fp_options(&fo, dbs[0]);
+    split_ctx c = {&m, dbs, buf, dir, a.chunk, 0, CLI_EXIT_OK};
+    for (int i = optind + 1; i < argc && rc == CLI_EXIT_OK; i++) {
+        in_reader *r;
+        in_record rec;
+        int got;
+        if (in_reader_open(&r, a.fmt, argv[i], NULL) < 0) {
+            rc = cli_fail("%s", in_reader_error(NULL));
+            break;
+        }
+        while ((got = in_reader_next(r, &rec)) != 0) {
+            if (got < 0) {
+                rc = cli_fail("%s", in_reader_error(r));
+                break;
+            }
+            nd_doc d = {rec.key, rec.key_len, rec.fp, rec.has_score ? rec.score : 0.0, a.time};
+            if (!rec.has_fp) {
+                nd_fp_options o = fo;
+                if (a.html || rec.is_html) o.flags |= ND_FP_HTML;
+                int nrc = nd_fingerprint(&d.fp, rec.text, rec.text_len, &o);
+                if (nrc < 0) {
+                    rc = cli_fail_nd(nrc, "%s:%llu: fingerprint", rec.file,
+                                     (unsigned long long)rec.line);
+                    break;
+                }
+            }
+            if (buf_add(&c, &d)) {
+                rc = c.rc;
+                break;
+            }
+        }
+        in_reader_close(r);
+    }
+    for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) rc = flush_shard(&c, s);
+    if (rc == CLI_EXIT_OK)
+        printf("imported %llu documents into %s (%u shards)\n", (unsigned long long)c.seen, dir,
+               m.shards);
+cleanup:
+    for (unsigned s = 0; dbs && s < m.shards; s++) {
+        if (!dbs[s]) continue;
+        shard_path(path, sizeof path, dir, s);
+        int crc = cli_close_db(dbs[s], path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    for (unsigned s = 0; buf && s < m.shards; s++) {
+        free(buf[s].docs);
+        free(buf[s].keys);
+    }
+    free(dbs);
+    free(buf);
+    return rc;
+}
+
 /* ---- info and which --------------------------------------------------- */
 
 static int shard_info(int argc, char **argv)
@@ -426,8 +539,9 @@ int cmd_shard(int argc, char **argv)
     const char *sub = argv[1];
     if (strcmp(sub, "init") == 0) return shard_init(argc - 1, argv + 1);
     if (strcmp(sub, "split") == 0) return shard_split(argc - 1, argv + 1);
+    if (strcmp(sub, "import") == 0) return shard_import(argc - 1, argv + 1);
     if (strcmp(sub, "info") == 0) return shard_info(argc - 1, argv + 1);
     if (strcmp(sub, "which") == 0) return shard_which(argc - 1, argv + 1);
     cli_usage(stderr, usage);
-    return cli_fail("shard: unknown subcommand '%s' (init, split, info, which)", sub);
+    return cli_fail("shard: unknown subcommand '%s' (init, split, import, info, which)", sub);
 }
