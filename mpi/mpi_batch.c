@@ -527,6 +527,8 @@ int mpi_cmd_batch(int argc, char **argv)
     if (!have_k) k = man.k;
 
     /* 2. Every rank opens its shards. */
+    mpi_step_shards(dir, man.shards);
+    mpi_step("opening", 0);
     dbs = calloc(man.shards, sizeof *dbs);
     if (!dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
     for (unsigned s = (unsigned)mpi_rank; dbs && s < man.shards && !rc; s += (unsigned)mpi_size) {
@@ -573,6 +575,7 @@ int mpi_cmd_batch(int argc, char **argv)
     t_read = mpi_now();
 
     /* 4. Stored matches on this rank's shards. */
+    mpi_step("checking", 0);
     docs = malloc((b.n ? b.n : 1) * sizeof *docs);
     l.m = malloc((b.n ? b.n : 1) * sizeof *l.m);
     if (!docs || !l.m) {
@@ -636,6 +639,7 @@ int mpi_cmd_batch(int argc, char **argv)
 
     /* 7. Store, only now that every rank has reported. */
     if (add) {
+        mpi_step("adding", 1);
         MPI_Bcast(flags, (int)b.n, MPI_BYTE, 0, MPI_COMM_WORLD);
         for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
             char path[4096];
@@ -650,6 +654,7 @@ int mpi_cmd_batch(int argc, char **argv)
         }
         t_add = mpi_now();
     }
+    mpi_step("closing", add);
     if (mpi_rank == 0) {
         uint64_t nnew = 0;
         for (uint64_t i = 0; i < b.n; i++) {

@@ -10,10 +10,12 @@
 #include "mpi_comm.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int mpi_rank, mpi_size;
 
@@ -130,6 +132,62 @@ int mpi_gather_bytes(void **out, uint64_t *lens, const void *buf, uint64_t len)
         send_raw(buf, len, 0);
     }
     return 0;
+}
+
+/* ---- dying loudly ------------------------------------------------------ */
+
+/* The handler may only write(2): the whole message but the signal number
+ * is formatted in advance, whenever the step changes. */
+static char death_head[1536], death_tail[256];
+static char death_shards[1024];
+static const char *death_step = "starting";
+
+static void on_fatal(int sig)
+{
+    char num[16];
+    int n = 0;
+    for (int v = sig; n == 0 || v > 0; v /= 10) num[n++] = (char)('0' + v % 10);
+    ssize_t w = write(2, death_head, strlen(death_head));
+    for (int i = n - 1; i >= 0; i--) w = write(2, &num[i], 1);
+    w = write(2, death_tail, strlen(death_tail));
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void death_format(int add)
+{
+    snprintf(death_head, sizeof death_head, "neardup-mpi: rank %d%s died on signal ", mpi_rank,
+             death_shards);
+    snprintf(death_tail, sizeof death_tail, " while %s; %s\n", death_step,
+             add ? "this rank's shards may hold part of the new documents"
+                 : "nothing was stored");
+}
+
+void mpi_step_shards(const char *dir, unsigned shards)
+{
+    size_t at = (size_t)snprintf(death_shards, sizeof death_shards, " (shards of %s:", dir);
+    for (unsigned s = (unsigned)mpi_rank; s < shards && at + 16 < sizeof death_shards;
+         s += (unsigned)mpi_size)
+        at += (size_t)snprintf(death_shards + at, sizeof death_shards - at, " %u", s);
+    if (at + 2 < sizeof death_shards) strcat(death_shards, ")");
+    death_format(0);
+}
+
+void mpi_step(const char *step, int add)
+{
+    static int installed;
+    if (!installed) {
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_fatal);
+        installed = 1;
+    }
+    death_step = step;
+    death_format(add);
+    const char *hook = getenv("NEARDUP_MPI_TEST_CRASH");
+    char want[128];
+    snprintf(want, sizeof want, "%d:%s", mpi_rank, step);
+    if (hook && strcmp(hook, want) == 0) abort();
 }
 
 double mpi_now(void)

@@ -44,6 +44,15 @@ int mpi_bcast_bytes(void **buf, uint64_t *len);
  * rank 0 only). Returns 0 or -1 for all ranks. */
 int mpi_gather_bytes(void **out, uint64_t *lens, const void *buf, uint64_t len);
 
+/* Name the step this rank is in and the shards it holds (for the message
+ * printed if the rank dies on a fatal signal: "neardup-mpi: rank R
+ * (shards of DIR: 2 5) died on signal N while STEP"). add says whether
+ * the step stores documents. The environment variable
+ * NEARDUP_MPI_TEST_CRASH=RANK:STEP makes that rank abort when it enters
+ * that step (for the failure tests). */
+void mpi_step(const char *step, int add);
+void mpi_step_shards(const char *dir, unsigned shards);
+
 /* Monotonic seconds. */
 double mpi_now(void);
 

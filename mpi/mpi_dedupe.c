@@ -207,6 +207,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
     if (optind == argc) return mpi_usage_error(usage, "dedupe: give at least one INPUT");
 
     double t0 = mpi_now();
+    mpi_step("fingerprinting", 0);
     rc = read_share(&share, &n, &has_text, argv + optind, argc - optind, fmt, &fo, html,
                     skip_bad);
     if ((rc = mpi_agree(rc))) goto cleanup;
@@ -216,6 +217,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
         rc = mpi_agree(mpi_note(CLI_EXIT_DB, "dedupe: out of memory gathering fingerprints"));
         goto cleanup;
     }
+    mpi_step("joining", 0);
     if (mpi_rank == 0) {
         uint64_t total = 0;
         for (int r = 0; r < mpi_size; r++) total += lens[r];

@@ -69,6 +69,16 @@ expect_err_match 'nothing stored'
 check "failed run printed no results" -z "$out"
 mv shard-002.away stB/shard-002
 check "nothing stored by the failed run" "$(total stB)" = "$before"
+# A rank that dies while checking: the run fails, naming the rank and its
+# shards, and no rank stores anything (the adds wait for every rank).
+cp -r st stD
+export NEARDUP_MPI_TEST_CRASH=1:checking
+run mpi 3 batch stD batch.fp --add
+unset NEARDUP_MPI_TEST_CRASH
+check "a dead rank fails the run (exit $code)" "$code" -ne 0
+expect_err_match 'rank 1 \(shards of stD: 1 4\) died on signal 6 while checking; nothing was stored'
+check "a dead rank's run printed no results" -z "$out"
+check "nothing stored when a rank died" "$(total stD)" = 3000
 expect_exit 1 mpi 3 batch db batch.fp
 expect_err_match 'not a sharded store'
 printf '0123456789abcdef\tok\nnot-hex\tbad\n' >bad.fp
