@@ -150,8 +150,8 @@ static void usage(FILE *f)
     fputs("usage: bench_db [options]\n"
           "  --n N          stored fingerprints (1M, 10M, 20000 ...; default 1M)\n"
           "  --q N          online queries at k=3 (default 10000)\n"
-          "  --q6 N         online queries at k=6 (default 2000)\n"
-          "  --qcold N      cold queries after a reopen (default 2000)\n"
+          "  --q6 N         online queries at k=6 (default 300)\n"
+          "  --qcold N      cold queries after a reopen (default 1000; k=6: at most q6)\n"
           "  --sample N     oracle sample: online queries scanned (default 200)\n"
           "  --batch N      batch queries (default 1M)\n"
           "  --join N       self-join set size (default 1M)\n"
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 {
     bdb_state s = {0};
     bdb_opts *o = &s.o;
-    *o = (bdb_opts){.n = 1000000, .q = 10000, .q6 = 2000, .qcold = 2000, .sample = 200,
+    *o = (bdb_opts){.n = 1000000, .q = 10000, .q6 = 300, .qcold = 1000, .sample = 200,
                     .batch = 1000000, .stream = 20000, .group = 256, .group_docs = 20000,
                     .fsync_docs = 200, .join = 1000000, .load_group = 0, .seed = 1,
                     .out = "-"};

@@ -422,6 +422,7 @@ void bdb_phase_neardup(bdb_state *s)
     const bdb_opts *o = &s->o;
 
     /* 1. bulk load */
+    bdb_metric("rss.harness_mib", bdb_rss_now_mib());
     bdb_rss_reset();
     double add_s = 0, compact_s = 0;
     double t0 = bdb_now();
