@@ -26,24 +26,59 @@ BASELINES = ("ref", "scan", "faiss_mh", "faiss_flat")
 HEADING = "## Database benchmarks"
 
 PREAMBLE = """\
-Written by `bench/run.sh SIZE` (bench/bdb_report.py); the full figures, with
-every run, are in `bench/results/<date>-<size>.json`. Data: N uniform
-random 64-bit fingerprints stored (document key: 8 bytes); queries: half a
-stored fingerprint with 0..6 random bits flipped, half fresh random values
-(seeded, `bench/bdb_gen.c`). Each figure is the median of the runs with the
-min-max range; a baseline cell reads "its median &rarr; neardup's median
-divided by it", both measured in the same runs (for times, below 1x means
-neardup is faster; for rates, above 1x). Baselines: **ref**, the in-memory reference of the same
-method (sorted permuted tables with a direct index on the top bits, the
-planner's design, no persistence: the limit); **scan**, the brute-force
-popcount scan (the oracle: neardup's answers on a sample of queries equal
-it, and every answer count equals ref's); **FAISS** IndexBinaryMultiHash(64,
-4, 16) and IndexBinaryFlat range search at radius k+1 (`bench/bdb_faiss.py`,
-one Python call per query). Scan figures for the batch and the self-join
-are extrapolated from its per-query time. Cold: the database reopened
-(empty block cache) after its files were dropped from the OS page cache
-(posix_fadvise), first queries timed. Peak RSS is per phase (VmHWM reset
-between phases) of the whole benchmark process.
+How fast neardup stores and finds near-duplicate fingerprints, next to
+baselines measured in the same runs (issue 5). One command per size:
+
+```sh
+bench/run.sh 1M        # or 10M, 100M; a second argument sets the runs (3)
+```
+
+It builds `bench_db` in `build-bench` (release), runs it 3 times with a
+fresh database under `bench/results/tmp/` (gitignored), runs the FAISS
+peers when `python3-faiss` is installed (`apt-get install python3-faiss`;
+skipped with a note otherwise), and writes `bench/results/<date>-<size>.json`
+(every run, medians, ratios, machine, commit) and the table below.
+`build-bench/bench/bench_db --help` lists the sizes of each phase;
+`meson test --suite bench` runs a 20000-fingerprint smoke version that
+fails on any disagreement with the oracle.
+
+- Data (`bench/bdb_gen.c`, seeded, counter-based): N uniform random 64-bit
+  fingerprints stored through `nd_import` (document key: 8 bytes); online
+  and batch queries: half a stored fingerprint with 0..6 random bits
+  flipped (flip count uniform), half fresh random values; self-join set:
+  J/2 random values and a copy of each with 0..6 bits flipped.
+- Baselines: **ref**, the in-memory reference of the same method
+  (`bench/bdb_ref.c`: the planner's one-level design rebuilt with its own
+  block permutations, sorted permuted tables, a direct index on their top
+  bits, no persistence) -- the limit an engine on disk can approach;
+  **scan**, the brute-force popcount scan (`bench/bdb_scan.c`); **FAISS**
+  IndexBinaryMultiHash(64, 4, 16) (nflip 0 at k=3, 1 at k=6: exact) and
+  IndexBinaryFlat, range search at radius k+1 (`bench/bdb_faiss.py`, one
+  Python call per online query; the batch in one call).
+- Checks, in every run: neardup's answers to a sample of queries (k=3 and
+  k=6), its batch outcomes and the self-join partners of sampled elements
+  equal the scan's; every answer count of every query equals ref's (so do
+  FAISS's). Any disagreement is printed, recorded and fails the run.
+- Phases: bulk import (`nd_import` in calls of 1M, then `nd_compact`);
+  disk (`nd_stats_get`, file sizes) beside the entropy bound
+  64 - log2 N + 1.44; warm online queries (after one untimed pass) at k=3
+  and 6 with 1 and 2 threads; cold queries (the database closed, its files
+  dropped from the OS page cache with posix_fadvise, reopened with an
+  empty block cache); the batch (`nd_batch`, check only); the self-join
+  (`nd_selfjoin`); a stream of `nd_add_if_new` (WAL, no fsync per
+  document); group commit on a handle opened with `ND_DB_SYNC` (each
+  document of a group of 256 checked with `nd_query`, the new ones added
+  by one `nd_add_many`: one fsync per group); and `nd_add_if_new` with an
+  fsync per document, for scale. Peak RSS is per phase (VmHWM reset
+  between phases) of the whole benchmark process, which also holds the
+  harness's own arrays (its own row).
+
+Each figure is the median of the runs with the min-max range. A baseline
+cell reads "its median &rarr; neardup's median divided by it" (for times,
+below 1x means neardup is faster; for rates, above 1x). Scan figures for
+the batch and the self-join are extrapolated from its per-query time
+(est.). The machine is shared (2 vCPUs, other jobs running): p99 figures
+and 2-thread figures are noisy.
 """
 
 TARGETS = {  # issue 5, at N = 100M, k = 3, 2 cores
