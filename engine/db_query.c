@@ -23,6 +23,12 @@
 /* Model units (entries decoded): a probe's seek vs a scan's entry. */
 #define QUERY_SEEK_COST 200.0
 
+static int cmp_u64p(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -62,19 +68,47 @@ static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
     return ND_OK;
 }
 
-/* Probe every prefix within d flipped bits among the top p bits: flips
+/* Collect every prefix within d flipped bits among the top p bits: flips
  * are chosen from bit positions [from, p) so each set is visited once. */
-static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix, unsigned d,
-                       unsigned from)
+static int collect_flips(st_u64s *out, uint64_t prefix, unsigned p, unsigned d, unsigned from)
 {
-    ND_FORWARD(probe(c, t, q, prefix));
-    if (c->found || d == 0) return ND_OK;
-    unsigned p = c->db->plan.table[t].prefix_bits;
-    for (unsigned b = from; b < p; b++) {
-        ND_FORWARD(probe_flips(c, t, q, prefix ^ (1ull << (63 - b)), d - 1, b + 1));
-        if (c->found) return ND_OK;
-    }
+    ND_FORWARD(st_u64s_push(out, prefix));
+    if (d == 0) return ND_OK;
+    for (unsigned b = from; b < p; b++)
+        ND_FORWARD(collect_flips(out, prefix ^ (1ull << (63 - b)), p, d - 1, b + 1));
     return ND_OK;
+}
+
+/* Beyond the plan's k: probe every prefix within d flipped bits, in
+ * ascending order through one forward cursor per table (one snapshot and
+ * iterator instead of one per probe). */
+static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, unsigned d)
+{
+    const nd_perm *perm = &c->db->plan.table[t];
+    uint64_t mask = prefix_mask(perm->prefix_bits);
+    st_u64s prefixes = {0};
+    st_cursor *cur = NULL;
+    int rc;
+    ND_TRY(collect_flips(&prefixes, q & mask, perm->prefix_bits, d, 0));
+    qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, cmp_u64p);
+    ND_TRY(st_cursor_new(&cur, c->db->store, t));
+    for (size_t i = 0; i < prefixes.n && !c->found; i++) {
+        c->cand.n = 0;
+        ND_TRY(st_cursor_range(cur, prefixes.v[i], prefixes.v[i] | ~mask, &c->cand));
+        for (size_t j = 0; j < c->cand.n; j++) {
+            if ((unsigned)__builtin_popcountll(c->cand.v[j] ^ q) > c->k) continue;
+            ND_TRY(st_u64s_push(c->out, nd_perm_invert(perm, c->cand.v[j])));
+            if (c->first) {
+                c->found = 1;
+                break;
+            }
+        }
+    }
+    rc = ND_OK;
+cleanup:
+    st_cursor_free(cur);
+    st_u64s_dispose(&prefixes);
+    return rc;
 }
 
 typedef struct scan_ctx {
@@ -122,7 +156,8 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
     } else {
         for (unsigned t = 0; t < plan->info.tables && !c.found; t++) {
             uint64_t q = nd_perm_apply(&plan->table[t], fp);
-            ND_TRY(probe_flips(&c, t, q, q, d, 0));
+            if (d) ND_TRY(probe_flips(&c, t, q, d));
+            else ND_TRY(probe(&c, t, q, q));
         }
     }
     if (out->n > 1) {
