@@ -75,9 +75,11 @@ int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int6
 
 /* Stage adding / deleting one document into batch b (write_mu held).
  * Counters are updated in *docs / *fps (applied by the caller after a
- * successful write). */
+ * successful write). fp_absent: the caller knows fp has no document (db
+ * or batch), which saves a rev probe. */
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
-                 double score, int64_t time, uint64_t *docs, uint64_t *fps, uint64_t *fresh);
+                 double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
+                 uint64_t *fresh);
 int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
                     uint64_t *fps);
 /* Write the staged batch with the new counters (write_mu held); on success

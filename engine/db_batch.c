@@ -239,8 +239,8 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
     for (size_t i = 0; i < n; i++) {
         const nd_doc *d = &docs[i];
         if (!out[i].dup) {
-            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, &nd, &nf,
-                                &fresh));
+            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 0, &nd,
+                                &nf, &fresh));
         } else if (out[i].match_index == ND_BATCH_STORED && out[i].match_key_len == d->key_len &&
                    memcmp(out[i].match_key, d->key, d->key_len) == 0) {
             /* Seen again: the stored document keeps its score. */
@@ -249,8 +249,8 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
                 const nd_match *x = nd_results_get(keys, m);
                 if (x->key == out[i].match_key) score = x->score;
             }
-            ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, &nd,
-                                &nf, &fresh));
+            ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, 0,
+                                &nd, &nf, &fresh));
         }
     }
     if (st_batch_count(b)) ND_TRY(db_commit(db, b, nd, nf, fresh));

@@ -85,7 +85,8 @@ static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size
 }
 
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
-                 double score, int64_t time, uint64_t *docs, uint64_t *fps, uint64_t *fresh)
+                 double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
+                 uint64_t *fresh)
 {
     char *old = NULL;
     size_t olen;
@@ -103,8 +104,8 @@ int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t 
     } else {
         return rc;
     }
-    int has;
-    ND_FORWARD(fp_has_docs(db, b, fp, &has));
+    int has = 0;
+    if (!fp_absent) ND_FORWARD(fp_has_docs(db, b, fp, &has));
     uint8_t *rk = NULL;
     ND_FORWARD(rev_key(&rk, fp, key, klen));
     rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, "", 0);
@@ -163,7 +164,7 @@ int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
     for (size_t i = 0; i < n; i++)
         ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
-                            docs[i].time, &nd, &nf, &fresh));
+                            docs[i].time, 0, &nd, &nf, &fresh));
     ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
@@ -229,7 +230,8 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
         }
         goto cleanup;
     }
-    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, &nd, &nf, &fresh));
+    /* Nothing within k >= 0 was found, so fp itself is not stored. */
+    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh));
     ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
