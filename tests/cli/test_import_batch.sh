@@ -97,3 +97,33 @@ expect_exit 1 "$ND" batch bad --k 17 bad.fp
 expect_err_match 'k must be 0..16'
 expect_exit 2 "$ND" import nodb --format fp bad.fp
 expect_err_match 'no database at nodb'
+
+# WARC: response records (HTTP headers skipped, HTML through the HTML path),
+# conversion records (text), other types skipped; plain and gzip members.
+warc_rec() { # TYPE URI BODY
+    printf 'WARC/1.0\r\nWARC-Type: %s\r\nWARC-Target-URI: %s\r\nWARC-Record-ID: <urn:x:%s>\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n' \
+        "$1" "$2" "$RANDOM" "$(printf '%s' "$3" | wc -c)" "$3"
+}
+page='<html><head><title>Crawl page</title><script>var x = 1;</script></head><body><p>near duplicate detection for web crawling with simhash fingerprints and permuted tables</p></body></html>'
+http=$(printf 'HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n%s' "$page")
+{ warc_rec warcinfo '' 'software: test'
+  warc_rec request http://a.example/ 'GET / HTTP/1.1'
+  warc_rec response http://a.example/ "$http"
+  warc_rec conversion http://b.example/ 'near duplicate detection for web crawling with simhash fingerprints and permuted tables'
+} > crawl.warc
+warc_rec response http://c.example/ "$http" | gzip > part.warc.gz
+cat crawl.warc | gzip > crawl.warc.gz
+cat part.warc.gz >> crawl.warc.gz   # concatenated gzip members
+expect_exit 0 "$ND" init w
+expect_exit 0 "$ND" import w --format warc crawl.warc.gz
+expect_err_match 'import: 3 documents'
+run "$ND" get w http://a.example/ http://b.example/ http://c.example/
+expect_lines 3
+printf '%s' "$page" > page.html
+want=$("$ND" fingerprint --html page.html | cut -f1)
+expect_exit 0 "$ND" get w http://a.example/
+expect_out_match "^http://a.example/	$want	"
+# the same crawl as a batch: the second copy of the page is a duplicate
+expect_exit 0 "$ND" init w2
+expect_exit 0 "$ND" batch w2 --format warc crawl.warc.gz
+expect_out_match "^dup	http://c.example/	http://a.example/	0$"
