@@ -4,22 +4,27 @@
 #
 # usage: crash_add.sh NEARDUP KILLS [SEED]
 # Each round streams fresh documents (with planted near-duplicates of
-# earlier ones) into `neardup add --sync`, kills it after a random delay,
-# then checks:
+# earlier ones) into `neardup add --sync`, kills it after a random delay
+# (a quarter of the kills within 60 ms: open and WAL recovery; the rest up
+# to 1 s, mid-stream), then checks:
 #   - `neardup verify` passes (all tables hold the same set; documents and
 #     reverse family agree: no half-written document);
 #   - every document acknowledged by a complete `new` line is stored
-#     (`neardup get`), and every acknowledged `dup` line names a stored match.
+#     (`neardup get`), and every acknowledged `dup` line names a stored match;
+#   - the round stored exactly its acknowledged `new` documents, or those
+#     plus the one document in flight (--sync prints a line only once its
+#     document is durable, so at most one is stored but unacknowledged).
 # Prints "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 ND=${1:?neardup binary}
 KILLS=${2:-5}
-SEED=${3:-42}
+SEED=${3:-$(( $(date +%s) % 100000 ))}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+docs() { "$ND" stats "$work/db" --json | sed -n 's/.*"documents":\([0-9]*\),.*/\1/p'; }
+echo "crash_add: seed $SEED, $KILLS kills"
 
 "$ND" init "$work/db" --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
 RANDOM=$SEED
@@ -47,31 +52,40 @@ gen_input() {
 }
 
 for round in $(seq 1 "$KILLS"); do
-    gen_input $((SEED * 1000 + round)) 20000 "$round" > "$work/in$round"
-    "$ND" add "$work/db" --sync --format fp "$work/in$round" > "$work/out$round" 2>"$work/err$round" &
+    gen_input $((SEED * 1000 + round)) 20000 "$round" > "$work/in"
+    before=$(docs)
+    "$ND" add "$work/db" --sync --format fp "$work/in" > "$work/out" 2>"$work/err" &
     pid=$!
-    # 20 ms .. 1 s: early kills hit open/recovery, later ones mid-stream.
-    sleep "0.$(printf '%02d' $((RANDOM % 98 + 2)))"
+    if [ $((RANDOM % 4)) -eq 0 ]; then ms=$((RANDOM % 60)); else ms=$((60 + RANDOM % 940)); fi
+    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
+    rc=$?
+    [ "$rc" -eq 137 ] || bad "round $round: add was not killed (exit $rc): $(head -2 "$work/err")"
 
     if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
         bad "round $round: verify: $(cat "$work/verr")"; continue; fi
 
-    # Only complete lines are acknowledgements.
-    acked=$(awk -F'\t' 'substr($0, length($0)) != "" && $1 == "new" {print $2}' "$work/out$round")
-    if [ -s "$work/out$round" ] && [ "$(tail -c1 "$work/out$round" | od -An -c | tr -d ' ')" != '\n' ]; then
-        acked=$(echo "$acked" | sed '$d')   # drop a torn last line
+    # Only complete lines are acknowledgements: drop a torn last line.
+    if [ -s "$work/out" ] && [ "$(tail -c1 "$work/out" | od -An -tx1 | tr -d ' ')" != 0a ]; then
+        sed -i '$d' "$work/out"
     fi
-    nacked=$(printf '%s' "$acked" | grep -c . || true)
-    if [ "$nacked" -gt 0 ]; then
-        if printf '%s\n' "$acked" | xargs -d '\n' -n 500 "$ND" get "$work/db" >/dev/null 2>"$work/gerr"; then ok; else
-            bad "round $round: acknowledged documents missing: $(head -3 "$work/gerr")"; fi
-    else
-        ok
-    fi
-    echo "round $round: $nacked acknowledged new documents checked" >&2
+    awk -F'\t' '$1 == "new" {print $2}' "$work/out" > "$work/acked"
+    awk -F'\t' '$1 == "dup" {print $3}' "$work/out" | sort -u > "$work/matched"
+    nnew=$(wc -l < "$work/acked")
+    for list in acked matched; do
+        if [ -s "$work/$list" ]; then
+            if xargs -d '\n' -n 500 "$ND" get "$work/db" < "$work/$list" >/dev/null 2>"$work/gerr"; then ok; else
+                bad "round $round: $list documents missing: $(head -3 "$work/gerr")"; fi
+        fi
+    done
+    after=$(docs)
+    stored=$((after - before))
+    if [ "$stored" -eq "$nnew" ] || [ "$stored" -eq $((nnew + 1)) ]; then ok; else
+        bad "round $round: $stored documents stored, $nnew acknowledged"; fi
+    echo "round $round: killed after $ms ms; $nnew new + $(grep -c '^dup' "$work/out") dup acknowledged, $stored stored"
 done
 
 echo "$pass passed, $fail failed"
+if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "crash_add: kept $work" >&2; fi
 [ "$fail" -eq 0 ]

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# crash_import.sh — kill -9 `neardup import` at random moments.
+#
+# usage: crash_import.sh NEARDUP KILLS [SEED]
+# Each round imports 12000 fresh documents in steps of 500 (`--chunk 500
+# --sync`: each step is one atomic write) and kills the import after a
+# random delay. Afterwards:
+#   - `neardup verify` passes;
+#   - the round holds all or none of each step: the stored count is a
+#     whole number of steps, and exactly the documents of the first steps
+#     of the input are stored (the last one of them and the first one after
+#     them are probed, and a sample of all), with their fingerprints.
+# Exit 77 (meson: skipped) with a NOTICE when this neardup has no import.
+set -uo pipefail
+ND=${1:?neardup binary}
+KILLS=${2:-5}
+SEED=${3:-$(( $(date +%s) % 100000 ))}
+if ! "$ND" import --help >/dev/null 2>&1; then
+    echo "NOTICE: 'neardup import' is not available: the import crash case did not run" >&2
+    exit 77
+fi
+work=$(mktemp -d)
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+docs() { "$ND" stats "$work/db" --json | sed -n 's/.*"documents":\([0-9]*\),.*/\1/p'; }
+echo "crash_import: seed $SEED, $KILLS kills"
+RANDOM=$SEED
+N=12000 CHUNK=500
+
+for round in $(seq 1 "$KILLS"); do
+    if [ $((round % 20)) -eq 1 ]; then # a fresh database every 20 rounds (long mode)
+        rm -rf "$work/db"
+        "$ND" init "$work/db" --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
+    fi
+    awk -v seed=$((SEED * 1000 + round)) -v round="$round" -v n=$N 'BEGIN { srand(seed);
+        for (i = 0; i < n; i++)
+            printf "%04x%04x%04x%04x\ti%d-%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, round, i }' > "$work/in"
+    before=$(docs)
+    "$ND" import "$work/db" --chunk $CHUNK --sync "$work/in" >/dev/null 2>"$work/err" &
+    pid=$!
+    ms=$((RANDOM % 1500))
+    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rc=$?
+    state=killed; [ "$rc" -eq 137 ] || state="finished (exit $rc)"
+
+    if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
+        bad "round $round: verify: $(cat "$work/verr")"; continue; fi
+    stored=$(( $(docs) - before ))
+    if [ $((stored % CHUNK)) -eq 0 ] && [ "$stored" -le $N ]; then ok; else
+        bad "round $round: $stored documents stored: not a whole number of $CHUNK-document steps"; fi
+    # The stored ones are the input's first $stored lines, fingerprints included.
+    awk -F'\t' -v s="$stored" 'NR <= s && (NR % 37 == 1 || NR == s) {print $2 "\t" $1}' "$work/in" > "$work/want"
+    if [ -s "$work/want" ]; then
+        cut -f1 "$work/want" | xargs -d '\n' "$ND" get "$work/db" 2>"$work/gerr" | cut -f1,2 > "$work/got"
+        if cmp -s "$work/want" "$work/got"; then ok; else
+            bad "round $round: stored documents differ from the input's first $stored: $(diff "$work/want" "$work/got" | head -3)"; fi
+    fi
+    if [ "$stored" -lt $N ]; then
+        next=$(awk -F'\t' -v s="$stored" 'NR == s + 1 {print $2}' "$work/in")
+        if "$ND" get "$work/db" "$next" >/dev/null 2>&1; then
+            bad "round $round: $next (first of the step in flight) is stored"; else ok; fi
+    fi
+    echo "round $round: import $state after $ms ms; $((stored / CHUNK)) steps of $CHUNK stored"
+done
+
+echo "$pass passed, $fail failed"
+if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "crash_import: kept $work" >&2; fi
+[ "$fail" -eq 0 ]
