@@ -2,7 +2,9 @@
 """bdb_report.py -- turn bench_db runs into a result file and a README table.
 
 Usage: bdb_report.py --size SIZE --out RESULT.json --readme README.md
-                     [--faiss-note TEXT] RUN.json... [--faiss FAISS.json...]
+                     [--commit HASH --dirty 0|1] [--note TEXT]
+                     RUN.json... [--faiss FAISS.json...]
+(--commit: the commit bench_db was built from; default the current HEAD)
 
 Every metric is summarised over the runs as median, min and max; each
 neardup figure (nd.*) is also given as a ratio to the same figure of each
@@ -209,15 +211,20 @@ def cell(s):
 
 def main():
     args = sys.argv[1:]
-    size = out = readme = None
+    size = out = readme = commit_arg = dirty_arg = None
     runs, faiss, notes = [], [], []
     target = runs
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("--size", "--out", "--readme", "--faiss-note") and i + 1 < len(args):
+        if a in ("--size", "--out", "--readme", "--faiss-note", "--note", "--commit",
+                 "--dirty") and i + 1 < len(args):
             v = args[i + 1]
-            if a == "--size":
+            if a == "--commit":
+                commit_arg = v
+            elif a == "--dirty":
+                dirty_arg = v != "0"
+            elif a == "--size":
                 size = v
             elif a == "--out":
                 out = v
@@ -283,6 +290,8 @@ def main():
         d["metrics"].get("faiss.failures", 0) for d in fdocs)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     commit, dirty = git_info(root)
+    if commit_arg:  # the commit the benchmark was built from (run.sh)
+        commit, dirty = commit_arg, bool(dirty_arg)
     now = datetime.datetime.now(datetime.timezone.utc)
     d0 = docs[0]
     result = {

@@ -24,6 +24,11 @@ if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" -Dbuildtype=release
 fi
 ninja -C "$build" bench/bench_db >/dev/null
+# What the binary was built from: HEAD, plus uncommitted library changes?
+commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+dirty=0
+if [ -n "$(git -C "$root" status --porcelain -uno -- engine compaction include common \
+        bench meson.build 2>/dev/null)" ]; then dirty=1; fi
 
 tmp=$here/results/tmp/$size
 rm -rf "$tmp"
@@ -69,6 +74,7 @@ r=1
 while [ "$r" -le "$runs" ]; do runfiles="$runfiles $tmp/run$r.json"; r=$((r + 1)); done
 # shellcheck disable=SC2086
 python3 "$here/bdb_report.py" --size "$size" --out "$out" --readme "$here/README.md" \
+    --commit "$commit" --dirty "$dirty" \
     ${faiss_note:+--faiss-note "$faiss_note"} $runfiles ${faiss_files:+--faiss $faiss_files}
 echo "bench/run.sh: wrote $out and bench/README.md (## Database benchmarks)" >&2
 exit $status
