@@ -12,8 +12,9 @@
  *  - bdb_util.c: clocks, percentiles, peak RSS per phase, the metrics
  *                record written as JSON, directory helpers;
  *  - bdb_main.c: the phases and the command line.
- * Only <neardup.h> is used from neardup (it is not even needed by the
- * baselines, which stay independent of the engine under test).
+ * Only <neardup.h> is used from neardup; the baselines take nothing from
+ * the engine under test but the planner's choice of design
+ * (nd_plan_candidates), so the reference mirrors the engine's tables.
  */
 #ifndef BDB_H
 #define BDB_H
