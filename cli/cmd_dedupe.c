@@ -24,7 +24,8 @@
  *
  * Memory per document: 8 (fp) + 8 (key offset) + the key, + 8 with
  * --keep score|longest, + 256 (sketch) when texts are read, + 8 per band
- * pass (the sort); 12 per pair kept for clusters (pairs output streams).
+ * pass (the sort); 12 per pair kept for clusters, 20 while clustering
+ * (pairs output streams).
  * No text is kept. With --db the documents are also loaded into a
  * database (nd_import, in chunks) after the read.
  */
@@ -290,40 +291,52 @@ static int cmp_priority(const void *x, const void *y)
     return a < b ? -1 : a > b; /* then input order */
 }
 
+typedef struct edge {
+    uint32_t to;
+    uint32_t dist;
+} edge;
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const edge *a = x, *b = y;
+    return a->to < b->to ? -1 : a->to > b->to;
+}
+
 static int output_clusters(corpus *c, const char *out, int json)
 {
     size_t n = c->n;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order), *rep = malloc((n ? n : 1) * sizeof *rep);
-    size_t *start = calloc(n + 1, sizeof *start), *members = NULL;
-    uint32_t *adj = malloc((2 * c->np + 1) * sizeof *adj);
-    uint8_t *dist = malloc((2 * c->np + 1) * sizeof *dist);
+    uint32_t *adj = NULL;
+    size_t *start = calloc(n + 1, sizeof *start), *fill = malloc((n + 1) * sizeof *fill);
+    edge *g = malloc((2 * c->np + 1) * sizeof *g);
     int rc = CLI_EXIT_OK;
-    if (!order || !rep || !start || !adj || !dist) {
+    if (!order || !rep || !start || !fill || !g) {
         rc = cli_fail("dedupe: out of memory building clusters");
         goto done;
     }
+    /* The graph in CSR form, each neighbour list in input order. */
     for (size_t e = 0; e < c->np; e++) {
         start[c->p[e].a + 1]++;
         start[c->p[e].b + 1]++;
     }
     for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
-    {
-        size_t *fill = malloc((n + 1) * sizeof *fill);
-        if (!fill) {
-            rc = cli_fail("dedupe: out of memory");
-            goto done;
-        }
-        memcpy(fill, start, (n + 1) * sizeof *fill);
-        for (size_t e = 0; e < c->np; e++) {
-            adj[fill[c->p[e].a]] = c->p[e].b;
-            dist[fill[c->p[e].a]++] = c->p[e].dist;
-            adj[fill[c->p[e].b]] = c->p[e].a;
-            dist[fill[c->p[e].b]++] = c->p[e].dist;
-        }
-        free(fill);
+    memcpy(fill, start, (n + 1) * sizeof *fill);
+    for (size_t e = 0; e < c->np; e++) {
+        g[fill[c->p[e].a]++] = (edge){c->p[e].b, c->p[e].dist};
+        g[fill[c->p[e].b]++] = (edge){c->p[e].a, c->p[e].dist};
     }
+    free(fill);
+    fill = NULL;
     free(c->p); /* the graph holds the pairs now */
     c->p = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (start[i + 1] - start[i] > 1) qsort(g + start[i], start[i + 1] - start[i], sizeof *g, cmp_edge);
+    adj = malloc((2 * c->np + 1) * sizeof *adj);
+    if (!adj) {
+        rc = cli_fail("dedupe: out of memory building clusters");
+        goto done;
+    }
+    for (size_t e = 0; e < 2 * c->np; e++) adj[e] = g[e].to;
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     sort_prio = c->prio;
     qsort(order, n, sizeof *order, cmp_priority);
@@ -341,36 +354,32 @@ static int output_clusters(corpus *c, const char *out, int json)
         }
         goto done;
     }
-    /* clusters: in priority order of their kept document; members in
-     * the order of the kept one's neighbour list. */
-    members = calloc(n ? n : 1, sizeof *members);
+    /* clusters: in priority order of their kept document; its dropped
+     * members (all on its neighbour list) in input order. */
     size_t cluster = 0;
-    if (!members) {
-        rc = cli_fail("dedupe: out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (rep[i] != i) members[rep[i]]++;
     for (size_t oi = 0; oi < n; oi++) {
         uint32_t r = order[oi];
-        if (rep[r] != r || members[r] == 0) continue;
-        cluster++;
-        if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
-        else { printf("%zu\tkeep\t", cluster); put_key(c, r, 0); printf("\t0\n"); }
+        int any = 0;
+        if (rep[r] != r) continue;
         for (size_t e = start[r]; e < start[r + 1]; e++) {
-            uint32_t m = adj[e];
+            uint32_t m = g[e].to;
             if (rep[m] != r || m == r) continue;
-            if (json) { printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster); put_key(c, m, 1); printf(",\"dist\":%u}\n", dist[e]); }
-            else { printf("%zu\tdrop\t", cluster); put_key(c, m, 0); printf("\t%u\n", dist[e]); }
+            if (!any++) {
+                cluster++;
+                if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
+                else { printf("%zu\tkeep\t", cluster); put_key(c, r, 0); printf("\t0\n"); }
+            }
+            if (json) { printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster); put_key(c, m, 1); printf(",\"dist\":%u}\n", g[e].dist); }
+            else { printf("%zu\tdrop\t", cluster); put_key(c, m, 0); printf("\t%u\n", g[e].dist); }
         }
     }
 done:
-    free(members);
+    free(fill);
     free(order);
     free(rep);
     free(start);
+    free(g);
     free(adj);
-    free(dist);
     return rc;
 }
 

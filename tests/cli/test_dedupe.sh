@@ -1,0 +1,141 @@
+# test_dedupe.sh — `neardup dedupe`: pairs, clusters, keep and drop on a
+# small corpus with known near-duplicates; the representative rule; --keep;
+# --db; resemblance confirmation against plain simhash; bad usage.
+
+expect_exit 0 "$ND" dedupe --help
+expect_out_match '^usage: neardup dedupe'
+expect_out_match 'Without --db nothing is'
+
+# The corpus: deterministic word sequences over a fixed vocabulary.
+V="alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu red orange
+yellow green blue indigo violet black white grey brown pink silver gold copper iron tin
+lead zinc nickel river lake ocean sea bay gulf cape island forest field meadow hill valley
+mountain"
+gen() { # gen SEED N -> N words, 12 a line
+    awk -v seed="$1" -v n="$2" -v V="$V" 'BEGIN { nv = split(V, w); x = seed;
+        for (i = 1; i <= n; i++) { x = (x * 1103515245 + 12345) % 2147483648;
+            printf "%s%s", w[int(x / 65536) % nv + 1], (i % 12 ? " " : "\n") } print "" }'
+}
+subst() { # subst N WORD: replace the Nth word of stdin
+    awk -v n="$1" -v r="$2" '{ for (i = 1; i <= NF; i++) if (++c == n) $i = r; print }'
+}
+mkdir c
+gen 1 200 > c/a.txt                                        # a, its copy, a 2-word edit
+cp c/a.txt c/a_copy.txt
+subst 50 ZZ < c/a.txt | subst 150 YY > c/a_edit.txt
+gen 2 300 > c/b.txt                                        # b and a longer b
+{ cat c/b.txt; echo "one more closing sentence for the longer copy"; } > c/b_long.txt
+gen 3 150 > c/c.txt                                        # alone
+X=$(gen 5 24)                                              # a repeated header and different
+for m in 1 2; do                                           # bodies: simhash close, shingles not
+    { for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo "$X"; done
+      gen $((5 + m)) 30; } > c/m$m.txt
+done
+n_docs=$(ls c | wc -l)
+
+# pairs: exactly the near-duplicates, each once
+expect_exit 0 "$ND" dedupe --out pairs c
+expect_err_match "dedupe: $n_docs documents, 4 pairs, 0 bad"
+expect_lines 4
+pairs=$(printf '%s\n' "$out" | awk -F'\t' '{ print ($1 < $2 ? $1 " " $2 : $2 " " $1) }' | sort)
+check "pairs are the planted ones: [$pairs]" "$pairs" == "$(printf '%s\n' \
+    'c/a.txt c/a_copy.txt' 'c/a.txt c/a_edit.txt' 'c/a_copy.txt c/a_edit.txt' 'c/b.txt c/b_long.txt')"
+expect_out_match '^c/a.txt	c/a_copy.txt	0$'
+run "$ND" distance c/a.txt c/a_edit.txt
+d_edit=$out
+expect_exit 0 "$ND" dedupe --out pairs c
+expect_out_match "^c/a.txt	c/a_edit.txt	$d_edit\$"
+expect_exit 0 "$ND" dedupe --out pairs --json c
+expect_out_match '^\{"a":"c/a.txt","b":"c/a_edit.txt","dist":[0-9]+,"resemblance":0\.9[0-9]*\}$'
+
+# clusters: the representative rule (input order by default)
+expect_exit 0 "$ND" dedupe c
+expect_out_eq "$(printf '1\tkeep\tc/a.txt\t0\n1\tdrop\tc/a_copy.txt\t0\n1\tdrop\tc/a_edit.txt\t%s\n2\tkeep\tc/b.txt\t0\n2\tdrop\tc/b_long.txt\t4' "$d_edit")"
+clusters=$out
+# every dropped document is within k bits of its kept one (recomputed), and
+# is a reported pair with it (so within R too)
+"$ND" dedupe --out pairs c 2>/dev/null > pairs.tsv
+printf '%s\n' "$clusters" | awk -F'\t' '$2 == "keep" { k[$1] = $3 } $2 == "drop" { print k[$1] "\t" $3 "\t" $4 }' > rule.tsv
+check "rule.tsv lists the 3 dropped documents" "$(wc -l < rule.tsv)" -eq 3
+while IFS=$'\t' read -r kept dropped dist; do
+    d=$("$ND" distance "$kept" "$dropped")
+    check "$dropped: distance $d to $kept as printed ($dist) and <= 16" "$d" -eq "$dist" -a "$d" -le 16
+    check "$dropped and $kept are a reported pair" -n "$(awk -F'\t' -v a="$kept" -v b="$dropped" \
+        '($1 == a && $2 == b) || ($1 == b && $2 == a)' pairs.tsv)"
+done < rule.tsv
+
+# keep and drop: complementary id lists
+expect_exit 0 "$ND" dedupe --out keep c
+expect_out_eq "$(printf 'c/a.txt\nc/b.txt\nc/c.txt\nc/m1.txt\nc/m2.txt')"
+keep=$out
+expect_exit 0 "$ND" dedupe --out drop c
+expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
+check "keep + drop = the corpus" "$(printf '%s\n%s\n' "$keep" "$out" | sort)" == "$(ls -d c/* | sort)"
+expect_exit 0 "$ND" dedupe --out drop --json c
+expect_out_match '^\{"drop":"c/a_copy.txt"\}$'
+
+# --keep longest: the longer b stays
+expect_exit 0 "$ND" dedupe --out keep --keep longest c
+expect_out_match '^c/b_long.txt$'
+check "longest: c/b.txt dropped" -z "$(printf '%s\n' "$out" | grep -x c/b.txt)"
+# --keep score (jsonl): the highest score stays
+for f in a a_copy a_edit b c; do
+    s=1; [ $f = a_edit ] && s=9
+    printf '{"id":"%s","score":%s,"text":"%s"}\n' "$f" "$s" "$(tr '\n' ' ' < c/$f.txt)"
+done > corpus.jsonl
+expect_exit 0 "$ND" dedupe --format jsonl --keep score corpus.jsonl
+expect_out_match '^1	keep	a_edit	0$'
+expect_out_match '^1	drop	a	[0-9]+$'
+expect_exit 0 "$ND" dedupe --format jsonl corpus.jsonl
+expect_out_match '^1	keep	a	0$'
+
+# --min-resemblance 0 (plain simhash) against the default
+run "$ND" distance c/m1.txt c/m2.txt
+check "m1, m2: simhash within 3 bits ($out)" "$out" -le 3
+expect_exit 0 "$ND" dedupe --out pairs --k 3 --min-resemblance 0 c
+expect_out_match '^c/m1.txt	c/m2.txt	[0-3]$'            # shared header: a false pair
+check "k=3 simhash misses the 2-word edit (distance $d_edit)" "$d_edit" -gt 3
+check "k=3 simhash: no a/a_edit pair" -z "$(printf '%s\n' "$out" | grep 'a_edit')"
+expect_exit 0 "$ND" dedupe --out pairs c
+check "default: no m1/m2 pair" -z "$(printf '%s\n' "$out" | grep 'c/m1')"
+expect_exit 0 "$ND" dedupe --out pairs --min-resemblance 0.99 c
+expect_lines 1                                                # only the exact copy
+expect_exit 1 "$ND" dedupe --k 9 --min-resemblance 0 c
+expect_err_match 'above 8 needs texts'
+expect_exit 1 "$ND" dedupe --k 65 c
+expect_exit 1 "$ND" dedupe --min-resemblance 1.5 c
+expect_exit 1 "$ND" dedupe --out triples c
+expect_exit 1 "$ND" dedupe --keep newest c
+expect_exit 1 "$ND" dedupe
+
+# fp input: simhash only, k <= 8 (default 3)
+printf '0123456789abcdef\tf1\n0123456789abcdee\tf2\nfedcba9876543210\tf3\n0123456789abcdf0\tf4\n' > in.fp
+expect_exit 0 "$ND" dedupe --format fp --out pairs in.fp
+expect_out_eq "$(printf 'f1\tf2\t1')"
+expect_exit 0 "$ND" dedupe --format fp --out pairs --k 5 in.fp
+expect_lines 3                                                # 1, 5 and 4 bits
+expect_exit 1 "$ND" dedupe --format fp --k 9 in.fp
+
+# without --db nothing is written
+before=$(ls -A)
+expect_exit 0 "$ND" dedupe c
+check "no file written without --db" "$(ls -A)" == "$before"
+
+# --db: the corpus stays in a database that can be queried afterwards
+expect_exit 0 "$ND" dedupe --db store --out drop c
+expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
+expect_exit 0 "$ND" stats store --json
+expect_out_match "\"documents\":$n_docs,"
+expect_exit 0 "$ND" verify store
+expect_exit 0 "$ND" query store --k 8 --text c/a_edit.txt
+expect_out_match '	c/a.txt	'
+expect_out_match '	c/a_copy.txt	'
+expect_exit 0 "$ND" dedupe --db store --out drop c                # reused: same answer, same store
+expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
+expect_exit 0 "$ND" stats store --json
+expect_out_match "\"documents\":$n_docs,"
+expect_exit 0 "$ND" init other --k 3 --features words
+expect_exit 0 "$ND" dedupe --db other --out pairs c                # the store's features
+expect_exit 2 "$ND" dedupe --db other --features shingles:3 c      # a mismatch is refused
+expect_err_match "cannot open or create database 'other'"
