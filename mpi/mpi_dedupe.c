@@ -8,9 +8,10 @@
  * record numbering identical everywhere without a pass of its own) but
  * fingerprints only the records whose index is its rank modulo the job
  * size; the fingerprints, keys and sketches are gathered at rank 0, which
- * puts them back in input order, runs nd_selfjoin and confirms candidates
- * by sketch resemblance exactly as `neardup dedupe --out pairs` does, so
- * the output is the same pairs, in the same order.
+ * puts them back in input order and finds the pairs exactly as `neardup
+ * dedupe --out pairs` does (nd_selfjoin within min(k, 8) bits, then
+ * min-hash banding up to k, each candidate confirmed by sketch
+ * resemblance), so the output is the same pairs, in the same order.
  */
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
@@ -27,8 +28,9 @@ static const char usage[] =
     "\n"
     "Print every near-duplicate pair of a corpus, as `neardup dedupe --out\n"
     "pairs`: KEY1<TAB>KEY2<TAB>DIST. Each rank fingerprints every size-th\n"
-    "document; rank 0 joins. Options as for `neardup dedupe` (K default 6,\n"
-    "R default 0.85, format default files).\n"
+    "document; rank 0 joins (self-join and min-hash banding). Options as for\n"
+    "`neardup dedupe` (K default 16, or 3 with fp input or R = 0; R default\n"
+    "0.85; format default files).\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
 
 typedef struct grow {
@@ -69,19 +71,119 @@ typedef struct corpus {
     uint64_t *fp;
     const char **key;
     uint32_t *key_len;
-    nd_sketch *sk;
-    int has_text;
+    nd_sketch *sk; /* NULL when no document had text */
     double min_res;
-    grow pairs; /* u32 a, u32 b, u32 dist */
+    unsigned k, join_k;
+    int json, oom;
+    uint64_t reported;
 } corpus;
 
-static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
+static void put_key(const corpus *c, size_t i, int json)
+{
+    if (json) cli_put_json_string(stdout, c->key[i], c->key_len[i]);
+    else cli_put_field(stdout, c->key[i], c->key_len[i]);
+}
+
+static double resemblance(const corpus *c, size_t i, size_t j)
+{
+    return c->sk ? nd_sketch_resemblance(&c->sk[i], &c->sk[j]) : 1.0;
+}
+
+/* Pairs stream out as found, as `neardup dedupe --out pairs` prints them. */
+static int emit(corpus *c, size_t i, size_t j, unsigned dist)
+{
+    c->reported++;
+    if (c->json) {
+        printf("{\"a\":");
+        put_key(c, i, 1);
+        printf(",\"b\":");
+        put_key(c, j, 1);
+        printf(",\"dist\":%u", dist);
+        if (c->sk) printf(",\"resemblance\":%.3f", resemblance(c, i, j));
+        printf("}\n");
+    } else {
+        put_key(c, i, 0);
+        putchar('\t');
+        put_key(c, j, 0);
+        printf("\t%u\n", dist);
+    }
+    return 0;
+}
+
+static int join_cb(size_t i, size_t j, unsigned dist, void *payload)
 {
     corpus *c = payload;
-    if (c->has_text && c->min_res > 0 && nd_sketch_resemblance(&c->sk[i], &c->sk[j]) < c->min_res)
-        return 0;
-    uint32_t rec[3] = {(uint32_t)i, (uint32_t)j, dist};
-    return put(&c->pairs, rec, sizeof rec) ? 1 : 0;
+    if (c->min_res > 0 && resemblance(c, i, j) < c->min_res) return 0;
+    return emit(c, i, j, dist);
+}
+
+/* ---- min-hash banding: the same candidates, in the same order, as
+ * cli/cmd_dedupe.c (16 bands of 8 bins; a pair is new in a band unless
+ * its sketches agree in an earlier band or the self-join saw it). The
+ * mpi suite checks the outputs are identical. */
+
+enum { BANDS = 16, BAND_BINS = ND_SKETCH_BINS / BANDS, MAX_JOIN_K = ND_MAX_PLAN_K };
+
+static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band)
+{
+    return memcmp(a->bin + band * BAND_BINS, b->bin + band * BAND_BINS,
+                  BAND_BINS * sizeof a->bin[0]) == 0;
+}
+
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
+{
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((a[i] >> shift) & 0xff) + 1]++;
+        for (unsigned b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+}
+
+static int band_join(corpus *c)
+{
+    size_t n = c->n;
+    unsigned ibits = 1;
+    while (ibits < 64 && ((uint64_t)1 << ibits) < n) ibits++;
+    uint64_t imask = ((uint64_t)1 << ibits) - 1;
+    uint64_t *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+    if (!a || !tmp) {
+        free(a);
+        free(tmp);
+        c->oom = 1;
+        return 1;
+    }
+    for (unsigned band = 0; band < BANDS; band++) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t h = nd_feature_hash(c->sk[i].bin + band * BAND_BINS,
+                                         BAND_BINS * sizeof c->sk[i].bin[0]);
+            a[i] = (h & ~imask) | i;
+        }
+        radix_sort(a, tmp, n);
+        for (size_t s = 0; s < n;) {
+            size_t e = s + 1;
+            while (e < n && (a[e] & ~imask) == (a[s] & ~imask)) e++;
+            for (size_t x = s; x < e; x++) {
+                size_t i = a[x] & imask;
+                for (size_t y = x + 1; y < e; y++) {
+                    size_t j = a[y] & imask;
+                    if (!band_equal(&c->sk[i], &c->sk[j], band)) continue;
+                    unsigned earlier = 0;
+                    while (earlier < band && !band_equal(&c->sk[i], &c->sk[j], earlier)) earlier++;
+                    if (earlier < band) continue;
+                    unsigned dist = nd_hamming(c->fp[i], c->fp[j]);
+                    if (dist <= c->join_k || dist > c->k) continue;
+                    if (resemblance(c, i, j) < c->min_res) continue;
+                    emit(c, i, j, dist);
+                }
+            }
+            s = e;
+        }
+    }
+    free(a);
+    free(tmp);
+    return 0;
 }
 
 /* Read every input; fingerprint this rank's share into out:
@@ -143,12 +245,6 @@ static int read_share(grow *out, uint64_t *n_out, int *has_text, char **inputs, 
     return rc;
 }
 
-static void put_key(const corpus *c, uint32_t i, int json)
-{
-    if (json) cli_put_json_string(stdout, c->key[i], c->key_len[i]);
-    else cli_put_field(stdout, c->key[i], c->key_len[i]);
-}
-
 int mpi_cmd_dedupe(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -159,8 +255,8 @@ int mpi_cmd_dedupe(int argc, char **argv)
         {0, 0, 0, 0}};
     in_format fmt = IN_FORMAT_FILES;
     nd_fp_options fo;
-    unsigned long k = 6;
-    int html = 0, skip_bad = 0, json = 0, opt, rc = 0, has_text = 0;
+    unsigned long k = 16;
+    int html = 0, skip_bad = 0, json = 0, opt, rc = 0, has_text = 0, k_given = 0;
     corpus c = {0};
     grow share = {0};
     void *all = NULL;
@@ -176,9 +272,9 @@ int mpi_cmd_dedupe(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {
         case 'k':
-            if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &k))
-                return mpi_usage_error(usage, "dedupe: --k must be 0..%u, got '%s'",
-                                       ND_MAX_PLAN_K, optarg);
+            if (cli_parse_uint(optarg, 0, 64, &k))
+                return mpi_usage_error(usage, "dedupe: --k must be 0..64, got '%s'", optarg);
+            k_given = 1;
             break;
         case 'F':
             if (in_format_parse(optarg, &fmt))
@@ -205,11 +301,29 @@ int mpi_cmd_dedupe(int argc, char **argv)
         }
     }
     if (optind == argc) return mpi_usage_error(usage, "dedupe: give at least one INPUT");
+    /* Simhash only (R = 0, or fp input): the self-join must cover k. */
+    if ((c.min_res == 0 || fmt == IN_FORMAT_FP) && k > MAX_JOIN_K) {
+        if (k_given)
+            return mpi_usage_error(usage, "dedupe: --k above %u needs texts and "
+                                   "--min-resemblance > 0", MAX_JOIN_K);
+        k = 3;
+    }
+    c.k = (unsigned)k;
+    c.join_k = c.k < MAX_JOIN_K ? c.k : MAX_JOIN_K;
+    c.json = json;
 
     double t0 = mpi_now();
     mpi_step("fingerprinting", 0);
     rc = read_share(&share, &n, &has_text, argv + optind, argc - optind, fmt, &fo, html,
                     skip_bad);
+    if (!rc && n >= UINT32_MAX)
+        rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "dedupe: more than %u documents",
+                                      UINT32_MAX - 1)
+                           : CLI_EXIT_USAGE;
+    if (!rc && !has_text && c.k > MAX_JOIN_K)
+        rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "dedupe: --k above %u needs texts (no "
+                                      "document had one)", MAX_JOIN_K)
+                           : CLI_EXIT_USAGE;
     if ((rc = mpi_agree(rc))) goto cleanup;
     double t1 = mpi_now();
     lens = calloc((size_t)mpi_size, sizeof *lens);
@@ -222,12 +336,11 @@ int mpi_cmd_dedupe(int argc, char **argv)
         uint64_t total = 0;
         for (int r = 0; r < mpi_size; r++) total += lens[r];
         c.n = n;
-        c.has_text = has_text;
         c.fp = malloc((n ? n : 1) * sizeof *c.fp);
         c.key = malloc((n ? n : 1) * sizeof *c.key);
         c.key_len = malloc((n ? n : 1) * sizeof *c.key_len);
-        c.sk = calloc(n ? n : 1, sizeof *c.sk);
-        if (!c.fp || !c.key || !c.key_len || !c.sk) {
+        if (has_text) c.sk = calloc(n ? n : 1, sizeof *c.sk);
+        if (!c.fp || !c.key || !c.key_len || (has_text && !c.sk)) {
             rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory for %llu documents",
                           (unsigned long long)n);
         } else {
@@ -248,41 +361,23 @@ int mpi_cmd_dedupe(int argc, char **argv)
                     off += sizeof c.sk[idx];
                 }
             }
-            int nrc = nd_selfjoin(c.fp, n, (unsigned)k, pair_cb, &c);
-            if (nrc == 1) rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory storing pairs");
-            else if (nrc < 0)
-                rc = mpi_note(CLI_EXIT_DB, "dedupe: self-join: %s: %s", nd_strerror(nrc),
-                              nd_errmsg());
-        }
-    }
-    if ((rc = mpi_agree(rc))) goto cleanup;
-    if (mpi_rank == 0) {
-        size_t np = c.pairs.len / 12;
-        for (size_t e = 0; e < np; e++) {
-            uint32_t rec[3];
-            memcpy(rec, c.pairs.p + e * 12, 12);
-            if (json) {
-                printf("{\"a\":");
-                put_key(&c, rec[0], 1);
-                printf(",\"b\":");
-                put_key(&c, rec[1], 1);
-                printf(",\"dist\":%u", rec[2]);
-                if (c.has_text)
-                    printf(",\"resemblance\":%.3f",
-                           nd_sketch_resemblance(&c.sk[rec[0]], &c.sk[rec[1]]));
-                printf("}\n");
-            } else {
-                put_key(&c, rec[0], 0);
-                putchar('\t');
-                put_key(&c, rec[1], 0);
-                printf("\t%u\n", rec[2]);
+            if (n > 1) {
+                int nrc = nd_selfjoin(c.fp, n, c.join_k, join_cb, &c);
+                if (nrc < 0)
+                    rc = mpi_note(CLI_EXIT_DB, "dedupe: self-join: %s: %s", nd_strerror(nrc),
+                                  nd_errmsg());
+                else if (c.sk && c.min_res > 0)
+                    band_join(&c);
+                if (c.oom) rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory in the band join");
             }
+            fflush(stdout);
+            fprintf(stderr, "neardup-mpi: dedupe: %llu documents, %llu pairs; %d ranks; "
+                            "fingerprint %.3f s, join %.3f s\n",
+                    (unsigned long long)n, (unsigned long long)c.reported, mpi_size, t1 - t0,
+                    mpi_now() - t1);
         }
-        fflush(stdout);
-        fprintf(stderr, "neardup-mpi: dedupe: %llu documents, %zu confirmed pairs; %d ranks; "
-                        "fingerprint %.3f s, join %.3f s\n",
-                (unsigned long long)n, np, mpi_size, t1 - t0, mpi_now() - t1);
     }
+    rc = mpi_agree(rc);
 cleanup:
     free(share.p);
     free(all);
@@ -291,6 +386,5 @@ cleanup:
     free(c.key);
     free(c.key_len);
     free(c.sk);
-    free(c.pairs.p);
     return rc;
 }

@@ -7,6 +7,8 @@ NDM=${NEARDUP_MPI:?set NEARDUP_MPI}
 MPIRUN=${MPIRUN:-mpirun}
 GEN=$(dirname "$src")/gen.awk
 mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$NDM" "$@"; }
+# Under ASan, leaks are checked in the runs marked so (see mpi/meson.build).
+leakcheck() { ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 "$@"; }
 same() { # NAME FILE: $out equals the file's text
     if [ "$out" == "$(cat "$2")" ]; then _pass; else
         _fail "$1: differs from $2: $(diff <(printf '%s\n' "$out") "$2" | head -5)"; fi
@@ -44,7 +46,7 @@ same "batch --k 5" ref5.txt
 # --add stores what the single machine stores: a second batch sees it.
 cp -r db dbA && cp -r st stA
 "$ND" batch dbA batch.fp --add >refA.txt 2>/dev/null
-expect_exit 0 mpi 3 batch stA batch.fp --add
+expect_exit 0 leakcheck mpi 3 batch stA batch.fp --add
 same "batch --add" refA.txt
 check "same document count after --add" "$(total stA)" = \
     "$("$ND" stats dbA | awk '$1 == "documents" || $1 == "documents:" { print $2; exit }')"
@@ -63,7 +65,7 @@ same "batch --add on shard init" refI.txt
 cp -r st stB
 before=$(total stB)
 mv stB/shard-002 shard-002.away
-expect_exit 2 mpi 3 batch stB batch.fp --add
+expect_exit 2 leakcheck mpi 3 batch stB batch.fp --add
 expect_err_match "shard 2 .*stB/shard-002"
 expect_err_match 'nothing stored'
 check "failed run printed no results" -z "$out"

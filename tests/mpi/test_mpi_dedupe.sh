@@ -5,6 +5,7 @@ NDM=${NEARDUP_MPI:?set NEARDUP_MPI}
 MPIRUN=${MPIRUN:-mpirun}
 GEN=$(dirname "$src")/gen.awk
 mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$NDM" "$@"; }
+leakcheck() { ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 "$@"; }
 same() {
     if [ "$out" == "$(cat "$2")" ]; then _pass; else
         _fail "$1: differs from $2: $(diff <(printf '%s\n' "$out") "$2" | head -5)"; fi
@@ -27,10 +28,18 @@ done
 "$ND" dedupe --format tsv --out pairs --json --min-resemblance 0.5 corpus.tsv >ref.json 2>/dev/null
 expect_exit 0 mpi 3 dedupe --format tsv --json --min-resemblance 0.5 corpus.tsv
 same "dedupe --json" ref.json
+"$ND" dedupe --format tsv --out pairs --k 30 --min-resemblance 0.6 corpus.tsv >ref30.txt 2>/dev/null
+expect_exit 0 leakcheck mpi 4 dedupe --format tsv --k 30 --min-resemblance 0.6 corpus.tsv
+same "dedupe banding to k 30" ref30.txt
+"$ND" dedupe --format tsv --out pairs --k 8 --min-resemblance 0 corpus.tsv >ref8.txt 2>/dev/null
+expect_exit 0 mpi 3 dedupe --format tsv --k 8 --min-resemblance 0 corpus.tsv
+same "dedupe simhash only" ref8.txt
 awk -v seed=3 -v n=2000 -v out=stored -f "$GEN" >fps.fp
 "$ND" dedupe --format fp --k 3 --out pairs fps.fp >reffp.txt 2>/dev/null
 expect_exit 0 mpi 4 dedupe --format fp --k 3 fps.fp
 same "dedupe fps -np 4" reffp.txt
+expect_exit 1 mpi 3 dedupe --format fp --k 9 fps.fp
+expect_err_match 'needs texts'
 printf 'doc1\tsome text\nno tab here\n' >bad.tsv
 expect_exit 1 mpi 3 dedupe --format tsv bad.tsv
 expect_err_match 'bad.tsv:2'
