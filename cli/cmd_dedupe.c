@@ -12,7 +12,7 @@
  * estimate a resemblance >= R. Banding is what lets k exceed the
  * self-join's 8: templated texts of resemblance 0.9 lie up to 25 bits
  * apart (bench/README.md, "Dedupe quality", has the measurement that
- * chose the defaults k=16, R=0.85). With R = 0 (simhash only) the
+ * chose the defaults k=24, R=0.85). With R = 0 (simhash only) the
  * self-join alone answers, so k <= 8.
  *
  * Each pair is reported once: the self-join reports a pair from its first
@@ -52,7 +52,7 @@ static const char usage[] =
     "  drop      the keys to drop\n"
     "A pair is reported when its fingerprints are within K bits and the\n"
     "min-hash sketches of its texts estimate a resemblance of at least R.\n"
-    "  --k K                largest distance in bits (default 16; with R = 0 or\n"
+    "  --k K                largest distance in bits (default 24; with R = 0 or\n"
     "                       fp input: 0..8, default 3)\n"
     "  --min-resemblance R  resemblance of the feature sets (word 3-shingles by\n"
     "                       default), estimated from 128-bin sketches (default\n"
@@ -431,7 +431,7 @@ int cmd_dedupe(int argc, char **argv)
     corpus c = {0};
     in_format fmt = IN_FORMAT_FILES;
     nd_fp_options fo;
-    unsigned long k = 16;
+    unsigned long k = 24;
     const char *out = "clusters", *db_path = NULL;
     nd_db *db = NULL;
     int html = 0, skip_bad = 0, json = 0, opt, rc = CLI_EXIT_OK, keep_mode = 0, k_given = 0;

@@ -60,7 +60,7 @@ printf '%s\n' "$clusters" | awk -F'\t' '$2 == "keep" { k[$1] = $3 } $2 == "drop"
 check "rule.tsv lists the 3 dropped documents" "$(wc -l < rule.tsv)" -eq 3
 while IFS=$'\t' read -r kept dropped dist; do
     d=$("$ND" distance "$kept" "$dropped")
-    check "$dropped: distance $d to $kept as printed ($dist) and <= 16" "$d" -eq "$dist" -a "$d" -le 16
+    check "$dropped: distance $d to $kept as printed ($dist) and <= 24" "$d" -eq "$dist" -a "$d" -le 24
     check "$dropped and $kept are a reported pair" -n "$(awk -F'\t' -v a="$kept" -v b="$dropped" \
         '($1 == a && $2 == b) || ($1 == b && $2 == a)' pairs.tsv)"
 done < rule.tsv
