@@ -41,8 +41,8 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup-mpi batch DIR INPUT [--add] [--format fp|jsonl|tsv] [--k K]\n"
-    "                         [--html] [--time T] [--json]\n"
+    "usage: neardup-mpi batch DIR [--add] [--format fp|jsonl|tsv] [--k K] [--html]\n"
+    "                         [--time T] [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Check a batch of documents against the sharded store DIR (see `neardup\n"
     "shard`) and against each other, on every rank of the MPI job: shard s\n"
@@ -55,7 +55,9 @@ static const char usage[] =
     "  --k K      distance (default: the store's k)\n"
     "  --html     texts are HTML\n"
     "  --time T   last-seen time to record with --add (default now)\n"
+    "  --skip-bad skip malformed records (reported on stderr) instead of failing\n"
     "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
+    "The inputs form one batch, read in order (as `neardup batch` without --chunk).\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 a shard failed (nothing stored).\n";
 
 /* The batch as broadcast: one buffer, 8-byte fields first, keys last. */
@@ -127,21 +129,36 @@ static int grow_put(grow *g, const void *src, size_t len)
     return 0;
 }
 
-static int read_batch(batch *b, in_format fmt, const char *input, nd_db *db0, int html)
+static int read_batch(batch *b, in_format fmt, char **inputs, int ninputs, nd_db *db0,
+                      int html, int skip_bad)
 {
     grow fps = {0}, scores = {0}, koff = {0}, keys = {0};
     in_reader *r = NULL;
     nd_fp_options fo;
-    int rc = 0;
-    uint64_t zero = 0;
+    int rc = 0, a = 0;
+    uint64_t zero = 0, bad = 0;
     nd_db_fp_options(&fo, db0);
-    if (in_reader_open(&r, fmt, input, NULL) < 0)
-        return mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL));
     if (grow_put(&koff, &zero, 8)) goto oom;
     for (;;) {
         in_record rec;
+        if (!r) {
+            if (a == ninputs) break;
+            if (in_reader_open(&r, fmt, inputs[a++], NULL) < 0) {
+                rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL));
+                goto done;
+            }
+        }
         int got = in_reader_next(r, &rec);
-        if (got == 0) break;
+        if (got == 0) {
+            in_reader_close(r);
+            r = NULL;
+            continue;
+        }
+        if (got == -1 && skip_bad) {
+            fprintf(stderr, "neardup-mpi: %s\n", in_reader_error(r));
+            bad++;
+            continue;
+        }
         if (got < 0) {
             rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(r));
             goto done;
@@ -177,9 +194,11 @@ static int read_batch(batch *b, in_format fmt, const char *input, nd_db *db0, in
     }
     memcpy(b->koff, koff.p, koff.len);
     if (keys.len) memcpy(b->keys, keys.p, keys.len);
+    if (bad) fprintf(stderr, "neardup-mpi: batch: %llu bad records skipped\n",
+                     (unsigned long long)bad);
     goto done;
 oom:
-    rc = mpi_note(CLI_EXIT_DB, "batch: out of memory reading '%s'", input);
+    rc = mpi_note(CLI_EXIT_DB, "batch: out of memory reading the batch");
 done:
     in_reader_close(r);
     free(fps.p);
@@ -449,9 +468,10 @@ int mpi_cmd_batch(int argc, char **argv)
         {"add", no_argument, 0, 'a'},  {"format", required_argument, 0, 'f'},
         {"k", required_argument, 0, 'k'}, {"html", no_argument, 0, 'H'},
         {"time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+        {"skip-bad", no_argument, 0, 'b'},
         {0, 0, 0, 0}};
     in_format fmt = IN_FORMAT_FP;
-    int add = 0, html = 0, json = 0, have_k = 0, opt, rc = 0;
+    int add = 0, html = 0, json = 0, have_k = 0, skip_bad = 0, opt, rc = 0;
     unsigned k = 0;
     unsigned long v;
     int64_t now = (int64_t)time(NULL);
@@ -495,12 +515,13 @@ int mpi_cmd_batch(int argc, char **argv)
                                        "got '%s'", optarg);
             break;
         case 'j': json = 1; break;
+        case 'b': skip_bad = 1; break;
         default: return mpi_usage_error(usage, NULL);
         }
     }
-    if (argc - optind != 2)
+    if (argc - optind < 2)
         return mpi_usage_error(usage, "batch: expected a sharded store DIR and an INPUT");
-    const char *dir = argv[optind], *input = argv[optind + 1];
+    const char *dir = argv[optind];
 
     /* 1. The manifest, read once and broadcast. */
     {
@@ -565,7 +586,8 @@ int mpi_cmd_batch(int argc, char **argv)
     }
 
     /* 3. Rank 0 reads the batch; everyone gets it. */
-    if (mpi_rank == 0) rc = read_batch(&b, fmt, input, dbs[0], html);
+    if (mpi_rank == 0)
+        rc = read_batch(&b, fmt, argv + optind + 1, argc - optind - 1, dbs[0], html, skip_bad);
     if ((rc = mpi_agree(rc))) goto cleanup;
     if (mpi_bcast_bytes(&b.buf, &b.len) < 0) {
         rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory receiving the batch"));

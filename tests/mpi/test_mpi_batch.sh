@@ -87,6 +87,15 @@ printf '0123456789abcdef\tok\nnot-hex\tbad\n' >bad.fp
 expect_exit 1 mpi 3 batch st bad.fp --add
 expect_err_match 'bad.fp:2'
 check "bad input stored nothing" "$(total st)" = 3000
+# Several inputs form one batch; --skip-bad as the single machine.
+head -400 batch.fp >b1.fp && tail -n +401 batch.fp >b2.fp
+expect_exit 0 mpi 3 batch st b1.fp b2.fp
+same "two inputs, one batch" ref.txt
+cat bad.fp batch.fp >badbatch.fp
+"$ND" batch db badbatch.fp --skip-bad >refbad.txt 2>/dev/null
+expect_exit 0 mpi 4 batch st badbatch.fp --skip-bad
+same "batch --skip-bad" refbad.txt
+expect_err_match 'badbatch.fp:2'
 echo "3 tables forever" >st/NEARDUP-SHARDS.bad && cp -r st stC && cp stC/NEARDUP-SHARDS.bad stC/NEARDUP-SHARDS
 expect_exit 1 mpi 3 batch stC batch.fp
 expect_err_match 'NEARDUP-SHARDS:1'
