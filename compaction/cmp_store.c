@@ -50,6 +50,8 @@ struct st_batch {
 
 struct st_iter {
     rocksdb_iterator_t *it;
+    rocksdb_readoptions_t *ropts; /* own options (bounded iterators), or NULL */
+    char bounds[2][16];
 };
 
 struct st_snap {
@@ -433,10 +435,37 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
     return ND_OK;
 }
 
+int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                        size_t klen)
+{
+    st_iter *it = calloc(1, sizeof *it);
+    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
+    ND_RETURN_IF(klen > sizeof it->bounds[0], ND_EINVAL, "storage: bound of %zu bytes", klen);
+    it->ropts = rocksdb_readoptions_create();
+    if (!it->ropts) {
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    /* RocksDB keeps pointers to the bound bytes: they live in the iterator. */
+    memcpy(it->bounds[0], lo, klen);
+    memcpy(it->bounds[1], hi, klen);
+    rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], klen);
+    rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], klen);
+    it->it = rocksdb_create_iterator_cf(s->db, it->ropts, s->cf[cf]);
+    if (!it->it) {
+        rocksdb_readoptions_destroy(it->ropts);
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
 void st_iter_free(st_iter *it)
 {
     if (!it) return;
     rocksdb_iter_destroy(it->it);
+    if (it->ropts) rocksdb_readoptions_destroy(it->ropts);
     free(it);
 }
 

@@ -163,14 +163,26 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *
     }
     ND_TRY(rc);
     ND_TRY(st_iter_status(it));
-    /* Fresh entries in [lo, hi]. */
+    /* Fresh entries in [lo, hi], through an iterator bounded to exactly
+     * that range: the deletions a fold leaves in the fresh space are not
+     * walked over. */
     r->fresh.n = 0;
-    tbl_key(kb, TBL_FRESH, lo);
-    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_FRESH, t, &v, &rc) && v <= hi;
-         st_iter_next(it))
-        ND_TRY(st_u64s_push(&r->fresh, v));
-    ND_TRY(rc);
-    ND_TRY(st_iter_status(it));
+    {
+        uint8_t hb[TBL_KEY_LEN];
+        st_iter *fit = NULL;
+        tbl_key(kb, TBL_FRESH, lo);
+        if (hi == UINT64_MAX) tbl_key(hb, TBL_FRESH + 1, 0);
+        else tbl_key(hb, TBL_FRESH, hi + 1);
+        ND_TRY(st_iter_new_bounded(&fit, r->store, ST_CF_TABLE(t), kb, hb, sizeof kb));
+        for (st_iter_seek(fit, kb, sizeof kb); at_space(fit, TBL_FRESH, t, &v, &rc);
+             st_iter_next(fit)) {
+            rc = st_u64s_push(&r->fresh, v);
+            if (rc < 0) break;
+        }
+        if (rc == ND_OK) rc = st_iter_status(fit);
+        st_iter_free(fit);
+        ND_TRY(rc);
+    }
     if (r->fresh.n) { /* merge the two ascending lists in place, from the back */
         size_t nr = out->n - start, nf = r->fresh.n;
         for (size_t i = 0; i < nf; i++) ND_TRY(st_u64s_push(out, 0));

@@ -95,6 +95,11 @@ void st_snap_free(st_snap *snap); /* accepts NULL; free its iterators first */
  * over the database; if consistent is nonzero it reads one snapshot. */
 int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
                 int consistent);
+/* Iterator over the keys k of one family with lo <= k < hi (klen bytes
+ * each, at most 16). Bounds let RocksDB stop at hi instead of stepping
+ * over every deletion tombstone beyond it (a fold leaves many). */
+int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                        size_t klen);
 /* Iterator over one family as of snapshot snap. */
 int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
