@@ -127,7 +127,7 @@ uint64_t cli_inputs_size(char **paths, int n)
     return total;
 }
 
-int cli_read_docs(cli_docs *l, char **inputs, int ninputs, const cli_read_opts *o,
+int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad)
 {
     uint64_t bytes_done = 0;

@@ -56,7 +56,7 @@ uint64_t cli_inputs_size(char **paths, int n);
  * time l holds chunk documents and once at the end (l is cleared after
  * each call). A bad record stops the read (exit 1, the partial chunk is
  * not flushed) unless skip_bad, which counts it in *bad and goes on.
- * Returns an exit code (flush's, if it fails). */
+ * Returns an exit code (flush's, if it fails). flush may change o->chunk. */
 typedef int (*cli_flush_fn)(cli_docs *l, void *payload);
 typedef struct cli_read_opts {
     in_format fmt;
@@ -66,7 +66,7 @@ typedef struct cli_read_opts {
     size_t chunk; /* 0 = everything in one call */
     cli_progress *progress; /* may be NULL */
 } cli_read_opts;
-int cli_read_docs(cli_docs *l, char **inputs, int ninputs, const cli_read_opts *o,
+int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad);
 
 #endif

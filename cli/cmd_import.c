@@ -2,7 +2,7 @@
  * cmd_import.c — `neardup import DB INPUT...`: bulk load without the
  * near-duplicate check (an existing crawl, a corpus).
  *
- * Documents are read in chunks (default 1M) and each chunk is one
+ * Documents are read in chunks (1M, growing with the store) and each is one
  * nd_import call: sorted, merged into every table's runs in one pass, and
  * written atomically. A crash keeps every chunk that was reported and none
  * of a chunk in flight.
@@ -25,7 +25,9 @@ static const char usage[] =
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
     "             WARC-Target-URI, HTML responses through the HTML path\n"
-    "  --chunk N  documents per atomic step (default 1M)\n"
+    "  --chunk N  documents per atomic step (default: 1M, growing with the\n"
+    "             store to half its size, at most 8M: each step rewrites the\n"
+    "             tables' runs once)\n"
     "  --time T   last-seen time to record (seconds since the epoch; default now)\n"
     "  --sync     fsync each step\n"
     "  --skip-bad count and skip malformed records instead of stopping\n"
@@ -38,7 +40,16 @@ static const char usage[] =
 typedef struct import_ctx {
     nd_db *db;
     uint64_t imported, steps;
+    cli_read_opts *ro;
+    int auto_chunk;
 } import_ctx;
+
+/* A step merges its fingerprints into every run of every table, so each
+ * step rewrites the tables once. Letting the step grow with the store (half
+ * of it, between 1M and 8M documents) keeps the total rewriting of a large
+ * load to a few times its size instead of growing with size^2 / chunk. */
+#define IMPORT_CHUNK_MIN 1000000u
+#define IMPORT_CHUNK_MAX 8000000u
 
 static int flush_chunk(cli_docs *l, void *payload)
 {
@@ -48,6 +59,14 @@ static int flush_chunk(cli_docs *l, void *payload)
     if (rc < 0) return cli_fail_nd(rc, "import: step %llu", (unsigned long long)c->steps + 1);
     c->imported += l->n;
     c->steps++;
+    if (c->auto_chunk) {
+        uint64_t stored = 0;
+        nd_db_count(c->db, &stored, NULL);
+        uint64_t next = stored / 2;
+        c->ro->chunk = next < IMPORT_CHUNK_MIN   ? IMPORT_CHUNK_MIN
+                       : next > IMPORT_CHUNK_MAX ? IMPORT_CHUNK_MAX
+                                                 : (size_t)next;
+    }
     return CLI_EXIT_OK;
 }
 
@@ -58,8 +77,8 @@ int cmd_import(int argc, char **argv)
         {"time", required_argument, 0, 't'},   {"chunk", required_argument, 0, 'c'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = 1000000};
-    import_ctx c = {0};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = IMPORT_CHUNK_MIN};
+    import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
     int json = 0, opt, rc;
     uint64_t v;
@@ -85,6 +104,7 @@ int cmd_import(int argc, char **argv)
             if (cli_parse_count(optarg, &v) || v == 0 || v > 100000000)
                 return cli_fail("import: --chunk must be 1..1e8, got '%s'", optarg);
             ro.chunk = (size_t)v;
+            c.auto_chunk = 0;
             break;
         case 's': flags |= ND_DB_SYNC; break;
         case 'b': ro.skip_bad = 1; break;
