@@ -23,9 +23,10 @@
  * dropped document is a reported pair with its kept one.
  *
  * Memory per document: 8 (fp) + 8 (key offset) + the key, + 8 with
- * --keep score|longest, + 256 (sketch) when texts are read, + 8 per band
- * pass (the sort); 12 per pair kept for clusters, 20 while clustering
- * (pairs output streams).
+ * --keep score|longest, + 256 (sketch) when texts are read, + 16 during a band
+ * pass (the sort). Pairs output streams; the cluster modes first group
+ * identical documents (4 a document; 32 while sorting) and join one of each
+ * group, then hold 12 per pair, 8 per pair end and 12 per document.
  * No text is kept. With --db the documents are also loaded into a
  * database (nd_import, in chunks) after the read.
  */
@@ -90,8 +91,13 @@ typedef struct corpus {
     size_t n, cap;
     char *keys;
     size_t klen, kcap;
-    pair *p; /* kept for clusters, keep and drop */
+    pair *p; /* kept for clusters, keep and drop (indices into ids) */
     size_t np, pcap;
+    /* The documents the joins see: ids[0..m) (doc indices, increasing), or
+     * all n when ids is NULL. The cluster modes join one document of each
+     * group of identical ones (same fingerprint and sketch). */
+    const uint32_t *ids;
+    size_t m;
     uint64_t reported;
     int stream, json;
     double min_res;
@@ -170,9 +176,13 @@ static double resemblance(const corpus *c, size_t i, size_t j)
     return c->sk ? nd_sketch_resemblance(&c->sk[i], &c->sk[j]) : 1.0;
 }
 
-/* A reported pair: printed at once (pairs) or kept for the clusters. */
-static int emit(corpus *c, size_t i, size_t j, unsigned dist)
+#define DOC(c, x) ((c)->ids ? (size_t)(c)->ids[x] : (size_t)(x))
+
+/* A reported pair x < y (indices into ids): printed at once (pairs) or
+ * kept for the clusters. */
+static int emit(corpus *c, size_t x, size_t y, unsigned dist)
 {
+    size_t i = DOC(c, x), j = DOC(c, y);
     c->reported++;
     if (c->stream) {
         if (c->json) {
@@ -199,15 +209,15 @@ static int emit(corpus *c, size_t i, size_t j, unsigned dist)
         }
         c->pcap = cap;
     }
-    c->p[c->np++] = (pair){(uint32_t)i, (uint32_t)j, (uint8_t)dist};
+    c->p[c->np++] = (pair){(uint32_t)x, (uint32_t)y, (uint8_t)dist};
     return 0;
 }
 
-static int join_cb(size_t i, size_t j, unsigned dist, void *payload)
+static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
 {
     corpus *c = payload;
-    if (c->min_res > 0 && resemblance(c, i, j) < c->min_res) return 0;
-    return emit(c, i, j, dist);
+    if (c->min_res > 0 && resemblance(c, DOC(c, x), DOC(c, y)) < c->min_res) return 0;
+    return emit(c, x, y, dist);
 }
 
 /* ---- min-hash banding ---------------------------------------------------- */
@@ -236,7 +246,7 @@ static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
  * self-join saw it (within join_k bits). */
 static int band_join(corpus *c)
 {
-    size_t n = c->n;
+    size_t n = c->m;
     unsigned ibits = 1;
     while (ibits < 64 && ((uint64_t)1 << ibits) < n) ibits++;
     uint64_t imask = ((uint64_t)1 << ibits) - 1;
@@ -249,19 +259,19 @@ static int band_join(corpus *c)
     }
     int stop = 0;
     for (unsigned band = 0; band < BANDS && !stop; band++) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t h = nd_feature_hash(c->sk[i].bin + band * BAND_BINS,
-                                         BAND_BINS * sizeof c->sk[i].bin[0]);
-            a[i] = (h & ~imask) | i;
+        for (size_t x = 0; x < n; x++) {
+            const nd_sketch *sk = &c->sk[DOC(c, x)];
+            uint64_t h = nd_feature_hash(sk->bin + band * BAND_BINS, BAND_BINS * sizeof sk->bin[0]);
+            a[x] = (h & ~imask) | x;
         }
         radix_sort(a, tmp, n);
         for (size_t s = 0; s < n && !stop;) {
             size_t e = s + 1;
             while (e < n && (a[e] & ~imask) == (a[s] & ~imask)) e++;
-            for (size_t x = s; x < e && !stop; x++) {
-                size_t i = a[x] & imask;
-                for (size_t y = x + 1; y < e && !stop; y++) {
-                    size_t j = a[y] & imask; /* i < j: indices sorted within a run */
+            for (size_t u = s; u < e && !stop; u++) {
+                size_t x = a[u] & imask, i = DOC(c, x);
+                for (size_t v = u + 1; v < e && !stop; v++) {
+                    size_t y = a[v] & imask, j = DOC(c, y); /* x < y: sorted in a run */
                     if (!band_equal(&c->sk[i], &c->sk[j], band)) continue;
                     unsigned earlier = 0;
                     while (earlier < band && !band_equal(&c->sk[i], &c->sk[j], earlier)) earlier++;
@@ -269,7 +279,7 @@ static int band_join(corpus *c)
                     unsigned dist = nd_hamming(c->fp[i], c->fp[j]);
                     if (dist <= c->join_k || dist > c->k) continue;
                     if (resemblance(c, i, j) < c->min_res) continue;
-                    stop = emit(c, i, j, dist);
+                    stop = emit(c, x, y, dist);
                 }
             }
             s = e;
@@ -280,7 +290,101 @@ static int band_join(corpus *c)
     return stop;
 }
 
+/* Every pair of the documents ids[0..m) (fps: their fingerprints): the
+ * self-join, then banding. @return a CLI exit code. */
+static int run_joins(corpus *c, const uint64_t *fps)
+{
+    if (c->m < 2) return CLI_EXIT_OK;
+    int nrc = nd_selfjoin(fps, c->m, c->join_k, join_cb, c);
+    if (c->oom) return cli_fail("dedupe: out of memory storing pairs");
+    if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
+    if (c->sk && c->min_res > 0) {
+        band_join(c);
+        if (c->oom) return cli_fail("dedupe: out of memory in the band join");
+    }
+    return CLI_EXIT_OK;
+}
+
 /* ---- clusters ------------------------------------------------------------ */
+
+typedef struct fp_ent {
+    uint64_t fp;
+    uint32_t i;
+} fp_ent;
+
+/* Stable LSD radix sort by fp. */
+static void radix_sort_ent(fp_ent *a, fp_ent *tmp, size_t n)
+{
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((a[i].fp >> shift) & 0xff) + 1]++;
+        for (unsigned b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) tmp[count[(a[i].fp >> shift) & 0xff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+}
+
+/* Groups of identical documents (same fingerprint, and same sketch when
+ * texts were read): out_g[i] = the group of document i, numbered in the
+ * input order of the groups' leaders; the leader of a group is its first
+ * document in priority order, and (*out_ids)[g] is its index.
+ * Identical documents have the same neighbours, so the greedy clustering
+ * of the whole graph assigns a group as a whole: clustering the leaders
+ * alone gives the same answer, without the m(m-1)/2 pairs of a group. */
+static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, const corpus *c,
+                           const uint32_t *order)
+{
+    size_t n = c->n, m = 0, nl = 0, lcap = 0;
+    fp_ent *e = malloc((n ? n : 1) * sizeof *e), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint32_t *g = malloc((n ? n : 1) * sizeof *g), *ids = NULL, *local = NULL;
+    if (!e || !tmp || !g) goto oom;
+    for (size_t p = 0; p < n; p++) e[p] = (fp_ent){c->fp[order[p]], order[p]};
+    radix_sort_ent(e, tmp, n); /* stable: priority order within one fingerprint */
+    free(tmp);
+    tmp = NULL;
+    for (size_t s = 0, t; s < n; s = t) {
+        for (t = s + 1; t < n && e[t].fp == e[s].fp; t++) {}
+        nl = 0; /* leaders of distinct sketches within this fingerprint */
+        for (size_t u = s; u < t; u++) {
+            uint32_t d = e[u].i;
+            size_t l = 0;
+            if (c->sk)
+                while (l < nl && memcmp(&c->sk[local[l]], &c->sk[d], sizeof c->sk[d])) l++;
+            if (l == nl) {
+                if (nl == lcap && grow((void **)&local, lcap = lcap ? 2 * lcap : 16, sizeof *local))
+                    goto oom;
+                local[nl++] = d;
+            }
+            g[d] = local[l];
+        }
+    }
+    free(local);
+    local = NULL;
+    /* Number the groups by their leaders' input order (e is free now). */
+    uint32_t *num = (uint32_t *)e;
+    for (size_t i = 0; i < n; i++) m += g[i] == i;
+    ids = malloc((m ? m : 1) * sizeof *ids);
+    if (!ids) goto oom;
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g[i] == i) {
+            num[i] = (uint32_t)m;
+            ids[m++] = (uint32_t)i;
+        }
+    for (size_t i = 0; i < n; i++) g[i] = num[g[i]];
+    free(e);
+    *out_g = g;
+    *out_ids = ids;
+    *out_m = m;
+    return CLI_EXIT_OK;
+oom:
+    free(e);
+    free(tmp);
+    free(g);
+    free(ids);
+    free(local);
+    return cli_fail("dedupe: out of memory grouping identical documents");
+}
 
 static const double *sort_prio;
 
@@ -291,95 +395,108 @@ static int cmp_priority(const void *x, const void *y)
     return a < b ? -1 : a > b; /* then input order */
 }
 
-typedef struct edge {
-    uint32_t to;
-    uint32_t dist;
-} edge;
-
-static int cmp_edge(const void *x, const void *y)
+/* clusters, keep, drop: group identical documents, join the groups'
+ * leaders, cluster them greedily (nd_cluster_greedy), print. */
+static int run_clusters(corpus *c, const char *out, int json)
 {
-    const edge *a = x, *b = y;
-    return a->to < b->to ? -1 : a->to > b->to;
-}
-
-static int output_clusters(corpus *c, const char *out, int json)
-{
-    size_t n = c->n;
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order), *rep = malloc((n ? n : 1) * sizeof *rep);
-    uint32_t *adj = NULL;
-    size_t *start = calloc(n + 1, sizeof *start), *fill = malloc((n + 1) * sizeof *fill);
-    edge *g = malloc((2 * c->np + 1) * sizeof *g);
+    size_t n = c->n, m = 0;
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order), *g = NULL, *ids = NULL, *lorder = NULL;
+    uint32_t *rep = NULL, *adj = NULL, *drops = NULL;
+    uint64_t *lfp = NULL;
+    size_t *start = NULL, *fill = NULL;
     int rc = CLI_EXIT_OK;
-    if (!order || !rep || !start || !fill || !g) {
-        rc = cli_fail("dedupe: out of memory building clusters");
-        goto done;
-    }
-    /* The graph in CSR form, each neighbour list in input order. */
+    if (!order) return cli_fail("dedupe: out of memory");
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    sort_prio = c->prio;
+    qsort(order, n, sizeof *order, cmp_priority);
+    rc = group_identical(&g, &ids, &m, c, order);
+    if (rc) goto done;
+    lfp = malloc((m ? m : 1) * sizeof *lfp);
+    if (!lfp) goto oom;
+    for (size_t x = 0; x < m; x++) lfp[x] = c->fp[ids[x]];
+    c->ids = ids;
+    c->m = m; /* kept for the summary */
+    rc = run_joins(c, lfp);
+    free(lfp);
+    lfp = NULL;
+    if (rc) goto done;
+    /* The leaders' graph in CSR form, and their priority order. */
+    start = calloc(m + 1, sizeof *start);
+    fill = malloc((m + 1) * sizeof *fill);
+    adj = malloc((2 * c->np + 1) * sizeof *adj);
+    lorder = malloc((m ? m : 1) * sizeof *lorder);
+    rep = malloc((m ? m : 1) * sizeof *rep);
+    if (!start || !fill || !adj || !lorder || !rep) goto oom;
     for (size_t e = 0; e < c->np; e++) {
         start[c->p[e].a + 1]++;
         start[c->p[e].b + 1]++;
     }
-    for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
-    memcpy(fill, start, (n + 1) * sizeof *fill);
+    for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
+    memcpy(fill, start, (m + 1) * sizeof *fill);
     for (size_t e = 0; e < c->np; e++) {
-        g[fill[c->p[e].a]++] = (edge){c->p[e].b, c->p[e].dist};
-        g[fill[c->p[e].b]++] = (edge){c->p[e].a, c->p[e].dist};
+        adj[fill[c->p[e].a]++] = c->p[e].b;
+        adj[fill[c->p[e].b]++] = c->p[e].a;
     }
-    free(fill);
-    fill = NULL;
     free(c->p); /* the graph holds the pairs now */
     c->p = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (start[i + 1] - start[i] > 1) qsort(g + start[i], start[i + 1] - start[i], sizeof *g, cmp_edge);
-    adj = malloc((2 * c->np + 1) * sizeof *adj);
-    if (!adj) {
-        rc = cli_fail("dedupe: out of memory building clusters");
-        goto done;
-    }
-    for (size_t e = 0; e < 2 * c->np; e++) adj[e] = g[e].to;
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    sort_prio = c->prio;
-    qsort(order, n, sizeof *order, cmp_priority);
-    int nrc = nd_cluster_greedy(rep, order, n, start, adj);
+    size_t q = 0;
+    for (size_t p = 0; p < n; p++)
+        if (ids[g[order[p]]] == order[p]) lorder[q++] = g[order[p]];
+    int nrc = nd_cluster_greedy(rep, lorder, m, start, adj);
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "dedupe: clustering");
         goto done;
     }
+    /* Document i stays iff it leads its group and the group stays. */
     if (strcmp(out, "keep") == 0 || strcmp(out, "drop") == 0) {
         int want_keep = out[0] == 'k';
         for (size_t i = 0; i < n; i++) {
-            if ((rep[i] == i) != want_keep) continue;
+            if ((ids[rep[g[i]]] == i) != want_keep) continue;
             if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_key(c, i, 1); printf("}\n"); }
             else { put_key(c, i, 0); putchar('\n'); }
         }
         goto done;
     }
-    /* clusters: in priority order of their kept document; its dropped
-     * members (all on its neighbour list) in input order. */
+    /* clusters: in priority order of their kept document, each with its
+     * dropped documents in input order (bucketed by kept group). */
+    memset(start, 0, (m + 1) * sizeof *start);
+    for (size_t i = 0; i < n; i++)
+        if (ids[rep[g[i]]] != i) start[rep[g[i]] + 1]++;
+    for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
+    drops = malloc((start[m] ? start[m] : 1) * sizeof *drops);
+    if (!drops) goto oom;
+    memcpy(fill, start, (m + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        if (ids[rep[g[i]]] != i) drops[fill[rep[g[i]]]++] = (uint32_t)i;
     size_t cluster = 0;
-    for (size_t oi = 0; oi < n; oi++) {
-        uint32_t r = order[oi];
-        int any = 0;
-        if (rep[r] != r) continue;
-        for (size_t e = start[r]; e < start[r + 1]; e++) {
-            uint32_t m = g[e].to;
-            if (rep[m] != r || m == r) continue;
-            if (!any++) {
-                cluster++;
-                if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
-                else { printf("%zu\tkeep\t", cluster); put_key(c, r, 0); printf("\t0\n"); }
-            }
-            if (json) { printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster); put_key(c, m, 1); printf(",\"dist\":%u}\n", g[e].dist); }
-            else { printf("%zu\tdrop\t", cluster); put_key(c, m, 0); printf("\t%u\n", g[e].dist); }
+    for (size_t p = 0; p < m; p++) {
+        uint32_t x = lorder[p], r = ids[x];
+        if (rep[x] != x || start[x] == start[x + 1]) continue;
+        cluster++;
+        if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
+        else { printf("%zu\tkeep\t", cluster); put_key(c, r, 0); printf("\t0\n"); }
+        for (size_t e = start[x]; e < start[x + 1]; e++) {
+            uint32_t d = drops[e];
+            unsigned dist = nd_hamming(c->fp[d], c->fp[r]);
+            if (json) { printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster); put_key(c, d, 1); printf(",\"dist\":%u}\n", dist); }
+            else { printf("%zu\tdrop\t", cluster); put_key(c, d, 0); printf("\t%u\n", dist); }
         }
     }
+    goto done;
+oom:
+    rc = cli_fail("dedupe: out of memory building clusters");
 done:
-    free(fill);
+    c->ids = NULL;
     free(order);
-    free(rep);
-    free(start);
     free(g);
+    free(ids);
+    free(lfp);
+    free(lorder);
+    free(rep);
     free(adj);
+    free(start);
+    free(fill);
+    free(drops);
     return rc;
 }
 
@@ -568,16 +685,10 @@ int cmd_dedupe(int argc, char **argv)
     if (tty && c.n >= 20000) fputc('\n', stderr);
     if (rc == CLI_EXIT_OK && !c.sk && c.k > MAX_JOIN_K)
         rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
-    if (rc == CLI_EXIT_OK && c.n > 1) {
-        int nrc = nd_selfjoin(c.fp, c.n, c.join_k, join_cb, &c);
-        if (c.oom) rc = cli_fail("dedupe: out of memory storing pairs");
-        else if (nrc < 0) rc = cli_fail_nd(nrc, "dedupe: self-join");
-        if (rc == CLI_EXIT_OK && c.sk && c.min_res > 0) {
-            band_join(&c);
-            if (c.oom) rc = cli_fail("dedupe: out of memory in the band join");
-        }
+    if (rc == CLI_EXIT_OK) {
+        c.m = c.n;
+        rc = c.stream ? run_joins(&c, c.fp) : run_clusters(&c, out, json);
     }
-    if (rc == CLI_EXIT_OK && !c.stream) rc = output_clusters(&c, out, json);
     if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, &c);
     if (db) {
         int crc = cli_close_db(db, db_path);
@@ -585,9 +696,14 @@ int cmd_dedupe(int argc, char **argv)
     }
     if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("dedupe: writing the output failed");
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs, %llu bad, %.2f s\n", c.n,
-            (unsigned long long)c.reported, (unsigned long long)bad,
-            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (c.stream || rc != CLI_EXIT_OK)
+        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs, %llu bad, %.2f s\n", c.n,
+                (unsigned long long)c.reported, (unsigned long long)bad, secs);
+    else
+        fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones, "
+                "%llu bad, %.2f s\n", c.n, c.m, (unsigned long long)c.reported,
+                (unsigned long long)bad, secs);
     free(c.fp);
     free(c.key_off);
     free(c.prio);

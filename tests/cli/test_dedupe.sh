@@ -90,6 +90,28 @@ expect_out_match '^1	drop	a	[0-9]+$'
 expect_exit 0 "$ND" dedupe --format jsonl corpus.jsonl
 expect_out_match '^1	keep	a	0$'
 
+# identical documents are clustered as one group (no pair among them is
+# held): the best copy by --keep stays, the others go with distance 0
+t=$(tr '\n' ' ' < c/c.txt)
+for i in 1 2 3 4 5; do printf '{"id":"copy%s","score":%s,"text":"%s"}\n' $i $(( (i * 7) % 5 )) "$t"; done > copies.jsonl
+printf '{"id":"edit","score":9,"text":"%s"}\n' "$(subst 20 QQ < c/c.txt | tr '\n' ' ')" >> copies.jsonl
+expect_exit 0 "$ND" dedupe --format jsonl copies.jsonl
+expect_out_match '^1	keep	copy1	0$'
+expect_lines 6
+expect_err_match '6 documents \(2 distinct\), 1 pairs of distinct ones'
+subst 20 QQ < c/c.txt > c_edit.txt
+d=$("$ND" distance c/c.txt c_edit.txt)
+expect_exit 0 "$ND" dedupe --format jsonl --out drop copies.jsonl
+expect_out_eq "$(printf 'copy2\ncopy3\ncopy4\ncopy5\nedit')"
+expect_exit 0 "$ND" dedupe --format jsonl --keep score copies.jsonl   # copy2 leads the copies
+expect_out_eq "$(printf '1\tkeep\tedit\t0\n'; printf '1\tdrop\tcopy%s\t'"$d"'\n' 1 2 3 4 5)"
+expect_exit 0 "$ND" dedupe --format jsonl --keep score --out pairs copies.jsonl
+expect_lines 15                                               # pairs output: all of them
+yes 0123456789abcdef | head -3000 | awk '{ print $0 "\tk" NR }' > same.fp
+expect_exit 0 "$ND" dedupe --format fp --out drop same.fp
+expect_lines 2999
+expect_err_match '3000 documents \(1 distinct\), 0 pairs'
+
 # --min-resemblance 0 (plain simhash) against the default
 run "$ND" distance c/m1.txt c/m2.txt
 check "m1, m2: simhash within 3 bits ($out)" "$out" -le 3
