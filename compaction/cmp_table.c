@@ -373,6 +373,10 @@ cleanup:
 /* How many runs a cursor steps over with next() before it seeks instead. */
 #define CURSOR_MAX_STEPS 8
 
+/* The run iterator always stands one run ahead of the current (decoded)
+ * run: on the run that follows it, whose head is the limit of the current
+ * run's range. Moving forward is then next() alone, never prev(), which
+ * RocksDB makes expensive. */
 struct st_cursor {
     unsigned t;
     st_snap *snap;
@@ -380,8 +384,9 @@ struct st_cursor {
     cmp_codec *codec;
     uint64_t *buf;      /* the decoded current run */
     size_t nbuf;
-    int have_cur;       /* runs is on a run, decoded in buf */
-    uint64_t cur_head;
+    int have_cur;       /* buf holds the current run */
+    int have_next;      /* runs is on the following run, head next_head */
+    uint64_t next_head;
     int fresh_done;     /* the fresh space holds nothing at or above here */
 };
 
@@ -418,86 +423,65 @@ void st_cursor_free(st_cursor *c)
     free(c);
 }
 
-/* Make the run under the iterator current (decoding it unless it is). */
-static int cursor_take(st_cursor *c, uint64_t head)
+/* Read where the run iterator stands into have_next / next_head. */
+static int cursor_peek(st_cursor *c)
 {
-    if (c->have_cur && c->cur_head == head) return ND_OK;
+    int rc = ND_OK;
+    c->have_next = at_space(c->runs, TBL_RUN, c->t, &c->next_head, &rc);
+    ND_FORWARD(rc);
+    return st_iter_status(c->runs);
+}
+
+/* Make the run under the iterator current, then step to the next one. */
+static int cursor_advance(st_cursor *c)
+{
     size_t vlen;
     const char *val = st_iter_value(c->runs, &vlen);
     c->have_cur = 0;
-    ND_FORWARD(tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, head, val, vlen));
+    ND_FORWARD(tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, c->next_head, val, vlen));
     c->have_cur = 1;
-    c->cur_head = head;
-    return ND_OK;
+    st_iter_next(c->runs);
+    return cursor_peek(c);
 }
 
-/* Position the run iterator on the run covering lo (or the first run above
- * it): step forward from the current run when the target is near, else
- * seek. Returns 1 when positioned on a run, 0 when no run is left. */
-static int cursor_find(st_cursor *c, uint64_t lo, int *rc)
+/* Make current the run covering lo (the last run with head <= lo), or none
+ * when every run starts above lo. */
+static int cursor_find(st_cursor *c, uint64_t lo)
 {
-    uint64_t head, next;
     uint8_t kb[TBL_KEY_LEN];
-    if (c->have_cur && st_iter_valid(c->runs) && c->cur_head <= lo) {
-        /* The iterator is on the current run; step to the last run whose
-         * head is <= lo. */
-        uint64_t from = c->cur_head;
+    if (c->have_cur && c->buf[0] <= lo) {
         for (int step = 0; step < CURSOR_MAX_STEPS; step++) {
-            st_iter_next(c->runs);
-            if (!at_space(c->runs, TBL_RUN, c->t, &next, rc) || next > lo) {
-                ND_FORWARD(*rc);
-                tbl_key(kb, TBL_RUN, from); /* back onto the covering run */
-                if (st_iter_valid(c->runs)) st_iter_prev(c->runs);
-                else st_iter_seek(c->runs, kb, sizeof kb);
-                return at_space(c->runs, TBL_RUN, c->t, &head, rc);
-            }
-            if (next == lo) return 1;
-            from = next;
+            if (!c->have_next || c->next_head > lo) return ND_OK;
+            ND_FORWARD(cursor_advance(c));
         }
+        if (!c->have_next || c->next_head > lo) return ND_OK;
     }
+    /* Far away (or the first call): seek. */
     tbl_key(kb, TBL_RUN, lo);
     st_iter_seek_for_prev(c->runs, kb, sizeof kb);
-    if (at_space(c->runs, TBL_RUN, c->t, &head, rc)) return 1;
-    ND_FORWARD(*rc);
+    ND_FORWARD(cursor_peek(c));
+    if (c->have_next) return cursor_advance(c);
+    c->have_cur = 0;
     st_iter_seek(c->runs, kb, sizeof kb);
-    return at_space(c->runs, TBL_RUN, c->t, &head, rc);
+    return cursor_peek(c);
 }
 
 int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
 {
-    uint64_t head, v;
+    uint64_t v;
     uint8_t kb[TBL_KEY_LEN];
     size_t start = out->n, nfresh = 0;
-    int rc = ND_OK, on = cursor_find(c, lo, &rc);
-    ND_FORWARD(rc);
-    for (; on; st_iter_next(c->runs), on = at_space(c->runs, TBL_RUN, c->t, &head, &rc)) {
-        ND_FORWARD(at_space(c->runs, TBL_RUN, c->t, &head, &rc) ? ND_OK : rc);
-        if (head > hi) break;
-        ND_FORWARD(cursor_take(c, head));
-        size_t i = 0;
-        if (c->buf[c->nbuf - 1] < lo) continue;
-        while (c->buf[i] < lo) i++;
-        for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
-        if (c->buf[c->nbuf - 1] > hi) break; /* the next range may start in it */
-    }
-    ND_FORWARD(rc);
-    if (!st_iter_valid(c->runs)) {
-        /* Park on the last run so a later range does not start over. */
-        st_iter_status(c->runs);
-        if (c->have_cur) {
-            tbl_key(kb, TBL_RUN, c->cur_head);
-            st_iter_seek(c->runs, kb, sizeof kb);
+    int rc = ND_OK;
+    ND_FORWARD(cursor_find(c, lo));
+    for (;;) {
+        if (c->have_cur && c->buf[c->nbuf - 1] >= lo) {
+            size_t i = 0;
+            while (c->buf[i] < lo) i++;
+            for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
         }
-    } else if (!at_space(c->runs, TBL_RUN, c->t, &head, &rc) || !c->have_cur ||
-               head != c->cur_head) {
-        /* Stopped on a run past hi that is not decoded: step back onto the
-         * current one so cursor_find starts from it. */
-        if (c->have_cur) {
-            tbl_key(kb, TBL_RUN, c->cur_head);
-            st_iter_seek(c->runs, kb, sizeof kb);
-        }
+        if (!c->have_next || c->next_head > hi) break;
+        ND_FORWARD(cursor_advance(c));
     }
-    ND_FORWARD(st_iter_status(c->runs));
     /* Fresh entries in [lo, hi], merged in. */
     if (!c->fresh_done) {
         if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {
