@@ -299,13 +299,15 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, si
 
 /* ---- batches ---------------------------------------------------------- */
 
-int st_batch_new(st_batch **out, st_store *s)
+/* An indexed (WriteBatchWithIndex) or a plain batch. */
+static int batch_new(st_batch **out, st_store *s, int plain)
 {
     st_batch *b = calloc(1, sizeof *b);
     ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
     b->store = s;
-    b->wb = rocksdb_writebatch_wi_create(0, 1);
-    if (!b->wb) {
+    if (plain) b->plain = rocksdb_writebatch_create();
+    else b->wb = rocksdb_writebatch_wi_create(0, 1);
+    if (!b->plain && !b->wb) {
         free(b);
         return nd_err_set(ND_ENOMEM, "storage: out of memory");
     }
@@ -313,19 +315,8 @@ int st_batch_new(st_batch **out, st_store *s)
     return ND_OK;
 }
 
-int st_batch_new_plain(st_batch **out, st_store *s)
-{
-    st_batch *b = calloc(1, sizeof *b);
-    ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
-    b->store = s;
-    b->plain = rocksdb_writebatch_create();
-    if (!b->plain) {
-        free(b);
-        return nd_err_set(ND_ENOMEM, "storage: out of memory");
-    }
-    *out = b;
-    return ND_OK;
-}
+int st_batch_new(st_batch **out, st_store *s) { return batch_new(out, s, 0); }
+int st_batch_new_plain(st_batch **out, st_store *s) { return batch_new(out, s, 1); }
 
 void st_batch_free(st_batch *b)
 {
