@@ -178,6 +178,17 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     db->fp.n = n;
     db->fp.flags = flags;
     db->fp.title_weight = title;
+    /* The recorded fingerprint function must be the one this build
+     * computes: fingerprints of another version (or of options this build
+     * does not know) would silently never match the stored ones. */
+    char mine[256];
+    unsigned fpv = 0;
+    if (nd_fp_config_string(mine, sizeof mine, &db->fp) < 0)
+        ND_FAIL(ND_ECORRUPT, "database %s: fpopts record '%s' is not a fingerprint configuration "
+                "this build knows", db->path, v);
+    if (sscanf(db->fp_config, "fp%u;", &fpv) != 1 || fpv != ND_FP_VERSION)
+        ND_FAIL(ND_EVERSION, "database %s records fingerprint function '%s'; this build computes "
+                "version %u ('%s')", db->path, db->fp_config, ND_FP_VERSION, mine);
     free(v);
     v = NULL;
 

@@ -1,6 +1,8 @@
 # test_hostile.sh — the catalogue of bad inputs (issue: Reliability). Each
 # case states the exact outcome: exit code, the one-line error naming
 # file/line/field, and that the database is unchanged.
+# Needs $META_POKE (tests/hostile/meta_poke.c) to make databases of another
+# format version or fingerprint function.
 
 "$ND" init db --k 3 --docs 1e5 >/dev/null
 printf '1111111111111111\tbase\n' > base.fp
@@ -130,6 +132,96 @@ exec 7>&-
 wait $holder
 unchanged
 
+# truncated gzip into the database: `import` keeps none of the step in
+# flight (one step here), `add` stops at the corrupt stream
+expect_exit 1 "$ND" import db --format fp trunc.fp.gz
+expect_err_match '^neardup: trunc.fp.gz:[0-9]+: corrupt or truncated gzip data'
+unchanged
+# a lying WARC into the database
+expect_exit 1 "$ND" import db --format warc lie.warc
+expect_err_match '^neardup: lie.warc:[0-9]+: record claims 5000 bytes but the input ends'
+unchanged
+
+# a document over the 64 MiB limit (a file), and k out of range in a query
+head -c $((64 * 1048576 + 1)) /dev/zero | tr '\0' 'w' > big.txt
+expect_exit 1 "$ND" import db --format files big.txt
+expect_err_match "^neardup: big.txt:1: 'big.txt' is larger than the 64 MiB document limit$"
+rm -f big.txt
+unchanged
+expect_exit 1 "$ND" query db 1111111111111111 --k 17
+expect_err_match '^neardup: query: --k must be 0..16'
+expect_exit 1 "$ND" query db 11111111111111111
+expect_err_match 'too long'
+# an empty key
+printf '1111111111111111\t\n' > emptykey.fp
+expect_exit 1 "$ND" add db --format fp emptykey.fp
+expect_err_match '^neardup: emptykey.fp:1: key: empty key$'
+unchanged
+
+# keys are bytes: never format strings, paths or shell words. They are
+# stored and printed byte for byte (control bytes escaped in TSV), and
+# nothing is created or deleted because of them.
+touch canary
+printf '%s\n' '1111111111111100	%s%n%x%p%s' '2222222222222200	../../../../tmp/nd-hostile-escape' \
+    '4444444444444400	$(touch pwned);rm -f canary' '8888888888888800	`touch pwned2`|| x' \
+    'cccccccccccccc00	/etc/passwd' > evil.fp
+ls -A > before.ls
+expect_exit 0 "$ND" add db --k 0 --format fp evil.fp
+expect_lines 5
+expect_out_match '^new	%s%n%x%p%s$'
+expect_exit 0 "$ND" get db '%s%n%x%p%s' '../../../../tmp/nd-hostile-escape' '$(touch pwned);rm -f canary' \
+    '`touch pwned2`|| x' /etc/passwd
+expect_lines 5
+expect_out_match '^%s%n%x%p%s	1111111111111100	'
+expect_out_match '^\$\(touch pwned\);rm -f canary	4444444444444400	'
+expect_exit 0 "$ND" query db --json 1111111111111100 --k 0
+expect_out_match '"key":"%s%n%x%p%s"'
+ls -A > after.ls
+check "keys created or deleted files" -z "$(diff before.ls after.ls | grep '^[<>]' | grep -v 'before.ls\|after.ls')"
+check "a key escaped to /tmp" ! -e /tmp/nd-hostile-escape
+check "the canary survives" -e canary
+# control bytes in a key: escaped in TSV output, exact in the database
+printf '{"id":"tab\\there\\nnl\\\\","text":"x y z"}\n' > ctl.jsonl
+expect_exit 0 "$ND" add db --format jsonl ctl.jsonl
+expect_out_eq 'new	tab\there\nnl\\'
+expect_exit 0 "$ND" get db "$(printf 'tab\there\nnl\\')"
+expect_lines 1
+expect_exit 0 "$ND" delete db '%s%n%x%p%s' '../../../../tmp/nd-hostile-escape' '$(touch pwned);rm -f canary' \
+    '`touch pwned2`|| x' /etc/passwd "$(printf 'tab\there\nnl\\')"
+unchanged
+
+# a database of another format version: refused at open, by every command,
+# with the version named; nothing is written to it
+mk_db() { rm -rf "$1"; "$ND" init "$1" --k 3 --docs 1e5 >/dev/null; "$ND" add "$1" --format fp base.fp >/dev/null 2>&1; }
+mk_db vdb
+"$META_POKE" vdb format 2
+expect_exit 2 "$ND" add vdb --format fp dupkey.fp
+expect_err_match '^neardup: cannot open database .vdb.: incompatible format version: database at vdb has format version 2; this build reads 1$'
+expect_exit 2 "$ND" query vdb 1111111111111111
+expect_err_match 'format version 2'
+expect_exit 2 "$ND" verify vdb
+"$META_POKE" vdb format 1
+run "$ND" stats vdb --json
+expect_out_match '"documents":1,"fingerprints":1'
+
+# a database recording another fingerprint function (a later version, or
+# options this build does not know): refused at open, so no text is ever
+# fingerprinted the wrong way
+fpc=$("$META_POKE" vdb fp)
+"$META_POKE" vdb fp "fp2;${fpc#fp1;}"
+printf 'doc\tsome text to fingerprint\n' > one.tsv
+expect_exit 2 "$ND" add vdb --format tsv one.tsv
+expect_err_match "^neardup: cannot open database 'vdb': incompatible format version: database vdb records fingerprint function 'fp2;.*'; this build computes version 1"
+"$META_POKE" vdb fp "$fpc"
+fpo=$("$META_POKE" vdb fpopts)
+"$META_POKE" vdb fpopts 'features=9 n=3 flags=0 title=2'
+expect_exit 2 "$ND" add vdb --format tsv one.tsv
+expect_err_match "^neardup: cannot open database 'vdb': corrupt data: database vdb: fpopts record 'features=9 n=3 flags=0 title=2' is not a fingerprint configuration this build knows$"
+"$META_POKE" vdb fpopts "$fpo"
+expect_exit 0 "$ND" verify vdb
+run "$ND" stats vdb --json
+expect_out_match '"documents":1,"fingerprints":1'
+
 # an SST file with flipped bytes: checksums surface as corruption, no crash
 "$ND" init big --k 3 --docs 1e5 >/dev/null
 awk 'BEGIN { srand(3); for (i = 0; i < 30000; i++) printf "%04x%04x%04x%04x\tk%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, i }' > many.fp
@@ -141,6 +233,11 @@ size=$(stat -c %s "$sst")
 printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of="$sst" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
 expect_exit 2 "$ND" verify big
 expect_err_match 'corrupt data'
+# other readers either do not touch the flipped block or report it: no crash
+for cmd in "stats big" "query big --k 3 0123456789abcdef" "get big k1 k2 k3"; do
+    run "$ND" $cmd
+    check "$cmd: exit $code (crashed?)" "$code" -le 2
+done
 
 # read-only directory and full disk (tmpfs mounts need root)
 if [ "$(id -u)" -eq 0 ]; then
