@@ -29,7 +29,7 @@ static const char usage[] =
     "Print every near-duplicate pair of a corpus, as `neardup dedupe --out\n"
     "pairs`: KEY1<TAB>KEY2<TAB>DIST. Each rank fingerprints every size-th\n"
     "document; rank 0 joins (self-join and min-hash banding). Options as for\n"
-    "`neardup dedupe` (K default 16, or 3 with fp input or R = 0; R default\n"
+    "`neardup dedupe` (K default 24, or 3 with fp input or R = 0; R default\n"
     "0.85; format default files).\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
 
@@ -255,7 +255,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
         {0, 0, 0, 0}};
     in_format fmt = IN_FORMAT_FILES;
     nd_fp_options fo;
-    unsigned long k = 16;
+    unsigned long k = 24;
     int html = 0, skip_bad = 0, json = 0, opt, rc = 0, has_text = 0, k_given = 0;
     corpus c = {0};
     grow share = {0};
