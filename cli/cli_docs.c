@@ -127,6 +127,27 @@ uint64_t cli_inputs_size(char **paths, int n)
     return total;
 }
 
+int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
+{
+    switch (opt) {
+    case 'f':
+        if (in_format_parse(arg, &o->fmt)) {
+            cli_fail("%s: --format must be fp, jsonl, tsv, files or warc, got '%s'", cmd, arg);
+            return -1;
+        }
+        return 1;
+    case 'H': o->html = 1; return 1;
+    case 't':
+        if (cli_parse_duration(arg, &o->time)) {
+            cli_fail("%s: --time must be seconds since the epoch, got '%s'", cmd, arg);
+            return -1;
+        }
+        return 1;
+    case 'b': o->skip_bad = 1; return 1;
+    default: return 0;
+    }
+}
+
 int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad)
 {

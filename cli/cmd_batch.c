@@ -81,12 +81,10 @@ int cmd_batch(int argc, char **argv)
     }
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int shared = cli_read_option(&ro, opt, optarg, "batch");
+        if (shared < 0) return CLI_EXIT_USAGE;
+        if (shared) continue;
         switch (opt) {
-        case 'f':
-            if (in_format_parse(optarg, &ro.fmt))
-                return cli_fail("batch: --format must be fp, jsonl, tsv, files or warc, got '%s'",
-                                optarg);
-            break;
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
                 return cli_fail("batch: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
@@ -99,13 +97,7 @@ int cmd_batch(int argc, char **argv)
                 return cli_fail("batch: --chunk must be 1..1e9, got '%s'", optarg);
             ro.chunk = (size_t)cv;
             break;
-        case 'H': ro.html = 1; break;
-        case 't':
-            if (cli_parse_duration(optarg, &ro.time))
-                return cli_fail("batch: --time must be seconds since the epoch, got '%s'", optarg);
-            break;
         case 's': dbflags |= ND_DB_SYNC; break;
-        case 'b': ro.skip_bad = 1; break;
         case 'j': c.json = 1; break;
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
         }

@@ -89,17 +89,10 @@ int cmd_import(int argc, char **argv)
     }
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int shared = cli_read_option(&ro, opt, optarg, "import");
+        if (shared < 0) return CLI_EXIT_USAGE;
+        if (shared) continue;
         switch (opt) {
-        case 'f':
-            if (in_format_parse(optarg, &ro.fmt))
-                return cli_fail("import: --format must be fp, jsonl, tsv, files or warc, got '%s'",
-                                optarg);
-            break;
-        case 'H': ro.html = 1; break;
-        case 't':
-            if (cli_parse_duration(optarg, &ro.time))
-                return cli_fail("import: --time must be seconds since the epoch, got '%s'", optarg);
-            break;
         case 'c':
             if (cli_parse_count(optarg, &v) || v == 0 || v > 100000000)
                 return cli_fail("import: --chunk must be 1..1e8, got '%s'", optarg);
@@ -107,7 +100,6 @@ int cmd_import(int argc, char **argv)
             c.auto_chunk = 0;
             break;
         case 's': flags |= ND_DB_SYNC; break;
-        case 'b': ro.skip_bad = 1; break;
         case 'j': json = 1; break;
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
         }
