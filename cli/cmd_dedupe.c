@@ -399,6 +399,7 @@ static int cmp_priority(const void *x, const void *y)
  * leaders, cluster them greedily (nd_cluster_greedy), print. */
 static int run_clusters(corpus *c, const char *out, int json)
 {
+#define LEAD(x) (ids ? ids[x] : (uint32_t)(x))
     size_t n = c->n, m = 0;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order), *g = NULL, *ids = NULL, *lorder = NULL;
     uint32_t *rep = NULL, *adj = NULL, *drops = NULL;
@@ -411,12 +412,17 @@ static int run_clusters(corpus *c, const char *out, int json)
     qsort(order, n, sizeof *order, cmp_priority);
     rc = group_identical(&g, &ids, &m, c, order);
     if (rc) goto done;
-    lfp = malloc((m ? m : 1) * sizeof *lfp);
-    if (!lfp) goto oom;
-    for (size_t x = 0; x < m; x++) lfp[x] = c->fp[ids[x]];
+    if (m == n) { /* no two identical: join the documents themselves */
+        free(ids);
+        ids = NULL;
+    } else {
+        lfp = malloc((m ? m : 1) * sizeof *lfp);
+        if (!lfp) goto oom;
+        for (size_t x = 0; x < m; x++) lfp[x] = c->fp[ids[x]];
+    }
     c->ids = ids;
     c->m = m; /* kept for the summary */
-    rc = run_joins(c, lfp);
+    rc = run_joins(c, lfp ? lfp : c->fp);
     free(lfp);
     lfp = NULL;
     if (rc) goto done;
@@ -441,7 +447,7 @@ static int run_clusters(corpus *c, const char *out, int json)
     c->p = NULL;
     size_t q = 0;
     for (size_t p = 0; p < n; p++)
-        if (ids[g[order[p]]] == order[p]) lorder[q++] = g[order[p]];
+        if (LEAD(g[order[p]]) == order[p]) lorder[q++] = g[order[p]];
     int nrc = nd_cluster_greedy(rep, lorder, m, start, adj);
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "dedupe: clustering");
@@ -451,7 +457,7 @@ static int run_clusters(corpus *c, const char *out, int json)
     if (strcmp(out, "keep") == 0 || strcmp(out, "drop") == 0) {
         int want_keep = out[0] == 'k';
         for (size_t i = 0; i < n; i++) {
-            if ((ids[rep[g[i]]] == i) != want_keep) continue;
+            if ((LEAD(rep[g[i]]) == i) != want_keep) continue;
             if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_key(c, i, 1); printf("}\n"); }
             else { put_key(c, i, 0); putchar('\n'); }
         }
@@ -461,16 +467,16 @@ static int run_clusters(corpus *c, const char *out, int json)
      * dropped documents in input order (bucketed by kept group). */
     memset(start, 0, (m + 1) * sizeof *start);
     for (size_t i = 0; i < n; i++)
-        if (ids[rep[g[i]]] != i) start[rep[g[i]] + 1]++;
+        if (LEAD(rep[g[i]]) != i) start[rep[g[i]] + 1]++;
     for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
     drops = malloc((start[m] ? start[m] : 1) * sizeof *drops);
     if (!drops) goto oom;
     memcpy(fill, start, (m + 1) * sizeof *fill);
     for (size_t i = 0; i < n; i++)
-        if (ids[rep[g[i]]] != i) drops[fill[rep[g[i]]]++] = (uint32_t)i;
+        if (LEAD(rep[g[i]]) != i) drops[fill[rep[g[i]]]++] = (uint32_t)i;
     size_t cluster = 0;
     for (size_t p = 0; p < m; p++) {
-        uint32_t x = lorder[p], r = ids[x];
+        uint32_t x = lorder[p], r = LEAD(x);
         if (rep[x] != x || start[x] == start[x + 1]) continue;
         cluster++;
         if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
@@ -498,6 +504,7 @@ done:
     free(fill);
     free(drops);
     return rc;
+#undef LEAD
 }
 
 /* ---- --db ------------------------------------------------------------------ */
