@@ -662,7 +662,9 @@ int mpi_cmd_batch(int argc, char **argv)
     /* 7. Store, only now that every rank has reported. */
     if (add) {
         mpi_step("adding", 1);
-        MPI_Bcast(flags, (int)b.n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        for (uint64_t off = 0; off < b.n; off += 1u << 30)
+            MPI_Bcast(flags + off, (int)(b.n - off < (1u << 30) ? b.n - off : 1u << 30), MPI_BYTE,
+                      0, MPI_COMM_WORLD);
         for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
             char path[4096];
             shard_path(path, sizeof path, dir, s);

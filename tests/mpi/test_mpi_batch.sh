@@ -53,6 +53,16 @@ check "same document count after --add" "$(total stA)" = \
 "$ND" batch dbA batch2.fp >refA2.txt 2>/dev/null
 expect_exit 0 mpi 4 batch stA batch2.fp
 same "batch after --add" refA2.txt
+# Stored documents seen again: dup of themselves, last-seen time refreshed.
+head -5 stored.fp >again.fp
+"$ND" batch dbA again.fp --add --time 12345 >refR.txt 2>/dev/null
+expect_exit 0 mpi 4 batch stA again.fp --add --time 12345
+same "batch --add of stored documents" refR.txt
+for key in $(cut -f2 again.fp); do
+    sh=$("$ND" shard which stA "$key" | cut -f3)
+    check "refreshed $key as the single machine" "$("$ND" get "$sh" "$key")" = "$("$ND" get dbA "$key")"
+done
+check "a time was refreshed" "$(grep -c '	12345$' <("$ND" get dbA $(cut -f2 again.fp)))" -gt 0
 for s in 0 1 2 3 4; do expect_exit 0 "$ND" verify "stA/shard-00$s"; done
 # A fresh store from `shard init` behaves as a fresh database.
 expect_exit 0 "$ND" shard init sI --shards 3 --k 3 --docs 10000
