@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# run.sh — build the libFuzzer targets in build-fuzz and run each one.
+#
+# usage: tests/fuzz/run.sh [SECONDS] [TARGET...]
+#   SECONDS  time per target (default 20)
+#   TARGET   codec, reader, html, fingerprint (default: all)
+# Builds with clang, -Dfuzz=true, -fsanitize=fuzzer,address,undefined
+# (build dir: $FUZZ_BUILD, default build-fuzz). Each target starts from its
+# committed seeds (tests/fuzz/corpus/<target>/) plus what earlier runs
+# found (build-fuzz/fuzz-corpus/<target>/, not committed). A crash, leak,
+# sanitizer report or timeout leaves its input in
+# build-fuzz/fuzz-artifacts/<target>/ and makes the script exit 1.
+# Without clang it prints a NOTICE and exits 0.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 2
+secs=${1:-20}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(codec reader html fingerprint)
+build=${FUZZ_BUILD:-build-fuzz}
+
+if ! command -v clang >/dev/null; then
+    echo "NOTICE: clang not found: fuzz targets not built or run" >&2
+    exit 0
+fi
+if [ ! -f "$build/build.ninja" ]; then
+    CC=clang CXX=clang++ meson setup "$build" -Dfuzz=true -Dmpi=disabled \
+        -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fsanitize=fuzzer-no-link -Dcpp_args=-fsanitize=fuzzer-no-link >/dev/null ||
+        { echo "fuzz: meson setup failed" >&2; exit 2; }
+fi
+ninja -C "$build" $(printf 'tests/fuzz/fuzz_%s ' "${targets[@]}") >/dev/null ||
+    { echo "fuzz: build failed" >&2; exit 2; }
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+status=0
+for t in "${targets[@]}"; do
+    work="$build/fuzz-corpus/$t" art="$build/fuzz-artifacts/$t/"
+    mkdir -p "$work" "$art"
+    log="$build/fuzz-$t.log"
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -artifact_prefix="$art" -print_final_stats=1 \
+        "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    if [ $rc -eq 0 ]; then
+        echo "fuzz $t: ok, ${runs:-?} runs in ${secs}s, ${cov:-cov: ?}"
+    else
+        status=1
+        echo "fuzz $t: FAILED (exit $rc); input: $(ls -t "$art" | head -1 | sed "s|^|$art|")"
+        grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -15
+    fi
+done
+exit $status
