@@ -59,7 +59,7 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
  * of load_group documents: with nd_import, or (--no-import, the stand-in
  * used before it existed) nd_add_many without background folds. Then one nd_compact (a no-op after
  * an import). The caller times the whole; the label goes to the report. */
-static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_s)
+static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
 {
     const bdb_opts *o = &s->o;
     int import = !o->no_import;
@@ -68,17 +68,23 @@ static const char *bulk_load(const bdb_state *s, double *add_s, double *compact_
     if (g > o->n) g = o->n;
     nd_doc *docs = bdb_xmalloc(g * sizeof *docs);
     uint8_t(*keys)[8] = bdb_xmalloc(g * sizeof *keys);
-    double t0 = bdb_now();
+    double t0 = bdb_now(), call_first = 0, call_last = 0;
     for (uint64_t base = 0; base < o->n; base += g) {
         size_t m = o->n - base < g ? (size_t)(o->n - base) : g;
         for (size_t i = 0; i < m; i++) {
             key_of(keys[i], base + i);
             docs[i] = (nd_doc){keys[i], 8, bdb_stored(&s->g, base + i), 0, 1};
         }
+        double c0 = bdb_now();
         if (import) ND_TRY(nd_import(db, docs, m));
         else ND_TRY(nd_add_many(db, docs, m));
+        call_last = bdb_now() - c0;
+        if (base == 0) call_first = call_last;
     }
     double t1 = bdb_now();
+    /* does a call's cost grow with what is already stored? */
+    bdb_metric("nd.load.first_call_s", call_first);
+    bdb_metric("nd.load.last_call_s", call_last);
     ND_TRY(nd_compact(db));
     ND_TRY(nd_close(db));
     *add_s = t1 - t0;
@@ -478,6 +484,7 @@ void bdb_phase_neardup(bdb_state *s)
     double *lat = bdb_xmalloc((nq + 1) * sizeof *lat);
     uint32_t *cnt = bdb_xmalloc((nq + 1) * sizeof *cnt);
     bdb_rss_reset();
+    bdb_metric("rss.query_start_mib", bdb_rss_now_mib());
     bdb_run_queries(nd_fn, &c, s->qs, o->q, 3, 1, NULL, NULL); /* warm up */
     for (unsigned k = 3; k <= 6; k += 3)
         for (unsigned th = 1; th <= 2; th++)

@@ -97,6 +97,8 @@ TARGETS = {  # issue 5, at N = 100M, k = 3, 2 cores
 # (label, neardup metric, baseline metric suffix or None, unit)
 ROWS = [
     ("bulk import (docs/s)", "nd.load.docs_per_s", "load.docs_per_s"),
+    ("bulk import: first call (s)", "nd.load.first_call_s", None),
+    ("bulk import: last call (s)", "nd.load.last_call_s", None),
     ("stream add_if_new, WAL, no fsync (docs/s)", "nd.stream.docs_per_s", None),
     ("stream add_if_new latency p50 (us)", "nd.stream.k3.p50_us", None),
     ("stream add_if_new latency p99 (us)", "nd.stream.k3.p99_us", None),
@@ -127,6 +129,7 @@ ROWS = [
      "disk.table_bits_per_entry"),
     ("disk: all files, bits per entry per table", "nd.disk.all_bits_per_entry_table", None),
     ("peak RSS: bulk import (MiB)", "rss.load_mib", None),
+    ("RSS when the query phase starts (MiB)", "rss.query_start_mib", None),
     ("peak RSS: queries (MiB)", "rss.query_mib", None),
     ("peak RSS: batch (MiB)", "rss.batch_mib", None),
     ("peak RSS: self-join (MiB)", "rss.selfjoin_mib", None),

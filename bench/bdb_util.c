@@ -4,13 +4,17 @@
  *
  * Peak RSS per phase: Linux keeps the high-water mark VmHWM in
  * /proc/self/status, and writing "5" to /proc/self/clear_refs resets it to
- * the current RSS, so each phase reads the peak of that phase alone.
+ * the current RSS, so each phase reads the peak of that phase alone (after
+ * malloc_trim, so that heap a previous phase freed is not counted).
  * Metrics are kept in insertion order and written as one flat JSON object
  * ("system.metric": value) that bench/bdb_report.py aggregates over runs.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +97,11 @@ static double status_kib(const char *field)
 
 void bdb_rss_reset(void)
 {
+#ifdef __GLIBC__
+    /* Heap the previous phase freed but glibc kept would count against
+     * this phase: hand it back first. */
+    malloc_trim(0);
+#endif
     int fd = open("/proc/self/clear_refs", O_WRONLY);
     if (fd < 0) return;
     if (write(fd, "5", 1) != 1) { /* the peak stays process-wide */
