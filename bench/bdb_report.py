@@ -72,8 +72,8 @@ fails on any disagreement with the oracle.
   document of a group of 256 checked with `nd_query`, the new ones added
   by one `nd_add_many`: one fsync per group); and `nd_add_if_new` with an
   fsync per document, for scale. Peak RSS is per phase (VmHWM reset
-  between phases) of the whole benchmark process, which also holds the
-  harness's own arrays (its own row).
+  between phases, after malloc_trim) of the whole benchmark process, which
+  also holds the harness's own arrays (their own row).
 
 Each figure is the median of the runs with the min-max range. A baseline
 cell reads "its median &rarr; neardup's median divided by it" (for times,
