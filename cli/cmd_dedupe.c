@@ -690,8 +690,11 @@ int cmd_dedupe(int argc, char **argv)
         in_reader_close(r);
     }
     if (tty && c.n >= 20000) fputc('\n', stderr);
-    if (rc == CLI_EXIT_OK && !c.sk && c.k > MAX_JOIN_K)
-        rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
+    if (rc == CLI_EXIT_OK && !c.sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
+        if (k_given && c.n > 0)
+            rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
+        c.k = c.join_k = 3;
+    }
     if (rc == CLI_EXIT_OK) {
         c.m = c.n;
         rc = c.stream ? run_joins(&c, c.fp) : run_clusters(&c, out, json);

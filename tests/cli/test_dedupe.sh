@@ -139,6 +139,16 @@ expect_exit 0 "$ND" dedupe --format fp --out pairs --k 5 in.fp
 expect_lines 3                                                # 1, 5 and 4 bits
 expect_exit 1 "$ND" dedupe --format fp --k 9 in.fp
 
+# jsonl records with fingerprints only: simhash within 3 bits by default
+printf '{"id":"a","fp":"0123456789abcdef"}\n{"id":"b","fp":"0123456789abcdee"}\n' > fp.jsonl
+expect_exit 0 "$ND" dedupe --format jsonl fp.jsonl
+expect_out_eq "$(printf '1\tkeep\ta\t0\n1\tdrop\tb\t1')"
+expect_exit 1 "$ND" dedupe --format jsonl --k 9 fp.jsonl
+expect_err_match 'needs texts'
+mkdir empty
+expect_exit 0 "$ND" dedupe empty
+expect_out_eq ""
+
 # without --db nothing is written
 before=$(ls -A)
 expect_exit 0 "$ND" dedupe c
