@@ -409,7 +409,7 @@ static int run_clusters(corpus *c, const char *out, int json)
     if (!order) return cli_fail("dedupe: out of memory");
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     sort_prio = c->prio;
-    qsort(order, n, sizeof *order, cmp_priority);
+    if (c->prio) qsort(order, n, sizeof *order, cmp_priority); /* else: input order */
     rc = group_identical(&g, &ids, &m, c, order);
     if (rc) goto done;
     if (m == n) { /* no two identical: join the documents themselves */
