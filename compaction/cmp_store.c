@@ -137,6 +137,11 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     rocksdb_options_set_create_if_missing(s->opts, 1);
     rocksdb_options_set_create_missing_column_families(s->opts, 1);
     rocksdb_options_set_keep_log_file_num(s->opts, 3);
+    /* A WAL file lives until every family that wrote to it has flushed;
+     * meta takes a small write per step and would keep every WAL alive,
+     * making the next open replay gigabytes. Past this total RocksDB
+     * flushes the families holding the oldest WAL. */
+    rocksdb_options_set_max_total_wal_size(s->opts, 256u << 20);
     rocksdb_options_set_max_open_files(s->opts, 512);
     /* FATAL only: after a full disk, RocksDB 7.8 asserts when its info log
      * (on the same full disk) is appended to again; our errors reach the
@@ -264,6 +269,9 @@ cleanup:
 int st_close(st_store *s)
 {
     if (!s) return ND_OK;
+    /* Flushing the memtables now makes the next open fast (no WAL replay).
+     * A failure (a full disk) loses nothing: the WAL still holds it all. */
+    if (!s->readonly) (void)st_flush(s);
     free_store(s);
     return ND_OK;
 }
