@@ -59,7 +59,7 @@ static int walk(in_reader *r, const char *dir, size_t *cap, int depth)
         n++;
     }
     closedir(d);
-    if (rc == 0) qsort(names, n, sizeof *names, cmp_str);
+    if (rc == 0 && n > 1) qsort(names, n, sizeof *names, cmp_str); /* names is NULL when empty */
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t len = strlen(dir) + strlen(names[i]) + 2;
         char *p = malloc(len);
