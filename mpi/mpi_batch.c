@@ -13,7 +13,7 @@
  *  4. every rank finds, per document, the closest stored match over its
  *     shards: nd_batch without ND_BATCH_ADD (the merge join). nd_batch also
  *     resolves the batch within itself, and a batch match hides the stored
- *     one; those documents alone are re-checked with nd_query
+ *     one; those documents alone are checked again (check_shard)
  *     -> agreement;
  *  5. the per-rank best matches go to rank 0, which keeps, per document,
  *     the smallest (distance, fingerprint, key) over all shards;
@@ -229,31 +229,55 @@ static int local_consider(local *l, size_t i, unsigned d, uint64_t fp, const cha
     return 0;
 }
 
+/* The closest stored match on one shard of every document. nd_batch also
+ * decides the batch against itself, and where an earlier new document
+ * lies closer than anything stored, that batch match is all it reports.
+ * Those documents go round again as a smaller batch (the first of them
+ * always gets its stored answer, and usually nearly all do); a few left
+ * over are probed one by one with nd_query. One probe costs about as much
+ * as a thousand documents of a merge, hence the rounds. */
+enum { CHECK_PROBE_BELOW = 64, CHECK_MAX_ROUNDS = 16 };
+
 static int check_shard(local *l, nd_db *db, const char *path, const batch *b, const nd_doc *docs,
                        unsigned k)
 {
-    nd_batch_item *items = malloc((b->n ? b->n : 1) * sizeof *items);
+    size_t n = b->n, m = n;
+    nd_batch_item *items = malloc((n ? n : 1) * sizeof *items);
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    nd_doc *sub = NULL;
     nd_results *keys = NULL, *res = NULL;
     int rc = 0, nrc;
-    if (!items || nd_results_new(&keys) < 0 || nd_results_new(&res) < 0) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory checking shard '%s'", path);
-        goto done;
-    }
-    nrc = nd_batch(items, keys, db, docs, b->n, k, 0);
-    if (nrc < 0) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: checking shard '%s': %s: %s", path, nd_strerror(nrc),
-                      nd_errmsg());
-        goto done;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        const nd_batch_item *it = &items[i];
-        if (!it->dup) continue;
-        if (it->match_index == ND_BATCH_STORED) {
-            if (local_consider(l, i, it->dist, it->match_fp, it->match_key, it->match_key_len))
-                goto oom;
-            continue;
+    if (!items || !idx || nd_results_new(&keys) < 0 || nd_results_new(&res) < 0) goto oom;
+    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (unsigned round = 0; m >= CHECK_PROBE_BELOW && round < CHECK_MAX_ROUNDS; round++) {
+        const nd_doc *d = docs;
+        if (round > 0) {
+            if (!sub && !(sub = malloc(m * sizeof *sub))) goto oom;
+            for (size_t j = 0; j < m; j++) sub[j] = docs[idx[j]];
+            d = sub;
         }
-        /* A batch match hid whatever this shard stores near document i. */
+        nrc = nd_batch(items, keys, db, d, m, k, 0);
+        if (nrc < 0) {
+            rc = mpi_note(CLI_EXIT_DB, "batch: checking shard '%s': %s: %s", path,
+                          nd_strerror(nrc), nd_errmsg());
+            goto done;
+        }
+        size_t next = 0;
+        for (size_t j = 0; j < m; j++) {
+            const nd_batch_item *it = &items[j];
+            if (!it->dup) continue;
+            if (it->match_index != ND_BATCH_STORED) {
+                idx[next++] = idx[j];
+                continue;
+            }
+            if (local_consider(l, idx[j], it->dist, it->match_fp, it->match_key,
+                               it->match_key_len))
+                goto oom;
+        }
+        m = next;
+    }
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
         nrc = nd_query(res, db, b->fp[i], k, NULL);
         if (nrc < 0) {
             rc = mpi_note(CLI_EXIT_DB, "batch: querying shard '%s': %s: %s", path,
@@ -261,8 +285,8 @@ static int check_shard(local *l, nd_db *db, const char *path, const batch *b, co
             goto done;
         }
         if (nd_results_count(res)) {
-            const nd_match *m = nd_results_get(res, 0);
-            if (local_consider(l, i, m->dist, m->fp, m->key, m->key_len)) goto oom;
+            const nd_match *mt = nd_results_get(res, 0);
+            if (local_consider(l, i, mt->dist, mt->fp, mt->key, mt->key_len)) goto oom;
         }
     }
     goto done;
@@ -270,6 +294,8 @@ oom:
     rc = mpi_note(CLI_EXIT_DB, "batch: out of memory checking shard '%s'", path);
 done:
     free(items);
+    free(idx);
+    free(sub);
     nd_results_free(keys);
     nd_results_free(res);
     return rc;
