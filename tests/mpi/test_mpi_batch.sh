@@ -91,6 +91,10 @@ check "a dead rank fails the run (exit $code)" "$code" -ne 0
 expect_err_match 'rank 1 \(shards of stD: 1 4\) died on signal 6 while checking; nothing was stored'
 check "a dead rank's run printed no results" -z "$out"
 check "nothing stored when a rank died" "$(total stD)" = 3000
+# A shard that is not the manifest's (other fingerprint features).
+cp -r st stE && rm -rf stE/shard-001 && "$ND" init stE/shard-001 --k 3 --features words >/dev/null
+expect_exit 2 mpi 3 batch stE batch.fp
+expect_err_match "shard 1 'stE/shard-001' does not match the manifest"
 expect_exit 1 mpi 3 batch db batch.fp
 expect_err_match 'not a sharded store'
 printf '0123456789abcdef\tok\nnot-hex\tbad\n' >bad.fp
