@@ -160,6 +160,11 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *
         ND_TRY(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
             if (r->buf[i] >= lo) ND_TRY(st_u64s_push(out, r->buf[i]));
+        /* A run reaching past hi ends the range: the next run starts above
+         * its last value. Stopping here spares most probes a next() after
+         * seek_for_prev, a direction change RocksDB pays for with a seek
+         * of every level. */
+        if (r->buf[n - 1] >= hi) break;
     }
     ND_TRY(rc);
     ND_TRY(st_iter_status(it));
