@@ -170,11 +170,14 @@ static int create_store(shard_manifest *m, nd_db **dbs, const char *dir, unsigne
             return CLI_EXIT_DB;
         }
         if (s == 0) {
+            /* Recorded as read back from the shard: what readers compare. */
             nd_plan_info p;
+            nd_fp_options dfo;
             nd_db_plan(&p, db);
+            nd_db_fp_options(&dfo, db);
             m->k = p.k;
             m->tables = p.tables;
-            if (nd_fp_config_string(m->fp_config, sizeof m->fp_config, fo) < 0) {
+            if (nd_fp_config_string(m->fp_config, sizeof m->fp_config, &dfo) < 0) {
                 nd_close(db);
                 return cli_fail("shard: fingerprint configuration too long");
             }
