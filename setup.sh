@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 pkgs=(build-essential pkg-config meson ninja-build clang g++
       librocksdb-dev libzstd-dev libxxhash-dev libcmocka-dev
       libutf8proc-dev libxml2-dev libjansson-dev zlib1g-dev
-      libopenmpi-dev openmpi-bin python3 base-files)
+      libopenmpi-dev openmpi-bin python3 base-files valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

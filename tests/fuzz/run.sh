@@ -10,7 +10,7 @@
 # found (build-fuzz/fuzz-corpus/<target>/, not committed). A crash, leak,
 # sanitizer report or timeout leaves its input in
 # build-fuzz/fuzz-artifacts/<target>/ and makes the script exit 1.
-# Without clang it prints a NOTICE and exits 0.
+# Without clang (or its libFuzzer runtime) it prints a NOTICE and exits 0.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 2
@@ -20,10 +20,14 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(codec reader html fingerprint)
 build=${FUZZ_BUILD:-build-fuzz}
 
-if ! command -v clang >/dev/null; then
-    echo "NOTICE: clang not found: fuzz targets not built or run" >&2
+probe=$(mktemp -d)
+echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { (void)d; (void)n; return 0; }' > "$probe/p.c"
+if ! command -v clang >/dev/null || ! clang -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" 2>/dev/null; then
+    rm -rf "$probe"
+    echo "NOTICE: clang with libFuzzer not found: fuzz targets not built or run" >&2
     exit 0
 fi
+rm -rf "$probe"
 if [ ! -f "$build/build.ninja" ]; then
     CC=clang CXX=clang++ meson setup "$build" -Dfuzz=true -Dmpi=disabled \
         -Db_sanitize=address,undefined -Db_lundef=false \
