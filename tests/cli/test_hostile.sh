@@ -148,6 +148,10 @@ expect_exit 1 "$ND" import db --format files big.txt
 expect_err_match "^neardup: big.txt:1: 'big.txt' is larger than the 64 MiB document limit$"
 rm -f big.txt
 unchanged
+printf 'WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Target-URI: http://x/\r\nContent-Length: 70000000\r\n\r\nx\r\n\r\n' > huge.warc
+expect_exit 1 "$ND" import db --format warc huge.warc
+expect_err_match '^neardup: huge.warc:[0-9]+: record at line 1: block of 70000000 bytes exceeds the 64 MiB limit$'
+unchanged
 expect_exit 1 "$ND" query db 1111111111111111 --k 17
 expect_err_match '^neardup: query: --k must be 0..16'
 expect_exit 1 "$ND" query db 11111111111111111
