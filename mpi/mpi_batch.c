@@ -9,7 +9,8 @@
  *     checks their plan and fingerprint configuration against the manifest
  *     -> agreement: a missing shard fails the run here, naming it;
  *  3. rank 0 reads the batch (fingerprinting texts with shard 0's
- *     configuration) and broadcasts fingerprints, keys and scores;
+ *     configuration) and broadcasts fingerprints, keys and scores; with
+ *     --chunk N, N documents at a time, steps 3-7 running once per chunk;
  *  4. every rank finds, per document, the closest stored match over its
  *     shards: nd_batch without ND_BATCH_ADD (the merge join). nd_batch also
  *     resolves the batch within itself, and a batch match hides the stored
@@ -41,8 +42,8 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup-mpi batch DIR [--add] [--format fp|jsonl|tsv] [--k K] [--html]\n"
-    "                         [--time T] [--skip-bad] [--json] INPUT...\n"
+    "usage: neardup-mpi batch DIR [--add] [--format fp|jsonl|tsv] [--k K] [--chunk N]\n"
+    "                         [--html] [--time T] [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Check a batch of documents against the sharded store DIR (see `neardup\n"
     "shard`) and against each other, on every rank of the MPI job: shard s\n"
@@ -57,14 +58,19 @@ static const char usage[] =
     "  --time T   last-seen time to record with --add (default now)\n"
     "  --skip-bad skip malformed records (reported on stderr) instead of failing\n"
     "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
-    "The inputs form one batch, read in order (as `neardup batch` without --chunk).\n"
+    "  --chunk N  check N documents per batch (default: the whole input); each\n"
+    "             chunk is checked, stored with --add and printed before the next\n"
+    "             is read, so later chunks see what earlier ones stored\n"
+    "The inputs are read in order as one stream (as `neardup batch`).\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 a shard failed (nothing stored).\n";
 
-/* The batch as broadcast: one buffer, 8-byte fields first, keys last. */
+/* The batch as broadcast: one buffer, a header (n, key bytes, last
+ * chunk), the 8-byte fields, keys last. */
 typedef struct batch {
     void *buf;
     uint64_t len;
     uint64_t n;
+    int last;
     uint64_t *fp;
     double *score;
     uint64_t *koff; /* n + 1 offsets into keys */
@@ -101,7 +107,8 @@ static void batch_layout(batch *b)
 {
     uint64_t *h = b->buf;
     b->n = h[0];
-    b->fp = h + 2;
+    b->last = h[2] != 0;
+    b->fp = h + 3;
     b->score = (double *)(b->fp + b->n);
     b->koff = (uint64_t *)(b->score + b->n);
     b->keys = (char *)(b->koff + b->n + 1);
@@ -129,44 +136,57 @@ static int grow_put(grow *g, const void *src, size_t len)
     return 0;
 }
 
-static int read_batch(batch *b, in_format fmt, char **inputs, int ninputs, nd_db *db0,
-                      int html, int skip_bad)
+/* Rank 0's reader: the inputs in order, read a chunk at a time. */
+typedef struct batch_reader {
+    in_format fmt;
+    char **inputs;
+    int ninputs, next; /* next input to open */
+    in_reader *r;
+    nd_fp_options fo;
+    int html, skip_bad;
+    uint64_t bad;
+} batch_reader;
+
+/* Read up to max documents (0 = all) into b; header word 2 says whether
+ * the inputs are exhausted. */
+static int read_batch(batch *b, batch_reader *br, uint64_t max)
 {
     grow fps = {0}, scores = {0}, koff = {0}, keys = {0};
-    in_reader *r = NULL;
-    nd_fp_options fo;
-    int rc = 0, a = 0;
-    uint64_t zero = 0, bad = 0;
-    nd_db_fp_options(&fo, db0);
+    int rc = 0, last = 0;
+    uint64_t zero = 0;
     if (grow_put(&koff, &zero, 8)) goto oom;
     for (;;) {
         in_record rec;
-        if (!r) {
-            if (a == ninputs) break;
-            if (in_reader_open(&r, fmt, inputs[a++], NULL) < 0) {
+        if (max && fps.len / 8 == max) break;
+        if (!br->r) {
+            if (br->next == br->ninputs) {
+                last = 1;
+                break;
+            }
+            if (in_reader_open(&br->r, br->fmt, br->inputs[br->next++], NULL) < 0) {
                 rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL));
                 goto done;
             }
         }
-        int got = in_reader_next(r, &rec);
+        int got = in_reader_next(br->r, &rec);
         if (got == 0) {
-            in_reader_close(r);
-            r = NULL;
+            in_reader_close(br->r);
+            br->r = NULL;
             continue;
         }
-        if (got == -1 && skip_bad) {
-            fprintf(stderr, "neardup-mpi: %s\n", in_reader_error(r));
-            bad++;
+        if (got == -1 && br->skip_bad) {
+            fprintf(stderr, "neardup-mpi: %s\n", in_reader_error(br->r));
+            br->bad++;
             continue;
         }
         if (got < 0) {
-            rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(r));
+            rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(br->r));
             goto done;
         }
         uint64_t fp = rec.fp;
         if (!rec.has_fp) {
-            nd_fp_options o = fo;
-            if (html || rec.is_html) o.flags |= ND_FP_HTML;
+            nd_fp_options o = br->fo;
+            if (br->html || rec.is_html) o.flags |= ND_FP_HTML;
             int nrc = nd_fingerprint(&fp, rec.text, rec.text_len, &o);
             if (nrc < 0) {
                 rc = mpi_note(CLI_EXIT_USAGE, "%s:%llu: fingerprint: %s: %s", rec.file,
@@ -181,12 +201,13 @@ static int read_batch(batch *b, in_format fmt, char **inputs, int ninputs, nd_db
             goto oom;
     }
     uint64_t n = fps.len / 8;
-    b->len = 16 + fps.len + scores.len + koff.len + keys.len;
+    b->len = 24 + fps.len + scores.len + koff.len + keys.len;
     b->buf = malloc(b->len);
     if (!b->buf) goto oom;
     uint64_t *h = b->buf;
     h[0] = n;
     h[1] = keys.len;
+    h[2] = (uint64_t)last;
     batch_layout(b);
     if (n) {
         memcpy(b->fp, fps.p, fps.len);
@@ -194,13 +215,10 @@ static int read_batch(batch *b, in_format fmt, char **inputs, int ninputs, nd_db
     }
     memcpy(b->koff, koff.p, koff.len);
     if (keys.len) memcpy(b->keys, keys.p, keys.len);
-    if (bad) fprintf(stderr, "neardup-mpi: batch: %llu bad records skipped\n",
-                     (unsigned long long)bad);
     goto done;
 oom:
     rc = mpi_note(CLI_EXIT_DB, "batch: out of memory reading the batch");
 done:
-    in_reader_close(r);
     free(fps.p);
     free(scores.p);
     free(koff.p);
@@ -488,22 +506,22 @@ done:
 
 /* ---- the command ---------------------------------------------------------- */
 
-int mpi_cmd_batch(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"add", no_argument, 0, 'a'},  {"format", required_argument, 0, 'f'},
-        {"k", required_argument, 0, 'k'}, {"html", no_argument, 0, 'H'},
-        {"time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"skip-bad", no_argument, 0, 'b'},
-        {0, 0, 0, 0}};
-    in_format fmt = IN_FORMAT_FP;
-    int add = 0, html = 0, json = 0, have_k = 0, skip_bad = 0, opt, rc = 0;
-    unsigned k = 0;
-    unsigned long v;
-    int64_t now = (int64_t)time(NULL);
+/* What every chunk of a run shares. */
+typedef struct run_ctx {
+    const char *dir;
     shard_manifest man;
-    nd_db **dbs = NULL;
-    batch b = {0};
+    nd_db **dbs;
+    unsigned k;
+    int add, json;
+    int64_t now;
+    uint64_t docs, nnew;
+    double t_bcast, t_check, t_reduce, t_decide, t_add;
+} run_ctx;
+
+/* Steps 4 to 7 and the output for one broadcast chunk b. Every rank
+ * returns the same exit code. */
+static int run_chunk(run_ctx *c, const batch *b)
+{
     local l = {0};
     nd_doc *docs = NULL;
     match *best = NULL;
@@ -511,19 +529,148 @@ int mpi_cmd_batch(int argc, char **argv)
     void *gathered = NULL;
     uint64_t *lens = NULL;
     grow packed = {0};
-    double t0 = mpi_now(), t_read = 0, t_check = 0, t_reduce = 0, t_decide = 0, t_add = 0;
+    int rc = 0;
+    double t = mpi_now(), t1;
+
+    /* 4. Stored matches on this rank's shards. */
+    mpi_step("checking", 0);
+    docs = malloc((b->n ? b->n : 1) * sizeof *docs);
+    l.m = malloc((b->n ? b->n : 1) * sizeof *l.m);
+    if (!docs || !l.m) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory for %llu documents",
+                      (unsigned long long)b->n);
+    } else {
+        for (uint64_t i = 0; i < b->n; i++) {
+            docs[i] = (nd_doc){b->keys + b->koff[i], b->koff[i + 1] - b->koff[i], b->fp[i],
+                               b->score[i], c->now};
+            l.m[i].dist = UINT_MAX;
+        }
+        for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
+            char path[4096];
+            shard_path(path, sizeof path, c->dir, s);
+            rc = check_shard(&l, c->dbs[s], path, b, docs, c->k);
+        }
+    }
+    if (!rc && pack_local(&packed, &l, b->n))
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory packing matches");
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    t1 = mpi_now();
+    c->t_check += t1 - t;
+    t = t1;
+
+    /* 5. Reduce to rank 0. */
+    lens = calloc((size_t)mpi_size, sizeof *lens);
+    if (mpi_gather_bytes(&gathered, lens, packed.p, packed.len) < 0) {
+        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory gathering matches"));
+        goto cleanup;
+    }
+    flags = calloc(b->n ? b->n : 1, 1);
+    if (mpi_rank == 0) {
+        uint64_t total = 0;
+        for (int r = 0; r < mpi_size; r++) total += lens[r];
+        best = malloc((b->n ? b->n : 1) * sizeof *best);
+        if (!best || !flags) {
+            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+        } else {
+            merge_matches(best, gathered, total, b->n);
+            t1 = mpi_now();
+            c->t_reduce += t1 - t;
+            t = t1;
+            /* 6. Decide in input order. */
+            int nrc = decide(best, flags, b, c->k);
+            if (nrc < 0)
+                rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
+                              "batch: pairs within the batch: %s: %s", nd_strerror(nrc),
+                              nd_errmsg());
+            for (uint64_t i = 0; i < b->n && !rc; i++) {
+                if (flags[i] || best[i].dist == UINT_MAX) continue;
+                /* A stored match of the same key: refresh its time. */
+                const char *key = b->keys + b->koff[i];
+                size_t len = b->koff[i + 1] - b->koff[i];
+                if (best[i].key >= (const char *)gathered &&
+                    best[i].key < (const char *)gathered + total && best[i].key_len == len &&
+                    memcmp(best[i].key, key, len) == 0)
+                    flags[i] = 2;
+            }
+            t1 = mpi_now();
+            c->t_decide += t1 - t;
+            t = t1;
+        }
+    } else if (!flags) {
+        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+    }
+    if ((rc = mpi_agree(rc))) goto cleanup;
+
+    /* 7. Store, only now that every rank has reported. */
+    if (c->add) {
+        mpi_step("adding", 1);
+        for (uint64_t off = 0; off < b->n; off += 1u << 30)
+            MPI_Bcast(flags + off, (int)(b->n - off < (1u << 30) ? b->n - off : 1u << 30),
+                      MPI_BYTE, 0, MPI_COMM_WORLD);
+        for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
+            char path[4096];
+            shard_path(path, sizeof path, c->dir, s);
+            rc = add_shard(c->dbs[s], path, s, &c->man, b, flags, c->now);
+        }
+        if ((rc = mpi_agree(rc))) {
+            if (mpi_rank == 0)
+                fprintf(stderr, "neardup-mpi: batch: storing failed on the shard named above; "
+                                "the other shards hold their new documents of this chunk\n");
+            goto cleanup;
+        }
+        t1 = mpi_now();
+        c->t_add += t1 - t;
+        mpi_step("between chunks", 0);
+    }
+    if (mpi_rank == 0) {
+        for (uint64_t i = 0; i < b->n; i++) {
+            print_line(b, i, &best[i], c->json);
+            c->nnew += best[i].dist == UINT_MAX;
+        }
+        fflush(stdout);
+    }
+    c->docs += b->n;
+cleanup:
+    free(docs);
+    free(l.m);
+    free(l.arena.p);
+    free(packed.p);
+    free(gathered);
+    free(lens);
+    free(best);
+    free(flags);
+    return rc;
+}
+
+int mpi_cmd_batch(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"add", no_argument, 0, 'a'},  {"format", required_argument, 0, 'f'},
+        {"k", required_argument, 0, 'k'}, {"html", no_argument, 0, 'H'},
+        {"time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+        {"skip-bad", no_argument, 0, 'b'}, {"chunk", required_argument, 0, 'c'},
+        {0, 0, 0, 0}};
+    run_ctx c = {0};
+    batch_reader br = {0};
+    int have_k = 0, opt, rc = 0;
+    unsigned long v;
+    uint64_t chunk = 0, chunks = 0;
+    double t0 = mpi_now(), t;
 
     if (cli_wants_help(argc, argv)) {
         if (mpi_rank == 0) cli_usage(stdout, usage);
         return CLI_EXIT_OK;
     }
+    br.fmt = IN_FORMAT_FP;
+    c.now = (int64_t)time(NULL);
     optind = 1;
     opterr = mpi_rank == 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'a': add = 1; break;
+        case 'a': c.add = 1; break;
         case 'f':
-            if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES || fmt == IN_FORMAT_WARC)
+            if (in_format_parse(optarg, &br.fmt) || br.fmt == IN_FORMAT_FILES ||
+                br.fmt == IN_FORMAT_WARC)
                 return mpi_usage_error(usage, "batch: --format must be fp, jsonl or tsv, got '%s'",
                                        optarg);
             break;
@@ -531,23 +678,29 @@ int mpi_cmd_batch(int argc, char **argv)
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
                 return mpi_usage_error(usage, "batch: --k must be 0..%u, got '%s'", ND_MAX_K,
                                        optarg);
-            k = (unsigned)v;
+            c.k = (unsigned)v;
             have_k = 1;
             break;
-        case 'H': html = 1; break;
+        case 'H': br.html = 1; break;
         case 't':
-            if (cli_parse_duration(optarg, &now))
+            if (cli_parse_duration(optarg, &c.now))
                 return mpi_usage_error(usage, "batch: --time must be seconds since the epoch, "
                                        "got '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'b': skip_bad = 1; break;
+        case 'j': c.json = 1; break;
+        case 'b': br.skip_bad = 1; break;
+        case 'c':
+            if (cli_parse_count(optarg, &chunk) || chunk == 0 || chunk > 1000000000)
+                return mpi_usage_error(usage, "batch: --chunk must be 1..1e9, got '%s'", optarg);
+            break;
         default: return mpi_usage_error(usage, NULL);
         }
     }
     if (argc - optind < 2)
         return mpi_usage_error(usage, "batch: expected a sharded store DIR and an INPUT");
-    const char *dir = argv[optind];
+    c.dir = argv[optind];
+    br.inputs = argv + optind + 1;
+    br.ninputs = argc - optind - 1;
 
     /* 1. The manifest, read once and broadcast. */
     {
@@ -555,7 +708,7 @@ int mpi_cmd_batch(int argc, char **argv)
         void *buf = text;
         uint64_t len = 0;
         if (mpi_rank == 0) {
-            if (shard_manifest_read(&man, text, dir, err, sizeof err))
+            if (shard_manifest_read(&c.man, text, c.dir, err, sizeof err))
                 rc = mpi_note(CLI_EXIT_USAGE, "%s", err);
             len = strlen(text) + 1;
         }
@@ -565,182 +718,105 @@ int mpi_cmd_batch(int argc, char **argv)
             goto cleanup;
         }
         if (mpi_rank != 0) {
-            if (shard_manifest_parse(&man, buf, strlen(buf), dir, err, sizeof err))
+            if (shard_manifest_parse(&c.man, buf, strlen(buf), c.dir, err, sizeof err))
                 rc = mpi_note(CLI_EXIT_DB, "%s", err);
             free(buf);
         }
         if ((rc = mpi_agree(rc))) goto cleanup;
     }
-    if (!have_k) k = man.k;
+    if (!have_k) c.k = c.man.k;
 
     /* 2. Every rank opens its shards. */
-    mpi_step_shards(dir, man.shards);
+    mpi_step_shards(c.dir, c.man.shards);
     mpi_step("opening", 0);
-    dbs = calloc(man.shards, sizeof *dbs);
-    if (!dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-    for (unsigned s = (unsigned)mpi_rank; dbs && s < man.shards && !rc; s += (unsigned)mpi_size) {
+    c.dbs = calloc(c.man.shards, sizeof *c.dbs);
+    if (!c.dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+    for (unsigned s = (unsigned)mpi_rank; c.dbs && s < c.man.shards && !rc;
+         s += (unsigned)mpi_size) {
         char path[4096], cfg[256];
         nd_db_options o;
         nd_plan_info p;
         nd_fp_options fo;
         nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
-        o.flags = add ? 0 : ND_DB_READONLY;
-        if (shard_path(path, sizeof path, dir, s)) {
+        o.flags = c.add ? 0 : ND_DB_READONLY;
+        if (shard_path(path, sizeof path, c.dir, s)) {
             rc = mpi_note(CLI_EXIT_USAGE, "batch: path of shard %u too long", s);
             break;
         }
-        int nrc = nd_open(&dbs[s], path, &o);
+        int nrc = nd_open(&c.dbs[s], path, &o);
         if (nrc < 0) {
             rc = mpi_note(CLI_EXIT_DB, "cannot open shard %u '%s': %s: %s", s, path,
                           nd_strerror(nrc), nd_errmsg());
             break;
         }
-        nd_db_plan(&p, dbs[s]);
-        nd_db_fp_options(&fo, dbs[s]);
+        nd_db_plan(&p, c.dbs[s]);
+        nd_db_fp_options(&fo, c.dbs[s]);
         nd_fp_config_string(cfg, sizeof cfg, &fo);
-        if (p.k != man.k || p.tables != man.tables || strcmp(cfg, man.fp_config) != 0)
+        if (p.k != c.man.k || p.tables != c.man.tables || strcmp(cfg, c.man.fp_config) != 0)
             rc = mpi_note(CLI_EXIT_DB,
                           "shard %u '%s' does not match the manifest: k=%u tables=%u "
                           "fingerprint %s (manifest: k=%u tables=%u fingerprint %s)",
-                          s, path, p.k, p.tables, cfg, man.k, man.tables, man.fp_config);
+                          s, path, p.k, p.tables, cfg, c.man.k, c.man.tables, c.man.fp_config);
     }
     if ((rc = mpi_agree(rc))) {
         if (mpi_rank == 0)
             fprintf(stderr, "neardup-mpi: batch: a shard of '%s' is unavailable: run failed, "
-                            "nothing %s\n", dir, add ? "stored" : "checked");
+                            "nothing %s\n", c.dir, c.add ? "stored" : "checked");
         goto cleanup;
     }
+    if (mpi_rank == 0) nd_db_fp_options(&br.fo, c.dbs[0]);
 
-    /* 3. Rank 0 reads the batch; everyone gets it. */
-    if (mpi_rank == 0)
-        rc = read_batch(&b, fmt, argv + optind + 1, argc - optind - 1, dbs[0], html, skip_bad);
-    if ((rc = mpi_agree(rc))) goto cleanup;
-    if (mpi_bcast_bytes(&b.buf, &b.len) < 0) {
-        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory receiving the batch"));
-        goto cleanup;
-    }
-    batch_layout(&b);
-    t_read = mpi_now();
-
-    /* 4. Stored matches on this rank's shards. */
-    mpi_step("checking", 0);
-    docs = malloc((b.n ? b.n : 1) * sizeof *docs);
-    l.m = malloc((b.n ? b.n : 1) * sizeof *l.m);
-    if (!docs || !l.m) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory for %llu documents",
-                      (unsigned long long)b.n);
-    } else {
-        for (uint64_t i = 0; i < b.n; i++) {
-            docs[i] = (nd_doc){b.keys + b.koff[i], b.koff[i + 1] - b.koff[i], b.fp[i],
-                               b.score[i], now};
-            l.m[i].dist = UINT_MAX;
-        }
-        for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
-            char path[4096];
-            shard_path(path, sizeof path, dir, s);
-            rc = check_shard(&l, dbs[s], path, &b, docs, k);
-        }
-    }
-    if (!rc && pack_local(&packed, &l, b.n))
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory packing matches");
-    if ((rc = mpi_agree(rc))) goto cleanup;
-    t_check = mpi_now();
-
-    /* 5. Reduce to rank 0. */
-    lens = calloc((size_t)mpi_size, sizeof *lens);
-    if (mpi_gather_bytes(&gathered, lens, packed.p, packed.len) < 0) {
-        rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory gathering matches"));
-        goto cleanup;
-    }
-    flags = calloc(b.n ? b.n : 1, 1);
-    if (mpi_rank == 0) {
-        uint64_t total = 0;
-        for (int r = 0; r < mpi_size; r++) total += lens[r];
-        best = malloc((b.n ? b.n : 1) * sizeof *best);
-        if (!best || !flags) {
-            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-        } else {
-            merge_matches(best, gathered, total, b.n);
-            t_reduce = mpi_now();
-            /* 6. Decide in input order. */
-            int nrc = decide(best, flags, &b, k);
-            if (nrc < 0)
-                rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
-                              "batch: pairs within the batch: %s: %s", nd_strerror(nrc),
-                              nd_errmsg());
-            for (uint64_t i = 0; i < b.n && !rc; i++) {
-                if (flags[i] || best[i].dist == UINT_MAX) continue;
-                /* A stored match of the same key: refresh its time. */
-                const char *key = b.keys + b.koff[i];
-                size_t len = b.koff[i + 1] - b.koff[i];
-                if (best[i].key >= (const char *)gathered &&
-                    best[i].key < (const char *)gathered + total && best[i].key_len == len &&
-                    memcmp(best[i].key, key, len) == 0)
-                    flags[i] = 2;
-            }
-            t_decide = mpi_now();
-        }
-    } else if (!flags) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-    }
-    if ((rc = mpi_agree(rc))) goto cleanup;
-
-    /* 7. Store, only now that every rank has reported. */
-    if (add) {
-        mpi_step("adding", 1);
-        for (uint64_t off = 0; off < b.n; off += 1u << 30)
-            MPI_Bcast(flags + off, (int)(b.n - off < (1u << 30) ? b.n - off : 1u << 30), MPI_BYTE,
-                      0, MPI_COMM_WORLD);
-        for (unsigned s = (unsigned)mpi_rank; s < man.shards && !rc; s += (unsigned)mpi_size) {
-            char path[4096];
-            shard_path(path, sizeof path, dir, s);
-            rc = add_shard(dbs[s], path, s, &man, &b, flags, now);
-        }
+    /* 3. Rank 0 reads a chunk (by default the whole input); everyone gets
+     * it; steps 4-7 follow; until the inputs end. */
+    for (;;) {
+        batch b = {0};
+        t = mpi_now();
+        if (mpi_rank == 0) rc = read_batch(&b, &br, chunk);
         if ((rc = mpi_agree(rc))) {
-            if (mpi_rank == 0)
-                fprintf(stderr, "neardup-mpi: batch: storing failed on the shard named above; "
-                                "the other shards hold their new documents\n");
-            goto cleanup;
+            free(b.buf);
+            break;
         }
-        t_add = mpi_now();
+        if (mpi_bcast_bytes(&b.buf, &b.len) < 0) {
+            rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory receiving the batch"));
+            free(b.buf);
+            break;
+        }
+        batch_layout(&b);
+        c.t_bcast += mpi_now() - t;
+        if (b.n) {
+            rc = run_chunk(&c, &b);
+            chunks++;
+        }
+        int last = b.last;
+        free(b.buf);
+        if (rc || last) break;
     }
-    mpi_step("closing", add);
-    if (mpi_rank == 0) {
-        uint64_t nnew = 0;
-        for (uint64_t i = 0; i < b.n; i++) {
-            print_line(&b, i, &best[i], json);
-            nnew += best[i].dist == UINT_MAX;
-        }
-        fflush(stdout);
+    mpi_step("closing", c.add);
+    if (mpi_rank == 0 && !rc) {
+        if (br.bad)
+            fprintf(stderr, "neardup-mpi: batch: %llu bad records skipped\n",
+                    (unsigned long long)br.bad);
         fprintf(stderr,
-                "neardup-mpi: batch: %llu documents, %llu new, %llu dup; %d ranks, %u shards; "
-                "read %.3f s, check %.3f s, reduce %.3f s, decide %.3f s%s",
-                (unsigned long long)b.n, (unsigned long long)nnew,
-                (unsigned long long)(b.n - nnew), mpi_size, man.shards, t_read - t0,
-                t_check - t_read, t_reduce - t_check, t_decide - t_reduce,
-                add ? ", add " : "\n");
-        if (add) fprintf(stderr, "%.3f s\n", t_add - t_decide);
+                "neardup-mpi: batch: %llu documents, %llu new, %llu dup; %d ranks, %u shards, "
+                "%llu chunks; read %.3f s, check %.3f s, reduce %.3f s, decide %.3f s, add "
+                "%.3f s, total %.3f s\n",
+                (unsigned long long)c.docs, (unsigned long long)c.nnew,
+                (unsigned long long)(c.docs - c.nnew), mpi_size, c.man.shards,
+                (unsigned long long)chunks, c.t_bcast, c.t_check, c.t_reduce, c.t_decide,
+                c.t_add, mpi_now() - t0);
     }
 
 cleanup:
-    for (unsigned s = 0; dbs && s < man.shards; s++) {
-        if (!dbs[s]) continue;
-        int crc = nd_close(dbs[s]);
+    in_reader_close(br.r);
+    for (unsigned s = 0; c.dbs && s < c.man.shards; s++) {
+        if (!c.dbs[s]) continue;
+        int crc = nd_close(c.dbs[s]);
         if (crc < 0 && rc == 0) {
             fprintf(stderr, "neardup-mpi: rank %d: closing shard %u: %s: %s\n", mpi_rank, s,
                     nd_strerror(crc), nd_errmsg());
             rc = CLI_EXIT_DB;
         }
     }
-    free(dbs);
-    free(b.buf);
-    free(docs);
-    free(l.m);
-    free(l.arena.p);
-    free(packed.p);
-    free(gathered);
-    free(lens);
-    free(best);
-    free(flags);
+    free(c.dbs);
     return rc;
 }

@@ -64,6 +64,17 @@ for key in $(cut -f2 again.fp); do
 done
 check "a time was refreshed" "$(grep -c '	12345$' <("$ND" get dbA $(cut -f2 again.fp)))" -gt 0
 for s in 0 1 2 3 4; do expect_exit 0 "$ND" verify "stA/shard-00$s"; done
+# Chunks: each checked and stored before the next is read.
+"$ND" batch db batch.fp --chunk 150 >refC.txt 2>/dev/null
+expect_exit 0 mpi 3 batch st batch.fp --chunk 150
+same "batch --chunk" refC.txt
+cp -r db dbC && cp -r st stC2
+"$ND" batch dbC batch.fp --chunk 150 --add >refCA.txt 2>/dev/null
+expect_exit 0 mpi 4 batch stC2 batch.fp --chunk 150 --add
+same "batch --chunk --add" refCA.txt
+expect_err_match '6 chunks'
+check "chunks store as one machine" "$(total stC2)" = \
+    "$("$ND" stats dbC | awk '$1 == "documents" || $1 == "documents:" { print $2; exit }')"
 # A fresh store from `shard init` behaves as a fresh database.
 expect_exit 0 "$ND" shard init sI --shards 3 --k 3 --docs 10000
 expect_exit 0 "$ND" init dbI --k 3 --docs 10000
