@@ -70,7 +70,7 @@ expect_exit 0 mpi 3 batch st batch.fp --chunk 150
 same "batch --chunk" refC.txt
 cp -r db dbC && cp -r st stC2
 "$ND" batch dbC batch.fp --chunk 150 --add >refCA.txt 2>/dev/null
-expect_exit 0 mpi 4 batch stC2 batch.fp --chunk 150 --add
+expect_exit 0 leakcheck mpi 4 batch stC2 batch.fp --chunk 150 --add
 same "batch --chunk --add" refCA.txt
 expect_err_match '6 chunks'
 check "chunks store as one machine" "$(total stC2)" = \
