@@ -48,14 +48,14 @@ for t in "${targets[@]}"; do
         -max_len=65536 -artifact_prefix="$art" -print_final_stats=1 \
         "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1
     rc=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    runs=$(LC_ALL=C sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -ao 'cov: [0-9]*' "$log" | tail -1)
     if [ $rc -eq 0 ]; then
         echo "fuzz $t: ok, ${runs:-?} runs in ${secs}s, ${cov:-cov: ?}"
     else
         status=1
         echo "fuzz $t: FAILED (exit $rc); input: $(ls -t "$art" | head -1 | sed "s|^|$art|")"
-        grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -15
+        grep -aE 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -15
     fi
 done
 exit $status
