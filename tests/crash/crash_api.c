@@ -408,8 +408,10 @@ int main(int argc, char **argv)
             if (rc == ND_OK) total = stats.documents;
         }
         nd_close(db);
-        printf("round %d: killed after %ld ms; acknowledged ops A %zu, B %zu; %s\n", round,
-               us / 1000, acked[0], acked[1], ok ? "ok" : "FAILED");
+        printf("round %d: killed after %ld ms; acknowledged ops A %zu, B %zu; table 0: %" PRIu64
+               " runs, %" PRIu64 " fresh; %s\n", round, us / 1000, acked[0], acked[1],
+               rc == ND_OK ? stats.table[0].runs : 0, rc == ND_OK ? stats.table[0].fresh : 0,
+               ok ? "ok" : "FAILED");
         fflush(stdout);
         if (ok) pass++;
         else g_fail++;

@@ -2,7 +2,7 @@
 # crash_compact.sh — kill -9 `neardup compact` at random moments.
 #
 # usage: crash_compact.sh NEARDUP KILLS [SEED]
-# Each round adds 5000 fresh documents (acknowledged: `add` exits 0), so
+# Each round adds 4000 fresh documents (acknowledged: `add` exits 0), so
 # the tables hold fresh entries to fold, starts `neardup compact` and kills
 # it after a random delay. A compaction is a series of steps, each one
 # atomic and set-preserving. Afterwards:
@@ -31,7 +31,7 @@ for round in $(seq 1 "$KILLS"); do
         total=0
     fi
     awk -v seed=$((SEED * 1000 + round)) -v round="$round" 'BEGIN { srand(seed);
-        for (i = 0; i < 5000; i++)
+        for (i = 0; i < 4000; i++)
             printf "%04x%04x%04x%04x\tc%d-%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, round, i }' > "$work/in"
     if ! "$ND" add "$work/db" --k 0 --format fp "$work/in" > "$work/out" 2>"$work/err"; then
         bad "round $round: add failed: $(tail -1 "$work/err")"; break; fi
@@ -40,7 +40,7 @@ for round in $(seq 1 "$KILLS"); do
 
     "$ND" compact "$work/db" 2>"$work/cerr" &
     pid=$!
-    ms=$((RANDOM % 900))
+    ms=$((RANDOM % 800))
     sleep "$(printf '0.%03d' "$ms")"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
