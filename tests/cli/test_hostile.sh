@@ -114,6 +114,11 @@ check "no database for a bad k" ! -e db9
 echo x > afile
 expect_exit 1 "$ND" query afile 0000000000000000
 expect_err_match "afile exists and is not a directory"
+expect_exit 1 "$ND" init afile
+expect_err_match "^neardup: init: cannot create database 'afile': invalid argument: afile exists and is not a directory$"
+expect_exit 2 "$ND" init afile/db
+expect_err_match "cannot create database directory afile/db: Not a directory"
+check "the file is untouched" "$(cat afile)" = x
 # a directory that is not a database
 mkdir plain
 expect_exit 2 "$ND" stats plain
