@@ -9,9 +9,9 @@
 # 10% are stored fingerprints with 0..3 bits flipped (they must come out
 # dup) and the rest random (new). Each store is built with `neardup shard
 # init` + `neardup shard import` (bulk, no near-duplicate check), then
-# every shard is opened for writing once (`neardup compact`) so the bulk
-# load's write-ahead log is flushed and later read-only opens do not
-# replay it. Then `mpirun -np R neardup-mpi batch` checks the queries
+# `neardup compact` on every shard (folds anything fresh; with builds
+# before the storage layer flushed at close, it also kept read-only opens
+# from replaying the import's write-ahead log each time). Then `mpirun -np R neardup-mpi batch` checks the queries
 # (without --add, so every R sees the same stored set) and the outputs of
 # all R are compared. Also times the single-machine `neardup batch` on the
 # one-shard store's database as the baseline.
