@@ -495,14 +495,14 @@ static int shard_info(int argc, char **argv)
     for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) {
         char path[4096];
         nd_db *db;
-        nd_stats st;
+        uint64_t docs = 0;
         shard_path(path, sizeof path, dir, s);
         if ((rc = cli_open_db(&db, path, ND_DB_READONLY))) break;
-        int nrc = nd_stats_get(&st, db);
-        if (nrc < 0) rc = cli_fail_nd(nrc, "shard info: statistics of '%s'", path);
-        else if (a.json) printf("%s%llu", s ? "," : "", (unsigned long long)st.documents);
-        else printf("shard-%03u\t%llu\n", s, (unsigned long long)st.documents);
-        total += nrc < 0 ? 0 : st.documents;
+        int nrc = nd_db_count(db, &docs, NULL);
+        if (nrc < 0) rc = cli_fail_nd(nrc, "shard info: counting '%s'", path);
+        else if (a.json) printf("%s%llu", s ? "," : "", (unsigned long long)docs);
+        else printf("shard-%03u\t%llu\n", s, (unsigned long long)docs);
+        total += docs;
         int crc = cli_close_db(db, path);
         if (rc == CLI_EXIT_OK) rc = crc;
     }
