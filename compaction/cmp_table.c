@@ -139,7 +139,8 @@ static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
     return *rc == ND_OK;
 }
 
-int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *out)
+int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
+                   st_u64s *out)
 {
     st_iter *it = NULL;
     uint8_t kb[TBL_KEY_LEN];
@@ -172,7 +173,7 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *
      * that range: the deletions a fold leaves in the fresh space are not
      * walked over. */
     r->fresh.n = 0;
-    {
+    if (with_fresh) {
         uint8_t hb[TBL_KEY_LEN];
         st_iter *fit = NULL;
         tbl_key(kb, TBL_FRESH, lo);
@@ -199,6 +200,21 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, st_u64s *
         }
     }
 cleanup:
+    st_iter_free(it);
+    return rc;
+}
+
+int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out)
+{
+    uint8_t lo[TBL_KEY_LEN], hi[TBL_KEY_LEN];
+    st_iter *it = NULL;
+    int rc;
+    *out = 0;
+    tbl_key(lo, TBL_FRESH, 0);
+    tbl_key(hi, TBL_FRESH + 1, 0);
+    ND_FORWARD(st_iter_new_bounded(&it, s, ST_CF_TABLE(t), lo, hi, sizeof lo));
+    for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) (*out)++;
+    rc = st_iter_status(it);
     st_iter_free(it);
     return rc;
 }

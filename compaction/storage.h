@@ -129,10 +129,13 @@ int st_u64s_push(st_u64s *a, uint64_t x);
 void st_u64s_dispose(st_u64s *a);
 
 /* Append to out every entry e of table t with lo <= e <= hi, ascending
- * (runs decoded, fresh entries included). A fresh iterator view is taken
- * per call, so a call sees one consistent state of the table. */
-int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi,
+ * (runs decoded; fresh entries too when with_fresh, else the caller knows
+ * the table has none). Fresh iterator views are taken per call. */
+int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
                    st_u64s *out);
+
+/* Number of fresh entries of table t (a walk of the fresh space). */
+int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out);
 
 /* Add pfp as a fresh entry of table t in batch b. The caller guarantees
  * pfp is not already in the table. */

@@ -10,6 +10,7 @@
 #define ND_DB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "neardup.h"
@@ -36,6 +37,12 @@ struct nd_db {
     pthread_mutex_t write_mu;
     uint64_t ndocs, nfps;     /* counters (write_mu) */
     uint64_t fresh_pending;   /* table entries since the last fold (write_mu) */
+    /* Per table, at least the number of its fresh entries: raised before a
+     * write that inserts them, lowered after a fold moved them into runs.
+     * A probe that reads 0 (before it opens its iterator) skips the fresh
+     * space. Removals of fresh entries do not lower it (still >= the
+     * truth); a fold under both locks resets it to 0. */
+    _Atomic uint64_t fresh_live[ND_MAX_TABLES];
 
     pthread_mutex_t pool_mu;  /* readers for queries */
     st_reader *pool[DB_POOL_MAX];

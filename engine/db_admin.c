@@ -20,6 +20,14 @@
 static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }
 static void unlock_writer(void *p) { pthread_mutex_unlock(&((nd_db *)p)->write_mu); }
 
+/* After a fold moved n fresh entries of table t into runs (written). */
+static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
+{
+    uint64_t cur = atomic_load(&db->fresh_live[t]);
+    while (!atomic_compare_exchange_weak(&db->fresh_live[t], &cur, cur > n ? cur - n : 0)) {
+    }
+}
+
 int db_fold_all(nd_db *db)
 {
     int rc = ND_OK;
@@ -27,9 +35,12 @@ int db_fold_all(nd_db *db)
     pthread_mutex_lock(&db->write_mu);
     db->fresh_pending = 0;
     pthread_mutex_unlock(&db->write_mu);
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++)
+    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
+        uint64_t folded = 0;
         rc = st_table_fold(db->store, t, db->run_size, db->sync, lock_writer, unlock_writer, db,
-                           NULL);
+                           &folded);
+        fresh_lower(db, t, folded);
+    }
     pthread_mutex_unlock(&db->fold_mu);
     return rc;
 }
@@ -38,8 +49,11 @@ int db_fold_locked(nd_db *db)
 {
     int rc = ND_OK;
     db->fresh_pending = 0;
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++)
+    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         rc = st_table_fold(db->store, t, db->run_size, db->sync, NULL, NULL, NULL, NULL);
+        /* No writer could run: the fresh space is now empty. */
+        if (rc == ND_OK) atomic_store(&db->fresh_live[t], 0);
+    }
     return rc;
 }
 

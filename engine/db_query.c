@@ -56,7 +56,10 @@ static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
     uint64_t mask = prefix_mask(perm->prefix_bits);
     uint64_t lo = prefix & mask, hi = lo | ~mask;
     c->cand.n = 0;
-    ND_FORWARD(st_table_range(c->r, t, lo, hi, &c->cand));
+    /* Read before the probe opens its views: a fold lowers the count only
+     * after its runs are written, so 0 here means the runs hold it all. */
+    int with_fresh = atomic_load(&c->db->fresh_live[t]) != 0;
+    ND_FORWARD(st_table_range(c->r, t, lo, hi, with_fresh, &c->cand));
     for (size_t i = 0; i < c->cand.n; i++) {
         if ((unsigned)__builtin_popcountll(c->cand.v[i] ^ q) > c->k) continue;
         ND_FORWARD(st_u64s_push(c->out, nd_perm_invert(perm, c->cand.v[i])));

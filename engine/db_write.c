@@ -141,8 +141,17 @@ int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64
 
 int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
 {
+    uint64_t per_table = fresh / db->plan.info.tables;
     ND_FORWARD(db_stage_counters(db, b, docs, fps));
-    ND_FORWARD(st_write(db->store, b, db->sync));
+    /* Raised before the write, so no probe skips a visible fresh entry. */
+    for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+        atomic_fetch_add(&db->fresh_live[t], per_table);
+    int rc = st_write(db->store, b, db->sync);
+    if (rc < 0) {
+        for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+            atomic_fetch_sub(&db->fresh_live[t], per_table);
+        return rc;
+    }
     db->ndocs = docs;
     db->nfps = fps;
     db->fresh_pending += fresh;

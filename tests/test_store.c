@@ -190,7 +190,7 @@ static void check_ranges(st_store *s, const ref *r)
             if (hi < lo) hi = UINT64_MAX;
         }
         out.n = 0;
-        assert_int_equal(st_table_range(rd, 0, lo, hi, &out), ND_OK);
+        assert_int_equal(st_table_range(rd, 0, lo, hi, 1, &out), ND_OK);
         size_t expect = 0;
         for (size_t i = 0; i < r->n; i++)
             if (r->v[i] >= lo && r->v[i] <= hi) {
@@ -309,7 +309,7 @@ static void test_corrupt_value(void **state)
     assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 9, "\x01\x05garbage", 9), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
-    assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, &out), ND_ECORRUPT);
+    assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, 1, &out), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "table 0"));
     assert_int_equal(st_table_scan(s, 0, fail_cb, NULL), ND_ECORRUPT);
     st_batch_clear(b);
