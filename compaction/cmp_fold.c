@@ -3,12 +3,14 @@
  * fresh entries (compaction) and the bulk merge of an import.
  *
  * merge_runs() is the one algorithm. For the smallest value x not yet
- * placed it finds the run covering x (seek_for_prev in the run space) and
- * the next run's head h2; the group is every new value below h2. The run
- * (if any) is decoded, merged with the group, deleted and written back as
- * runs of about run_size values. Runs untouched by new values are never
- * decoded, so the cost is one seek per touched run plus the values
- * rewritten.
+ * placed it finds the first run whose tail is >= x (one forward seek in
+ * the run space: runs are keyed by their last value); the group is every
+ * new value up to that tail, or every remaining value when no run ends at
+ * or above x. The run (if any) is decoded, merged with the group, deleted
+ * and written back as runs of about run_size values; the group lies above
+ * the previous run's tail, so runs stay disjoint. Runs untouched by new
+ * values are never decoded, so the cost is one seek per touched run plus
+ * the values rewritten.
  *
  * A fold is cut into steps. A step holds the engine's writer lock, reads up
  * to FOLD_STEP_ENTRIES fresh values, merges whole groups until about
@@ -55,16 +57,16 @@ static void merger_dispose(merger *m)
     st_u64s_dispose(&m->merged);
 }
 
-/* Key value of the run-space entry under the iterator; 0 if it is not on
- * one (then *rc may hold a corruption error). */
-static int on_run(st_iter *it, unsigned t, uint64_t *head, int *rc)
+/* Key value (the tail) of the run-space entry under the iterator; 0 if it
+ * is not on one (then *rc may hold a corruption error). */
+static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
 {
     size_t klen;
     char tag;
     if (!st_iter_valid(it)) return 0;
     const char *k = st_iter_key(it, &klen);
     if (klen == 0 || k[0] != TBL_RUN) return 0;
-    *rc = tbl_parse_key(&tag, head, t, k, klen);
+    *rc = tbl_parse_key(&tag, tail, t, k, klen);
     return *rc == ND_OK;
 }
 
@@ -81,25 +83,19 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
     size_t i = 0;
     int rc = ND_OK;
     while (i < n && rewritten < max_rewrite) {
-        uint64_t x = vals[i], head = 0, next = 0;
-        int have_run, have_next;
+        uint64_t x = vals[i], tail = 0;
         size_t nrun = 0, vlen;
         tbl_key(kb, TBL_RUN, x);
-        st_iter_seek_for_prev(it, kb, sizeof kb);
-        have_run = on_run(it, m->t, &head, &rc);
-        ND_FORWARD(rc);
-        if (have_run) {
-            const char *val = st_iter_value(it, &vlen);
-            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, head, val, vlen));
-            st_iter_next(it);
-        } else {
-            st_iter_seek(it, kb, sizeof kb);
-        }
-        have_next = on_run(it, m->t, &next, &rc);
+        st_iter_seek(it, kb, sizeof kb);
+        int have_run = on_run(it, m->t, &tail, &rc);
         ND_FORWARD(rc);
         ND_FORWARD(st_iter_status(it));
+        if (have_run) {
+            const char *val = st_iter_value(it, &vlen);
+            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, val, vlen));
+        }
         size_t j = i;
-        while (j < n && (!have_next || vals[j] < next)) j++;
+        while (j < n && (!have_run || vals[j] <= tail)) j++;
         /* Merge run values dec[0..nrun) with vals[i..j). */
         m->merged.n = 0;
         size_t a = 0, g = i;
@@ -128,7 +124,7 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
         /* Delete first: a new run may reuse the old key, and the later put
          * of a batch wins. */
         if (have_run) {
-            tbl_key(kb, TBL_RUN, head);
+            tbl_key(kb, TBL_RUN, tail);
             ND_FORWARD(st_batch_delete(b, ST_CF_TABLE(m->t), kb, sizeof kb));
         }
         ND_FORWARD(tbl_put_runs(b, m->t, m->codec, m->run_size, m->merged.v, m->merged.n));

@@ -85,13 +85,20 @@ int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t kl
     return ND_OK;
 }
 
-int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t head,
+int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
                    const char *val, size_t vlen)
 {
-    int rc = cmp_run_decode(c, buf, CMP_RUN_MAX, n, head, val, vlen);
+    int rc = cmp_run_decode(c, buf, CMP_RUN_MAX, n, ~tail, val, vlen);
     if (rc < 0)
         return nd_err_wrap(rc == ND_ELIMIT ? ND_ECORRUPT : rc, "table %u, run %016llx", t,
-                           (unsigned long long)head);
+                           (unsigned long long)tail);
+    /* ~tail < ... < ~head: reverse and complement into head < ... < tail. */
+    for (size_t i = 0, j = *n - 1; i < j; i++, j--) {
+        uint64_t x = buf[i];
+        buf[i] = ~buf[j];
+        buf[j] = ~x;
+    }
+    if (*n & 1) buf[*n / 2] = ~buf[*n / 2];
     return ND_OK;
 }
 
@@ -100,11 +107,19 @@ int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, siz
     uint8_t kb[TBL_KEY_LEN];
     size_t cap = cmp_run_bound(n), len;
     uint8_t *buf = malloc(cap);
-    ND_RETURN_IF(!buf, ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
-    int rc = cmp_run_encode(c, buf, cap, &len, vals, n);
-    tbl_key(kb, TBL_RUN, vals[0]);
+    uint64_t *rev = malloc(n * sizeof *rev);
+    int rc = ND_OK;
+    if (!buf || !rev) {
+        rc = nd_err_set(ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) rev[i] = ~vals[n - 1 - i];
+    rc = cmp_run_encode(c, buf, cap, &len, rev, n);
+    tbl_key(kb, TBL_RUN, vals[n - 1]);
     if (rc == ND_OK) rc = st_batch_put(b, ST_CF_TABLE(t), kb, sizeof kb, buf, len);
+out:
     free(buf);
+    free(rev);
     return rc;
 }
 
@@ -148,24 +163,17 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
     uint64_t v;
     int rc = ND_OK;
     ND_FORWARD(st_iter_new(&it, r->store, ST_CF_TABLE(t), NULL, 1));
-    /* Runs: the one covering lo starts at or before it. */
+    /* Runs: the first whose tail is >= lo, then onwards while they start
+     * at or below hi. */
     tbl_key(kb, TBL_RUN, lo);
-    st_iter_seek_for_prev(it, kb, sizeof kb);
-    if (!at_space(it, TBL_RUN, t, &v, &rc)) {
-        ND_TRY(rc);
-        st_iter_seek(it, kb, sizeof kb);
-    }
-    for (; at_space(it, TBL_RUN, t, &v, &rc) && v <= hi; st_iter_next(it)) {
+    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &v, &rc); st_iter_next(it)) {
         size_t vlen, n;
         const char *val = st_iter_value(it, &vlen);
         ND_TRY(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
+        if (r->buf[0] > hi) break;
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
             if (r->buf[i] >= lo) ND_TRY(st_u64s_push(out, r->buf[i]));
-        /* A run reaching past hi ends the range: the next run starts above
-         * its last value. Stopping here spares most probes a next() after
-         * seek_for_prev, a direction change RocksDB pays for with a seek
-         * of every level. */
-        if (r->buf[n - 1] >= hi) break;
+        if (v >= hi) break; /* the next run starts above this tail */
     }
     ND_TRY(rc);
     ND_TRY(st_iter_status(it));
@@ -232,7 +240,7 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     uint8_t kb[TBL_KEY_LEN];
     st_iter *it = NULL;
     cmp_codec *c = NULL;
-    uint64_t *vals = NULL, head;
+    uint64_t *vals = NULL, tail;
     char *fv = NULL;
     size_t flen, vlen, n;
     int rc;
@@ -246,9 +254,9 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
      * of the same batch are seen), rewritten without it. */
     ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
     tbl_key(kb, TBL_RUN, pfp);
-    st_iter_seek_for_prev(it, kb, sizeof kb);
+    st_iter_seek(it, kb, sizeof kb); /* the first run whose tail is >= pfp */
     rc = ND_OK;
-    if (!at_space(it, TBL_RUN, t, &head, &rc)) {
+    if (!at_space(it, TBL_RUN, t, &tail, &rc)) {
         ND_TRY(rc);
         ND_TRY(st_iter_status(it));
         ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
@@ -256,7 +264,7 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     const char *val = st_iter_value(it, &vlen);
     vals = malloc(CMP_RUN_MAX * sizeof *vals);
     if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(tbl_decode_run(c, vals, &n, t, head, val, vlen));
+    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, val, vlen));
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -267,8 +275,8 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
         ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
     memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
     n--;
-    if (lo == 0) { /* the head goes: the run moves to a new key */
-        tbl_key(kb, TBL_RUN, head);
+    if (lo == n) { /* the tail goes: the run moves to a new key */
+        tbl_key(kb, TBL_RUN, tail);
         ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
     }
     rc = n ? tbl_put_run(b, t, c, vals, n) : ND_OK;
@@ -332,7 +340,7 @@ int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
                          malloc(CMP_RUN_MAX * sizeof(uint64_t))};
     scan_state st = {.t = t, .cb = cb, .payload = payload};
     int rc, cur = 0, have_prev = 0;
-    uint64_t head, prev_max = 0;
+    uint64_t tail, prev_max = 0;
     if (!bufs[0] || !bufs[1]) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(cmp_codec_new(&c));
     ND_TRY(st_snap_new(&snap, s));
@@ -346,20 +354,21 @@ int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
         size_t klen;
         char tag;
         const char *k = st_iter_key(it, &klen);
-        ND_TRY(tbl_parse_key(&tag, &head, t, k, klen));
+        ND_TRY(tbl_parse_key(&tag, &tail, t, k, klen));
     }
     ND_TRY(st_iter_status(it));
     tbl_key(kb, TBL_FRESH, 0);
     st_iter_seek(st.fresh, kb, sizeof kb);
     tbl_key(kb, TBL_RUN, 0);
     rc = ND_OK;
-    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &head, &rc);
+    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &tail, &rc);
          st_iter_next(it)) {
         size_t vlen, n;
         const char *val = st_iter_value(it, &vlen);
-        rc = emit_fresh(&st, 1, head);
-        if (rc) goto cleanup; /* an error, or the callback's stop */
-        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, head, val, vlen));
+        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, tail, val, vlen));
+        uint64_t head = bufs[cur][0];
+        rc = emit_fresh(&st, 1, head); /* checked against the previous run */
+        if (rc) goto cleanup;          /* an error, or the callback's stop */
         if (have_prev && head <= prev_max)
             ND_FAIL(ND_ECORRUPT, "table %u: run %016llx overlaps the previous run", t,
                     (unsigned long long)head);
@@ -376,7 +385,7 @@ int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
     if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
     rc = emit_fresh(&st, 0, 0);
     if (rc) goto cleanup;
-    if (at_space(st.fresh, TBL_RUN, t, &head, &rc) == 0 && st_iter_valid(st.fresh))
+    if (at_space(st.fresh, TBL_RUN, t, &tail, &rc) == 0 && st_iter_valid(st.fresh))
         ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
     ND_TRY(rc);
 cleanup:
@@ -394,20 +403,19 @@ cleanup:
 /* How many runs a cursor steps over with next() before it seeks instead. */
 #define CURSOR_MAX_STEPS 8
 
-/* The run iterator always stands one run ahead of the current (decoded)
- * run: on the run that follows it, whose head is the limit of the current
- * run's range. Moving forward is then next() alone, never prev(), which
- * RocksDB makes expensive. */
+/* The run iterator stands on the current run: the first whose tail is >=
+ * the last lo asked for. Runs only ever come after it, so the cursor moves
+ * with next() alone (a few steps, else one forward seek) and decodes a run
+ * once however many ranges it serves. */
 struct st_cursor {
     unsigned t;
     st_snap *snap;
     st_iter *runs, *fresh;
     cmp_codec *codec;
-    uint64_t *buf;      /* the decoded current run */
+    uint64_t *buf;      /* the decoded run under the iterator, if have_buf */
     size_t nbuf;
-    int have_cur;       /* buf holds the current run */
-    int have_next;      /* runs is on the following run, head next_head */
-    uint64_t next_head;
+    int have_buf;
+    uint64_t buf_tail;
     int fresh_done;     /* the fresh space holds nothing at or above here */
 };
 
@@ -426,6 +434,8 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t)
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, 0);
     st_iter_seek(c->fresh, kb, sizeof kb);
+    tbl_key(kb, TBL_RUN, 0);
+    st_iter_seek(c->runs, kb, sizeof kb);
     *out = c;
     return ND_OK;
 cleanup:
@@ -444,65 +454,48 @@ void st_cursor_free(st_cursor *c)
     free(c);
 }
 
-/* Read where the run iterator stands into have_next / next_head. */
-static int cursor_peek(st_cursor *c)
+/* The run under the iterator, decoded (once). 0 when past the last run. */
+static int cursor_run(st_cursor *c, uint64_t *tail, int *rc)
 {
-    int rc = ND_OK;
-    c->have_next = at_space(c->runs, TBL_RUN, c->t, &c->next_head, &rc);
-    ND_FORWARD(rc);
-    return st_iter_status(c->runs);
-}
-
-/* Make the run under the iterator current, then step to the next one. */
-static int cursor_advance(st_cursor *c)
-{
-    size_t vlen;
-    const char *val = st_iter_value(c->runs, &vlen);
-    c->have_cur = 0;
-    ND_FORWARD(tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, c->next_head, val, vlen));
-    c->have_cur = 1;
-    st_iter_next(c->runs);
-    return cursor_peek(c);
-}
-
-/* Make current the run covering lo (the last run with head <= lo), or none
- * when every run starts above lo. */
-static int cursor_find(st_cursor *c, uint64_t lo)
-{
-    uint8_t kb[TBL_KEY_LEN];
-    if (c->have_cur && c->buf[0] <= lo) {
-        for (int step = 0; step < CURSOR_MAX_STEPS; step++) {
-            if (!c->have_next || c->next_head > lo) return ND_OK;
-            ND_FORWARD(cursor_advance(c));
-        }
-        if (!c->have_next || c->next_head > lo) return ND_OK;
+    if (!at_space(c->runs, TBL_RUN, c->t, tail, rc)) return 0;
+    if (!c->have_buf || c->buf_tail != *tail) {
+        size_t vlen;
+        const char *val = st_iter_value(c->runs, &vlen);
+        c->have_buf = 0;
+        *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, val, vlen);
+        if (*rc < 0) return 0;
+        c->have_buf = 1;
+        c->buf_tail = *tail;
     }
-    /* Far away (or the first call): seek. */
-    tbl_key(kb, TBL_RUN, lo);
-    st_iter_seek_for_prev(c->runs, kb, sizeof kb);
-    ND_FORWARD(cursor_peek(c));
-    if (c->have_next) return cursor_advance(c);
-    c->have_cur = 0;
-    st_iter_seek(c->runs, kb, sizeof kb);
-    return cursor_peek(c);
+    return 1;
 }
 
 int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
 {
-    uint64_t v;
+    uint64_t v, tail;
     uint8_t kb[TBL_KEY_LEN];
     size_t start = out->n, nfresh = 0;
-    int rc = ND_OK;
-    ND_FORWARD(cursor_find(c, lo));
-    for (;;) {
-        if (c->have_cur && c->buf[c->nbuf - 1] >= lo) {
-            size_t i = 0;
-            while (c->buf[i] < lo) i++;
-            for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
+    int rc = ND_OK, steps = 0;
+    /* Forward to the first run whose tail is >= lo. */
+    while (at_space(c->runs, TBL_RUN, c->t, &tail, &rc) && tail < lo) {
+        if (++steps > CURSOR_MAX_STEPS) {
+            tbl_key(kb, TBL_RUN, lo);
+            st_iter_seek(c->runs, kb, sizeof kb);
+            break;
         }
-        if (!c->have_next || c->next_head > hi) break;
-        ND_FORWARD(cursor_advance(c));
+        st_iter_next(c->runs);
     }
+    ND_FORWARD(rc);
+    while (cursor_run(c, &tail, &rc)) {
+        if (c->buf[0] > hi) break; /* it may serve a later range */
+        size_t i = 0;
+        while (c->buf[i] < lo) i++; /* tail >= lo: stops inside */
+        for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
+        if (tail >= hi) break;
+        st_iter_next(c->runs);
+    }
+    ND_FORWARD(rc);
+    ND_FORWARD(st_iter_status(c->runs));
     /* Fresh entries in [lo, hi], merged in. */
     if (!c->fresh_done) {
         if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {

@@ -6,13 +6,20 @@
  * A table family holds two key spaces, each in numeric order because the
  * value part is big-endian:
  *   'F' || BE64(v)    -> ""      a fresh entry v (one insert, not yet folded)
- *   'R' || BE64(head) -> bytes   a run of sorted values starting at head,
- *                                encoded by cmp_codec
- * Runs cover disjoint ranges [head, next head); a fresh value never equals
- * a value stored in a run. Keeping fresh entries in their own space means a
- * reader finds the run covering x with one seek_for_prev, however many fresh
- * entries lie around x (they used to be interleaved with the runs, and every
- * probe stepped back over them: quadratic inserts).
+ *   'R' || BE64(tail) -> bytes   a run of sorted values ending at tail
+ * Runs cover disjoint ranges (previous tail, tail]; a fresh value never
+ * equals a value stored in a run. Keeping fresh entries in their own space
+ * means a reader finds the run that may hold x with one seek, however many
+ * fresh entries lie around x (they used to be interleaved with the runs,
+ * and every probe stepped back over them: quadratic inserts). Keying runs
+ * by their last value makes that a forward seek (the first run whose tail
+ * is >= x), and every walk from there goes forward: RocksDB's backward
+ * seeks and direction changes cost several times more.
+ *
+ * A run's bytes are cmp_codec's encoding of the complemented values in
+ * reverse order, ~tail < ... < ~head, whose first value ~tail is implied
+ * by the key: XOR deltas of complements equal those of the values, so the
+ * encoding is as compact as encoding the values from their head.
  */
 #ifndef CMP_TABLE_H
 #define CMP_TABLE_H
@@ -34,13 +41,13 @@ void tbl_key(uint8_t out[TBL_KEY_LEN], char tag, uint64_t v);
  * key of the wrong length or an unknown tag. */
 int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t klen);
 
-/* Decode the run stored under head into buf (CMP_RUN_MAX capacity).
- * ND_ECORRUPT naming table t and the head for anything malformed. */
-int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t head,
+/* Decode the run stored under tail into buf (CMP_RUN_MAX capacity),
+ * ascending. ND_ECORRUPT naming table t and the key for anything malformed. */
+int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
                    const char *val, size_t vlen);
 
 /* Put vals[0..n) (ascending, 1 <= n <= CMP_RUN_MAX) into the batch as one
- * run keyed by vals[0]. */
+ * run keyed by vals[n - 1]. */
 int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, size_t n);
 
 /* Put vals[0..n) as consecutive runs of about run_size values each. */
