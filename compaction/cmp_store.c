@@ -16,6 +16,7 @@
 #include "storage.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct st_store {
     unsigned ncf, ntables;
     int readonly;
     char *path;
+    _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
 };
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one
@@ -374,8 +376,12 @@ int st_write(st_store *s, st_batch *b, int sync)
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
-    return take_error(err, "write");
+    int rc = take_error(err, "write");
+    if (rc == ND_OK) atomic_fetch_add(&s->write_seq, 1);
+    return rc;
 }
+
+uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }
 
 /* ---- iterators -------------------------------------------------------- */
 

@@ -22,6 +22,10 @@ struct st_reader {
     cmp_codec *codec;
     uint64_t *buf;  /* decoded run, CMP_RUN_MAX values */
     st_u64s fresh;  /* scratch: fresh entries of one range */
+    /* Creating a RocksDB iterator costs about as much as a seek; a table's
+     * iterator is kept and reused while no write happened since. */
+    st_iter *it[ND_MAX_TABLES];
+    uint64_t it_seq[ND_MAX_TABLES];
 };
 
 int st_u64s_push(st_u64s *a, uint64_t x)
@@ -63,6 +67,7 @@ void st_reader_free(st_reader *r)
     if (!r) return;
     cmp_codec_free(r->codec);
     st_u64s_dispose(&r->fresh);
+    for (unsigned t = 0; t < ND_MAX_TABLES; t++) st_iter_free(r->it[t]);
     free(r->buf);
     free(r);
 }
@@ -162,7 +167,16 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
     size_t start = out->n;
     uint64_t v;
     int rc = ND_OK;
-    ND_FORWARD(st_iter_new(&it, r->store, ST_CF_TABLE(t), NULL, 1));
+    /* The sequence is read before the iterator is made: a write finishing
+     * in between only makes the next call remake it. */
+    uint64_t seq = st_write_seq(r->store);
+    if (!r->it[t] || r->it_seq[t] != seq) {
+        st_iter_free(r->it[t]);
+        r->it[t] = NULL;
+        ND_FORWARD(st_iter_new(&r->it[t], r->store, ST_CF_TABLE(t), NULL, 1));
+        r->it_seq[t] = seq;
+    }
+    it = r->it[t];
     /* Runs: the first whose tail is >= lo, then onwards while they start
      * at or below hi. */
     tbl_key(kb, TBL_RUN, lo);
@@ -208,7 +222,10 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
         }
     }
 cleanup:
-    st_iter_free(it);
+    if (rc < 0) { /* an iterator that failed is not kept */
+        st_iter_free(r->it[t]);
+        r->it[t] = NULL;
+    }
     return rc;
 }
 

@@ -83,6 +83,10 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
                  size_t klen, char **out_val, size_t *out_len);
 /* Apply atomically across all families; sync = fsync the WAL first. */
 int st_write(st_store *s, st_batch *b, int sync);
+/* Number of successful st_write calls so far, counted after each write
+ * became visible: an iterator made when it read N still shows everything
+ * while it reads N. */
+uint64_t st_write_seq(st_store *s);
 
 /* ---- snapshots ----------------------------------------------------- */
 /* A point-in-time view shared by several iterators. */
@@ -115,8 +119,9 @@ const char *st_iter_value(const st_iter *it, size_t *vlen);
 int st_iter_status(const st_iter *it);
 
 /* ---- tables of permuted fingerprints ------------------------------ */
-/* A reader caches an iterator per table and a codec context; one thread
- * uses it at a time. The engine keeps a pool of them. */
+/* A reader caches an iterator per table (reused while no write happened
+ * since it was made) and a codec context; one thread uses it at a time.
+ * The engine keeps a pool of them. */
 int st_reader_new(st_reader **out, st_store *s);
 void st_reader_free(st_reader *r); /* accepts NULL */
 

@@ -331,6 +331,48 @@ static void test_corrupt_value(void **state)
     tmpdir_remove(dir);
 }
 
+/* A reader keeps its iterator between calls only while nothing was
+ * written: every write is seen by the next range read. */
+static void test_reader_sees_writes(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    st_reader *rd;
+    st_u64s out = {0};
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 1};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_reader_new(&rd, s), ND_OK);
+    for (uint64_t i = 1; i <= 50; i++) {
+        st_batch_clear(b);
+        assert_int_equal(st_table_insert(s, b, 0, i << 40), ND_OK);
+        assert_int_equal(st_write(s, b, 0), ND_OK);
+        if (i % 10 == 0) /* some of them folded into runs */
+            assert_int_equal(st_table_fold(s, 0, 4, 0, NULL, NULL, NULL, NULL), ND_OK);
+        out.n = 0;
+        assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, 1, &out), ND_OK);
+        assert_int_equal(out.n, i);
+        out.n = 0; /* the run space alone after a fold */
+        assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, 0, &out), ND_OK);
+        assert_int_equal(out.n, i - i % 10);
+    }
+    st_batch_clear(b);
+    assert_int_equal(st_table_remove(s, b, 0, 7ull << 40), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    out.n = 0;
+    assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, 1, &out), ND_OK);
+    assert_int_equal(out.n, 49);
+    st_u64s_dispose(&out);
+    st_reader_free(rd);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
 static void test_checkpoint(void **state)
 {
     (void)state;
@@ -367,7 +409,7 @@ int main(void)
         cmocka_unit_test(test_error_mapping),  cmocka_unit_test(test_open_rules),
         cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
-        cmocka_unit_test(test_checkpoint),
+        cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
