@@ -72,9 +72,11 @@ int results_push(nd_results *r, uint64_t fp, unsigned dist, const char *key, siz
 int results_finish(nd_results *r, size_t limit);
 /* Resolve key pointers in push order (no sort). */
 void results_resolve(nd_results *r);
-/* Append the smallest key holding fingerprint fp (via rev) to out, with
- * dist; *found = 0 when fp has no document. */
-int db_first_doc(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int *found);
+/* For each of fps[0..n) (ascending, distinct): append its smallest key
+ * (from rev; score and time 0) to out and set at[i] to its index there, or
+ * SIZE_MAX when it has no document. One iterator over one view of rev,
+ * walked forward. */
+int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, size_t *at);
 
 /* Doc value codec. */
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);

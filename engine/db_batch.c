@@ -166,12 +166,49 @@ static int key_less(const nd_doc *a, const nd_doc *b)
 
 /* Decide documents in order; fills out (batch matches' keys point into
  * docs, stored ones are pushed to keys and resolved at the end). */
+/* Keys of the stored matches, looked up in fingerprint order in one walk
+ * of rev: *uf (sorted distinct fingerprints) and *uat (their index in
+ * keys, or SIZE_MAX) */
+static int stored_keys(nd_db *db, const best *bs, size_t n, nd_results *keys, uint64_t **uf,
+                       size_t **uat, size_t *nu)
+{
+    uint64_t *f = malloc((n ? n : 1) * sizeof *f), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    size_t m = 0;
+    int rc = ND_OK;
+    *uf = f;
+    *uat = NULL;
+    if (!f || !tmp) ND_FAIL(ND_ENOMEM, "batch: out of memory");
+    for (size_t j = 0; j < n; j++)
+        if (bs[j].dist != UINT_MAX) f[m++] = bs[j].fp;
+    m = sort_u64_unique(f, tmp, m);
+    *uat = malloc((m ? m : 1) * sizeof **uat);
+    if (!*uat) ND_FAIL(ND_ENOMEM, "batch: out of memory");
+    *nu = m;
+    rc = db_first_keys(db, f, m, keys, *uat);
+cleanup:
+    free(tmp);
+    return rc;
+}
+
+static size_t find_u64(const uint64_t *a, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
                   const best *bs, const pairs *pr)
 {
-    size_t *stored_at = malloc((n ? n : 1) * sizeof *stored_at);
-    ND_RETURN_IF(!stored_at, ND_ENOMEM, "batch: out of memory");
+    size_t *stored_at = malloc((n ? n : 1) * sizeof *stored_at), *uat = NULL, nu = 0;
+    uint64_t *uf = NULL;
     int rc = ND_OK;
+    if (!stored_at) ND_FAIL(ND_ENOMEM, "batch: out of memory");
+    ND_TRY(stored_keys(db, bs, n, keys, &uf, &uat, &nu));
     for (size_t j = 0; j < n; j++) {
         nd_batch_item *it = &out[j];
         memset(it, 0, sizeof *it);
@@ -194,10 +231,9 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
             (bd < bs[j].dist || (bd == bs[j].dist && docs[bi].fp < bs[j].fp)))
             use_stored = 0;
         if (use_stored) {
-            int found;
-            ND_TRY(db_first_doc(db, keys, bs[j].fp, bs[j].dist, &found));
-            if (!found) use_stored = 0; /* deleted meanwhile (no lock held) */
-            else stored_at[j] = nd_results_count(keys) - 1;
+            size_t at = uat[find_u64(uf, nu, bs[j].fp)];
+            if (at == SIZE_MAX) use_stored = 0; /* deleted meanwhile (no lock held) */
+            else stored_at[j] = at;
         }
         /* (A new batch document never shares a stored fingerprint: it
          * would have matched it at distance 0. So (dist, fp) decides.) */
@@ -224,13 +260,14 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
         }
 cleanup:
     free(stored_at);
+    free(uf);
+    free(uat);
     return rc;
 }
 
 /* Store the new documents and refresh the last-seen time of stored
  * matches that carry the document's own key: one atomic write. */
-static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size_t n,
-                   const nd_results *keys)
+static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size_t n)
 {
     st_batch *b = NULL;
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
@@ -245,10 +282,12 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
                    memcmp(out[i].match_key, d->key, d->key_len) == 0) {
             /* Seen again: the stored document keeps its score. */
             double score = 0;
-            for (size_t m = 0; m < nd_results_count(keys); m++) {
-                const nd_match *x = nd_results_get(keys, m);
-                if (x->key == out[i].match_key) score = x->score;
-            }
+            char *v = NULL;
+            size_t vlen;
+            rc = st_get(db->store, ST_CF_DOCS, d->key, d->key_len, &v, &vlen);
+            if (rc == ND_OK) rc = db_doc_decode(v, vlen, NULL, &score, NULL);
+            free(v);
+            ND_TRY(rc);
             ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, 0,
                                 &nd, &nf, &fresh));
         }
@@ -305,7 +344,7 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
     if (k <= db->plan.info.k) ND_TRY(stored_merge(db, docs, n, k, bs));
     else ND_TRY(stored_probes(db, docs, n, k, bs));
     ND_TRY(decide(out, keys, db, docs, n, bs, &pr));
-    if (add) ND_TRY(add_new(db, out, docs, n, keys));
+    if (add) ND_TRY(add_new(db, out, docs, n));
 cleanup:
     if (locked) pthread_mutex_unlock(&db->write_mu);
     if (rc == ND_OK && add) db_fold_kick(db);

@@ -212,12 +212,26 @@ static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, i
     return rc;
 }
 
-int db_first_doc(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int *found)
+int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, size_t *at)
 {
-    size_t before = out->n;
-    ND_FORWARD(expand_docs(db, out, fp, dist, 1));
-    *found = out->n > before;
-    return ND_OK;
+    st_iter *it;
+    uint8_t kb[8];
+    int rc = ND_OK;
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, NULL, 1));
+    for (size_t i = 0; i < n && rc == ND_OK; i++) {
+        at[i] = SIZE_MAX;
+        nd_store_be64(kb, fps[i]);
+        st_iter_seek(it, kb, sizeof kb);
+        if (!st_iter_valid(it)) continue;
+        size_t klen;
+        const char *k = st_iter_key(it, &klen);
+        if (klen <= 8 || memcmp(k, kb, 8) != 0) continue;
+        rc = results_push(out, fps[i], 0, k + 8, klen - 8, 0, 0);
+        at[i] = nd_results_count(out) - 1;
+    }
+    if (rc == ND_OK) rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
 }
 
 int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
