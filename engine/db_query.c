@@ -140,7 +140,7 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
     out->n = 0;
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "query distance k=%u (0..%u allowed)", k, ND_MAX_K);
     ND_FORWARD(db_reader_get(db, &c.r));
-    unsigned d = k > plan->info.k ? k - plan->info.k : 0;
+    unsigned d = nd_plan_flip_bound(plan, k);
     int scan = 0;
     if (d) {
         uint64_t probes;

@@ -53,10 +53,15 @@ uint64_t nd_perm_invert(const nd_perm *p, uint64_t permuted);
 int nd_plan_encode(char *out, size_t cap, const nd_plan *plan);
 int nd_plan_decode(nd_plan *out, const char *text, size_t len);
 
+/* Flipped prefix bits a query at distance k must try in every table so
+ * that some table's probe finds each fingerprint within k: 0 up to the
+ * plan's k, beyond it at most k - plan k and usually far fewer (plan.c
+ * proves the bound). */
+unsigned nd_plan_flip_bound(const nd_plan *plan, unsigned k);
+
 /* Probes a query at distance k costs: sum over tables of
- * sum_{j <= d} C(p_i, j) with d = k - plan k (t when k <= plan k). Every
- * flip of at most d bits inside each table's prefix is probed; plan.c
- * proves that this finds every fingerprint within k. */
+ * sum_{j <= d} C(p_i, j) with d = nd_plan_flip_bound (t when k <= plan k).
+ * Every flip of at most d bits inside each table's prefix is probed. */
 int nd_plan_probe_count(const nd_plan *plan, unsigned k, uint64_t *out);
 
 #endif /* ND_PLAN_H */

@@ -89,6 +89,64 @@ static void test_all_designs(void **state)
     }
 }
 
+/* d differing bits spread as evenly as possible over b blocks of 64 bits
+ * cut as the planner cuts (as equal as possible, larger first), counted
+ * from bit 0 up (from_top = 0) or from bit 63 down: the placements that
+ * put the most differences into the blocks holding the fewest. */
+static uint64_t even_flips(uint64_t a, unsigned d, unsigned b, int from_top)
+{
+    unsigned start[65], size[64], at = 0;
+    for (unsigned i = 0; i < b; i++) {
+        size[i] = 64 / b + (i < 64 % b);
+        start[i] = at;
+        at += size[i];
+    }
+    uint64_t mask = 0;
+    unsigned used[64] = {0};
+    for (unsigned j = 0; j < d; j++) {
+        unsigned blk = (unsigned)((j + rnd()) % b), tries = 0;
+        while (used[blk] >= size[blk] && tries++ < b) blk = (blk + 1) % b;
+        unsigned pos;
+        do pos = start[blk] + (unsigned)(rnd() % size[blk]);
+        while ((mask >> (from_top ? 63 - pos : pos)) & 1);
+        mask |= 1ull << (from_top ? 63 - pos : pos);
+        used[blk]++;
+    }
+    return a ^ mask;
+}
+
+/* Beyond k, probes flip at most nd_plan_flip_bound bits: some table's
+ * prefix always differs in no more, on random and on evenly spread
+ * differences; the bound never exceeds k' - k. */
+static void test_flip_bound(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k <= ND_MAX_PLAN_K; k++) {
+        nd_plan_info infos[256];
+        size_t n = 0;
+        assert_int_equal(nd_plan_candidates(infos, 256, &n, k, 1000000), ND_OK);
+        for (size_t c = 0; c < n; c++) {
+            nd_plan plan;
+            assert_int_equal(nd_plan_choose(&plan, k, 1000000, infos[c].tables), ND_OK);
+            assert_int_equal(nd_plan_flip_bound(&plan, k), 0);
+            for (unsigned kq = k + 1; kq <= k + 5 && kq <= ND_MAX_K; kq++) {
+                unsigned bound = nd_plan_flip_bound(&plan, kq);
+                assert_true(bound <= kq - k);
+                for (int r = 0; r < 120; r++) {
+                    uint64_t a = rnd();
+                    assert_true(min_prefix_diff(&plan, a, flip_bits(a, kq)) <= bound);
+                    uint64_t e = even_flips(a, kq, plan.info.blocks[0], r & 1);
+                    assert_true(min_prefix_diff(&plan, a, e) <= bound);
+                }
+            }
+        }
+    }
+    /* The case that motivated it: k=3 on 4 blocks, queried at 6. */
+    nd_plan plan;
+    assert_int_equal(nd_plan_choose(&plan, 3, 1000000, 4), ND_OK);
+    assert_int_equal(nd_plan_flip_bound(&plan, 6), 1);
+}
+
 /* Exhaustive for k=2: every placement of two differing bits. */
 static void test_exhaustive_k2(void **state)
 {
@@ -155,6 +213,8 @@ static void test_probe_count(void **state)
     nd_plan_probe_count(&plan, 4, &c);
     assert_int_equal(c, 4 * 17);
     nd_plan_probe_count(&plan, 5, &c);
+    assert_int_equal(c, 4 * 17); /* one flipped bit suffices up to k=7 */
+    nd_plan_probe_count(&plan, 8, &c);
     assert_int_equal(c, 4 * (1 + 16 + 120));
 }
 
@@ -200,7 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_designs),     cmocka_unit_test(test_exhaustive_k2),
         cmocka_unit_test(test_manku_designs),   cmocka_unit_test(test_candidates_order),
-        cmocka_unit_test(test_probe_count),     cmocka_unit_test(test_encode_decode),
+        cmocka_unit_test(test_probe_count),     cmocka_unit_test(test_flip_bound),     cmocka_unit_test(test_encode_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
