@@ -548,6 +548,21 @@ int st_flush(st_store *s)
     return rc;
 }
 
+int st_compact_files(st_store *s)
+{
+    if (s->readonly) return ND_OK;
+    ND_FORWARD(st_flush(s));
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
+    /* Force the bottom level too: that is where deleted entries and their
+     * tombstones meet and are dropped. */
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    for (unsigned i = 0; i < s->ncf; i++)
+        rocksdb_compact_range_cf_opt(s->db, s->cf[i], co, NULL, 0, NULL, 0);
+    rocksdb_compactoptions_destroy(co);
+    return ND_OK;
+}
+
 size_t st_batch_count(const st_batch *b)
 {
     return (size_t)(b->wb ? rocksdb_writebatch_wi_count(b->wb) : rocksdb_writebatch_count(b->plain));

@@ -195,5 +195,9 @@ int st_checkpoint(st_store *s, const char *dir);
 int st_disk_bytes(st_store *s, uint64_t *out);
 /* Flush memtables to SST files (used before stats/backup). */
 int st_flush(st_store *s);
+/* Flush, then rewrite every family's files: deleted entries and their
+ * tombstones are dropped, so their disk space comes back. Costs a full
+ * rewrite of the database. */
+int st_compact_files(st_store *s);
 
 #endif /* ND_STORAGE_H */

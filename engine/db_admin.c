@@ -60,7 +60,10 @@ int db_fold_locked(nd_db *db)
 int nd_compact(nd_db *db)
 {
     ND_FORWARD(db_check_writable(db));
-    return db_fold_all(db);
+    ND_FORWARD(db_fold_all(db));
+    /* The fold deleted fresh keys and rewritten runs, expire deleted
+     * documents: RocksDB keeps their bytes until its files are compacted. */
+    return st_compact_files(db->store);
 }
 
 static void *bg_main(void *p)

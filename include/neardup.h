@@ -371,9 +371,12 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len,
  *  @return ND_OK; ND_ENOTFOUND; ND_EIO; ND_ECORRUPT. */
 int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
 
-/** Fold every fresh insert into compressed runs now (also what the
- *  background does past fold_threshold). Each step is atomic, so a crash
- *  leaves every table holding the same set. @return ND_OK or an error. */
+/** Fold every fresh insert into compressed runs now (the background does
+ *  the fold alone past fold_threshold), then compact RocksDB's files so the
+ *  space of deleted documents and rewritten runs comes back (a rewrite of
+ *  the whole database: an administrative call). Each fold step is atomic,
+ *  so a crash leaves every table holding the same set.
+ *  @return ND_OK or an error. */
 int nd_compact(nd_db *db);
 
 /** Per-table statistics. */

@@ -37,6 +37,7 @@ run "$ND" stats db --json
 before_entries=$(printf '%s' "$out" | table_sum entries)
 before_bytes=$(printf '%s' "$out" | table_sum bytes)
 tables=$(printf '%s' "$out" | field tables)
+before_disk=$(printf '%s' "$out" | field disk_bytes)
 check "3000 documents before expiry" "$(printf '%s' "$out" | field documents)" -eq 3000
 check "every table holds 3000 entries" "$before_entries" -eq $((3000 * tables))
 
@@ -61,4 +62,6 @@ check "1500 fingerprints after expiry" "$(printf '%s' "$out" | field fingerprint
 check "table entries fell to 1500 each ($after_entries)" "$after_entries" -eq $((1500 * tables))
 check "table bytes fell by more than 40% ($before_bytes -> $after_bytes)" $((after_bytes * 10)) -lt $((before_bytes * 6))
 check "no fresh entries after compact" -z "$(printf '%s' "$out" | grep -o '"pending":[1-9][0-9]*')"
+after_disk=$(printf '%s' "$out" | field disk_bytes)
+check "compact gives the disk space back ($before_disk -> $after_disk bytes)" "$after_disk" -lt "$before_disk"
 expect_exit 0 "$ND" verify db
