@@ -31,8 +31,11 @@ struct nd_db {
     int readonly, sync;
     unsigned run_size;
     uint64_t fold_threshold;
-    nd_fp_options fp;
+    nd_fp_options fp;      /* stopwords point into stop_buf */
     char fp_config[256];
+    char *stop_buf;        /* the stop words, each NUL-terminated */
+    size_t stop_len;
+    const char **stop_ptrs;
 
     pthread_mutex_t write_mu;
     uint64_t ndocs, nfps;     /* counters (write_mu) */

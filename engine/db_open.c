@@ -6,6 +6,7 @@
  *   "plan"     nd_plan_encode text
  *   "fp"       nd_fp_config_string of the fingerprint options
  *   "fpopts"   "features=F n=N flags=X title=W" (to rebuild nd_fp_options)
+ *   "stopwords" the stop words, each followed by a NUL (absent: none)
  *   "run_size" decimal entries per run
  *   "counters" BE64 documents, BE64 distinct fingerprints
  * Opening checks the format version first (ND_EVERSION), then the caller's
@@ -114,6 +115,43 @@ static int meta_put(st_batch *b, const char *name, const char *val)
     return st_batch_put(b, ST_CF_META, name, strlen(name), val, strlen(val));
 }
 
+/* Keep a copy of n stop words (or of the NUL-terminated words packed in
+ * buf[0..len)) in the handle, and point db->fp at it: fingerprints of
+ * texts added later must drop the same words as those stored. */
+static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const char *buf,
+                          size_t len)
+{
+    size_t total = len;
+    if (words)
+        for (size_t i = 0; i < n; i++) total += strlen(words[i]) + 1;
+    db->stop_buf = malloc(total ? total : 1);
+    ND_RETURN_IF(!db->stop_buf, ND_ENOMEM, "nd_open: out of memory for stop words");
+    if (words) {
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t l = strlen(words[i]) + 1;
+            memcpy(db->stop_buf + at, words[i], l);
+            at += l;
+        }
+    } else {
+        memcpy(db->stop_buf, buf, len);
+        n = 0;
+        for (size_t i = 0; i < len; i++) n += buf[i] == '\0';
+        ND_RETURN_IF(len && buf[len - 1] != '\0', ND_ECORRUPT,
+                     "database %s: stopwords record is not NUL-terminated", db->path);
+    }
+    db->stop_ptrs = malloc((n ? n : 1) * sizeof *db->stop_ptrs);
+    ND_RETURN_IF(!db->stop_ptrs, ND_ENOMEM, "nd_open: out of memory for stop words");
+    for (size_t i = 0, at = 0; i < n; i++) {
+        db->stop_ptrs[i] = db->stop_buf + at;
+        at += strlen(db->stop_buf + at) + 1;
+    }
+    db->stop_len = total;
+    db->fp.stopwords = n ? db->stop_ptrs : NULL;
+    db->fp.n_stopwords = n;
+    return ND_OK;
+}
+
 static int create_meta(nd_db *db, const nd_db_options *o)
 {
     char buf[16384];
@@ -128,6 +166,8 @@ static int create_meta(nd_db *db, const nd_db_options *o)
     snprintf(buf, sizeof buf, "features=%u n=%u flags=%u title=%u", (unsigned)db->fp.features,
              db->fp.n, db->fp.flags, db->fp.title_weight);
     ND_TRY(meta_put(b, "fpopts", buf));
+    if (db->fp.n_stopwords)
+        ND_TRY(st_batch_put(b, ST_CF_META, "stopwords", 9, db->stop_buf, db->stop_len));
     snprintf(buf, sizeof buf, "%u", db->run_size);
     ND_TRY(meta_put(b, "run_size", buf));
     ND_TRY(db_stage_counters(db, b, 0, 0));
@@ -178,17 +218,25 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     db->fp.n = n;
     db->fp.flags = flags;
     db->fp.title_weight = title;
+    free(v);
+    v = NULL;
+    rc = st_get(db->store, ST_CF_META, "stopwords", 9, &v, &len);
+    if (rc == ND_OK) ND_TRY(keep_stopwords(db, NULL, 0, v, len));
+    else if (rc != ND_ENOTFOUND) goto cleanup;
     /* The recorded fingerprint function must be the one this build
      * computes: fingerprints of another version (or of options this build
      * does not know) would silently never match the stored ones. */
     char mine[256];
     unsigned fpv = 0;
     if (nd_fp_config_string(mine, sizeof mine, &db->fp) < 0)
-        ND_FAIL(ND_ECORRUPT, "database %s: fpopts record '%s' is not a fingerprint configuration "
-                "this build knows", db->path, v);
+        ND_FAIL(ND_ECORRUPT, "database %s: fpopts record is not a fingerprint configuration "
+                "this build knows", db->path);
     if (sscanf(db->fp_config, "fp%u;", &fpv) != 1 || fpv != ND_FP_VERSION)
         ND_FAIL(ND_EVERSION, "database %s records fingerprint function '%s'; this build computes "
                 "version %u ('%s')", db->path, db->fp_config, ND_FP_VERSION, mine);
+    if (strcmp(mine, db->fp_config) != 0)
+        ND_FAIL(ND_ECORRUPT, "database %s records fingerprint configuration '%s' but its options "
+                "give '%s'", db->path, db->fp_config, mine);
     free(v);
     v = NULL;
 
@@ -229,6 +277,8 @@ static void free_db(nd_db *db)
     pthread_mutex_destroy(&db->fold_mu);
     pthread_mutex_destroy(&db->bg_mu);
     pthread_cond_destroy(&db->bg_cv);
+    free(db->stop_buf);
+    free(db->stop_ptrs);
     free(db->path);
     free(db);
 }
@@ -279,7 +329,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         if (opts->fp) db->fp = *opts->fp;
         else nd_fp_options_init(&db->fp, ND_FP_OPTIONS_VERSION);
         db->fp.flags &= ~ND_FP_HTML;
-        db->fp.stopwords = NULL; /* not kept: the config string holds their hash */
+        ND_TRY(keep_stopwords(db, db->fp.stopwords, db->fp.n_stopwords, NULL, 0));
         ND_TRY(nd_fp_config_string(db->fp_config, sizeof db->fp_config,
                                    opts->fp ? opts->fp : &db->fp));
         db->run_size = opts->run_size ? opts->run_size : DB_DEFAULT_RUN_SIZE;

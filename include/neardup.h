@@ -277,7 +277,9 @@ int nd_close(nd_db *db);
 /** The database's table plan. */
 int nd_db_plan(nd_plan_info *out, const nd_db *db);
 
-/** The database's fingerprint options (stopwords not included).
+/** The database's fingerprint options, stop words included: texts
+ *  fingerprinted with them match the stored fingerprints.
+ *  @note out->stopwords points into the handle: valid until nd_close.
  *  @return ND_OK. */
 int nd_db_fp_options(nd_fp_options *out, const nd_db *db);
 

@@ -406,6 +406,49 @@ static void test_expire(void **state)
     tmpdir_remove(dir);
 }
 
+/* Stop words given at creation are recorded: after reopening, the
+ * database's options fingerprint texts exactly as at creation. */
+static void test_stopwords_kept(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    const char *stop[] = {"the", "a", "of"};
+    nd_fp_options fo = ND_FP_OPTIONS_INIT;
+    fo.stopwords = stop;
+    fo.n_stopwords = 3;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.fp = &fo;
+    nd_db *db = NULL;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_close(db), ND_OK);
+    o.flags = 0;
+    o.fp = NULL;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    nd_fp_options got;
+    assert_int_equal(nd_db_fp_options(&got, db), ND_OK);
+    assert_int_equal(got.n_stopwords, 3);
+    assert_string_equal(got.stopwords[1], "a");
+    const char *text = "the quick brown fox of the hills jumps over a lazy dog again and again";
+    uint64_t want, have, plain;
+    assert_int_equal(nd_fingerprint(&want, text, strlen(text), &fo), ND_OK);
+    assert_int_equal(nd_fingerprint(&have, text, strlen(text), &got), ND_OK);
+    assert_int_equal(nd_fingerprint(&plain, text, strlen(text), NULL), ND_OK);
+    assert_true(want == have);
+    assert_true(want != plain); /* the words made a difference */
+    /* Asking for the same configuration matches; without stop words not. */
+    nd_close(db);
+    o.fp = &fo;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    nd_close(db);
+    nd_fp_options none = ND_FP_OPTIONS_INIT;
+    o.fp = &none;
+    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
+    tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,7 +457,7 @@ int main(void)
         cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_expire),
+        cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
