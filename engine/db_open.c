@@ -218,6 +218,8 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     db->fp.n = n;
     db->fp.flags = flags;
     db->fp.title_weight = title;
+    char fpopts[128];
+    snprintf(fpopts, sizeof fpopts, "%s", v);
     free(v);
     v = NULL;
     rc = st_get(db->store, ST_CF_META, "stopwords", 9, &v, &len);
@@ -229,8 +231,8 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     char mine[256];
     unsigned fpv = 0;
     if (nd_fp_config_string(mine, sizeof mine, &db->fp) < 0)
-        ND_FAIL(ND_ECORRUPT, "database %s: fpopts record is not a fingerprint configuration "
-                "this build knows", db->path);
+        ND_FAIL(ND_ECORRUPT, "database %s: fpopts record '%s' is not a fingerprint configuration "
+                "this build knows", db->path, fpopts);
     if (sscanf(db->fp_config, "fp%u;", &fpv) != 1 || fpv != ND_FP_VERSION)
         ND_FAIL(ND_EVERSION, "database %s records fingerprint function '%s'; this build computes "
                 "version %u ('%s')", db->path, db->fp_config, ND_FP_VERSION, mine);
