@@ -134,7 +134,7 @@ static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const c
             at += l;
         }
     } else {
-        memcpy(db->stop_buf, buf, len);
+        if (len) memcpy(db->stop_buf, buf, len); /* buf may be NULL when len is 0 */
         n = 0;
         for (size_t i = 0; i < len; i++) n += buf[i] == '\0';
         ND_RETURN_IF(len && buf[len - 1] != '\0', ND_ECORRUPT,
