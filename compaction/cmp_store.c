@@ -183,7 +183,7 @@ static int probe_dir(const char *path)
 static int open_db(st_store *s, const char *path, int create, unsigned ntables, int readonly)
 {
     const char *names[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
-    char tnames[ND_MAX_TABLES][8];
+    char tnames[ND_MAX_TABLES][16];
     const rocksdb_options_t *cfo[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
     rocksdb_column_family_handle_t *handles[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
     char *err = NULL;
