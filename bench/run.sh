@@ -32,7 +32,13 @@ if [ -n "$(git -C "$root" status --porcelain -uno -- engine compaction include c
 
 tmp=$here/results/tmp/$size
 rm -rf "$tmp"
-mkdir -p "$tmp/data"
+mkdir -p "$tmp/data" "$tmp/bin"
+# Run a private copy of the binary and the library: the tree is shared, and
+# a rebuild of $build during the runs must not change what is measured.
+cp "$build/bench/bench_db" "$tmp/bin/"
+cp -L "$build/libneardup.so.0" "$tmp/bin/"
+bench_db="$tmp/bin/bench_db"
+export LD_LIBRARY_PATH="$tmp/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # A python with FAISS: Debian's python3-faiss lives in /usr/bin/python3.
 faiss_py=
@@ -52,7 +58,7 @@ while [ "$r" -le "$runs" ]; do
     dump=
     if [ "$r" -eq 1 ] && [ -n "$faiss_py" ]; then dump="--dump $tmp/data"; fi
     # shellcheck disable=SC2086
-    "$build/bench/bench_db" --n "$size" --dir "$tmp/db" --out "$tmp/run$r.json" \
+    "$bench_db" --n "$size" --dir "$tmp/db" --out "$tmp/run$r.json" \
         $dump ${BENCH_ARGS:-} || status=1
     rm -rf "$tmp/db"
     if [ -n "$faiss_py" ]; then
