@@ -359,7 +359,7 @@ def section_text(res, rel):
     if "bound.disk.table_bits_per_entry" in m:
         lines.append("")
         lines.append("Entropy bound 64 - log2 N + 1.44 = %.1f bits per entry per table; "
-                     "neardup's tables: %s of it; the target allows the bound + 4 = %.1f."
+                     "neardup's tables: %s of it; the target, 64 - log2 N + 4, is %.1f."
                      % (m["bound.disk.table_bits_per_entry"]["median"],
                         "%.2fx" % r.get("nd.disk.table_bits_per_entry", {}).get("bound", 0),
                         m["bound_plus4.disk.table_bits_per_entry"]["median"]))
