@@ -31,6 +31,7 @@
  * database (nd_import, in chunks) after the read.
  */
 #include "cli.h"
+#include "dedupe_band.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -75,7 +76,7 @@ static const char usage[] =
     "kept one.\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 internal or database error.\n";
 
-enum { BANDS = 16, BAND_BINS = ND_SKETCH_BINS / BANDS, MAX_JOIN_K = ND_MAX_PLAN_K };
+enum { MAX_JOIN_K = ND_MAX_PLAN_K };
 
 typedef struct pair {
     uint32_t a, b;
@@ -222,72 +223,9 @@ static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
 
 /* ---- min-hash banding ---------------------------------------------------- */
 
-static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band)
+static int band_cb(size_t x, size_t y, unsigned dist, void *payload)
 {
-    return memcmp(a->bin + band * BAND_BINS, b->bin + band * BAND_BINS,
-                  BAND_BINS * sizeof a->bin[0]) == 0;
-}
-
-/* LSD radix sort of n 64-bit values, 8 passes of 8 bits. */
-static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
-{
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i] >> shift) & 0xff) + 1]++;
-        for (unsigned b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
-
-/* For each band: sort the documents by (hash of the band's bins, index)
- * packed in one word, then check every pair inside a run of equal hashes.
- * A pair is new here unless its sketches agree in an earlier band or the
- * self-join saw it (within join_k bits). */
-static int band_join(corpus *c)
-{
-    size_t n = c->m;
-    unsigned ibits = 1;
-    while (ibits < 64 && ((uint64_t)1 << ibits) < n) ibits++;
-    uint64_t imask = ((uint64_t)1 << ibits) - 1;
-    uint64_t *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
-    if (!a || !tmp) {
-        free(a);
-        free(tmp);
-        c->oom = 1;
-        return 1;
-    }
-    int stop = 0;
-    for (unsigned band = 0; band < BANDS && !stop; band++) {
-        for (size_t x = 0; x < n; x++) {
-            const nd_sketch *sk = &c->sk[DOC(c, x)];
-            uint64_t h = nd_feature_hash(sk->bin + band * BAND_BINS, BAND_BINS * sizeof sk->bin[0]);
-            a[x] = (h & ~imask) | x;
-        }
-        radix_sort(a, tmp, n);
-        for (size_t s = 0; s < n && !stop;) {
-            size_t e = s + 1;
-            while (e < n && (a[e] & ~imask) == (a[s] & ~imask)) e++;
-            for (size_t u = s; u < e && !stop; u++) {
-                size_t x = a[u] & imask, i = DOC(c, x);
-                for (size_t v = u + 1; v < e && !stop; v++) {
-                    size_t y = a[v] & imask, j = DOC(c, y); /* x < y: sorted in a run */
-                    if (!band_equal(&c->sk[i], &c->sk[j], band)) continue;
-                    unsigned earlier = 0;
-                    while (earlier < band && !band_equal(&c->sk[i], &c->sk[j], earlier)) earlier++;
-                    if (earlier < band) continue;
-                    unsigned dist = nd_hamming(c->fp[i], c->fp[j]);
-                    if (dist <= c->join_k || dist > c->k) continue;
-                    if (resemblance(c, i, j) < c->min_res) continue;
-                    stop = emit(c, x, y, dist);
-                }
-            }
-            s = e;
-        }
-    }
-    free(a);
-    free(tmp);
-    return stop;
+    return emit(payload, x, y, dist);
 }
 
 /* Every pair of the documents ids[0..m) (fps: their fingerprints): the
@@ -299,7 +237,8 @@ static int run_joins(corpus *c, const uint64_t *fps)
     if (c->oom) return cli_fail("dedupe: out of memory storing pairs");
     if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
     if (c->sk && c->min_res > 0) {
-        band_join(c);
+        if (dedupe_band_join(c->m, c->ids, c->fp, c->sk, c->join_k, c->k, c->min_res, band_cb, c) < 0)
+            c->oom = 1;
         if (c->oom) return cli_fail("dedupe: out of memory in the band join");
     }
     return CLI_EXIT_OK;

@@ -15,6 +15,7 @@
  */
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
+#include "dedupe_band.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -117,73 +118,13 @@ static int join_cb(size_t i, size_t j, unsigned dist, void *payload)
     return emit(c, i, j, dist);
 }
 
-/* ---- min-hash banding: the same candidates, in the same order, as
- * cli/cmd_dedupe.c (16 bands of 8 bins; a pair is new in a band unless
- * its sketches agree in an earlier band or the self-join saw it). The
- * mpi suite checks the outputs are identical. */
+/* Banding: the same candidates, in the same order, as cli/cmd_dedupe.c
+ * (one function, cli/dedupe_band.c). */
+enum { MAX_JOIN_K = ND_MAX_PLAN_K };
 
-enum { BANDS = 16, BAND_BINS = ND_SKETCH_BINS / BANDS, MAX_JOIN_K = ND_MAX_PLAN_K };
-
-static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band)
+static int band_cb(size_t i, size_t j, unsigned dist, void *payload)
 {
-    return memcmp(a->bin + band * BAND_BINS, b->bin + band * BAND_BINS,
-                  BAND_BINS * sizeof a->bin[0]) == 0;
-}
-
-static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
-{
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i] >> shift) & 0xff) + 1]++;
-        for (unsigned b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
-
-static int band_join(corpus *c)
-{
-    size_t n = c->n;
-    unsigned ibits = 1;
-    while (ibits < 64 && ((uint64_t)1 << ibits) < n) ibits++;
-    uint64_t imask = ((uint64_t)1 << ibits) - 1;
-    uint64_t *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
-    if (!a || !tmp) {
-        free(a);
-        free(tmp);
-        c->oom = 1;
-        return 1;
-    }
-    for (unsigned band = 0; band < BANDS; band++) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t h = nd_feature_hash(c->sk[i].bin + band * BAND_BINS,
-                                         BAND_BINS * sizeof c->sk[i].bin[0]);
-            a[i] = (h & ~imask) | i;
-        }
-        radix_sort(a, tmp, n);
-        for (size_t s = 0; s < n;) {
-            size_t e = s + 1;
-            while (e < n && (a[e] & ~imask) == (a[s] & ~imask)) e++;
-            for (size_t x = s; x < e; x++) {
-                size_t i = a[x] & imask;
-                for (size_t y = x + 1; y < e; y++) {
-                    size_t j = a[y] & imask;
-                    if (!band_equal(&c->sk[i], &c->sk[j], band)) continue;
-                    unsigned earlier = 0;
-                    while (earlier < band && !band_equal(&c->sk[i], &c->sk[j], earlier)) earlier++;
-                    if (earlier < band) continue;
-                    unsigned dist = nd_hamming(c->fp[i], c->fp[j]);
-                    if (dist <= c->join_k || dist > c->k) continue;
-                    if (resemblance(c, i, j) < c->min_res) continue;
-                    emit(c, i, j, dist);
-                }
-            }
-            s = e;
-        }
-    }
-    free(a);
-    free(tmp);
-    return 0;
+    return emit(payload, i, j, dist);
 }
 
 /* Read every input; fingerprint this rank's share into out:
@@ -366,8 +307,10 @@ int mpi_cmd_dedupe(int argc, char **argv)
                 if (nrc < 0)
                     rc = mpi_note(CLI_EXIT_DB, "dedupe: self-join: %s: %s", nd_strerror(nrc),
                                   nd_errmsg());
-                else if (c.sk && c.min_res > 0)
-                    band_join(&c);
+                else if (c.sk && c.min_res > 0 &&
+                         dedupe_band_join(n, NULL, c.fp, c.sk, c.join_k, c.k, c.min_res, band_cb,
+                                          &c) < 0)
+                    c.oom = 1;
                 if (c.oom) rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory in the band join");
             }
             fflush(stdout);
