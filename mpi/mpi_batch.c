@@ -116,25 +116,6 @@ static void batch_layout(batch *b)
 
 /* ---- step 3: rank 0 reads the batch -------------------------------------- */
 
-typedef struct grow {
-    char *p;
-    size_t len, cap;
-} grow;
-
-static int grow_put(grow *g, const void *src, size_t len)
-{
-    if (g->len + len > g->cap) {
-        size_t cap = g->cap ? g->cap : 65536;
-        while (cap < g->len + len) cap *= 2;
-        char *p = realloc(g->p, cap);
-        if (!p) return -1;
-        g->p = p;
-        g->cap = cap;
-    }
-    memcpy(g->p + g->len, src, len);
-    g->len += len;
-    return 0;
-}
 
 /* Rank 0's reader: the inputs in order, read a chunk at a time. */
 typedef struct batch_reader {
@@ -151,10 +132,10 @@ typedef struct batch_reader {
  * the inputs are exhausted. */
 static int read_batch(batch *b, batch_reader *br, uint64_t max)
 {
-    grow fps = {0}, scores = {0}, koff = {0}, keys = {0};
+    mpi_buf fps = {0}, scores = {0}, koff = {0}, keys = {0};
     int rc = 0, last = 0;
     uint64_t zero = 0;
-    if (grow_put(&koff, &zero, 8)) goto oom;
+    if (mpi_buf_put(&koff, &zero, 8)) goto oom;
     for (;;) {
         in_record rec;
         if (max && fps.len / 8 == max) break;
@@ -196,8 +177,8 @@ static int read_batch(batch *b, batch_reader *br, uint64_t max)
         }
         double score = rec.has_score ? rec.score : 0.0;
         uint64_t end = keys.len + rec.key_len;
-        if (grow_put(&fps, &fp, 8) || grow_put(&scores, &score, 8) ||
-            grow_put(&keys, rec.key, rec.key_len) || grow_put(&koff, &end, 8))
+        if (mpi_buf_put(&fps, &fp, 8) || mpi_buf_put(&scores, &score, 8) ||
+            mpi_buf_put(&keys, rec.key, rec.key_len) || mpi_buf_put(&koff, &end, 8))
             goto oom;
     }
     uint64_t n = fps.len / 8;
@@ -231,7 +212,7 @@ done:
 /* Local best matches; keys copied into an arena (offsets until the end). */
 typedef struct local {
     match *m;
-    grow arena;
+    mpi_buf arena;
 } local;
 
 static int local_consider(local *l, size_t i, unsigned d, uint64_t fp, const char *key,
@@ -242,7 +223,7 @@ static int local_consider(local *l, size_t i, unsigned d, uint64_t fp, const cha
     if (m->dist != UINT_MAX && match_cmp(d, fp, key, len, m->dist, m->fp, cur, m->key_len) >= 0)
         return 0;
     size_t off = l->arena.len;
-    if (grow_put(&l->arena, key, len)) return -1;
+    if (mpi_buf_put(&l->arena, key, len)) return -1;
     *m = (match){d, fp, (const char *)(uintptr_t)off, len};
     return 0;
 }
@@ -320,14 +301,15 @@ done:
 }
 
 /* Serialise local matches: u64 index, u64 fp, u32 dist, u32 key_len, key. */
-static int pack_local(grow *out, const local *l, uint64_t n)
+static int pack_local(mpi_buf *out, const local *l, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
         const match *m = &l->m[i];
         if (m->dist == UINT_MAX) continue;
         uint32_t d = m->dist, kl = (uint32_t)m->key_len;
-        if (grow_put(out, &i, 8) || grow_put(out, &m->fp, 8) || grow_put(out, &d, 4) ||
-            grow_put(out, &kl, 4) || grow_put(out, l->arena.p + (uintptr_t)m->key, m->key_len))
+        if (mpi_buf_put(out, &i, 8) || mpi_buf_put(out, &m->fp, 8) || mpi_buf_put(out, &d, 4) ||
+            mpi_buf_put(out, &kl, 4) ||
+            mpi_buf_put(out, l->arena.p + (uintptr_t)m->key, m->key_len))
             return -1;
     }
     return 0;
@@ -528,7 +510,7 @@ static int run_chunk(run_ctx *c, const batch *b)
     uint8_t *flags = NULL;
     void *gathered = NULL;
     uint64_t *lens = NULL;
-    grow packed = {0};
+    mpi_buf packed = {0};
     int rc = 0;
     double t = mpi_now(), t1;
 

@@ -196,3 +196,18 @@ double mpi_now(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
+
+int mpi_buf_put(mpi_buf *g, const void *src, size_t len)
+{
+    if (g->len + len > g->cap) {
+        size_t cap = g->cap ? g->cap : 65536;
+        while (cap < g->len + len) cap *= 2;
+        char *p = realloc(g->p, cap);
+        if (!p) return -1;
+        g->p = p;
+        g->cap = cap;
+    }
+    memcpy(g->p + g->len, src, len);
+    g->len += len;
+    return 0;
+}

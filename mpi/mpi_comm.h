@@ -39,6 +39,14 @@ int mpi_agree(int code);
  * rank: all ranks return -1). */
 int mpi_bcast_bytes(void **buf, uint64_t *len);
 
+/* A growable byte buffer: the messages ranks build before sending them. */
+typedef struct mpi_buf {
+    char *p;
+    size_t len, cap;
+} mpi_buf;
+/* Append len bytes; -1 when out of memory. */
+int mpi_buf_put(mpi_buf *g, const void *src, size_t len);
+
 /* Gather every rank's bytes at rank 0: *out (malloc'd, rank 0 only) holds
  * them concatenated in rank order, lens[r] their lengths (mpi_size entries,
  * rank 0 only). Returns 0 or -1 for all ranks. */

@@ -34,25 +34,6 @@ static const char usage[] =
     "0.85; format default files).\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
 
-typedef struct grow {
-    char *p;
-    size_t len, cap;
-} grow;
-
-static int put(grow *g, const void *src, size_t len)
-{
-    if (g->len + len > g->cap) {
-        size_t cap = g->cap ? g->cap : 65536;
-        while (cap < g->len + len) cap *= 2;
-        char *p = realloc(g->p, cap);
-        if (!p) return -1;
-        g->p = p;
-        g->cap = cap;
-    }
-    memcpy(g->p + g->len, src, len);
-    g->len += len;
-    return 0;
-}
 
 typedef struct acc_ctx {
     nd_simhash sim;
@@ -129,7 +110,7 @@ static int band_cb(size_t i, size_t j, unsigned dist, void *payload)
 
 /* Read every input; fingerprint this rank's share into out:
  * u64 index, u64 fp, u32 key_len, u32 has_sketch, key, [sketch]. */
-static int read_share(grow *out, uint64_t *n_out, int *has_text, char **inputs, int ninputs,
+static int read_share(mpi_buf *out, uint64_t *n_out, int *has_text, char **inputs, int ninputs,
                       in_format fmt, const nd_fp_options *fo, int html, int skip_bad)
 {
     uint64_t n = 0;
@@ -173,8 +154,10 @@ static int read_share(grow *out, uint64_t *n_out, int *has_text, char **inputs, 
                 fp = nd_simhash_final(&ac.sim);
                 nd_sketch_finish(&sk, &ac.sk);
             }
-            if (put(out, &idx, 8) || put(out, &fp, 8) || put(out, &kl, 4) || put(out, &hs, 4) ||
-                put(out, rec.key, rec.key_len) || (hs && put(out, &sk, sizeof sk))) {
+            if (mpi_buf_put(out, &idx, 8) || mpi_buf_put(out, &fp, 8) ||
+                mpi_buf_put(out, &kl, 4) || mpi_buf_put(out, &hs, 4) ||
+                mpi_buf_put(out, rec.key, rec.key_len) ||
+                (hs && mpi_buf_put(out, &sk, sizeof sk))) {
                 rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory after %llu documents",
                               (unsigned long long)n);
                 break;
@@ -199,7 +182,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
     unsigned long k = 24;
     int html = 0, skip_bad = 0, json = 0, opt, rc = 0, has_text = 0, k_given = 0;
     corpus c = {0};
-    grow share = {0};
+    mpi_buf share = {0};
     void *all = NULL;
     uint64_t *lens = NULL, n = 0;
     c.min_res = 0.85;
