@@ -476,12 +476,7 @@ void st_iter_free(st_iter *it)
 
 void st_iter_seek(st_iter *it, const void *key, size_t klen) { rocksdb_iter_seek(it->it, key, klen); }
 void st_iter_seek_first(st_iter *it) { rocksdb_iter_seek_to_first(it->it); }
-void st_iter_seek_for_prev(st_iter *it, const void *key, size_t klen)
-{
-    rocksdb_iter_seek_for_prev(it->it, key, klen);
-}
 void st_iter_next(st_iter *it) { rocksdb_iter_next(it->it); }
-void st_iter_prev(st_iter *it) { rocksdb_iter_prev(it->it); }
 int st_iter_valid(const st_iter *it) { return rocksdb_iter_valid(it->it); }
 const char *st_iter_key(const st_iter *it, size_t *klen) { return rocksdb_iter_key(it->it, klen); }
 const char *st_iter_value(const st_iter *it, size_t *vlen)

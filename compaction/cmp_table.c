@@ -2,11 +2,11 @@
  * cmp_table.c — operations on one permuted table: range reads, inserts,
  * removals and full scans, over the key layout of cmp_table.h.
  *
- * A range read [lo, hi] costs two seeks on one iterator (one view of the
- * table): seek_for_prev in the run space finds the run that may cover lo,
- * then the runs up to hi follow in order; a seek in the fresh space finds
- * the fresh entries in [lo, hi]. The two sorted lists are merged. Reads go
- * through st_iter, so this file never sees RocksDB.
+ * A range read [lo, hi] is one forward seek in the run space (the first
+ * run whose tail is >= lo; the runs up to hi follow) and, when the table
+ * may hold fresh entries, one seek of an iterator bounded to [lo, hi] in
+ * the fresh space. The two sorted lists are merged. Reads go through
+ * st_iter, so this file never sees RocksDB.
  */
 #include <stdlib.h>
 #include <string.h>

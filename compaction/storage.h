@@ -13,8 +13,8 @@
  *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
  *   cf "tNN"   : table NN (00..63) of permuted fingerprints, in two key
  *                spaces (cmp_table.h): 'F' || BE64(v) -> "" for a fresh
- *                entry, 'R' || BE64(head) -> encoded run. Runs cover
- *                disjoint ranges [head, next head); a fresh value never
+ *                entry, 'R' || BE64(tail) -> encoded run. Runs cover
+ *                disjoint ranges (previous tail, tail]; a fresh value never
  *                equals a value inside a run.
  *
  * Thread-safety: reads (st_get, iterators, st_table_range) from any thread;
@@ -109,9 +109,7 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
 void st_iter_seek(st_iter *it, const void *key, size_t klen);
 void st_iter_seek_first(st_iter *it);
-void st_iter_seek_for_prev(st_iter *it, const void *key, size_t klen);
 void st_iter_next(st_iter *it);
-void st_iter_prev(st_iter *it);
 int st_iter_valid(const st_iter *it);
 const char *st_iter_key(const st_iter *it, size_t *klen);
 const char *st_iter_value(const st_iter *it, size_t *vlen);
@@ -147,7 +145,7 @@ int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out);
 int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
 
 /* Remove pfp from table t in batch b: deletes its fresh entry, or rewrites
- * the run holding it (re-keyed when the head goes). ND_ENOTFOUND if absent;
+ * the run holding it (re-keyed when the tail goes). ND_ENOTFOUND if absent;
  * ND_ECORRUPT if the run does not decode. */
 int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
 

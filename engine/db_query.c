@@ -5,8 +5,9 @@
  * every stored F; the probe reads the entries whose top p_i bits equal those
  * of pi_i(q) and keeps those within k (Hamming distance is invariant under
  * the permutation, so the check runs on permuted values).
- * For larger k (d = k - plan k): every table is probed at every prefix
- * that differs from pi_i(q)'s in at most d bits (plan.c proves this exact),
+ * For larger k: every table is probed at every prefix that differs from
+ * pi_i(q)'s in at most d = nd_plan_flip_bound(k) bits (plan.c proves this
+ * exact; d <= k - plan k),
  * unless the model says one full scan of a table is cheaper: then table 0
  * is scanned.
  * Matches found through several tables are merged (sorted, unique), then
