@@ -3,7 +3,7 @@
 # fingerprints split over 1, 2 and 4 shards, one rank per shard.
 #
 # usage: bench/bench_mpi.sh [BUILD_DIR]          (default build-mpi)
-#   N=10000000 Q=1000000 RANKS="1 2 4" WORK=DIR K=3
+#   N=10000000 Q=1000000 RANKS="1 2 4" WORK=DIR K=3 SHARDS=
 #
 # Data: N random 64-bit fingerprints (keys d1..dN) and Q queries, of which
 # 10% are stored fingerprints with 0..3 bits flipped (they must come out
@@ -15,6 +15,10 @@
 # (without --add, so every R sees the same stored set) and the outputs of
 # all R are compared. Also times the single-machine `neardup batch` on the
 # one-shard store's database as the baseline.
+#
+# With SHARDS=S set, one store of S shards is built once and every R of
+# RANKS runs over it (shard s belongs to rank s % R): the way to measure
+# large N without loading it once per R.
 #
 # Prints a Markdown table: ranks, fingerprints per shard, load time, wall
 # time of the batch run (mpirun start to exit), the check step (slowest
@@ -61,14 +65,16 @@ if [ ! -s stored.fp ] || [ "$(wc -l <stored.fp)" -ne "$N" ]; then
     } | shuf --random-source=<(yes) >queries.fp
 fi
 
+SHARDS=${SHARDS:-}
 printf '| ranks | shards | fingerprints per shard | load (s) | batch wall (s) | check (s) | per-shard rate (queries/s) | one shard alone (s) | dup |\n'
 printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 for R in $RANKS; do
-    st=store-$R
+    S=${SHARDS:-$R}
+    st=store-$S
     if [ ! -s "$st/NEARDUP-SHARDS" ]; then
         rm -rf "$st"
         t=$(now)
-        "$ND" shard init "$st" --shards "$R" --k "$K" --docs "$N" >/dev/null
+        "$ND" shard init "$st" --shards "$S" --k "$K" --docs "$N" >/dev/null
         "$ND" shard import "$st" stored.fp >/dev/null
         for s in "$st"/shard-*; do "$ND" compact "$s" >/dev/null; done
         echo "$(since "$t")" >"$st.load"
@@ -78,10 +84,11 @@ for R in $RANKS; do
     wall=$(since "$t")
     check=$(sed -n 's/.*check \([0-9.]*\) s.*/\1/p' "err-$R.txt")
     dup=$(grep -c '^dup' "out-$R.txt" || true)
-    rate=$(awk -v q="$Q" -v c="$check" 'BEGIN { printf "%.0f", q / c }')
+    # per shard: each rank checks S / R shards one after another
+    rate=$(awk -v q="$Q" -v c="$check" -v s="$S" -v r="$R" 'BEGIN { printf "%.0f", q * (s / r) / c }')
     "$ND" batch "$st/shard-000" queries.fp --k "$K" >/dev/null 2>"alone-$R.err"
     alone=$(sed -n 's/.* in \([0-9.]*\) s.*/\1/p' "alone-$R.err")
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$R" "$R" $((N / R)) "$(cat "$st.load")" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$R" "$S" $((N / S)) "$(cat "$st.load")" \
         "$wall" "$check" "$rate" "$alone" "$dup"
     echo "bench_mpi: $R ranks: $(tail -1 "err-$R.txt")" >&2
 done
@@ -89,7 +96,7 @@ first=$(set -- $RANKS; echo "$1")
 for R in $RANKS; do
     cmp -s "out-$first.txt" "out-$R.txt" || echo "bench_mpi: WARNING: $R ranks differ from $first" >&2
 done
-if [ -d store-1/shard-000 ]; then
+if [ -z "$SHARDS" ] && [ -d store-1/shard-000 ]; then
     t=$(now)
     "$ND" batch store-1/shard-000 queries.fp --k "$K" >single.txt 2>single.err
     echo "bench_mpi: single-machine neardup batch on store-1/shard-000: $(since "$t") s wall; $(tail -1 single.err)" >&2

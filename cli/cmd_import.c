@@ -44,13 +44,6 @@ typedef struct import_ctx {
     int auto_chunk;
 } import_ctx;
 
-/* A step merges its fingerprints into every run of every table, so each
- * step rewrites the tables once. Letting the step grow with the store (half
- * of it, between 1M and 8M documents) keeps the total rewriting of a large
- * load to a few times its size instead of growing with size^2 / chunk. */
-#define IMPORT_CHUNK_MIN 1000000u
-#define IMPORT_CHUNK_MAX 8000000u
-
 static int flush_chunk(cli_docs *l, void *payload)
 {
     import_ctx *c = payload;
@@ -62,10 +55,7 @@ static int flush_chunk(cli_docs *l, void *payload)
     if (c->auto_chunk) {
         uint64_t stored = 0;
         nd_db_count(c->db, &stored, NULL);
-        uint64_t next = stored / 2;
-        c->ro->chunk = next < IMPORT_CHUNK_MIN   ? IMPORT_CHUNK_MIN
-                       : next > IMPORT_CHUNK_MAX ? IMPORT_CHUNK_MAX
-                                                 : (size_t)next;
+        c->ro->chunk = cli_import_step(stored, 1);
     }
     return CLI_EXIT_OK;
 }
@@ -77,7 +67,7 @@ int cmd_import(int argc, char **argv)
         {"time", required_argument, 0, 't'},   {"chunk", required_argument, 0, 'c'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = IMPORT_CHUNK_MIN};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = cli_import_step(0, 1)};
     import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
     int json = 0, opt, rc;

@@ -20,6 +20,7 @@
  * one probe per document.
  */
 #include "cli.h"
+#include "cli_docs.h"
 #include "in_reader.h"
 #include "shard_manifest.h"
 
@@ -47,12 +48,15 @@ static const char usage[] =
     "          for `neardup init`; --docs is the whole store's expected size)\n"
     "  split   copy every document of database DB into a new store DIR with\n"
     "          the same k, tables and fingerprint configuration, loading each\n"
-    "          shard with bulk imports of up to M documents (default 1M)\n"
+    "          shard with bulk imports of M documents\n"
     "  import  bulk-load documents into the shards of their keys, without the\n"
     "          near-duplicate check (as `neardup import`; texts fingerprinted\n"
     "          with the store's configuration); each shard takes imports of up\n"
     "          to M documents; a bad record stops the load, and what earlier\n"
     "          imports stored stays\n"
+    "  --chunk M  documents per import step (default: half what the shard\n"
+    "             holds, from 1M to max(1M, 8M / S): each step rewrites the\n"
+    "             shard's tables, so steps that grow keep a large load linear)\n"
     "  info    print the manifest and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
@@ -227,6 +231,7 @@ typedef struct shard_buf {
     char *keys;
     size_t klen, kcap;
     uint64_t total;
+    uint64_t step; /* documents of the next import; 0 = not yet chosen */
 } shard_buf;
 
 typedef struct split_ctx {
@@ -234,9 +239,18 @@ typedef struct split_ctx {
     nd_db **dbs;
     shard_buf *buf;
     const char *dir;
-    uint64_t chunk, seen;
-    int rc; /* exit code once a callback failed */
+    uint64_t chunk, seen; /* chunk 0: steps grow with each shard (cli_import_step) */
+    int rc;               /* exit code once a callback failed */
 } split_ctx;
+
+/* Documents of shard s's next import: --chunk, or half what it holds. */
+static uint64_t next_step(const split_ctx *c, unsigned s)
+{
+    if (c->chunk) return c->chunk;
+    uint64_t stored = 0;
+    nd_db_count(c->dbs[s], &stored, NULL);
+    return cli_import_step(stored, c->m->shards);
+}
 
 static int flush_shard(split_ctx *c, unsigned s)
 {
@@ -256,6 +270,7 @@ static int flush_shard(split_ctx *c, unsigned s)
     b->total += b->n;
     b->n = 0;
     b->klen = 0;
+    b->step = next_step(c, s);
     return CLI_EXIT_OK;
 }
 
@@ -285,7 +300,8 @@ static int buf_add(split_ctx *c, const nd_doc *d)
     b->klen += d->key_len;
     b->n++;
     c->seen++;
-    if (b->n >= c->chunk && (c->rc = flush_shard(c, s)) != CLI_EXIT_OK) return 1;
+    if (!b->step) b->step = next_step(c, s);
+    if (b->n >= b->step && (c->rc = flush_shard(c, s)) != CLI_EXIT_OK) return 1;
     return 0;
 oom:
     c->rc = cli_fail("shard: out of memory after %llu documents", (unsigned long long)c->seen);
@@ -305,7 +321,6 @@ static int shard_split(int argc, char **argv)
     shard_buf *buf = NULL;
     char err[512];
     int rc;
-    a.chunk = 1000000;
     if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
     if (argc - optind != 2) {
         cli_usage(stderr, usage);
@@ -395,7 +410,6 @@ static int shard_import(int argc, char **argv)
     nd_fp_options fo;
     char err[512], path[4096];
     int rc;
-    a.chunk = 1000000;
     a.fmt = IN_FORMAT_FP;
     a.time = (int64_t)time(NULL);
     if ((rc = parse_args(&a, argc, argv, "import"))) return rc;
