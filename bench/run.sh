@@ -10,7 +10,9 @@
 # is installed (else skips them with a note), then writes
 # bench/results/<date>-SIZE.json and the `### N = SIZE` table of the
 # `## Database benchmarks` section of bench/README.md.
-# Extra bench_db options go in $BENCH_ARGS (e.g. BENCH_ARGS="--batch 100k").
+# Extra bench_db options go in $BENCH_ARGS (e.g. BENCH_ARGS="--batch 100k"),
+# extra bdb_faiss.py options in $FAISS_ARGS (e.g. FAISS_ARGS="--batch-q 20000",
+# which the 100M size sets unless FAISS_ARGS is given).
 # Exit status: 0, or 1 when a check disagreed (the report still records it).
 set -eu
 
@@ -49,6 +51,7 @@ for py in /usr/bin/python3 python3; do
     fi
 done
 
+if [ "$size" = 100M ] && [ -z "${FAISS_ARGS+x}" ]; then FAISS_ARGS="--batch-q 20000"; fi
 status=0
 faiss_files=
 faiss_note=
@@ -63,7 +66,9 @@ while [ "$r" -le "$runs" ]; do
     rm -rf "$tmp/db"
     if [ -n "$faiss_py" ]; then
         echo "== run $r/$runs: FAISS" >&2
-        "$faiss_py" "$here/bdb_faiss.py" "$tmp/data" "$tmp/faiss$r.json" || status=1
+        # shellcheck disable=SC2086
+        "$faiss_py" "$here/bdb_faiss.py" "$tmp/data" "$tmp/faiss$r.json" ${FAISS_ARGS:-} ||
+            status=1
         faiss_files="$faiss_files $tmp/faiss$r.json"
     fi
     r=$((r + 1))
