@@ -3,26 +3,34 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: neardup get DB [--json] KEY...\n"
     "\n"
     "Print KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN for each stored key, or\n"
-    "missing<TAB>KEY on stderr for keys not stored.\n"
+    "missing<TAB>KEY on stderr for keys not stored. Options may come anywhere;\n"
+    "after `--` every argument is a key (for keys that start with '-').\n"
     "Exit codes: 0 all found, 1 some key missing or bad usage, 2 database error.\n";
 
 int cmd_get(int argc, char **argv)
 {
-    int json = 0, first = 1, missing = 0;
+    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
+    int json = 0, first, missing = 0, opt;
     if (cli_wants_help(argc, argv)) {
         cli_usage(stdout, usage);
         return CLI_EXIT_OK;
     }
-    if (first < argc && strcmp(argv[first], "--json") == 0) {
-        json = 1;
-        first++;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (opt == 'j') json = 1;
+        else {
+            cli_usage(stderr, usage);
+            return CLI_EXIT_USAGE;
+        }
     }
+    first = optind; /* the database, then the keys */
     if (argc - first < 2) {
         cli_usage(stderr, usage);
         return cli_fail("get: need a database and at least one key");

@@ -37,6 +37,16 @@ STDIN=again.fp expect_exit 0 "$ND" add db --format fp --time 5000
 expect_out_eq "$(printf 'dup\tdoc1\tdoc1\t0')"
 expect_exit 0 "$ND" get db doc1
 expect_out_eq "$(printf 'doc1\t0123456789abcdef\t0\t5000')"
+# --json anywhere; after -- a key may start with '-'
+expect_exit 0 "$ND" get db doc1 --json
+expect_out_eq '{"key":"doc1","fp":"0123456789abcdef","score":0,"time":5000}'
+printf '0123456789abcdef\t-rf\n0123456789abcdef\tdoc1\n' > dash.fp
+expect_exit 0 "$ND" init dashdb --k 3
+expect_exit 0 "$ND" import dashdb --time 5000 dash.fp
+expect_exit 0 "$ND" get dashdb -- -rf doc1
+expect_out_eq "$(printf -- '-rf\t0123456789abcdef\t0\t5000\ndoc1\t0123456789abcdef\t0\t5000')"
+expect_exit 1 "$ND" get dashdb -rf
+expect_err_match 'invalid option'
 # add: jsonl with text and score; tsv
 printf '{"id":"j1","text":"the quick brown fox jumps over the lazy dog","score":2.5}\n{"id":7,"fp":"00000000000000ff"}\n' > in.jsonl
 expect_exit 0 "$ND" add db --format jsonl --json in.jsonl
