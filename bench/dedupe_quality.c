@@ -19,10 +19,22 @@
  * --brute compares every pair instead (to check the filter on a small
  * corpus).
  *
+ * Containment (Broder: "A roughly contained in B") is the share of the
+ * smaller set found in the larger, |A n B| / min(|A|, |B|). Its truth, the
+ * pairs with containment >= --cmust (0.9) whose sets both have at least
+ * --cmin (20) shingles, comes from the same prefix filter turned around:
+ * with A the smaller set, |A n B| >= ceil(0.9 |A|) puts a common shingle
+ * within the first |A| - ceil(0.9 |A|) + 1 of A in the global order, and
+ * anywhere in B, so A's prefix is probed against the postings of every
+ * shingle of every set.
+ *
  * Scoring a pairs file (KEY1<TAB>KEY2<TAB>...): precision = share of the
- * reported pairs whose exact resemblance is >= --good (0.8); recall =
- * share of the true pairs with resemblance >= --must (0.9) that are
- * reported. Misses are broken down by their simhash distance (default
+ * reported pairs whose exact resemblance is >= --good (0.8); precision
+ * (J or C) also counts a pair good when its exact containment is >=
+ * --good; recall = share of the true pairs with resemblance >= --must
+ * (0.9) that are reported; containment recall = share of the containment
+ * truth that is reported (also given for its pairs of resemblance below
+ * --must, the ones resemblance alone does not ask for). Misses are broken down by their simhash distance (default
  * fingerprint) and min-hash sketch estimate, to tell a too-narrow k from a
  * too-high R.
  *
@@ -33,7 +45,8 @@
  * are also given per category (pairs within one category).
  *
  * Usage: dedupe_quality [--w W] [--t T] [--good G] [--must M] [--brute]
- *                       [--truth-out FILE] CORPUS_DIR [PAIRS_FILE...]
+ *                       [--cmust C] [--cmin N] [--truth-out FILE]
+ *                       CORPUS_DIR [PAIRS_FILE...]
  * Uses only <neardup.h>.
  */
 #include <dirent.h>
@@ -159,6 +172,23 @@ static void load_corpus(const char *dir)
 }
 
 /* ---- ground truth ------------------------------------------------------ */
+
+static tpair *ctruth; /* containment truth; j holds the containment */
+static size_t nctruth, ctruth_cap;
+static double cmust = 0.9;
+static size_t cmin = 20;
+
+static double containment_of(uint32_t a, uint32_t b)
+{
+    const doc *x = &docs[a], *y = &docs[b];
+    if (x->n > y->n) {
+        const doc *t = x;
+        x = y;
+        y = t;
+    }
+    return x->n ? nd_containment(x->set, x->n, y->set, y->n) : 0;
+}
+
 
 static tpair *truth;
 static size_t ntruth, truth_cap;
@@ -303,6 +333,21 @@ static void truth_prefix(double t, size_t *out_cand)
     *out_cand = cand;
 }
 
+static void truth_containment_brute(void)
+{
+    for (uint32_t a = 0; a < ndocs; a++) {
+        if (docs[a].n < cmin) continue;
+        for (uint32_t b = a + 1; b < ndocs; b++) {
+            if (docs[b].n < cmin) continue;
+            double c = containment_of(a, b);
+            if (c < cmust) continue;
+            if (nctruth == ctruth_cap)
+                ctruth = xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
+            ctruth[nctruth++] = (tpair){a, b, (float)c};
+        }
+    }
+}
+
 static void truth_brute(double t)
 {
     for (uint32_t a = 0; a < ndocs; a++) {
@@ -313,6 +358,61 @@ static void truth_brute(double t)
             if (j >= t) add_truth(a, b, j);
         }
     }
+}
+
+/* Every pair with containment >= cmust, both sets >= cmin (needs uni and
+ * uni_df from truth_prefix, or builds them). Each smaller set A probes the
+ * postings of all shingles with its prefix; B must be at least as large
+ * (ties: both probe, duplicates are removed by the caller). */
+static void truth_containment(size_t *out_cand)
+{
+    post *ps = NULL;
+    size_t nps = 0, pcap = 0, cand = 0;
+    for (size_t i = 0; i < ndocs; i++) {
+        if (docs[i].n < cmin) continue;
+        for (size_t s = 0; s < docs[i].n; s++) {
+            if (df_of(docs[i].set[s]) < 2) continue;
+            if (nps == pcap) ps = xrealloc(ps, (pcap = pcap ? pcap * 2 : 65536) * sizeof *ps);
+            ps[nps++] = (post){docs[i].set[s], (uint32_t)i};
+        }
+    }
+    qsort(ps, nps, sizeof *ps, cmp_post);
+    uint32_t *stamp = xmalloc(ndocs * sizeof *stamp);
+    for (size_t i = 0; i < ndocs; i++) stamp[i] = UINT32_MAX;
+    rank *rk = NULL;
+    size_t rcap = 0;
+    for (uint32_t a = 0; a < ndocs; a++) {
+        if (docs[a].n < cmin) continue;
+        if (docs[a].n > rcap) rk = xrealloc(rk, (rcap = docs[a].n) * sizeof *rk);
+        for (size_t s = 0; s < docs[a].n; s++) rk[s] = (rank){docs[a].set[s], df_of(docs[a].set[s])};
+        qsort(rk, docs[a].n, sizeof *rk, cmp_rank);
+        size_t p = prefix_len(docs[a].n, cmust);
+        stamp[a] = a;
+        for (size_t s = 0; s < p; s++) {
+            if (rk[s].df < 2) continue;
+            size_t lo = 0, hi = nps;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (ps[mid].h < rk[s].h) lo = mid + 1;
+                else hi = mid;
+            }
+            for (size_t y = lo; y < nps && ps[y].h == rk[s].h; y++) {
+                uint32_t b = ps[y].d;
+                if (stamp[b] == a || docs[b].n < docs[a].n) continue;
+                stamp[b] = a;
+                cand++;
+                double c = nd_containment(docs[a].set, docs[a].n, docs[b].set, docs[b].n);
+                if (c < cmust) continue;
+                if (nctruth == ctruth_cap)
+                    ctruth = xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
+                ctruth[nctruth++] = (tpair){a < b ? a : b, a < b ? b : a, (float)c};
+            }
+        }
+    }
+    free(rk);
+    free(stamp);
+    free(ps);
+    *out_cand = cand;
 }
 
 static int cmp_tpair(const void *x, const void *y)
@@ -394,9 +494,11 @@ static void score(const char *file, double good, double must)
     nrows = 0;
     stat_row *all = row_for("all");
     size_t hist_bad[5] = {0}; /* reported pairs below good: J in [0,.2),..[.6,.8) */
+    size_t good_jc = 0;        /* J >= good or containment >= good */
     for (size_t i = 0; i < nrep; i++) {
         double j = nd_resemblance(docs[rep[i].a].set, docs[rep[i].a].n, docs[rep[i].b].set,
                                   docs[rep[i].b].n);
+        good_jc += j >= good || containment_of(rep[i].a, rep[i].b) >= good;
         stat_row *r = row_for(pair_cat(rep[i].a, rep[i].b));
         all->reported++;
         r->reported++;
@@ -424,6 +526,18 @@ static void score(const char *file, double good, double must)
             miss_sk[(int)(e * 10)]++;
         }
     }
+    size_t cfound = 0, clow = 0, clow_found = 0; /* clow: containment truth with J < must */
+    for (size_t i = 0; i < nctruth; i++) {
+        int found = bsearch(&ctruth[i], rep, nrep, sizeof *rep, cmp_tpair) != NULL;
+        cfound += (size_t)found;
+        if (nd_resemblance(docs[ctruth[i].a].set, docs[ctruth[i].a].n, docs[ctruth[i].b].set,
+                           docs[ctruth[i].b].n) < must) {
+            clow++;
+            clow_found += (size_t)found;
+        }
+    }
+    double prec_jc = nrep ? (double)good_jc / (double)nrep : 1.0;
+    double crecall = nctruth ? (double)cfound / (double)nctruth : 1.0;
     printf("%s: %zu reported pairs (%zu repeated, %zu unknown keys)\n", file, nrep, dups, unknown);
     printf("  %-12s %9s %9s %9s %9s %9s\n", "category", "reported", "J>=good", "precision", "J>=must",
            "recall");
@@ -442,9 +556,14 @@ static void score(const char *file, double good, double must)
             if (miss_sk[s]) printf(" %.1f:%zu", s / 10.0, miss_sk[s]);
         printf("\n");
     }
-    printf("RESULT\t%s\t%zu\t%.4f\t%.4f\n", file, nrep,
+    printf("  precision counting containment (J or C >= good): %zu of %zu, %.4f\n", good_jc, nrep,
+           prec_jc);
+    printf("  containment recall (C >= %.2f, both sets >= %zu shingles): %zu of %zu, %.4f; "
+           "of those with J < must: %zu of %zu, %.4f\n", cmust, cmin, cfound, nctruth, crecall,
+           clow_found, clow, clow ? (double)clow_found / (double)clow : 1.0);
+    printf("RESULT\t%s\t%zu\t%.4f\t%.4f\t%.4f\t%.4f\n", file, nrep,
            all->reported ? (double)all->good / (double)all->reported : 1.0,
-           all->must ? (double)all->found / (double)all->must : 1.0);
+           all->must ? (double)all->found / (double)all->must : 1.0, prec_jc, crecall);
     free(rep);
 }
 
@@ -460,8 +579,10 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && strcmp(argv[i], "--good") == 0) good = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--must") == 0) must = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--truth-out") == 0) truth_out = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--cmust") == 0) cmust = atof(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--cmin") == 0) cmin = (size_t)atol(argv[++i]);
         else die("usage: dedupe_quality [--w W] [--t T] [--good G] [--must M] [--brute] "
-                 "[--truth-out FILE] CORPUS_DIR [PAIRS_FILE...]");
+                 "[--cmust C] [--cmin N] [--truth-out FILE] CORPUS_DIR [PAIRS_FILE...]");
     }
     if (i >= argc) die("give CORPUS_DIR");
     if (good < t || must < t) die("--good and --must must be >= --t");
@@ -478,6 +599,15 @@ int main(int argc, char **argv)
     else truth_prefix(t, &cand);
     qsort(truth, ntruth, sizeof *truth, cmp_tpair);
     double t2 = now();
+    size_t ccand = 0;
+    if (brute) truth_containment_brute();
+    else truth_containment(&ccand);
+    qsort(ctruth, nctruth, sizeof *ctruth, cmp_tpair);
+    size_t cm = 0;
+    for (size_t p = 0; p < nctruth; p++)
+        if (cm == 0 || cmp_tpair(&ctruth[p], &ctruth[cm - 1])) ctruth[cm++] = ctruth[p];
+    nctruth = cm;
+    double t3 = now();
     size_t n8 = 0, n9 = 0, n10 = 0;
     for (size_t p = 0; p < ntruth; p++) {
         n8 += truth[p].j >= good;
@@ -489,6 +619,8 @@ int main(int argc, char **argv)
     printf("truth (%s, T=%.2f): %zu pairs with J>=%.2f, %zu with J>=%.2f, %zu identical sets; "
            "%zu candidates checked; load %.1f s, join %.1f s\n",
            brute ? "all pairs" : "prefix filter", t, n8, good, n9, must, n10, cand, t1 - t0, t2 - t1);
+    printf("containment truth: %zu pairs with C>=%.2f and both sets >= %zu shingles; "
+           "%zu candidates checked; %.1f s\n", nctruth, cmust, cmin, ccand, t3 - t2);
     if (truth_out) {
         FILE *f = fopen(truth_out, "w");
         if (!f) die("cannot write --truth-out");

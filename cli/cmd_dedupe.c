@@ -9,11 +9,23 @@
  * agree in one band are candidates: a pair of resemblance 0.9 shares a
  * band with probability 0.9999, 0.8 with 0.95, 0.5 with 0.06). A
  * candidate is reported when it is within k bits AND its sketches
- * estimate a resemblance >= R. Banding is what lets k exceed the
- * self-join's 8: templated texts of resemblance 0.9 lie up to 25 bits
- * apart (bench/README.md, "Dedupe quality", has the measurement that
- * chose the defaults k=24, R=0.85). With R = 0 (simhash only) the
- * self-join alone answers, so k <= 8.
+ * estimate a resemblance >= R, or, with --min-containment C > 0, a
+ * containment >= C (Broder's "roughly contained": |A n B| / min(|A|,|B|),
+ * estimated as J (|A| + |B|) / (1 + J) over the smaller set, from the
+ * sketch estimate J and the counts of distinct features). Banding is what
+ * lets k exceed the self-join's 8: templated texts of resemblance 0.9 lie
+ * up to 25 bits apart (bench/README.md, "Dedupe quality", has the
+ * measurement that chose the defaults k=24, R=0.85, C off). With R = 0
+ * (simhash only) the self-join alone answers, so k <= 8.
+ *
+ * Which contained pairs can be found: every one within min(k, 8) bits
+ * (the self-join), and those banding finds. With C > 0 the bands are 32 of
+ * 4 bins instead of 16 of 8, so pairs of lower resemblance meet (a page
+ * with half as much again appended, J about 0.67: 0.999 instead of 0.47);
+ * a short page inside a much longer one (J below 0.3: 0.23 or less) is
+ * mostly not found, and its estimate would be too coarse to trust anyway.
+ * C stays off by default: contained pairs are not near-duplicates by the
+ * resemblance measure the defaults are judged on (bench/README.md).
  *
  * Each pair is reported once: the self-join reports a pair from its first
  * table only; banding skips a pair the self-join already saw (within
@@ -22,16 +34,22 @@
  * Clusters follow the representative rule (nd_cluster_greedy), so every
  * dropped document is a reported pair with its kept one.
  *
- * Memory per document: 8 (fp) + 8 (key offset) + the key, + 8 with
- * --keep score|longest, + 256 (sketch) when texts are read, + 16 during a band
- * pass (the sort). Pairs output streams; the cluster modes first group
- * identical documents (4 a document; 32 while sorting) and join one of each
- * group, then hold 12 per pair, 8 per pair end and 12 per document.
+ * Memory per document: 8 B (fingerprint) in RAM, + 8 with --keep
+ * score|longest. The rest goes to unlinked scratch files in $TMPDIR
+ * (dedupe_spill.c), read back only where needed: keys (8 B offset + the
+ * key) for the output, and, when texts are read, the sketch and feature
+ * count (260 B) for grouping identical documents, confirming candidates
+ * (through a 4 MB cache) and banding (each band pass reads the file once
+ * in order). Transient: the self-join's sort, 32 B a document; a band
+ * pass, 16 B. The cluster modes first group identical documents (4 a
+ * document; 32 while sorting) and join one of each group, then hold 12
+ * per pair, 8 per pair end and 24 per document. Pairs output streams.
  * No text is kept. With --db the documents are also loaded into a
- * database (nd_import, in chunks) after the read.
+ * database (nd_import, in chunks of 1M) after the read.
  */
 #include "cli.h"
 #include "dedupe_band.h"
+#include "dedupe_spill.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -44,7 +62,7 @@ static const char usage[] =
     "usage: neardup dedupe [--db DB] [--k K] [--min-resemblance R]\n"
     "                      [--format files|jsonl|tsv|warc|fp] [--keep first|score|longest]\n"
     "                      [--out clusters|pairs|keep|drop] [--features F] [--html]\n"
-    "                      [--skip-bad] [--json] INPUT...\n"
+    "                      [--min-containment C] [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Find the near-duplicates of a corpus and print them:\n"
     "  clusters  CLUSTER<TAB>keep|drop<TAB>KEY<TAB>DIST  for clusters of 2 or more\n"
@@ -60,6 +78,14 @@ static const char usage[] =
     "                       default), estimated from 128-bin sketches (default\n"
     "                       0.85); 0 = simhash only. Fp input has no text: its\n"
     "                       pairs are simhash only (K <= 8)\n"
+    "  --min-containment C  also report a pair when at least this share of the\n"
+    "                       smaller document's features are in the larger one\n"
+    "                       (estimated from the sketches and feature counts;\n"
+    "                       default 0 = off). Contained pairs are found within\n"
+    "                       min(K, 8) bits, or by banding, which with C > 0 uses\n"
+    "                       32 bands of 4 bins: it finds a page with half as much\n"
+    "                       text appended, mostly not a short page in a long one.\n"
+    "                       --out pairs --json then shows \"containment\" too\n"
     "  --keep               which document of a cluster stays: first (input order,\n"
     "                       default), score (highest \"score\"), longest (text)\n"
     "  --format             input format (default files: each file or every file\n"
@@ -68,7 +94,10 @@ static const char usage[] =
     "                       the database DB, created with design distance min(K, 8)\n"
     "                       if missing, for later queries. Documents stored there\n"
     "                       before are not compared. Without --db nothing is\n"
-    "                       written to disk: the work is done in memory.\n"
+    "                       left on disk.\n"
+    "Memory: 8 bytes a document (16 with --keep score|longest), 32 more during\n"
+    "the self-join; keys, and sketches (260 bytes a text), go to an unlinked\n"
+    "scratch file in $TMPDIR (default /tmp), read back where needed.\n"
     "Defaults: chosen for precision and recall >= 0.95 on real texts (see\n"
     "bench/README.md). Clusters: documents are taken in --keep order; one not\n"
     "yet assigned is kept and takes every unassigned document it forms a pair\n"
@@ -76,22 +105,34 @@ static const char usage[] =
     "kept one.\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 internal or database error.\n";
 
-enum { MAX_JOIN_K = ND_MAX_PLAN_K };
+enum { MAX_JOIN_K = ND_MAX_PLAN_K, REC_CACHE = 16384 };
+
+/* --min-containment by default (0 = off; bench/README.md, "Dedupe
+ * quality"), and the band width used when containment is on. */
+#define DEFAULT_MIN_CONTAINMENT 0.0
+enum { CONTAINMENT_BAND_BINS = 4 };
 
 typedef struct pair {
     uint32_t a, b;
     uint8_t dist;
 } pair;
 
+/* The documents: fingerprints (and priorities) in memory, everything else
+ * in scratch files read back where needed. */
 typedef struct corpus {
-    uint64_t *fp;    /* n */
-    size_t *key_off; /* n + 1: key i is keys[key_off[i] .. key_off[i+1]) */
-    double *prio;    /* n, with --keep score|longest */
-    nd_sketch *sk;   /* n, once a document had text */
-    double *score;   /* n, with --db */
+    uint64_t *fp;        /* n */
+    double *prio;        /* n, with --keep score|longest */
     size_t n, cap;
-    char *keys;
-    size_t klen, kcap;
+    dedupe_spill keys;   /* the keys' bytes, back to back */
+    dedupe_spill koff;   /* n + 1 uint64: key i is keys[koff[i] .. koff[i+1]) */
+    dedupe_spill recs;   /* n dedupe_rec (sketch, feature count), once a document had text */
+    dedupe_spill scores; /* n doubles, with --db */
+    int has_sk, has_score;
+    uint64_t klen;
+    char *kbuf;          /* one key read back */
+    size_t kbuf_cap;
+    dedupe_rec *cache;   /* records read back: slot i % REC_CACHE holds document tag[slot] */
+    uint32_t *tag;
     pair *p; /* kept for clusters, keep and drop (indices into ids) */
     size_t np, pcap;
     /* The documents the joins see: ids[0..m) (doc indices, increasing), or
@@ -99,23 +140,80 @@ typedef struct corpus {
      * group of identical ones (same fingerprint and sketch). */
     const uint32_t *ids;
     size_t m;
-    uint64_t reported;
+    uint64_t reported, confirmed_by_containment;
     int stream, json;
-    double min_res;
-    unsigned k, join_k;
-    int oom;
+    double min_res, min_cont;
+    unsigned k, join_k, band_width;
+    int oom, io; /* io: a scratch file failed (dedupe_spill_error) */
 } corpus;
 
+/* The features of one document: its simhash, its sketch, and its distinct
+ * features counted in an open-addressing set (cleared through the list of
+ * the slots it filled, so a long document does not make short ones pay). */
 typedef struct acc_ctx {
     nd_simhash sim;
     nd_sketch_builder sk;
+    uint64_t *tab; /* cap slots, 0 = empty (the hash 0 is counted apart) */
+    uint32_t *filled;
+    size_t cap, distinct;
+    int count, zero, oom; /* count: only containment needs the set sizes */
 } acc_ctx;
+
+static void distinct_add(acc_ctx *a, uint64_t h)
+{
+    if (h == 0) {
+        a->zero = 1;
+        return;
+    }
+    if (2 * (a->distinct + 1) > a->cap) { /* grow: load stays <= 1/2 */
+        size_t cap = a->cap ? 2 * a->cap : 4096;
+        uint64_t *tab = calloc(cap, sizeof *tab);
+        uint32_t *filled = malloc(cap / 2 * sizeof *filled);
+        if (!tab || !filled || cap > UINT32_MAX) {
+            free(tab);
+            free(filled);
+            a->oom = 1;
+            return;
+        }
+        for (size_t i = 0; i < a->distinct; i++) {
+            uint64_t v = a->tab[a->filled[i]];
+            size_t s = v & (cap - 1);
+            while (tab[s]) s = (s + 1) & (cap - 1);
+            tab[s] = v;
+            filled[i] = (uint32_t)s;
+        }
+        free(a->tab);
+        free(a->filled);
+        a->tab = tab;
+        a->filled = filled;
+        a->cap = cap;
+    }
+    size_t s = h & (a->cap - 1);
+    while (a->tab[s]) {
+        if (a->tab[s] == h) return;
+        s = (s + 1) & (a->cap - 1);
+    }
+    a->tab[s] = h;
+    a->filled[a->distinct++] = (uint32_t)s;
+}
 
 static void acc_cb(uint64_t h, int32_t w, void *p)
 {
     acc_ctx *a = p;
     nd_simhash_add_hash(&a->sim, h, w);
     nd_sketch_add(&a->sk, h);
+    if (a->count && !a->oom) distinct_add(a, h);
+}
+
+/* Distinct features of the document just read (saturated at 2^32 - 1);
+ * empties the set for the next one. */
+static uint32_t acc_distinct(acc_ctx *a)
+{
+    uint64_t n = a->distinct + (uint64_t)a->zero;
+    for (size_t i = 0; i < a->distinct; i++) a->tab[a->filled[i]] = 0;
+    a->distinct = 0;
+    a->zero = 0;
+    return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
 static int grow(void **p, size_t cap, size_t size)
@@ -126,78 +224,183 @@ static int grow(void **p, size_t cap, size_t size)
     return 0;
 }
 
-static int push_doc(corpus *c, const in_record *rec, uint64_t fp, const nd_sketch *sk,
+/* @return 0, -1 out of memory, -2 a scratch file failed. */
+static int push_doc(corpus *c, const in_record *rec, uint64_t fp, const dedupe_rec *r,
                     double prio)
 {
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 1024;
         if (grow((void **)&c->fp, cap, sizeof *c->fp) ||
-            grow((void **)&c->key_off, cap + 1, sizeof *c->key_off) ||
-            (c->prio && grow((void **)&c->prio, cap, sizeof *c->prio)) ||
-            (c->score && grow((void **)&c->score, cap, sizeof *c->score)) ||
-            (c->sk && grow((void **)&c->sk, cap, sizeof *c->sk)))
+            (c->prio && grow((void **)&c->prio, cap, sizeof *c->prio)))
             return -1;
         c->cap = cap;
     }
-    if (sk && !c->sk) { /* the first text: earlier documents had none */
-        c->sk = calloc(c->cap, sizeof *c->sk);
-        if (!c->sk) return -1;
+    if (r && !c->has_sk) { /* the first text: earlier documents had none */
+        dedupe_rec none;
+        memset(&none, 0, sizeof none);
+        if (dedupe_spill_init(&c->recs, "sketches")) return -2;
+        c->has_sk = 1;
+        for (size_t i = 0; i < c->n; i++)
+            if (dedupe_spill_write(&c->recs, &none, sizeof none)) return -2;
     }
-    if (c->klen + rec->key_len > c->kcap) {
-        size_t cap = c->kcap ? c->kcap : 65536;
-        while (cap < c->klen + rec->key_len) cap *= 2;
-        if (grow((void **)&c->keys, cap, 1)) return -1;
-        c->kcap = cap;
-    }
-    memcpy(c->keys + c->klen, rec->key, rec->key_len);
-    c->key_off[c->n] = c->klen;
+    uint64_t off = c->klen;
+    if (dedupe_spill_write(&c->koff, &off, sizeof off) ||
+        dedupe_spill_write(&c->keys, rec->key, rec->key_len))
+        return -2;
     c->klen += rec->key_len;
-    c->key_off[c->n + 1] = c->klen;
+    if (c->has_score) {
+        double score = rec->has_score ? rec->score : 0;
+        if (dedupe_spill_write(&c->scores, &score, sizeof score)) return -2;
+    }
+    if (c->has_sk) {
+        dedupe_rec none;
+        if (!r) {
+            memset(&none, 0, sizeof none);
+            r = &none;
+        }
+        if (dedupe_spill_write(&c->recs, r, sizeof *r)) return -2;
+    }
     c->fp[c->n] = fp;
     if (c->prio) c->prio[c->n] = prio;
-    if (c->score) c->score[c->n] = rec->has_score ? rec->score : 0;
-    if (c->sk) {
-        if (sk) c->sk[c->n] = *sk;
-        else memset(&c->sk[c->n], 0, sizeof c->sk[c->n]);
-    }
     c->n++;
     return 0;
 }
 
-static void put_key(const corpus *c, size_t i, int json)
+/* After the read: the last key offset, and every scratch file flushed. */
+static int finish_docs(corpus *c)
 {
-    const char *k = c->keys + c->key_off[i];
-    size_t len = c->key_off[i + 1] - c->key_off[i];
+    if (dedupe_spill_write(&c->koff, &c->klen, sizeof c->klen) || dedupe_spill_finish(&c->koff) ||
+        dedupe_spill_finish(&c->keys) || (c->has_sk && dedupe_spill_finish(&c->recs)) ||
+        (c->has_score && dedupe_spill_finish(&c->scores)))
+        return -1;
+    if (c->has_sk) {
+        c->cache = malloc(REC_CACHE * sizeof *c->cache);
+        c->tag = malloc(REC_CACHE * sizeof *c->tag);
+        if (!c->cache || !c->tag) return -2;
+        for (size_t i = 0; i < REC_CACHE; i++) c->tag[i] = UINT32_MAX; /* no document has it */
+    }
+    return 0;
+}
+
+/* Document i's record into *out, through a direct-mapped cache: the
+ * documents of a near-duplicate pair meet again in later bands and in the
+ * self-join. */
+static int get_rec(corpus *c, size_t i, dedupe_rec *out)
+{
+    size_t slot = i % REC_CACHE;
+    if (c->tag[slot] != i) {
+        if (dedupe_spill_pread(&c->recs, &c->cache[slot], sizeof *out, (uint64_t)i * sizeof *out)) {
+            c->tag[slot] = UINT32_MAX;
+            c->io = 1;
+            return -1;
+        }
+        c->tag[slot] = (uint32_t)i;
+    }
+    *out = c->cache[slot];
+    return 0;
+}
+
+/* Key i, read back into c->kbuf. */
+static int get_key(corpus *c, size_t i, size_t *len)
+{
+    uint64_t off[2];
+    if (dedupe_spill_pread(&c->koff, off, sizeof off, (uint64_t)i * 8)) goto io;
+    *len = (size_t)(off[1] - off[0]);
+    if (*len > c->kbuf_cap) {
+        size_t cap = *len < 256 ? 256 : *len;
+        if (grow((void **)&c->kbuf, cap, 1)) {
+            c->oom = 1;
+            return -1;
+        }
+        c->kbuf_cap = cap;
+    }
+    if (*len && dedupe_spill_pread(&c->keys, c->kbuf, *len, off[0])) goto io;
+    return 0;
+io:
+    c->io = 1;
+    return -1;
+}
+
+static void put_bytes(const char *k, size_t len, int json)
+{
     if (json) cli_put_json_string(stdout, k, len);
     else cli_put_field(stdout, k, len);
 }
 
-static double resemblance(const corpus *c, size_t i, size_t j)
+static int put_key(corpus *c, size_t i, int json)
 {
-    return c->sk ? nd_sketch_resemblance(&c->sk[i], &c->sk[j]) : 1.0;
+    size_t len;
+    if (get_key(c, i, &len)) return -1;
+    put_bytes(c->kbuf, len, json);
+    return 0;
+}
+
+/* Keys in document order, for the outputs that list documents in order. */
+typedef struct key_walk {
+    dedupe_spill_reader off, bytes;
+} key_walk;
+
+static const char *walk_key(corpus *c, key_walk *w, size_t i, size_t *len)
+{
+    const uint64_t *off = dedupe_spill_reader_get(&w->off, (uint64_t)i * 8, 16);
+    if (!off) goto fail;
+    uint64_t o[2];
+    memcpy(o, off, sizeof o);
+    *len = (size_t)(o[1] - o[0]);
+    const char *k = *len ? dedupe_spill_reader_get(&w->bytes, o[0], *len) : "";
+    if (k) return k;
+fail:
+    c->io = 1;
+    return NULL;
+}
+
+/* Is a candidate a reported pair: resemblance >= R, or containment >= C
+ * when C > 0? *res and *cont get the estimates. */
+static int confirm(const corpus *c, const dedupe_rec *a, const dedupe_rec *b, double *res,
+                   double *cont, int *by_cont)
+{
+    *res = nd_sketch_resemblance(&a->sk, &b->sk);
+    *cont = dedupe_containment(*res, a->size, b->size);
+    *by_cont = 0;
+    if (*res >= c->min_res) return 1;
+    if (c->min_cont > 0 && *cont >= c->min_cont) return *by_cont = 1;
+    return 0;
 }
 
 #define DOC(c, x) ((c)->ids ? (size_t)(c)->ids[x] : (size_t)(x))
 
-/* A reported pair x < y (indices into ids): printed at once (pairs) or
- * kept for the clusters. */
-static int emit(corpus *c, size_t x, size_t y, unsigned dist)
+/* A reported pair x < y (indices into ids), with the two records when the
+ * caller read them (else NULL): printed at once (pairs) or kept for the
+ * clusters. Nonzero stops the joins (c->oom or c->io says why). */
+static int emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *ra,
+                const dedupe_rec *rb)
 {
     size_t i = DOC(c, x), j = DOC(c, y);
     c->reported++;
     if (c->stream) {
+        dedupe_rec a, b;
+        if (c->json && c->has_sk && !ra) {
+            if (get_rec(c, i, &a) || get_rec(c, j, &b)) return 1;
+            ra = &a;
+            rb = &b;
+        }
         if (c->json) {
             printf("{\"a\":");
-            put_key(c, i, 1);
+            if (put_key(c, i, 1)) return 1;
             printf(",\"b\":");
-            put_key(c, j, 1);
+            if (put_key(c, j, 1)) return 1;
             printf(",\"dist\":%u", dist);
-            if (c->sk) printf(",\"resemblance\":%.3f", resemblance(c, i, j));
+            if (c->has_sk) {
+                double res = nd_sketch_resemblance(&ra->sk, &rb->sk);
+                printf(",\"resemblance\":%.3f", res);
+                if (c->min_cont > 0)
+                    printf(",\"containment\":%.3f", dedupe_containment(res, ra->size, rb->size));
+            }
             printf("}\n");
         } else {
-            put_key(c, i, 0);
+            if (put_key(c, i, 0)) return 1;
             putchar('\t');
-            put_key(c, j, 0);
+            if (put_key(c, j, 0)) return 1;
             printf("\t%u\n", dist);
         }
         return 0;
@@ -214,18 +417,67 @@ static int emit(corpus *c, size_t x, size_t y, unsigned dist)
     return 0;
 }
 
+static int check_and_emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *a,
+                          const dedupe_rec *b)
+{
+    double res, cont;
+    int by_cont;
+    if (!confirm(c, a, b, &res, &cont, &by_cont)) return 0;
+    c->confirmed_by_containment += (uint64_t)by_cont;
+    return emit(c, x, y, dist, a, b);
+}
+
 static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
 {
     corpus *c = payload;
-    if (c->min_res > 0 && resemblance(c, DOC(c, x), DOC(c, y)) < c->min_res) return 0;
-    return emit(c, x, y, dist);
+    if (!(c->has_sk && c->min_res > 0)) return emit(c, x, y, dist, NULL, NULL);
+    dedupe_rec a, b;
+    if (get_rec(c, DOC(c, x), &a) || get_rec(c, DOC(c, y), &b)) return 1;
+    return check_and_emit(c, x, y, dist, &a, &b);
 }
 
 /* ---- min-hash banding ---------------------------------------------------- */
 
-static int band_cb(size_t x, size_t y, unsigned dist, void *payload)
+static int band_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
+                     void *payload)
 {
-    return emit(payload, x, y, dist);
+    return check_and_emit(payload, x, y, dist, a, b);
+}
+
+typedef struct band_read {
+    corpus *c;
+    dedupe_spill_reader seq;
+} band_read;
+
+/* The band join's source: a pass reads the sketch file in order; a run's
+ * documents come through the cache. */
+static int band_src_read(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential,
+                         void *payload)
+{
+    band_read *br = payload;
+    for (size_t i = 0; i < n; i++) {
+        if (!sequential) {
+            if (get_rec(br->c, docs[i], &out[i])) return -1;
+            continue;
+        }
+        const void *r = dedupe_spill_reader_get(&br->seq, (uint64_t)docs[i] * sizeof *out,
+                                                sizeof *out);
+        if (!r) {
+            br->c->io = 1;
+            return -1;
+        }
+        memcpy(&out[i], r, sizeof *out);
+    }
+    return 0;
+}
+
+static int joins_failed(const corpus *c, const char *what)
+{
+    if (c->io) {
+        fprintf(stderr, "neardup: dedupe: %s: %s\n", what, dedupe_spill_error());
+        return CLI_EXIT_DB;
+    }
+    return cli_fail("dedupe: out of memory in the %s", what);
 }
 
 /* Every pair of the documents ids[0..m) (fps: their fingerprints): the
@@ -234,12 +486,17 @@ static int run_joins(corpus *c, const uint64_t *fps)
 {
     if (c->m < 2) return CLI_EXIT_OK;
     int nrc = nd_selfjoin(fps, c->m, c->join_k, join_cb, c);
-    if (c->oom) return cli_fail("dedupe: out of memory storing pairs");
+    if (c->oom || c->io) return joins_failed(c, "self-join");
     if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
-    if (c->sk && c->min_res > 0) {
-        if (dedupe_band_join(c->m, c->ids, c->fp, c->sk, c->join_k, c->k, c->min_res, band_cb, c) < 0)
-            c->oom = 1;
-        if (c->oom) return cli_fail("dedupe: out of memory in the band join");
+    if (c->has_sk && c->min_res > 0) {
+        band_read br = {c, {0}};
+        dedupe_band_src src = {band_src_read, &br};
+        dedupe_spill_reader_init(&br.seq, &c->recs);
+        int brc = dedupe_band_scan(c->m, c->ids, c->fp, &src, c->band_width, c->join_k, c->k,
+                                   band_cand, c);
+        dedupe_spill_reader_dispose(&br.seq);
+        if (brc == -1) c->oom = 1;
+        if (c->oom || c->io) return joins_failed(c, "band join");
     }
     return CLI_EXIT_OK;
 }
@@ -270,7 +527,7 @@ static void radix_sort_ent(fp_ent *a, fp_ent *tmp, size_t n)
  * Identical documents have the same neighbours, so the greedy clustering
  * of the whole graph assigns a group as a whole: clustering the leaders
  * alone gives the same answer, without the m(m-1)/2 pairs of a group. */
-static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, const corpus *c,
+static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, corpus *c,
                            const uint32_t *order)
 {
     size_t n = c->n, m = 0, nl = 0, lcap = 0;
@@ -287,8 +544,14 @@ static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, 
         for (size_t u = s; u < t; u++) {
             uint32_t d = e[u].i;
             size_t l = 0;
-            if (c->sk)
-                while (l < nl && memcmp(&c->sk[local[l]], &c->sk[d], sizeof c->sk[d])) l++;
+            if (c->has_sk && t - s > 1) {
+                dedupe_rec rd, rl;
+                if (get_rec(c, d, &rd)) goto io;
+                for (; l < nl; l++) {
+                    if (get_rec(c, local[l], &rl)) goto io;
+                    if (memcmp(&rl.sk, &rd.sk, sizeof rd.sk) == 0) break;
+                }
+            }
             if (l == nl) {
                 if (nl == lcap && grow((void **)&local, lcap = lcap ? 2 * lcap : 16, sizeof *local))
                     goto oom;
@@ -317,11 +580,16 @@ static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, 
     *out_m = m;
     return CLI_EXIT_OK;
 oom:
+io:
     free(e);
     free(tmp);
     free(g);
     free(ids);
     free(local);
+    if (c->io) {
+        fprintf(stderr, "neardup: dedupe: grouping identical documents: %s\n", dedupe_spill_error());
+        return CLI_EXIT_DB;
+    }
     return cli_fail("dedupe: out of memory grouping identical documents");
 }
 
@@ -395,11 +663,20 @@ static int run_clusters(corpus *c, const char *out, int json)
     /* Document i stays iff it leads its group and the group stays. */
     if (strcmp(out, "keep") == 0 || strcmp(out, "drop") == 0) {
         int want_keep = out[0] == 'k';
+        key_walk w;
+        dedupe_spill_reader_init(&w.off, &c->koff);
+        dedupe_spill_reader_init(&w.bytes, &c->keys);
         for (size_t i = 0; i < n; i++) {
             if ((LEAD(rep[g[i]]) == i) != want_keep) continue;
-            if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_key(c, i, 1); printf("}\n"); }
-            else { put_key(c, i, 0); putchar('\n'); }
+            size_t len;
+            const char *k = walk_key(c, &w, i, &len);
+            if (!k) break;
+            if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_bytes(k, len, 1); printf("}\n"); }
+            else { put_bytes(k, len, 0); putchar('\n'); }
         }
+        dedupe_spill_reader_dispose(&w.off);
+        dedupe_spill_reader_dispose(&w.bytes);
+        if (c->io) goto io;
         goto done;
     }
     /* clusters: in priority order of their kept document, each with its
@@ -418,16 +695,26 @@ static int run_clusters(corpus *c, const char *out, int json)
         uint32_t x = lorder[p], r = LEAD(x);
         if (rep[x] != x || start[x] == start[x + 1]) continue;
         cluster++;
-        if (json) { printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster); put_key(c, r, 1); printf(",\"dist\":0}\n"); }
-        else { printf("%zu\tkeep\t", cluster); put_key(c, r, 0); printf("\t0\n"); }
+        if (json) printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster);
+        else printf("%zu\tkeep\t", cluster);
+        if (put_key(c, r, json)) goto io;
+        printf(json ? ",\"dist\":0}\n" : "\t0\n");
         for (size_t e = start[x]; e < start[x + 1]; e++) {
             uint32_t d = drops[e];
             unsigned dist = nd_hamming(c->fp[d], c->fp[r]);
-            if (json) { printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster); put_key(c, d, 1); printf(",\"dist\":%u}\n", dist); }
-            else { printf("%zu\tdrop\t", cluster); put_key(c, d, 0); printf("\t%u\n", dist); }
+            if (json) printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster);
+            else printf("%zu\tdrop\t", cluster);
+            if (put_key(c, d, json)) goto io;
+            printf(json ? ",\"dist\":%u}\n" : "\t%u\n", dist);
         }
     }
     goto done;
+io:
+    if (c->io) {
+        fprintf(stderr, "neardup: dedupe: printing the clusters: %s\n", dedupe_spill_error());
+        rc = CLI_EXIT_DB;
+        goto done;
+    }
 oom:
     rc = cli_fail("dedupe: out of memory building clusters");
 done:
@@ -461,25 +748,53 @@ static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_option
     return CLI_EXIT_OK;
 }
 
-static int load_db(nd_db *db, const char *path, const corpus *c)
+/* The documents into the database, a chunk at a time: the chunk's keys
+ * (and scores) are read back from the scratch files in one go. */
+static int load_db(nd_db *db, const char *path, corpus *c)
 {
     enum { CHUNK = 1000000 };
-    nd_doc *d = malloc((c->n < CHUNK ? (c->n ? c->n : 1) : CHUNK) * sizeof *d);
+    size_t cap = c->n < CHUNK ? (c->n ? c->n : 1) : CHUNK;
+    nd_doc *d = malloc(cap * sizeof *d);
+    uint64_t *off = malloc((cap + 1) * sizeof *off);
+    double *score = malloc(cap * sizeof *score);
+    char *kb = NULL;
+    size_t kb_cap = 0;
     int64_t now = (int64_t)time(NULL);
-    if (!d) return cli_fail("dedupe: out of memory loading the database");
+    int rc = CLI_EXIT_OK;
+    if (!d || !off || !score) goto oom;
     for (size_t s = 0; s < c->n; s += CHUNK) {
         size_t m = c->n - s < CHUNK ? c->n - s : CHUNK;
+        if (dedupe_spill_pread(&c->koff, off, (m + 1) * sizeof *off, (uint64_t)s * 8) ||
+            dedupe_spill_pread(&c->scores, score, m * sizeof *score, (uint64_t)s * sizeof *score))
+            goto io;
+        size_t klen = (size_t)(off[m] - off[0]);
+        if (klen > kb_cap) {
+            if (grow((void **)&kb, klen, 1)) goto oom;
+            kb_cap = klen;
+        }
+        if (klen && dedupe_spill_pread(&c->keys, kb, klen, off[0])) goto io;
         for (size_t i = 0; i < m; i++)
-            d[i] = (nd_doc){c->keys + c->key_off[s + i], c->key_off[s + i + 1] - c->key_off[s + i],
-                            c->fp[s + i], c->score ? c->score[s + i] : 0, now};
-        int rc = nd_import(db, d, m);
-        if (rc < 0) {
-            free(d);
-            return cli_fail_nd(rc, "dedupe: loading database '%s'", path);
+            d[i] = (nd_doc){kb + (off[i] - off[0]), (size_t)(off[i + 1] - off[i]), c->fp[s + i],
+                            score[i], now};
+        int nrc = nd_import(db, d, m);
+        if (nrc < 0) {
+            rc = cli_fail_nd(nrc, "dedupe: loading database '%s'", path);
+            goto done;
         }
     }
+    goto done;
+io:
+    fprintf(stderr, "neardup: dedupe: loading database '%s': %s\n", path, dedupe_spill_error());
+    rc = CLI_EXIT_DB;
+    goto done;
+oom:
+    rc = cli_fail("dedupe: out of memory loading the database");
+done:
     free(d);
-    return CLI_EXIT_OK;
+    free(off);
+    free(score);
+    free(kb);
+    return rc;
 }
 
 int cmd_dedupe(int argc, char **argv)
@@ -488,6 +803,7 @@ int cmd_dedupe(int argc, char **argv)
         {"k", required_argument, 0, 'k'},       {"format", required_argument, 0, 'F'},
         {"keep", required_argument, 0, 'K'},    {"out", required_argument, 0, 'o'},
         {"min-resemblance", required_argument, 0, 'r'},
+        {"min-containment", required_argument, 0, 'c'},
         {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
         {"db", required_argument, 0, 'd'},      {0, 0, 0, 0}};
@@ -497,10 +813,13 @@ int cmd_dedupe(int argc, char **argv)
     unsigned long k = 24;
     const char *out = "clusters", *db_path = NULL;
     nd_db *db = NULL;
+    acc_ctx ac = {0};
     int html = 0, skip_bad = 0, json = 0, opt, rc = CLI_EXIT_OK, keep_mode = 0, k_given = 0;
     int features_given = 0;
     uint64_t bad = 0;
     c.min_res = 0.85;
+    c.min_cont = DEFAULT_MIN_CONTAINMENT;
+    c.keys.fd = c.koff.fd = c.recs.fd = c.scores.fd = -1;
     if (cli_wants_help(argc, argv)) {
         cli_usage(stdout, usage);
         return CLI_EXIT_OK;
@@ -537,6 +856,14 @@ int cmd_dedupe(int argc, char **argv)
                 return cli_fail("dedupe: --min-resemblance must be a number in [0, 1], got '%s'", optarg);
             break;
         }
+        case 'c': {
+            char *end;
+            c.min_cont = strtod(optarg, &end);
+            if (*end || end == optarg || !(c.min_cont >= 0 && c.min_cont <= 1))
+                return cli_fail("dedupe: --min-containment must be a number in [0, 1] (0 = off), got '%s'",
+                                optarg);
+            break;
+        }
         case 'f':
             if (cli_parse_features(optarg, &fo))
                 return cli_fail("dedupe: --features must be words, shingles:N or chars:N, got '%s'", optarg);
@@ -561,6 +888,8 @@ int cmd_dedupe(int argc, char **argv)
     }
     c.k = (unsigned)k;
     c.join_k = c.k < MAX_JOIN_K ? c.k : MAX_JOIN_K;
+    c.band_width = c.min_cont > 0 ? CONTAINMENT_BAND_BINS : DEDUPE_BAND_BINS;
+    ac.count = c.min_cont > 0;
     c.json = json;
     c.stream = strcmp(out, "pairs") == 0;
     if (db_path) {
@@ -568,16 +897,22 @@ int cmd_dedupe(int argc, char **argv)
         if (rc) return rc;
         if (!features_given) nd_db_fp_options(&fo, db);
     }
-    if (keep_mode) {
-        c.prio = malloc(1);
-        if (!c.prio) return cli_fail("dedupe: out of memory");
-    }
-    if (db) {
-        c.score = malloc(1);
-        if (!c.score) return cli_fail("dedupe: out of memory");
-    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (dedupe_spill_init(&c.keys, "keys") || dedupe_spill_init(&c.koff, "key offsets") ||
+        (db && dedupe_spill_init(&c.scores, "scores"))) {
+        rc = CLI_EXIT_DB;
+        fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
+        goto done;
+    }
+    c.has_score = db != NULL;
+    if (keep_mode) {
+        c.prio = malloc(1);
+        if (!c.prio) {
+            rc = cli_fail("dedupe: out of memory");
+            goto done;
+        }
+    }
     int tty = isatty(2);
     uint64_t bytes = 0;
     for (int a = optind; a < argc && rc == CLI_EXIT_OK; a++) {
@@ -601,9 +936,8 @@ int cmd_dedupe(int argc, char **argv)
                 break;
             }
             uint64_t fp = rec.fp;
-            nd_sketch sk;
+            dedupe_rec dr;
             if (!rec.has_fp) {
-                acc_ctx ac;
                 nd_fp_options o = fo;
                 if (html || rec.is_html) o.flags |= ND_FP_HTML;
                 nd_simhash_init(&ac.sim);
@@ -613,13 +947,25 @@ int cmd_dedupe(int argc, char **argv)
                     rc = cli_fail_nd(nrc, "%s:%llu", rec.file, (unsigned long long)rec.line);
                     break;
                 }
+                if (ac.oom) {
+                    rc = cli_fail("dedupe: out of memory counting the features of %s:%llu", rec.file,
+                                  (unsigned long long)rec.line);
+                    break;
+                }
                 fp = nd_simhash_final(&ac.sim);
-                nd_sketch_finish(&sk, &ac.sk);
+                nd_sketch_finish(&dr.sk, &ac.sk);
+                dr.size = acc_distinct(&ac);
                 bytes += rec.text_len;
             }
             double prio = keep_mode == 1 ? (rec.has_score ? rec.score : 0)
                                          : keep_mode == 2 && rec.text ? (double)rec.text_len : 0;
-            if (c.n == UINT32_MAX || push_doc(&c, &rec, fp, rec.has_fp ? NULL : &sk, prio)) {
+            int prc = c.n == UINT32_MAX ? -1 : push_doc(&c, &rec, fp, rec.has_fp ? NULL : &dr, prio);
+            if (prc == -2) {
+                fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
+                rc = CLI_EXIT_DB;
+                break;
+            }
+            if (prc) {
                 rc = cli_fail("dedupe: out of memory after %zu documents", c.n);
                 break;
             }
@@ -629,7 +975,16 @@ int cmd_dedupe(int argc, char **argv)
         in_reader_close(r);
     }
     if (tty && c.n >= 20000) fputc('\n', stderr);
-    if (rc == CLI_EXIT_OK && !c.sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
+    if (rc == CLI_EXIT_OK) {
+        int frc = finish_docs(&c);
+        if (frc == -1) {
+            fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
+            rc = CLI_EXIT_DB;
+        } else if (frc) {
+            rc = cli_fail("dedupe: out of memory");
+        }
+    }
+    if (rc == CLI_EXIT_OK && !c.has_sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
         if (k_given && c.n > 0)
             rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
         c.k = c.join_k = 3;
@@ -639,6 +994,7 @@ int cmd_dedupe(int argc, char **argv)
         rc = c.stream ? run_joins(&c, c.fp) : run_clusters(&c, out, json);
     }
     if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, &c);
+done:
     if (db) {
         int crc = cli_close_db(db, db_path);
         if (rc == CLI_EXIT_OK) rc = crc;
@@ -646,19 +1002,28 @@ int cmd_dedupe(int argc, char **argv)
     if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("dedupe: writing the output failed");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    char by_cont[64] = "";
+    if (c.min_cont > 0)
+        snprintf(by_cont, sizeof by_cont, " (%llu by containment)",
+                 (unsigned long long)c.confirmed_by_containment);
     if (c.stream || rc != CLI_EXIT_OK)
-        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs, %llu bad, %.2f s\n", c.n,
-                (unsigned long long)c.reported, (unsigned long long)bad, secs);
+        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs%s, %llu bad, %.2f s\n", c.n,
+                (unsigned long long)c.reported, by_cont, (unsigned long long)bad, secs);
     else
-        fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones, "
-                "%llu bad, %.2f s\n", c.n, c.m, (unsigned long long)c.reported,
+        fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones%s, "
+                "%llu bad, %.2f s\n", c.n, c.m, (unsigned long long)c.reported, by_cont,
                 (unsigned long long)bad, secs);
     free(c.fp);
-    free(c.key_off);
     free(c.prio);
-    free(c.sk);
-    free(c.score);
-    free(c.keys);
     free(c.p);
+    free(c.kbuf);
+    free(c.cache);
+    free(c.tag);
+    free(ac.tab);
+    free(ac.filled);
+    dedupe_spill_dispose(&c.keys);
+    dedupe_spill_dispose(&c.koff);
+    dedupe_spill_dispose(&c.recs);
+    dedupe_spill_dispose(&c.scores);
     return rc;
 }

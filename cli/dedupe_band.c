@@ -3,18 +3,22 @@
  *
  * For each band the documents are sorted by (hash of the band's bins,
  * position) packed in one word; every pair inside a run of equal hashes is
- * checked. A pair is new in a band unless its sketches agree in an earlier
- * one, so each is reported once.
+ * checked against the bins themselves (the hash keeps only the top bits).
+ * A pair is new in a band unless its sketches agree in an earlier one, so
+ * each is reported once. Only runs of two or more documents read their
+ * records back from the source, so a pass over sketches on disk reads each
+ * one once in order plus the few that collide.
  */
 #include "dedupe_band.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band)
+enum { CHUNK = 4096 }; /* records read at once in the hashing pass */
+
+static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band, unsigned width)
 {
-    return memcmp(a->bin + band * DEDUPE_BAND_BINS, b->bin + band * DEDUPE_BAND_BINS,
-                  DEDUPE_BAND_BINS * sizeof a->bin[0]) == 0;
+    return memcmp(a->bin + band * width, b->bin + band * width, width * sizeof a->bin[0]) == 0;
 }
 
 /* LSD radix sort of n 64-bit values, 8 passes of 8 bits. */
@@ -29,51 +33,130 @@ static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
     }
 }
 
-int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
-                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
-                     void *payload)
+static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-#define DOC(x) (ids ? (size_t)ids[x] : (size_t)(x))
-    unsigned ibits = 1;
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const dedupe_band_src *src,
+                     unsigned width, unsigned join_k, unsigned k, dedupe_cand_fn cb, void *payload)
+{
+#define DOC(x) (ids ? ids[x] : (uint32_t)(x))
+    unsigned ibits = 1, bands = ND_SKETCH_BINS / width;
     while (ibits < 64 && ((uint64_t)1 << ibits) < m) ibits++;
     uint64_t imask = ((uint64_t)1 << ibits) - 1;
     uint64_t *a = malloc((m ? m : 1) * sizeof *a), *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    dedupe_rec *rec = NULL; /* a chunk of the pass, then a run */
+    uint32_t *docs = NULL;
+    size_t rcap = 0, dcap = 0;
     int stop = 0;
-    if (!a || !tmp) {
-        free(a);
-        free(tmp);
-        return -1;
+    if (!a || !tmp || grow((void **)&rec, &rcap, CHUNK, sizeof *rec) ||
+        grow((void **)&docs, &dcap, CHUNK, sizeof *docs)) {
+        stop = -1;
+        goto done;
     }
-    for (unsigned band = 0; band < DEDUPE_BANDS && !stop; band++) {
-        for (size_t x = 0; x < m; x++) {
-            const nd_sketch *s = &sk[DOC(x)];
-            uint64_t h = nd_feature_hash(s->bin + band * DEDUPE_BAND_BINS,
-                                         DEDUPE_BAND_BINS * sizeof s->bin[0]);
-            a[x] = (h & ~imask) | x;
+    for (unsigned band = 0; band < bands && !stop; band++) {
+        for (size_t s = 0; s < m; s += CHUNK) {
+            size_t n = m - s < CHUNK ? m - s : CHUNK;
+            for (size_t x = 0; x < n; x++) docs[x] = DOC(s + x);
+            if (src->read(rec, docs, n, 1, src->payload)) {
+                stop = -2;
+                goto done;
+            }
+            for (size_t x = 0; x < n; x++) {
+                uint64_t h = nd_feature_hash(rec[x].sk.bin + band * width, width * sizeof rec[x].sk.bin[0]);
+                a[s + x] = (h & ~imask) | (s + x);
+            }
         }
         radix_sort(a, tmp, m);
         for (size_t s = 0; s < m && !stop;) {
             size_t e = s + 1;
             while (e < m && (a[e] & ~imask) == (a[s] & ~imask)) e++;
+            if (e - s > 1) { /* positions increase inside a run: so do documents */
+                if (grow((void **)&rec, &rcap, e - s, sizeof *rec) ||
+                    grow((void **)&docs, &dcap, e - s, sizeof *docs)) {
+                    stop = -1;
+                    goto done;
+                }
+                for (size_t u = s; u < e; u++) docs[u - s] = DOC(a[u] & imask);
+                if (src->read(rec, docs, e - s, 0, src->payload)) {
+                    stop = -2;
+                    goto done;
+                }
+            }
             for (size_t u = s; u < e && !stop; u++) {
-                size_t x = a[u] & imask, i = DOC(x);
+                size_t x = a[u] & imask;
+                const dedupe_rec *ri = &rec[u - s];
                 for (size_t v = u + 1; v < e && !stop; v++) {
-                    size_t y = a[v] & imask, j = DOC(y); /* x < y: sorted in a run */
-                    if (!band_equal(&sk[i], &sk[j], band)) continue;
+                    size_t y = a[v] & imask; /* x < y: sorted in a run */
+                    const dedupe_rec *rj = &rec[v - s];
+                    if (!band_equal(&ri->sk, &rj->sk, band, width)) continue;
                     unsigned earlier = 0;
-                    while (earlier < band && !band_equal(&sk[i], &sk[j], earlier)) earlier++;
+                    while (earlier < band && !band_equal(&ri->sk, &rj->sk, earlier, width)) earlier++;
                     if (earlier < band) continue;
-                    unsigned dist = nd_hamming(fp[i], fp[j]);
+                    unsigned dist = nd_hamming(fp[DOC(x)], fp[DOC(y)]);
                     if (dist <= join_k || dist > k) continue;
-                    if (nd_sketch_resemblance(&sk[i], &sk[j]) < min_res) continue;
-                    stop = cb(x, y, dist, payload);
+                    stop = cb(x, y, dist, ri, rj, payload);
                 }
             }
             s = e;
         }
     }
+done:
     free(a);
     free(tmp);
+    free(rec);
+    free(docs);
     return stop;
 #undef DOC
+}
+
+/* ---- sketches in memory ---------------------------------------------------- */
+
+typedef struct mem_join {
+    const nd_sketch *sk;
+    double min_res;
+    dedupe_pair_fn cb;
+    void *payload;
+} mem_join;
+
+static int mem_read(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential, void *payload)
+{
+    const mem_join *j = payload;
+    (void)sequential;
+    for (size_t i = 0; i < n; i++) out[i] = (dedupe_rec){j->sk[docs[i]], 0};
+    return 0;
+}
+
+static int mem_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
+                    void *payload)
+{
+    const mem_join *j = payload;
+    if (nd_sketch_resemblance(&a->sk, &b->sk) < j->min_res) return 0;
+    return j->cb(x, y, dist, j->payload);
+}
+
+int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
+                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
+                     void *payload)
+{
+    mem_join j = {sk, min_res, cb, payload};
+    dedupe_band_src src = {mem_read, &j};
+    int rc = dedupe_band_scan(m, ids, fp, &src, DEDUPE_BAND_BINS, join_k, k, mem_cand, &j);
+    return rc < 0 ? -1 : rc;
+}
+
+double dedupe_containment(double j, uint32_t na, uint32_t nb)
+{
+    uint32_t lo = na < nb ? na : nb;
+    if (lo == 0) return 0;
+    double c = j * ((double)na + (double)nb) / (1 + j) / (double)lo;
+    return c < 1 ? c : 1;
 }

@@ -1,6 +1,7 @@
 # test_dedupe.sh — `neardup dedupe`: pairs, clusters, keep and drop on a
 # small corpus with known near-duplicates; the representative rule; --keep;
-# --db; resemblance confirmation against plain simhash; bad usage.
+# --db; resemblance confirmation against plain simhash; containment
+# (--min-containment); the scratch files; bad usage.
 
 expect_exit 0 "$ND" dedupe --help
 expect_out_match '^usage: neardup dedupe'
@@ -130,6 +131,41 @@ expect_exit 1 "$ND" dedupe --min-resemblance 1.5 c
 expect_exit 1 "$ND" dedupe --out triples c
 expect_exit 1 "$ND" dedupe --keep newest c
 expect_exit 1 "$ND" dedupe
+
+# --min-containment: a page with three paragraphs appended is contained in
+# the longer page (resemblance about 0.5, 18 bits apart: neither the
+# self-join nor resemblance reports it); an unrelated page never pairs
+mkdir cc
+gen 11 200 > cc/page.txt
+{ cat cc/page.txt; gen 12 60; gen 13 60; gen 14 60; } > cc/page_more.txt
+gen 15 300 > cc/other.txt
+expect_exit 0 "$ND" dedupe --out pairs cc
+expect_out_eq ""
+expect_err_match '3 documents, 0 pairs, 0 bad'
+expect_exit 0 "$ND" dedupe --out pairs --min-containment 0 cc
+expect_out_eq ""
+expect_exit 0 "$ND" dedupe --out pairs --min-containment 0.8 cc
+expect_out_match '^cc/page.txt	cc/page_more.txt	[0-9]+$'
+expect_lines 1
+expect_err_match '3 documents, 1 pairs \(1 by containment\), 0 bad'
+expect_exit 0 "$ND" dedupe --out pairs --json --min-containment 0.8 cc
+expect_out_match '^\{"a":"cc/page.txt","b":"cc/page_more.txt","dist":[0-9]+,"resemblance":0\.[3-7][0-9]*,"containment":(0\.[89][0-9]*|1\.000)\}$'
+expect_exit 0 "$ND" dedupe --out drop --min-containment 0.8 cc
+expect_out_eq "cc/page_more.txt"
+expect_exit 0 "$ND" dedupe --out pairs --min-containment 0.5 --min-resemblance 0.5 cc
+check "unrelated page never pairs" -z "$(printf '%s\n' "$out" | grep other)"
+for bad in -0.1 1.5 abc "" 0.8x nan; do
+    expect_exit 1 "$ND" dedupe --min-containment "$bad" cc
+    expect_err_match "min-containment must be a number in \[0, 1\]"
+done
+
+# scratch files: keys and sketches go to $TMPDIR, unlinked (nothing left)
+mkdir scratch
+TMPDIR=$PWD/scratch expect_exit 0 "$ND" dedupe --out pairs c
+expect_lines 4
+check "scratch directory left empty" -z "$(ls -A scratch)"
+TMPDIR=$PWD/no-such-dir expect_exit 2 "$ND" dedupe c
+expect_err_match "cannot create the keys scratch file in '.*no-such-dir' \(set TMPDIR\)"
 
 # fp input: simhash only, k <= 8 (default 3)
 printf '0123456789abcdef\tf1\n0123456789abcdee\tf2\nfedcba9876543210\tf3\n0123456789abcdf0\tf4\n' > in.fp
