@@ -8,7 +8,8 @@
 #              built there once (delete it to rebuild)
 #   SETTING    dedupe options for one run, words joined by commas, e.g.
 #              "--k,3,--min-resemblance,0"; "default" runs with no option.
-#              Default list: default, plain simhash k=3, and alternatives.
+#              Default list: default, containment on (C 0.9 and 0.8),
+#              plain simhash k=3, 6 and 8.
 #
 # The corpus is one flat directory of files named CATEGORY__NAME:
 #   lic__*        /usr/share/common-licenses/* (regular files, not links)
@@ -66,8 +67,8 @@ echo "corpus: $C: $(ls "$C" | wc -l) files, $(du -sh "$C" | cut -f1)"
 for c in lic copyright man gcloud; do printf '  %s: %s\n' "$c" "$(ls "$C" | grep -c "^${c}__")"; done
 
 settings=("$@")
-[ ${#settings[@]} -eq 0 ] && settings=(default "--k,3,--min-resemblance,0" "--k,6,--min-resemblance,0"
-    "--k,8,--min-resemblance,0")
+[ ${#settings[@]} -eq 0 ] && settings=(default "--min-containment,0.9" "--min-containment,0.8"
+    "--k,3,--min-resemblance,0" "--k,6,--min-resemblance,0" "--k,8,--min-resemblance,0")
 pairs=()
 for s in "${settings[@]}"; do
     opts=()
