@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cmp_codec.h"
+#include "cmp_fresh.h"
 #include "cmp_table.h"
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -177,6 +178,9 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
     ND_TRY(st_iter_status(fit));
     if (fresh->n == 0) {
         *done = 1;
+        /* Writers are excluded here: a table whose mirror was given up
+         * (cmp_fresh.h) is reloaded from its fresh space. */
+        cmp_fresh_repair(st_store_fresh(m->s), m->s, m->t);
         goto cleanup;
     }
     ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));

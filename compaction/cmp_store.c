@@ -11,7 +11,12 @@
  * Options: one LRU block cache shared by every family; table families store
  * values that are already compressed (runs), so RocksDB compression is off
  * there; docs and rev use LZ4 when this RocksDB build has it and bloom
- * filters for their point lookups. The WAL is always on.
+ * filters for their point lookups (and a memtable bloom filter, so a look-up
+ * of a new key skips the memtable). The WAL is always on.
+ *
+ * The store also owns the in-memory mirror of the tables' fresh spaces
+ * (cmp_fresh.c): loaded at open, fed by st_write with the table changes
+ * each batch logged as they were staged.
  */
 #include "storage.h"
 
@@ -25,6 +30,7 @@
 
 #include <rocksdb/c.h>
 
+#include "cmp_fresh.h"
 #include "nd_error.h"
 
 struct st_store {
@@ -40,6 +46,8 @@ struct st_store {
     int readonly;
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
+    _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
+    cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
 };
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one
@@ -48,6 +56,7 @@ struct st_batch {
     rocksdb_writebatch_wi_t *wb;
     rocksdb_writebatch_t *plain;
     st_store *store;
+    cmp_flog log; /* its table changes, for the fresh mirror and runs_seq */
 };
 
 struct st_iter {
@@ -103,6 +112,7 @@ static int take_error(char *err, const char *what)
 
 static void free_store(st_store *s)
 {
+    cmp_fresh_free(s->fresh);
     for (unsigned i = 0; i < s->ncf; i++)
         if (s->cf[i]) rocksdb_column_family_handle_destroy(s->cf[i]);
     if (s->default_cf) rocksdb_column_family_handle_destroy(s->default_cf);
@@ -156,6 +166,10 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
                                                   rocksdb_filterpolicy_create_bloom_full(10));
     rocksdb_options_set_block_based_table_factory(s->small_opts, s->small_bbt);
     rocksdb_options_set_compression(s->small_opts, compression);
+    /* A bloom filter over the memtable's keys: a stream's look-up of a new
+     * document key (most of them) skips the memtable's skip list. */
+    rocksdb_options_set_memtable_whole_key_filtering(s->small_opts, 1);
+    rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->small_opts, 0.02);
 
     rocksdb_block_based_options_set_block_cache(s->table_bbt, s->cache);
     rocksdb_block_based_options_set_block_size(s->table_bbt, 4096);
@@ -261,6 +275,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         rc = open_db(s, path, state == 0, o->ntables, o->readonly);
     }
     if (rc < 0) goto cleanup;
+    ND_TRY(cmp_fresh_new(&s->fresh, s, s->ntables));
     *out = s;
     return ND_OK;
 cleanup:
@@ -333,6 +348,7 @@ void st_batch_free(st_batch *b)
     if (!b) return;
     if (b->wb) rocksdb_writebatch_wi_destroy(b->wb);
     if (b->plain) rocksdb_writebatch_destroy(b->plain);
+    cmp_flog_dispose(&b->log);
     free(b);
 }
 
@@ -340,11 +356,14 @@ void st_batch_clear(st_batch *b)
 {
     if (b->wb) rocksdb_writebatch_wi_clear(b->wb);
     else rocksdb_writebatch_clear(b->plain);
+    cmp_flog_clear(&b->log);
 }
 
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
                  size_t vlen)
 {
+    if (cf >= ST_CF_TABLE0)
+        ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
     if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, b->store->cf[cf], key, klen, val, vlen);
     else rocksdb_writebatch_put_cf(b->plain, b->store->cf[cf], key, klen, val, vlen);
     return ND_OK;
@@ -352,6 +371,8 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
 
 int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
+    if (cf >= ST_CF_TABLE0)
+        ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 0));
     if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, b->store->cf[cf], key, klen);
     else rocksdb_writebatch_delete_cf(b->plain, b->store->cf[cf], key, klen);
     return ND_OK;
@@ -370,18 +391,30 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
     return copy_value(val, len, out_val, out_len);
 }
 
+/* A write that touches the run space is bracketed by two increments of
+ * runs_seq, odd in between, and its fresh-space changes reach the mirror
+ * inside the bracket: a reader that sees the same even value before and
+ * after its read saw runs and mirror from one side of every such write
+ * (cmp_table.c, st_table_range). Other writes change only the mirror,
+ * one value at a time, after RocksDB took them. */
 int st_write(st_store *s, st_batch *b, int sync)
 {
     char *err = NULL;
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
+    int runs = b->log.runs;
+    if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
     int rc = take_error(err, "write");
+    if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
+    if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (rc == ND_OK) atomic_fetch_add(&s->write_seq, 1);
     return rc;
 }
 
 uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }
+uint64_t st_runs_seq(st_store *s) { return atomic_load(&s->runs_seq); }
+cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 
 /* ---- iterators -------------------------------------------------------- */
 
@@ -440,12 +473,13 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
     return ND_OK;
 }
 
-int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
-                        size_t klen)
+int st_iter_new_bounded_at(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                           size_t klen, const st_snap *snap)
 {
+    ND_RETURN_IF(klen > sizeof((st_iter *)0)->bounds[0], ND_EINVAL,
+                 "storage: bound of %zu bytes", klen);
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    ND_RETURN_IF(klen > sizeof it->bounds[0], ND_EINVAL, "storage: bound of %zu bytes", klen);
     it->ropts = rocksdb_readoptions_create();
     if (!it->ropts) {
         free(it);
@@ -456,6 +490,7 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
     memcpy(it->bounds[1], hi, klen);
     rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], klen);
     rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], klen);
+    if (snap) rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
     it->it = rocksdb_create_iterator_cf(s->db, it->ropts, s->cf[cf]);
     if (!it->it) {
         rocksdb_readoptions_destroy(it->ropts);
@@ -464,6 +499,12 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
     }
     *out = it;
     return ND_OK;
+}
+
+int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                        size_t klen)
+{
+    return st_iter_new_bounded_at(out, s, cf, lo, hi, klen, NULL);
 }
 
 void st_iter_free(st_iter *it)

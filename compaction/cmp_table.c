@@ -3,15 +3,26 @@
  * removals and full scans, over the key layout of cmp_table.h.
  *
  * A range read [lo, hi] is one forward seek in the run space (the first
- * run whose tail is >= lo; the runs up to hi follow) and, when the table
- * may hold fresh entries, one seek of an iterator bounded to [lo, hi] in
- * the fresh space. The two sorted lists are merged. Reads go through
- * st_iter, so this file never sees RocksDB.
+ * run whose tail is >= lo; the runs up to hi follow) and a look-up of
+ * [lo, hi] in the in-memory mirror of the fresh space (cmp_fresh.h). The
+ * two sorted lists are merged. Reads go through st_iter, so this file
+ * never sees RocksDB.
+ *
+ * Runs change only at folds, imports and removals from a run, so a
+ * reader keeps its run iterator across the inserts of a stream and
+ * remakes it only when st_runs_seq moved (or after READER_MAX_WRITES
+ * writes, so that it does not pin old memtables for long). The mirror is
+ * read between two readings of st_runs_seq: equal and even, the runs and
+ * the mirror come from one side of every run-space write (cmp_store.c,
+ * st_write), so a value a fold moved from the fresh space to a run is
+ * seen in exactly one of them. Otherwise (a run-space write in progress,
+ * an invalid mirror) both spaces are read from one RocksDB snapshot.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmp_codec.h"
+#include "cmp_fresh.h"
 #include "cmp_table.h"
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -23,10 +34,16 @@ struct st_reader {
     uint64_t *buf;  /* decoded run, CMP_RUN_MAX values */
     st_u64s fresh;  /* scratch: fresh entries of one range */
     /* Creating a RocksDB iterator costs about as much as a seek; a table's
-     * iterator is kept and reused while no write happened since. */
+     * iterator is kept and reused while the runs did not change. */
     st_iter *it[ND_MAX_TABLES];
-    uint64_t it_seq[ND_MAX_TABLES];
+    uint64_t it_seq[ND_MAX_TABLES];  /* st_runs_seq when it was made */
+    uint64_t it_wseq[ND_MAX_TABLES]; /* st_write_seq when it was made */
 };
+
+/* Writes after which a reader remakes a run iterator anyway. */
+#define READER_MAX_WRITES 4096u
+/* Mirror reads raced by run-space writes before a reader uses a snapshot. */
+#define READER_TRIES 3
 
 int st_u64s_push(st_u64s *a, uint64_t x)
 {
@@ -159,57 +176,106 @@ static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
     return *rc == ND_OK;
 }
 
-int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
-                   st_u64s *out)
+/* Append the run entries e of table t with lo <= e <= hi, read through
+ * it, to out. */
+static int runs_range(st_reader *r, st_iter *it, unsigned t, uint64_t lo, uint64_t hi,
+                      st_u64s *out)
 {
-    st_iter *it = NULL;
     uint8_t kb[TBL_KEY_LEN];
-    size_t start = out->n;
     uint64_t v;
     int rc = ND_OK;
-    /* The sequence is read before the iterator is made: a write finishing
-     * in between only makes the next call remake it. */
-    uint64_t seq = st_write_seq(r->store);
-    if (!r->it[t] || r->it_seq[t] != seq) {
-        st_iter_free(r->it[t]);
-        r->it[t] = NULL;
-        ND_FORWARD(st_iter_new(&r->it[t], r->store, ST_CF_TABLE(t), NULL, 1));
-        r->it_seq[t] = seq;
-    }
-    it = r->it[t];
     /* Runs: the first whose tail is >= lo, then onwards while they start
      * at or below hi. */
     tbl_key(kb, TBL_RUN, lo);
     for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &v, &rc); st_iter_next(it)) {
         size_t vlen, n;
         const char *val = st_iter_value(it, &vlen);
-        ND_TRY(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
+        ND_FORWARD(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
         if (r->buf[0] > hi) break;
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
-            if (r->buf[i] >= lo) ND_TRY(st_u64s_push(out, r->buf[i]));
+            if (r->buf[i] >= lo) ND_FORWARD(st_u64s_push(out, r->buf[i]));
         if (v >= hi) break; /* the next run starts above this tail */
     }
-    ND_TRY(rc);
-    ND_TRY(st_iter_status(it));
-    /* Fresh entries in [lo, hi], through an iterator bounded to exactly
-     * that range: the deletions a fold leaves in the fresh space are not
-     * walked over. */
+    ND_FORWARD(rc);
+    return st_iter_status(it);
+}
+
+/* Append the fresh entries in [lo, hi] as of snap to out, through an
+ * iterator bounded to exactly that range: the deletions a fold leaves in
+ * the fresh space are not walked over. */
+static int fresh_range_at(st_store *s, unsigned t, uint64_t lo, uint64_t hi, const st_snap *snap,
+                          st_u64s *out)
+{
+    uint8_t kb[TBL_KEY_LEN], hb[TBL_KEY_LEN];
+    st_iter *fit = NULL;
+    uint64_t v;
+    int rc = ND_OK;
+    tbl_key(kb, TBL_FRESH, lo);
+    if (hi == UINT64_MAX) tbl_key(hb, TBL_FRESH + 1, 0);
+    else tbl_key(hb, TBL_FRESH, hi + 1);
+    ND_FORWARD(st_iter_new_bounded_at(&fit, s, ST_CF_TABLE(t), kb, hb, sizeof kb, snap));
+    for (st_iter_seek(fit, kb, sizeof kb); at_space(fit, TBL_FRESH, t, &v, &rc);
+         st_iter_next(fit)) {
+        rc = st_u64s_push(out, v);
+        if (rc < 0) break;
+    }
+    if (rc == ND_OK) rc = st_iter_status(fit);
+    st_iter_free(fit);
+    return rc;
+}
+
+/* Both spaces from one snapshot: while a run-space write is applied, or
+ * when the mirror cannot answer. */
+static int range_at_snapshot(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
+                             st_u64s *out)
+{
+    st_snap *snap = NULL;
+    st_iter *it = NULL;
+    int rc;
     r->fresh.n = 0;
-    if (with_fresh) {
-        uint8_t hb[TBL_KEY_LEN];
-        st_iter *fit = NULL;
-        tbl_key(kb, TBL_FRESH, lo);
-        if (hi == UINT64_MAX) tbl_key(hb, TBL_FRESH + 1, 0);
-        else tbl_key(hb, TBL_FRESH, hi + 1);
-        ND_TRY(st_iter_new_bounded(&fit, r->store, ST_CF_TABLE(t), kb, hb, sizeof kb));
-        for (st_iter_seek(fit, kb, sizeof kb); at_space(fit, TBL_FRESH, t, &v, &rc);
-             st_iter_next(fit)) {
-            rc = st_u64s_push(&r->fresh, v);
-            if (rc < 0) break;
+    ND_TRY(st_snap_new(&snap, r->store));
+    ND_TRY(st_iter_new_at(&it, r->store, ST_CF_TABLE(t), snap));
+    ND_TRY(runs_range(r, it, t, lo, hi, out));
+    if (with_fresh) ND_TRY(fresh_range_at(r->store, t, lo, hi, snap, &r->fresh));
+cleanup:
+    st_iter_free(it);
+    st_snap_free(snap);
+    return rc;
+}
+
+int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
+                   st_u64s *out)
+{
+    size_t start = out->n;
+    int rc = ND_OK, done = 0;
+    cmp_fresh *mirror = st_store_fresh(r->store);
+    for (int tries = 0; !done && tries < READER_TRIES; tries++) {
+        uint64_t seq = st_runs_seq(r->store);
+        if (seq & 1) break; /* a run-space write is being applied */
+        /* The sequences are read before the iterator is made: a write
+         * finishing in between only makes the next call remake it. */
+        uint64_t wseq = st_write_seq(r->store);
+        if (!r->it[t] || r->it_seq[t] != seq || wseq - r->it_wseq[t] > READER_MAX_WRITES) {
+            st_iter_free(r->it[t]);
+            r->it[t] = NULL;
+            ND_TRY(st_iter_new(&r->it[t], r->store, ST_CF_TABLE(t), NULL, 1));
+            r->it_seq[t] = seq;
+            r->it_wseq[t] = wseq;
         }
-        if (rc == ND_OK) rc = st_iter_status(fit);
-        st_iter_free(fit);
-        ND_TRY(rc);
+        out->n = start;
+        r->fresh.n = 0;
+        ND_TRY(runs_range(r, r->it[t], t, lo, hi, out));
+        if (with_fresh) {
+            rc = cmp_fresh_range(mirror, t, lo, hi, &r->fresh);
+            ND_TRY(rc);
+            if (rc == 0) break; /* no mirror for this table now */
+        }
+        rc = ND_OK;
+        done = st_runs_seq(r->store) == seq;
+    }
+    if (!done) {
+        out->n = start;
+        ND_TRY(range_at_snapshot(r, t, lo, hi, with_fresh, out));
     }
     if (r->fresh.n) { /* merge the two ascending lists in place, from the back */
         size_t nr = out->n - start, nf = r->fresh.n;
@@ -235,6 +301,7 @@ int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out)
     st_iter *it = NULL;
     int rc;
     *out = 0;
+    if (cmp_fresh_count(st_store_fresh(s), t, out)) return ND_OK;
     tbl_key(lo, TBL_FRESH, 0);
     tbl_key(hi, TBL_FRESH + 1, 0);
     ND_FORWARD(st_iter_new_bounded(&it, s, ST_CF_TABLE(t), lo, hi, sizeof lo));

@@ -19,7 +19,7 @@
  *
  * Thread-safety: reads (st_get, iterators, st_table_range) from any thread;
  * writes are serialised by the engine (it holds its write mutex around
- * read-modify-write sequences and st_write).
+ * read-modify-write sequences and st_write): the fresh mirror relies on it.
  */
 #ifndef ND_STORAGE_H
 #define ND_STORAGE_H
@@ -87,6 +87,11 @@ int st_write(st_store *s, st_batch *b, int sync);
  * became visible: an iterator made when it read N still shows everything
  * while it reads N. */
 uint64_t st_write_seq(st_store *s);
+/* Changes only around a write that touches the run space of a table (a
+ * fold step, an import's merge, a removal from a run): odd while such a
+ * write is being applied, even otherwise. Runs read by an iterator made
+ * when it read an even N are current while it still reads N. */
+uint64_t st_runs_seq(st_store *s);
 
 /* ---- snapshots ----------------------------------------------------- */
 /* A point-in-time view shared by several iterators. */
@@ -104,6 +109,9 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
  * over every deletion tombstone beyond it (a fold leaves many). */
 int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
                         size_t klen);
+/* As st_iter_new_bounded, as of snapshot snap (NULL: now). */
+int st_iter_new_bounded_at(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                           size_t klen, const st_snap *snap);
 /* Iterator over one family as of snapshot snap. */
 int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
@@ -117,9 +125,9 @@ const char *st_iter_value(const st_iter *it, size_t *vlen);
 int st_iter_status(const st_iter *it);
 
 /* ---- tables of permuted fingerprints ------------------------------ */
-/* A reader caches an iterator per table (reused while no write happened
- * since it was made) and a codec context; one thread uses it at a time.
- * The engine keeps a pool of them. */
+/* A reader caches an iterator per table (reused while the run space did
+ * not change since it was made, see st_runs_seq) and a codec context; one
+ * thread uses it at a time. The engine keeps a pool of them. */
 int st_reader_new(st_reader **out, st_store *s);
 void st_reader_free(st_reader *r); /* accepts NULL */
 
@@ -133,11 +141,14 @@ void st_u64s_dispose(st_u64s *a);
 
 /* Append to out every entry e of table t with lo <= e <= hi, ascending
  * (runs decoded; fresh entries too when with_fresh, else the caller knows
- * the table has none). Fresh iterator views are taken per call. */
+ * the table has none). Fresh entries come from the store's in-memory
+ * mirror of the fresh space (cmp_fresh.h), which follows every successful
+ * st_write: a read sees every write that returned before it began. */
 int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
                    st_u64s *out);
 
-/* Number of fresh entries of table t (a walk of the fresh space). */
+/* Number of fresh entries of table t (the mirror's count, or a walk of
+ * the fresh space when the mirror is not valid). */
 int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out);
 
 /* Add pfp as a fresh entry of table t in batch b. The caller guarantees

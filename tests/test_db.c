@@ -7,9 +7,14 @@
  * every query distance 0..k+2 exactly as a popcount scan does — with fresh
  * entries, after nd_compact (small runs, so many of them), with a mix, and
  * after close + reopen.
+ *
+ * Concurrency: racing add_if_new calls store one of a group of
+ * near-duplicates; queries racing streams, deletions and background folds
+ * see every acknowledged fingerprint.
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -319,6 +324,176 @@ static void test_threads_unrelated(void **state)
     tmpdir_remove(dir);
 }
 
+/* ---- streams racing queries and folds ---------------------------------- */
+
+/* Two threads stream nd_add_if_new (random documents and near-duplicates
+ * of what they added), a third adds and deletes documents whose
+ * fingerprints are in runs by then, background folds run every few hundred
+ * adds, and two threads query. Every query must return every fingerprint
+ * within k that an add acknowledged before the query began (and not yet
+ * deleted), and nothing that was never added. */
+enum { SR_ADDERS = 2, SR_ADDS = 700, SR_VICTIMS = 300, SR_READERS = 2 };
+
+typedef struct stream_race {
+    nd_db *db;
+    pthread_mutex_t mu;
+    uint64_t acked[SR_ADDERS * SR_ADDS]; /* fingerprints added, in ack order */
+    _Atomic size_t nacked;
+    _Atomic uint64_t tried[SR_ADDERS * SR_ADDS + SR_VICTIMS]; /* every fp ever offered */
+    _Atomic int done, ids;
+    int failed;
+} stream_race;
+
+static void sr_ack(stream_race *r, uint64_t fp)
+{
+    pthread_mutex_lock(&r->mu);
+    size_t n = atomic_load(&r->nacked);
+    r->acked[n] = fp;
+    atomic_store(&r->nacked, n + 1); /* published after the slot is written */
+    pthread_mutex_unlock(&r->mu);
+}
+
+static uint64_t sr_fp(int id, size_t i)
+{
+    oracle_rng g = {(uint64_t)id * 1000003u + i * 7919u + 11};
+    return oracle_next(&g);
+}
+
+static void *sr_adder(void *p)
+{
+    stream_race *r = p;
+    int id = atomic_fetch_add(&r->ids, 1);
+    nd_results *res;
+    char key[32];
+    oracle_rng g = {(uint64_t)id + 99};
+    if (nd_results_new(&res)) return NULL;
+    uint64_t mine[SR_ADDS];
+    size_t nmine = 0;
+    for (size_t i = 0; i < SR_ADDS && !r->failed; i++) {
+        uint64_t fp = r->tried[(size_t)id * SR_ADDS + i];
+        if (nmine && i % 3 == 0) { /* a near-duplicate of an earlier one */
+            fp = oracle_flip(&g, mine[oracle_next(&g) % nmine], 1 + (unsigned)(i % 5));
+            r->tried[(size_t)id * SR_ADDS + i] = fp;
+        }
+        sprintf(key, "s%d-%zu", id, i);
+        if (nd_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) != ND_OK) {
+            r->failed = 1;
+            break;
+        }
+        if (nd_results_count(res) == 0) {
+            mine[nmine++] = fp;
+            sr_ack(r, fp);
+        }
+    }
+    nd_results_free(res);
+    return NULL;
+}
+
+/* Adds victims, then deletes each some adds later (after folds moved
+ * it into a run): removals from runs race the readers. */
+static void *sr_victims(void *p)
+{
+    stream_race *r = p;
+    char key[32];
+    for (size_t i = 0; i < SR_VICTIMS + 20 && !r->failed; i++) {
+        if (i < SR_VICTIMS) {
+            sprintf(key, "v%zu", i);
+            if (nd_add(r->db, key, strlen(key), r->tried[SR_ADDERS * SR_ADDS + i], 0, 0))
+                r->failed = 1;
+        }
+        if (i >= 20) {
+            sprintf(key, "v%zu", i - 20);
+            if (nd_delete(r->db, key, strlen(key))) r->failed = 1;
+        }
+    }
+    return NULL;
+}
+
+static void *sr_reader(void *p)
+{
+    stream_race *r = p;
+    nd_results *res;
+    oracle_rng g = {(uint64_t)atomic_fetch_add(&r->ids, 1) * 31 + 7};
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FP_ONLY;
+    if (nd_results_new(&res)) return NULL;
+    while (!atomic_load(&r->done) && !r->failed) {
+        size_t n = atomic_load(&r->nacked);
+        uint64_t q = n && oracle_next(&g) % 2 ? oracle_flip(&g, r->acked[oracle_next(&g) % n],
+                                                            (unsigned)(oracle_next(&g) % 5))
+                                             : oracle_next(&g);
+        if (nd_query(res, r->db, q, 3, &qo) != ND_OK) {
+            r->failed = 1;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (nd_hamming(r->acked[i], q) > 3) continue;
+            size_t j = 0;
+            while (j < nd_results_count(res) && nd_results_get(res, j)->fp != r->acked[i]) j++;
+            if (j == nd_results_count(res)) r->failed = 2; /* acknowledged, not found */
+        }
+        for (size_t j = 0; j < nd_results_count(res); j++) {
+            uint64_t fp = nd_results_get(res, j)->fp;
+            size_t i = 0;
+            while (i < SR_ADDERS * SR_ADDS + SR_VICTIMS && r->tried[i] != fp) i++;
+            if (i == SR_ADDERS * SR_ADDS + SR_VICTIMS || nd_hamming(fp, q) > 3)
+                r->failed = 3; /* never added, or too far */
+        }
+    }
+    nd_results_free(res);
+    return NULL;
+}
+
+static void test_stream_races(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    static stream_race r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.mu, NULL);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE; /* background folds on */
+    o.k = 3;
+    o.tables = 4;
+    o.run_size = 8;
+    o.expected_docs = 100000;
+    o.fold_threshold = 400; /* table entries: a fold every 100 new fingerprints */
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    r.db = db;
+    for (size_t i = 0; i < SR_ADDERS * SR_ADDS + SR_VICTIMS; i++)
+        r.tried[i] = sr_fp((int)(i / SR_ADDS), i);
+    pthread_t th[SR_ADDERS + 1 + SR_READERS];
+    for (int i = 0; i < SR_ADDERS; i++) pthread_create(&th[i], NULL, sr_adder, &r);
+    pthread_create(&th[SR_ADDERS], NULL, sr_victims, &r);
+    for (int i = 0; i < SR_READERS; i++)
+        pthread_create(&th[SR_ADDERS + 1 + i], NULL, sr_reader, &r);
+    for (int i = 0; i <= SR_ADDERS; i++) pthread_join(th[i], NULL);
+    atomic_store(&r.done, 1);
+    for (int i = 0; i < SR_READERS; i++) pthread_join(th[SR_ADDERS + 1 + i], NULL);
+    assert_int_equal(r.failed, 0);
+    /* At rest, after a last fold: the acknowledged set exactly. */
+    assert_int_equal(nd_compact(db), ND_OK);
+    uint64_t ndocs, nfps;
+    assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
+    assert_int_equal(ndocs, atomic_load(&r.nacked));
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    size_t *scratch = malloc(r.nacked * sizeof *scratch);
+    for (size_t i = 0; i < r.nacked; i += 7) {
+        assert_int_equal(nd_query(res, db, r.acked[i], 3, NULL), ND_OK);
+        assert_int_equal(nd_results_count(res), oracle_scan(r.acked, r.nacked, r.acked[i], 3, scratch));
+    }
+    free(scratch);
+    nd_results_free(res);
+    nd_close(db);
+    pthread_mutex_destroy(&r.mu);
+    tmpdir_remove(dir);
+}
+
 /* ---- open errors, verify, expire, backup ------------------------------ */
 
 static void test_open_errors(void **state)
@@ -457,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_stream_races),
         cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,12 @@
 /*
  * test_store.c — the storage layer: RocksDB error mapping, open/create
  * rules, batches that read their own writes, and table operations (insert,
- * remove, fold, range, scan) against a reference sorted set.
+ * remove, fold, range, scan) against a reference sorted set; range reads
+ * racing inserts, removals and folds from other threads.
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -403,6 +406,152 @@ static void test_checkpoint(void **state)
     tmpdir_remove(dir);
 }
 
+/* ---- range reads racing writes and folds ------------------------------ */
+
+/* One writer inserts values into table 0 (a few per batch) and removes
+ * some "victims" again (from the fresh space or, once folded, from a run);
+ * a folder folds the table again and again, between the writer's
+ * batches; readers read random ranges and the whole table. A reader must
+ * see every kept value acknowledged before its read began, never a value
+ * twice, never one that was not written. */
+enum { RACE_VALUES = 6000, RACE_READERS = 2 };
+
+typedef struct race {
+    st_store *s;
+    pthread_mutex_t mu; /* the "writer lock" of the fold steps */
+    uint64_t vals[RACE_VALUES];
+    uint64_t all[RACE_VALUES]; /* vals, sorted */
+    char removed[RACE_VALUES];
+    _Atomic size_t acked; /* vals[0..acked) are durable */
+    _Atomic int readers;
+    _Atomic int stop;
+    int failed;
+} race;
+
+static int race_victim(uint64_t v) { return (v & 7) == 0; }
+static void race_lock(void *p) { pthread_mutex_lock(&((race *)p)->mu); }
+static void race_unlock(void *p) { pthread_mutex_unlock(&((race *)p)->mu); }
+
+static void *race_writer(void *p)
+{
+    race *r = p;
+    st_batch *b;
+    if (st_batch_new(&b, r->s)) return NULL;
+    for (size_t i = 0; i < RACE_VALUES;) {
+        size_t n = 1 + r->vals[i] % 4;
+        if (i + n > RACE_VALUES) n = RACE_VALUES - i;
+        pthread_mutex_lock(&r->mu);
+        st_batch_clear(b);
+        for (size_t j = i; j < i + n; j++)
+            if (st_table_insert(r->s, b, 0, r->vals[j])) r->failed = 1;
+        /* Remove the victim written some batches ago, wherever it is. */
+        if (i >= 40 && race_victim(r->vals[i - 40])) {
+            if (st_table_remove(r->s, b, 0, r->vals[i - 40])) r->failed = 1;
+            r->removed[i - 40] = 1;
+        }
+        if (st_write(r->s, b, 0)) r->failed = 1;
+        pthread_mutex_unlock(&r->mu);
+        i += n;
+        atomic_store(&r->acked, i);
+    }
+    st_batch_free(b);
+    atomic_store(&r->stop, 1);
+    return NULL;
+}
+
+static void *race_folder(void *p)
+{
+    race *r = p;
+    while (!atomic_load(&r->stop))
+        if (st_table_fold(r->s, 0, 8, 0, race_lock, race_unlock, r, NULL)) r->failed = 1;
+    return NULL;
+}
+
+static void *race_reader(void *p)
+{
+    race *r = p;
+    st_reader *rd;
+    st_u64s out = {0};
+    uint64_t g = 77 + (uint64_t)atomic_fetch_add(&r->readers, 1);
+    uint64_t *want = malloc(RACE_VALUES * sizeof *want);
+    if (!want || st_reader_new(&rd, r->s)) {
+        r->failed = 1;
+        free(want);
+        return NULL;
+    }
+    while (!atomic_load(&r->stop) && !r->failed) {
+        g = g * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t lo = g & ~((1ull << 60) - 1), hi = lo | ((1ull << 60) - 1);
+        if ((g >> 20) % 4 == 0) lo = 0, hi = UINT64_MAX;
+        size_t acked = atomic_load(&r->acked), nw = 0;
+        for (size_t i = 0; i < acked; i++)
+            if (!race_victim(r->vals[i]) && r->vals[i] >= lo && r->vals[i] <= hi)
+                want[nw++] = r->vals[i];
+        out.n = 0;
+        if (st_table_range(rd, 0, lo, hi, 1, &out)) {
+            r->failed = 1;
+            break;
+        }
+        qsort(want, nw, sizeof *want, cmp_u64);
+        size_t j = 0;
+        for (size_t i = 0; i < out.n; i++) {
+            if (i && out.v[i] <= out.v[i - 1]) r->failed = 2; /* twice or out of order */
+            if (out.v[i] < lo || out.v[i] > hi) r->failed = 3;
+            if (!bsearch(&out.v[i], r->all, RACE_VALUES, sizeof *r->all, cmp_u64))
+                r->failed = 6; /* never written */
+            if (j < nw && out.v[i] == want[j]) j++;
+            else if (j < nw && out.v[i] > want[j]) r->failed = 4; /* want[j] skipped */
+        }
+        if (j != nw) r->failed = 5; /* an acknowledged value is missing */
+    }
+    st_u64s_dispose(&out);
+    st_reader_free(rd);
+    free(want);
+    return NULL;
+}
+
+static void test_range_races(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    static race r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.mu, NULL);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 1};
+    assert_int_equal(st_open(&r.s, path, &o), ND_OK);
+    for (size_t i = 0; i < RACE_VALUES; i++) r.vals[i] = r.all[i] = rnd();
+    qsort(r.all, RACE_VALUES, sizeof *r.all, cmp_u64);
+    pthread_t w, f, rd[RACE_READERS];
+    pthread_create(&w, NULL, race_writer, &r);
+    pthread_create(&f, NULL, race_folder, &r);
+    for (int i = 0; i < RACE_READERS; i++) pthread_create(&rd[i], NULL, race_reader, &r);
+    pthread_join(w, NULL);
+    pthread_join(f, NULL);
+    for (int i = 0; i < RACE_READERS; i++) pthread_join(rd[i], NULL);
+    assert_int_equal(r.failed, 0);
+    /* At rest: exactly the values not removed, by every kind of read. */
+    st_u64s want = {0}, got = {0};
+    for (size_t i = 0; i < RACE_VALUES; i++)
+        if (!r.removed[i]) assert_int_equal(st_u64s_push(&want, r.vals[i]), ND_OK);
+    qsort(want.v, want.n, sizeof *want.v, cmp_u64);
+    st_reader *rd0;
+    assert_int_equal(st_reader_new(&rd0, r.s), ND_OK);
+    assert_int_equal(st_table_range(rd0, 0, 0, UINT64_MAX, 1, &got), ND_OK);
+    assert_int_equal(got.n, want.n);
+    assert_memory_equal(got.v, want.v, want.n * sizeof *want.v);
+    size_t total = 0;
+    assert_int_equal(st_table_scan(r.s, 0, count_cb, &total), ND_OK);
+    assert_int_equal(total, want.n);
+    st_reader_free(rd0);
+    st_u64s_dispose(&want);
+    st_u64s_dispose(&got);
+    st_close(r.s);
+    pthread_mutex_destroy(&r.mu);
+    tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
         cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
+        cmocka_unit_test(test_range_races),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
