@@ -36,7 +36,7 @@
  *
  * Memory per document: 8 B (fingerprint) in RAM, + 8 with --keep
  * score|longest. The rest goes to unlinked scratch files in $TMPDIR
- * (dedupe_spill.c), read back only where needed: keys (8 B offset + the
+ * (dedupe_docs.c over dedupe_spill.c), read back only where needed: keys (8 B offset + the
  * key) for the output, and, when texts are read, the sketch and feature
  * count (260 B) for grouping identical documents, confirming candidates
  * (through a 4 MB cache) and banding (each band pass reads the file once
@@ -49,7 +49,9 @@
  */
 #include "cli.h"
 #include "dedupe_band.h"
-#include "dedupe_spill.h"
+#include "dedupe_docs.h"
+#include "dedupe_feat.h"
+#include "dedupe_group.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -105,7 +107,7 @@ static const char usage[] =
     "kept one.\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 internal or database error.\n";
 
-enum { MAX_JOIN_K = ND_MAX_PLAN_K, REC_CACHE = 16384 };
+enum { MAX_JOIN_K = ND_MAX_PLAN_K };
 
 /* --min-containment by default (0 = off; bench/README.md, "Dedupe
  * quality"), and the band width used when containment is on. */
@@ -117,22 +119,9 @@ typedef struct pair {
     uint8_t dist;
 } pair;
 
-/* The documents: fingerprints (and priorities) in memory, everything else
- * in scratch files read back where needed. */
+/* The documents (dedupe_docs.h) and the state of the joins. */
 typedef struct corpus {
-    uint64_t *fp;        /* n */
-    double *prio;        /* n, with --keep score|longest */
-    size_t n, cap;
-    dedupe_spill keys;   /* the keys' bytes, back to back */
-    dedupe_spill koff;   /* n + 1 uint64: key i is keys[koff[i] .. koff[i+1]) */
-    dedupe_spill recs;   /* n dedupe_rec (sketch, feature count), once a document had text */
-    dedupe_spill scores; /* n doubles, with --db */
-    int has_sk, has_score;
-    uint64_t klen;
-    char *kbuf;          /* one key read back */
-    size_t kbuf_cap;
-    dedupe_rec *cache;   /* records read back: slot i % REC_CACHE holds document tag[slot] */
-    uint32_t *tag;
+    dedupe_docs d;
     pair *p; /* kept for clusters, keep and drop (indices into ids) */
     size_t np, pcap;
     /* The documents the joins see: ids[0..m) (doc indices, increasing), or
@@ -147,75 +136,6 @@ typedef struct corpus {
     int oom, io; /* io: a scratch file failed (dedupe_spill_error) */
 } corpus;
 
-/* The features of one document: its simhash, its sketch, and its distinct
- * features counted in an open-addressing set (cleared through the list of
- * the slots it filled, so a long document does not make short ones pay). */
-typedef struct acc_ctx {
-    nd_simhash sim;
-    nd_sketch_builder sk;
-    uint64_t *tab; /* cap slots, 0 = empty (the hash 0 is counted apart) */
-    uint32_t *filled;
-    size_t cap, distinct;
-    int count, zero, oom; /* count: only containment needs the set sizes */
-} acc_ctx;
-
-static void distinct_add(acc_ctx *a, uint64_t h)
-{
-    if (h == 0) {
-        a->zero = 1;
-        return;
-    }
-    if (2 * (a->distinct + 1) > a->cap) { /* grow: load stays <= 1/2 */
-        size_t cap = a->cap ? 2 * a->cap : 4096;
-        uint64_t *tab = calloc(cap, sizeof *tab);
-        uint32_t *filled = malloc(cap / 2 * sizeof *filled);
-        if (!tab || !filled || cap > UINT32_MAX) {
-            free(tab);
-            free(filled);
-            a->oom = 1;
-            return;
-        }
-        for (size_t i = 0; i < a->distinct; i++) {
-            uint64_t v = a->tab[a->filled[i]];
-            size_t s = v & (cap - 1);
-            while (tab[s]) s = (s + 1) & (cap - 1);
-            tab[s] = v;
-            filled[i] = (uint32_t)s;
-        }
-        free(a->tab);
-        free(a->filled);
-        a->tab = tab;
-        a->filled = filled;
-        a->cap = cap;
-    }
-    size_t s = h & (a->cap - 1);
-    while (a->tab[s]) {
-        if (a->tab[s] == h) return;
-        s = (s + 1) & (a->cap - 1);
-    }
-    a->tab[s] = h;
-    a->filled[a->distinct++] = (uint32_t)s;
-}
-
-static void acc_cb(uint64_t h, int32_t w, void *p)
-{
-    acc_ctx *a = p;
-    nd_simhash_add_hash(&a->sim, h, w);
-    nd_sketch_add(&a->sk, h);
-    if (a->count && !a->oom) distinct_add(a, h);
-}
-
-/* Distinct features of the document just read (saturated at 2^32 - 1);
- * empties the set for the next one. */
-static uint32_t acc_distinct(acc_ctx *a)
-{
-    uint64_t n = a->distinct + (uint64_t)a->zero;
-    for (size_t i = 0; i < a->distinct; i++) a->tab[a->filled[i]] = 0;
-    a->distinct = 0;
-    a->zero = 0;
-    return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
-}
-
 static int grow(void **p, size_t cap, size_t size)
 {
     void *q = realloc(*p, cap * size);
@@ -224,101 +144,18 @@ static int grow(void **p, size_t cap, size_t size)
     return 0;
 }
 
-/* @return 0, -1 out of memory, -2 a scratch file failed. */
-static int push_doc(corpus *c, const in_record *rec, uint64_t fp, const dedupe_rec *r,
-                    double prio)
+/* A failed read of the store sets c->oom or c->io. */
+static int docs_failed(corpus *c, int rc)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 1024;
-        if (grow((void **)&c->fp, cap, sizeof *c->fp) ||
-            (c->prio && grow((void **)&c->prio, cap, sizeof *c->prio)))
-            return -1;
-        c->cap = cap;
-    }
-    if (r && !c->has_sk) { /* the first text: earlier documents had none */
-        dedupe_rec none;
-        memset(&none, 0, sizeof none);
-        if (dedupe_spill_init(&c->recs, "sketches")) return -2;
-        c->has_sk = 1;
-        for (size_t i = 0; i < c->n; i++)
-            if (dedupe_spill_write(&c->recs, &none, sizeof none)) return -2;
-    }
-    uint64_t off = c->klen;
-    if (dedupe_spill_write(&c->koff, &off, sizeof off) ||
-        dedupe_spill_write(&c->keys, rec->key, rec->key_len))
-        return -2;
-    c->klen += rec->key_len;
-    if (c->has_score) {
-        double score = rec->has_score ? rec->score : 0;
-        if (dedupe_spill_write(&c->scores, &score, sizeof score)) return -2;
-    }
-    if (c->has_sk) {
-        dedupe_rec none;
-        if (!r) {
-            memset(&none, 0, sizeof none);
-            r = &none;
-        }
-        if (dedupe_spill_write(&c->recs, r, sizeof *r)) return -2;
-    }
-    c->fp[c->n] = fp;
-    if (c->prio) c->prio[c->n] = prio;
-    c->n++;
-    return 0;
+    if (rc == DEDUPE_DOCS_ENOMEM) c->oom = 1;
+    else c->io = 1;
+    return -1;
 }
 
-/* After the read: the last key offset, and every scratch file flushed. */
-static int finish_docs(corpus *c)
-{
-    if (dedupe_spill_write(&c->koff, &c->klen, sizeof c->klen) || dedupe_spill_finish(&c->koff) ||
-        dedupe_spill_finish(&c->keys) || (c->has_sk && dedupe_spill_finish(&c->recs)) ||
-        (c->has_score && dedupe_spill_finish(&c->scores)))
-        return -1;
-    if (c->has_sk) {
-        c->cache = malloc(REC_CACHE * sizeof *c->cache);
-        c->tag = malloc(REC_CACHE * sizeof *c->tag);
-        if (!c->cache || !c->tag) return -2;
-        for (size_t i = 0; i < REC_CACHE; i++) c->tag[i] = UINT32_MAX; /* no document has it */
-    }
-    return 0;
-}
-
-/* Document i's record into *out, through a direct-mapped cache: the
- * documents of a near-duplicate pair meet again in later bands and in the
- * self-join. */
 static int get_rec(corpus *c, size_t i, dedupe_rec *out)
 {
-    size_t slot = i % REC_CACHE;
-    if (c->tag[slot] != i) {
-        if (dedupe_spill_pread(&c->recs, &c->cache[slot], sizeof *out, (uint64_t)i * sizeof *out)) {
-            c->tag[slot] = UINT32_MAX;
-            c->io = 1;
-            return -1;
-        }
-        c->tag[slot] = (uint32_t)i;
-    }
-    *out = c->cache[slot];
-    return 0;
-}
-
-/* Key i, read back into c->kbuf. */
-static int get_key(corpus *c, size_t i, size_t *len)
-{
-    uint64_t off[2];
-    if (dedupe_spill_pread(&c->koff, off, sizeof off, (uint64_t)i * 8)) goto io;
-    *len = (size_t)(off[1] - off[0]);
-    if (*len > c->kbuf_cap) {
-        size_t cap = *len < 256 ? 256 : *len;
-        if (grow((void **)&c->kbuf, cap, 1)) {
-            c->oom = 1;
-            return -1;
-        }
-        c->kbuf_cap = cap;
-    }
-    if (*len && dedupe_spill_pread(&c->keys, c->kbuf, *len, off[0])) goto io;
-    return 0;
-io:
-    c->io = 1;
-    return -1;
+    int rc = dedupe_docs_rec(&c->d, i, out);
+    return rc ? docs_failed(c, rc) : 0;
 }
 
 static void put_bytes(const char *k, size_t len, int json)
@@ -330,28 +167,10 @@ static void put_bytes(const char *k, size_t len, int json)
 static int put_key(corpus *c, size_t i, int json)
 {
     size_t len;
-    if (get_key(c, i, &len)) return -1;
-    put_bytes(c->kbuf, len, json);
+    int rc = dedupe_docs_key(&c->d, i, &len);
+    if (rc) return docs_failed(c, rc);
+    put_bytes(c->d.kbuf, len, json);
     return 0;
-}
-
-/* Keys in document order, for the outputs that list documents in order. */
-typedef struct key_walk {
-    dedupe_spill_reader off, bytes;
-} key_walk;
-
-static const char *walk_key(corpus *c, key_walk *w, size_t i, size_t *len)
-{
-    const uint64_t *off = dedupe_spill_reader_get(&w->off, (uint64_t)i * 8, 16);
-    if (!off) goto fail;
-    uint64_t o[2];
-    memcpy(o, off, sizeof o);
-    *len = (size_t)(o[1] - o[0]);
-    const char *k = *len ? dedupe_spill_reader_get(&w->bytes, o[0], *len) : "";
-    if (k) return k;
-fail:
-    c->io = 1;
-    return NULL;
 }
 
 /* Is a candidate a reported pair: resemblance >= R, or containment >= C
@@ -379,7 +198,7 @@ static int emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *
     c->reported++;
     if (c->stream) {
         dedupe_rec a, b;
-        if (c->json && c->has_sk && !ra) {
+        if (c->json && c->d.has_sk && !ra) {
             if (get_rec(c, i, &a) || get_rec(c, j, &b)) return 1;
             ra = &a;
             rb = &b;
@@ -390,7 +209,7 @@ static int emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *
             printf(",\"b\":");
             if (put_key(c, j, 1)) return 1;
             printf(",\"dist\":%u", dist);
-            if (c->has_sk) {
+            if (c->d.has_sk) {
                 double res = nd_sketch_resemblance(&ra->sk, &rb->sk);
                 printf(",\"resemblance\":%.3f", res);
                 if (c->min_cont > 0)
@@ -430,7 +249,7 @@ static int check_and_emit(corpus *c, size_t x, size_t y, unsigned dist, const de
 static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
 {
     corpus *c = payload;
-    if (!(c->has_sk && c->min_res > 0)) return emit(c, x, y, dist, NULL, NULL);
+    if (!(c->d.has_sk && c->min_res > 0)) return emit(c, x, y, dist, NULL, NULL);
     dedupe_rec a, b;
     if (get_rec(c, DOC(c, x), &a) || get_rec(c, DOC(c, y), &b)) return 1;
     return check_and_emit(c, x, y, dist, &a, &b);
@@ -488,11 +307,11 @@ static int run_joins(corpus *c, const uint64_t *fps)
     int nrc = nd_selfjoin(fps, c->m, c->join_k, join_cb, c);
     if (c->oom || c->io) return joins_failed(c, "self-join");
     if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
-    if (c->has_sk && c->min_res > 0) {
+    if (c->d.has_sk && c->min_res > 0) {
         band_read br = {c, {0}};
         dedupe_band_src src = {band_src_read, &br};
-        dedupe_spill_reader_init(&br.seq, &c->recs);
-        int brc = dedupe_band_scan(c->m, c->ids, c->fp, &src, c->band_width, c->join_k, c->k,
+        dedupe_spill_reader_init(&br.seq, &c->d.recs);
+        int brc = dedupe_band_scan(c->m, c->ids, c->d.fp, &src, c->band_width, c->join_k, c->k,
                                    band_cand, c);
         dedupe_spill_reader_dispose(&br.seq);
         if (brc == -1) c->oom = 1;
@@ -502,96 +321,6 @@ static int run_joins(corpus *c, const uint64_t *fps)
 }
 
 /* ---- clusters ------------------------------------------------------------ */
-
-typedef struct fp_ent {
-    uint64_t fp;
-    uint32_t i;
-} fp_ent;
-
-/* Stable LSD radix sort by fp. */
-static void radix_sort_ent(fp_ent *a, fp_ent *tmp, size_t n)
-{
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i].fp >> shift) & 0xff) + 1]++;
-        for (unsigned b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(a[i].fp >> shift) & 0xff]++] = a[i];
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
-
-/* Groups of identical documents (same fingerprint, and same sketch when
- * texts were read): out_g[i] = the group of document i, numbered in the
- * input order of the groups' leaders; the leader of a group is its first
- * document in priority order, and (*out_ids)[g] is its index.
- * Identical documents have the same neighbours, so the greedy clustering
- * of the whole graph assigns a group as a whole: clustering the leaders
- * alone gives the same answer, without the m(m-1)/2 pairs of a group. */
-static int group_identical(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, corpus *c,
-                           const uint32_t *order)
-{
-    size_t n = c->n, m = 0, nl = 0, lcap = 0;
-    fp_ent *e = malloc((n ? n : 1) * sizeof *e), *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    uint32_t *g = malloc((n ? n : 1) * sizeof *g), *ids = NULL, *local = NULL;
-    if (!e || !tmp || !g) goto oom;
-    for (size_t p = 0; p < n; p++) e[p] = (fp_ent){c->fp[order[p]], order[p]};
-    radix_sort_ent(e, tmp, n); /* stable: priority order within one fingerprint */
-    free(tmp);
-    tmp = NULL;
-    for (size_t s = 0, t; s < n; s = t) {
-        for (t = s + 1; t < n && e[t].fp == e[s].fp; t++) {}
-        nl = 0; /* leaders of distinct sketches within this fingerprint */
-        for (size_t u = s; u < t; u++) {
-            uint32_t d = e[u].i;
-            size_t l = 0;
-            if (c->has_sk && t - s > 1) {
-                dedupe_rec rd, rl;
-                if (get_rec(c, d, &rd)) goto io;
-                for (; l < nl; l++) {
-                    if (get_rec(c, local[l], &rl)) goto io;
-                    if (memcmp(&rl.sk, &rd.sk, sizeof rd.sk) == 0) break;
-                }
-            }
-            if (l == nl) {
-                if (nl == lcap && grow((void **)&local, lcap = lcap ? 2 * lcap : 16, sizeof *local))
-                    goto oom;
-                local[nl++] = d;
-            }
-            g[d] = local[l];
-        }
-    }
-    free(local);
-    local = NULL;
-    /* Number the groups by their leaders' input order (e is free now). */
-    uint32_t *num = (uint32_t *)e;
-    for (size_t i = 0; i < n; i++) m += g[i] == i;
-    ids = malloc((m ? m : 1) * sizeof *ids);
-    if (!ids) goto oom;
-    m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (g[i] == i) {
-            num[i] = (uint32_t)m;
-            ids[m++] = (uint32_t)i;
-        }
-    for (size_t i = 0; i < n; i++) g[i] = num[g[i]];
-    free(e);
-    *out_g = g;
-    *out_ids = ids;
-    *out_m = m;
-    return CLI_EXIT_OK;
-oom:
-io:
-    free(e);
-    free(tmp);
-    free(g);
-    free(ids);
-    free(local);
-    if (c->io) {
-        fprintf(stderr, "neardup: dedupe: grouping identical documents: %s\n", dedupe_spill_error());
-        return CLI_EXIT_DB;
-    }
-    return cli_fail("dedupe: out of memory grouping identical documents");
-}
 
 static const double *sort_prio;
 
@@ -607,7 +336,7 @@ static int cmp_priority(const void *x, const void *y)
 static int run_clusters(corpus *c, const char *out, int json)
 {
 #define LEAD(x) (ids ? ids[x] : (uint32_t)(x))
-    size_t n = c->n, m = 0;
+    size_t n = c->d.n, m = 0;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order), *g = NULL, *ids = NULL, *lorder = NULL;
     uint32_t *rep = NULL, *adj = NULL, *drops = NULL;
     uint64_t *lfp = NULL;
@@ -615,21 +344,29 @@ static int run_clusters(corpus *c, const char *out, int json)
     int rc = CLI_EXIT_OK;
     if (!order) return cli_fail("dedupe: out of memory");
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    sort_prio = c->prio;
-    if (c->prio) qsort(order, n, sizeof *order, cmp_priority); /* else: input order */
-    rc = group_identical(&g, &ids, &m, c, order);
-    if (rc) goto done;
+    sort_prio = c->d.prio;
+    if (c->d.prio) qsort(order, n, sizeof *order, cmp_priority); /* else: input order */
+    int grc = dedupe_group(&g, &ids, &m, &c->d, order);
+    if (grc == DEDUPE_DOCS_EIO) {
+        fprintf(stderr, "neardup: dedupe: grouping identical documents: %s\n", dedupe_spill_error());
+        rc = CLI_EXIT_DB;
+        goto done;
+    }
+    if (grc) {
+        rc = cli_fail("dedupe: out of memory grouping identical documents");
+        goto done;
+    }
     if (m == n) { /* no two identical: join the documents themselves */
         free(ids);
         ids = NULL;
     } else {
         lfp = malloc((m ? m : 1) * sizeof *lfp);
         if (!lfp) goto oom;
-        for (size_t x = 0; x < m; x++) lfp[x] = c->fp[ids[x]];
+        for (size_t x = 0; x < m; x++) lfp[x] = c->d.fp[ids[x]];
     }
     c->ids = ids;
     c->m = m; /* kept for the summary */
-    rc = run_joins(c, lfp ? lfp : c->fp);
+    rc = run_joins(c, lfp ? lfp : c->d.fp);
     free(lfp);
     lfp = NULL;
     if (rc) goto done;
@@ -663,19 +400,20 @@ static int run_clusters(corpus *c, const char *out, int json)
     /* Document i stays iff it leads its group and the group stays. */
     if (strcmp(out, "keep") == 0 || strcmp(out, "drop") == 0) {
         int want_keep = out[0] == 'k';
-        key_walk w;
-        dedupe_spill_reader_init(&w.off, &c->koff);
-        dedupe_spill_reader_init(&w.bytes, &c->keys);
+        dedupe_docs_walk w;
+        dedupe_docs_walk_init(&w, &c->d);
         for (size_t i = 0; i < n; i++) {
             if ((LEAD(rep[g[i]]) == i) != want_keep) continue;
             size_t len;
-            const char *k = walk_key(c, &w, i, &len);
-            if (!k) break;
+            const char *k = dedupe_docs_walk_key(&w, i, &len);
+            if (!k) {
+                c->io = 1;
+                break;
+            }
             if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_bytes(k, len, 1); printf("}\n"); }
             else { put_bytes(k, len, 0); putchar('\n'); }
         }
-        dedupe_spill_reader_dispose(&w.off);
-        dedupe_spill_reader_dispose(&w.bytes);
+        dedupe_docs_walk_dispose(&w);
         if (c->io) goto io;
         goto done;
     }
@@ -701,7 +439,7 @@ static int run_clusters(corpus *c, const char *out, int json)
         printf(json ? ",\"dist\":0}\n" : "\t0\n");
         for (size_t e = start[x]; e < start[x + 1]; e++) {
             uint32_t d = drops[e];
-            unsigned dist = nd_hamming(c->fp[d], c->fp[r]);
+            unsigned dist = nd_hamming(c->d.fp[d], c->d.fp[r]);
             if (json) printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster);
             else printf("%zu\tdrop\t", cluster);
             if (put_key(c, d, json)) goto io;
@@ -753,7 +491,7 @@ static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_option
 static int load_db(nd_db *db, const char *path, corpus *c)
 {
     enum { CHUNK = 1000000 };
-    size_t cap = c->n < CHUNK ? (c->n ? c->n : 1) : CHUNK;
+    size_t cap = c->d.n < CHUNK ? (c->d.n ? c->d.n : 1) : CHUNK;
     nd_doc *d = malloc(cap * sizeof *d);
     uint64_t *off = malloc((cap + 1) * sizeof *off);
     double *score = malloc(cap * sizeof *score);
@@ -762,19 +500,19 @@ static int load_db(nd_db *db, const char *path, corpus *c)
     int64_t now = (int64_t)time(NULL);
     int rc = CLI_EXIT_OK;
     if (!d || !off || !score) goto oom;
-    for (size_t s = 0; s < c->n; s += CHUNK) {
-        size_t m = c->n - s < CHUNK ? c->n - s : CHUNK;
-        if (dedupe_spill_pread(&c->koff, off, (m + 1) * sizeof *off, (uint64_t)s * 8) ||
-            dedupe_spill_pread(&c->scores, score, m * sizeof *score, (uint64_t)s * sizeof *score))
+    for (size_t s = 0; s < c->d.n; s += CHUNK) {
+        size_t m = c->d.n - s < CHUNK ? c->d.n - s : CHUNK;
+        if (dedupe_spill_pread(&c->d.koff, off, (m + 1) * sizeof *off, (uint64_t)s * 8) ||
+            dedupe_spill_pread(&c->d.scores, score, m * sizeof *score, (uint64_t)s * sizeof *score))
             goto io;
         size_t klen = (size_t)(off[m] - off[0]);
         if (klen > kb_cap) {
             if (grow((void **)&kb, klen, 1)) goto oom;
             kb_cap = klen;
         }
-        if (klen && dedupe_spill_pread(&c->keys, kb, klen, off[0])) goto io;
+        if (klen && dedupe_spill_pread(&c->d.keys, kb, klen, off[0])) goto io;
         for (size_t i = 0; i < m; i++)
-            d[i] = (nd_doc){kb + (off[i] - off[0]), (size_t)(off[i + 1] - off[i]), c->fp[s + i],
+            d[i] = (nd_doc){kb + (off[i] - off[0]), (size_t)(off[i + 1] - off[i]), c->d.fp[s + i],
                             score[i], now};
         int nrc = nd_import(db, d, m);
         if (nrc < 0) {
@@ -813,13 +551,13 @@ int cmd_dedupe(int argc, char **argv)
     unsigned long k = 24;
     const char *out = "clusters", *db_path = NULL;
     nd_db *db = NULL;
-    acc_ctx ac = {0};
+    dedupe_feat ac = {0};
     int html = 0, skip_bad = 0, json = 0, opt, rc = CLI_EXIT_OK, keep_mode = 0, k_given = 0;
     int features_given = 0;
     uint64_t bad = 0;
     c.min_res = 0.85;
     c.min_cont = DEFAULT_MIN_CONTAINMENT;
-    c.keys.fd = c.koff.fd = c.recs.fd = c.scores.fd = -1;
+    c.d.keys.fd = c.d.koff.fd = c.d.recs.fd = c.d.scores.fd = -1; /* disposable before init */
     if (cli_wants_help(argc, argv)) {
         cli_usage(stdout, usage);
         return CLI_EXIT_OK;
@@ -899,19 +637,15 @@ int cmd_dedupe(int argc, char **argv)
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (dedupe_spill_init(&c.keys, "keys") || dedupe_spill_init(&c.koff, "key offsets") ||
-        (db && dedupe_spill_init(&c.scores, "scores"))) {
+    int irc = dedupe_docs_init(&c.d, keep_mode != 0, db != NULL);
+    if (irc == DEDUPE_DOCS_EIO) {
         rc = CLI_EXIT_DB;
         fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
         goto done;
     }
-    c.has_score = db != NULL;
-    if (keep_mode) {
-        c.prio = malloc(1);
-        if (!c.prio) {
-            rc = cli_fail("dedupe: out of memory");
-            goto done;
-        }
+    if (irc) {
+        rc = cli_fail("dedupe: out of memory");
+        goto done;
     }
     int tty = isatty(2);
     uint64_t bytes = 0;
@@ -940,9 +674,8 @@ int cmd_dedupe(int argc, char **argv)
             if (!rec.has_fp) {
                 nd_fp_options o = fo;
                 if (html || rec.is_html) o.flags |= ND_FP_HTML;
-                nd_simhash_init(&ac.sim);
-                nd_sketch_begin(&ac.sk);
-                int nrc = nd_features(rec.text, rec.text_len, &o, acc_cb, &ac);
+                dedupe_feat_begin(&ac);
+                int nrc = nd_features(rec.text, rec.text_len, &o, dedupe_feat_add, &ac);
                 if (nrc < 0) {
                     rc = cli_fail_nd(nrc, "%s:%llu", rec.file, (unsigned long long)rec.line);
                     break;
@@ -952,46 +685,47 @@ int cmd_dedupe(int argc, char **argv)
                                   (unsigned long long)rec.line);
                     break;
                 }
-                fp = nd_simhash_final(&ac.sim);
-                nd_sketch_finish(&dr.sk, &ac.sk);
-                dr.size = acc_distinct(&ac);
+                fp = dedupe_feat_end(&ac, &dr.sk, &dr.size);
                 bytes += rec.text_len;
             }
             double prio = keep_mode == 1 ? (rec.has_score ? rec.score : 0)
                                          : keep_mode == 2 && rec.text ? (double)rec.text_len : 0;
-            int prc = c.n == UINT32_MAX ? -1 : push_doc(&c, &rec, fp, rec.has_fp ? NULL : &dr, prio);
-            if (prc == -2) {
+            double score = rec.has_score ? rec.score : 0;
+            int prc = c.d.n == UINT32_MAX ? DEDUPE_DOCS_ENOMEM
+                                        : dedupe_docs_push(&c.d, rec.key, rec.key_len, fp,
+                                                           rec.has_fp ? NULL : &dr, prio, score);
+            if (prc == DEDUPE_DOCS_EIO) {
                 fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
                 rc = CLI_EXIT_DB;
                 break;
             }
             if (prc) {
-                rc = cli_fail("dedupe: out of memory after %zu documents", c.n);
+                rc = cli_fail("dedupe: out of memory after %zu documents", c.d.n);
                 break;
             }
-            if (tty && c.n % 20000 == 0)
-                fprintf(stderr, "\rneardup: dedupe: %zu documents, %.1f MB read", c.n, bytes / 1e6);
+            if (tty && c.d.n % 20000 == 0)
+                fprintf(stderr, "\rneardup: dedupe: %zu documents, %.1f MB read", c.d.n, bytes / 1e6);
         }
         in_reader_close(r);
     }
-    if (tty && c.n >= 20000) fputc('\n', stderr);
+    if (tty && c.d.n >= 20000) fputc('\n', stderr);
     if (rc == CLI_EXIT_OK) {
-        int frc = finish_docs(&c);
-        if (frc == -1) {
+        int frc = dedupe_docs_finish(&c.d);
+        if (frc == DEDUPE_DOCS_EIO) {
             fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
             rc = CLI_EXIT_DB;
         } else if (frc) {
             rc = cli_fail("dedupe: out of memory");
         }
     }
-    if (rc == CLI_EXIT_OK && !c.has_sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
-        if (k_given && c.n > 0)
+    if (rc == CLI_EXIT_OK && !c.d.has_sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
+        if (k_given && c.d.n > 0)
             rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
         c.k = c.join_k = 3;
     }
     if (rc == CLI_EXIT_OK) {
-        c.m = c.n;
-        rc = c.stream ? run_joins(&c, c.fp) : run_clusters(&c, out, json);
+        c.m = c.d.n;
+        rc = c.stream ? run_joins(&c, c.d.fp) : run_clusters(&c, out, json);
     }
     if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, &c);
 done:
@@ -1007,23 +741,14 @@ done:
         snprintf(by_cont, sizeof by_cont, " (%llu by containment)",
                  (unsigned long long)c.confirmed_by_containment);
     if (c.stream || rc != CLI_EXIT_OK)
-        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs%s, %llu bad, %.2f s\n", c.n,
+        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs%s, %llu bad, %.2f s\n", c.d.n,
                 (unsigned long long)c.reported, by_cont, (unsigned long long)bad, secs);
     else
         fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones%s, "
-                "%llu bad, %.2f s\n", c.n, c.m, (unsigned long long)c.reported, by_cont,
+                "%llu bad, %.2f s\n", c.d.n, c.m, (unsigned long long)c.reported, by_cont,
                 (unsigned long long)bad, secs);
-    free(c.fp);
-    free(c.prio);
     free(c.p);
-    free(c.kbuf);
-    free(c.cache);
-    free(c.tag);
-    free(ac.tab);
-    free(ac.filled);
-    dedupe_spill_dispose(&c.keys);
-    dedupe_spill_dispose(&c.koff);
-    dedupe_spill_dispose(&c.recs);
-    dedupe_spill_dispose(&c.scores);
+    dedupe_feat_dispose(&ac);
+    dedupe_docs_dispose(&c.d);
     return rc;
 }

@@ -1,0 +1,27 @@
+/*
+ * dedupe_group.h — groups of identical documents for the cluster modes of
+ * `neardup dedupe` (clusters, keep, drop).
+ *
+ * Identical documents (same fingerprint, and same sketch when texts were
+ * read) have the same neighbours, so the greedy clustering of the whole
+ * graph assigns a group as a whole: clustering one document of each group
+ * gives the same answer without the m(m-1)/2 pairs inside a group.
+ */
+#ifndef ND_DEDUPE_GROUP_H
+#define ND_DEDUPE_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dedupe_docs.h"
+
+/* The groups of the documents of d: (*out_g)[i] = the group of document i,
+ * groups numbered in the input order of their leaders; the leader of a
+ * group is its first document in priority order (order: the n documents in
+ * priority order), and (*out_ids)[x] is the leader of group x; *out_m
+ * groups. The caller frees *out_g and *out_ids.
+ * @return 0, DEDUPE_DOCS_EIO or DEDUPE_DOCS_ENOMEM (nothing to free). */
+int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_docs *d,
+                 const uint32_t *order);
+
+#endif
