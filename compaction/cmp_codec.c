@@ -1,18 +1,48 @@
 /*
- * cmp_codec.c — the run codec: XOR-delta + coded leading-zero counts +
- * zstd where it pays. The only file that includes <zstd.h>.
+ * cmp_codec.c — the run codec. Writes version 2 (Golomb-Rice coded gaps);
+ * reads versions 1 (XOR-delta + coded leading-zero counts + zstd where it
+ * pays) and 2. The only file that includes <zstd.h>.
  *
  * A run holds n >= 1 strictly ascending permuted fingerprints v_0 < ... <
- * v_{n-1}; v_0 (the head) is the RocksDB key and is not stored. For i >= 1
- * the codec stores x_i = v_i XOR v_{i-1} (never 0). With lz_i the number of
- * leading zeros of x_i, x_i is its implicit leading one followed by the
- * r_i = 63 - lz_i "residual" bits below it. In a sorted random set of N
- * values consecutive gaps are about 2^64/N, so lz_i concentrates around
- * log2 N (about 2 bits of entropy) and the residual bits are random: the
- * whole run costs about 64 - log2 N + 2..3 bits per entry, against the
- * entropy bound 64 - log2 N + 1.44 (DESIGN.md).
+ * v_{n-1}; v_0 (the head) is implied by the RocksDB key and is not stored
+ * (cmp_table.h: a table's runs hold complemented values in reverse order,
+ * keyed by their tail, so the head given here is ~tail). Byte 0
+ * names the version, so runs self-describe and a table may mix versions
+ * (a database is upgraded run by run as compaction rewrites it).
  *
- * Format (version 1), all multi-byte integers little-endian varints:
+ * Version 2. For i >= 1 the codec stores the gap g_i = v_i - v_{i-1} - 1
+ * (0 .. 2^64-2). Sorted random values have about geometric gaps of mean
+ * m = 2^64/N; a geometric variable costs log2 m + log2 e (1.44) bits of
+ * entropy. A Rice code with parameter b stores the quotient g >> b in
+ * unary and the b low bits: with 2^b / m = x it costs log2 m + log2 x + 1
+ * + 1/(e^x - 1) bits, 1.47 over log2 m at x = 0.66 and at most ~1.57 as x
+ * runs over [0.47, 0.94], where the best b keeps it: within 0.03..0.13 bit
+ * of the entropy. The encoder tries b0 - 1, b0, b0 + 1 with b0 =
+ * floor(log2 mean gap) and keeps the one whose exact size is smallest
+ * (ties: b0, then the lower). With the header (4 bytes a run) and the key
+ * (9 bytes a run, holding the value the run does not store), a table costs
+ * about 64 - log2 N + 2 bits per entry at runs of 128.
+ *   byte 0        : 0x02 (bits 0..3 the version, as in version 1; the
+ *                   other bits 0)
+ *   varint n      : number of values, head included (1..CMP_RUN_MAX)
+ *   if n > 1:
+ *     byte b      : Rice parameter (0..63)
+ *     bitstream   : for i = 1..n-1: q_i = g_i >> b as q_i 0-bits and a
+ *                   1-bit, then the b low bits of g_i
+ * A run's encoding is at most 5 + ceil(66 (n-1) / 8) bytes: with b = b0,
+ * sum(q_i) < 2 (n-1), so each gap costs under b0 + 3 <= 66 bits on average.
+ * Decoding reads the stream a 64-bit word at a time (refill as in
+ * Giesen's "Reading bits in far too many ways", variant 4) and finds each
+ * quotient with one count-trailing-zeros: no per-bit loop; the bounds are
+ * checked per gap, the words are never read past the end of the value.
+ *
+ * Version 1 (read only; the encoder writes it when a test asks for it
+ * through cmp_codec_write_version). For i >= 1 it stores x_i = v_i XOR
+ * v_{i-1} (never 0). With lz_i the number of leading zeros of x_i, x_i is
+ * its implicit leading one followed by the r_i = 63 - lz_i residual bits
+ * below it. The lz field costs its packed width (usually 3..5 bits) or
+ * zstd's ~2.5 bits where the unary quotient of version 2 costs ~1.5:
+ * measured 49.0 bits per entry per table at N = 1M, 3.5 above the bound.
  *   byte 0        : bits 0..3 format version (1); bit 4 set = the lz section
  *                   is zstd-compressed; other bits 0
  *   varint n      : number of values, head included (1..CMP_RUN_MAX)
@@ -27,14 +57,16 @@
  *     c bytes     : magicless zstd frame, no checksum, no content size, of the
  *                   n-1 bytes lz_1..lz_{n-1}
  *     bitstream   : for i = 1..n-1: the r_i residual bits
- *   The bitstream is packed LSB-first into bytes; unused bits of the last
- *   byte are 0 and nothing follows it.
- * The encoder writes both forms when zstd might pay (n >= 64) and keeps the
- * smaller; the decoder validates every field and returns ND_ECORRUPT on
- * anything malformed, never reading out of bounds.
+ *   The version 1 encoder writes both forms when zstd might pay (n >= 64)
+ *   and keeps the smaller.
+ * In both versions multi-byte integers are little-endian varints, the
+ * bitstream is packed LSB-first into bytes, unused bits of the last byte
+ * are 0 and nothing follows it. The decoder validates every field and
+ * returns ND_ECORRUPT on anything malformed, never reading out of bounds.
  */
 #include "cmp_codec.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,10 +75,21 @@
 
 #include "nd_error.h"
 
-#define CODEC_VERSION 1u
-#define FLAG_ZSTD 0x10u
+#define CODEC_V1 1u
+#define CODEC_V2 2u
+#define FLAG_ZSTD 0x10u /* version 1 only */
 #define ZSTD_MIN_N 64 /* below this the frame overhead never pays */
 #define ZSTD_LEVEL 3
+
+/* The version the encoder writes (process-wide; tests set 1 to build the
+ * databases an older build wrote). */
+static _Atomic unsigned write_version = CODEC_V2;
+
+unsigned cmp_codec_write_version(unsigned version)
+{
+    if (version != CODEC_V1 && version != CODEC_V2) return atomic_load(&write_version);
+    return atomic_exchange(&write_version, version);
+}
 
 struct cmp_codec {
     ZSTD_CCtx *cctx;
@@ -170,7 +213,8 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 
 size_t cmp_run_bound(size_t n)
 {
-    /* header + per entry at most 6 lz bits + 63 residual bits, rounded up */
+    /* header + per entry at most 6 lz bits + 63 residual bits (version 1),
+     * which also covers version 2's 66 bits per gap */
     return 16 + (n * 69 + 7) / 8;
 }
 
@@ -206,13 +250,13 @@ static int zstd_lz(cmp_codec *c, size_t m, size_t *out_len)
     return ND_OK;
 }
 
-static int encode_with(cmp_codec *c, void *out, size_t cap, size_t *out_len,
-                       const uint64_t *vals, size_t n)
+static int encode_v1(cmp_codec *c, void *out, size_t cap, size_t *out_len,
+                     const uint64_t *vals, size_t n)
 {
     uint8_t *o = out;
     size_t pos = 0;
     unsigned base = 63, top = 0;
-    o[pos++] = CODEC_VERSION;
+    o[pos++] = CODEC_V1;
     pos += put_varint(o + pos, n);
     if (n == 1) {
         *out_len = pos;
@@ -269,6 +313,59 @@ static int encode_with(cmp_codec *c, void *out, size_t cap, size_t *out_len,
     return ND_OK;
 }
 
+/* Bits of the Rice codes of gaps v_i - v_{i-1} - 1 with parameter b. */
+static uint64_t rice_bits(const uint64_t *vals, size_t n, unsigned b)
+{
+    uint64_t q = 0;
+    for (size_t i = 1; i < n; i++) q += (vals[i] - vals[i - 1] - 1) >> b;
+    return q + (uint64_t)(n - 1) * (b + 1);
+}
+
+/* The Rice parameter with the smallest encoding among floor(log2 mean
+ * gap) and its two neighbours (the optimum for geometric gaps is one of
+ * the first two; trying the third costs one more pass, at compaction). */
+static unsigned rice_param(const uint64_t *vals, size_t n)
+{
+    uint64_t mean = (vals[n - 1] - vals[0] - (n - 1)) / (n - 1);
+    unsigned b0 = mean ? 63u - (unsigned)__builtin_clzll(mean) : 0;
+    unsigned best = b0;
+    uint64_t best_bits = rice_bits(vals, n, b0);
+    for (int d = -1; d <= 1; d += 2) {
+        int b = (int)b0 + d;
+        if (b < 0 || b > 63) continue;
+        uint64_t bits = rice_bits(vals, n, (unsigned)b);
+        if (bits < best_bits) {
+            best_bits = bits;
+            best = (unsigned)b;
+        }
+    }
+    return best;
+}
+
+static int encode_v2(void *out, size_t *out_len, const uint64_t *vals, size_t n)
+{
+    uint8_t *o = out;
+    size_t pos = 0;
+    o[pos++] = CODEC_V2;
+    pos += put_varint(o + pos, n);
+    if (n == 1) {
+        *out_len = pos;
+        return ND_OK;
+    }
+    unsigned b = rice_param(vals, n);
+    o[pos++] = (uint8_t)b;
+    bitw w = {.p = o + pos};
+    for (size_t i = 1; i < n; i++) {
+        uint64_t g = vals[i] - vals[i - 1] - 1, q = g >> b;
+        for (; q >= 32; q -= 32) bw_put(&w, 0, 32);
+        bw_put(&w, 1ull << q, (unsigned)q + 1);
+        bw_put64(&w, g, b);
+    }
+    bw_flush(&w);
+    *out_len = (size_t)(w.p - o);
+    return ND_OK;
+}
+
 int cmp_run_encode(cmp_codec *c, void *out, size_t cap, size_t *out_len,
                    const uint64_t *vals, size_t n)
 {
@@ -278,12 +375,13 @@ int cmp_run_encode(cmp_codec *c, void *out, size_t cap, size_t *out_len,
     for (size_t i = 1; i < n; i++)
         ND_RETURN_IF(vals[i] <= vals[i - 1], ND_EINVAL,
                      "codec: run not strictly ascending at index %zu", i);
+    if (atomic_load(&write_version) == CODEC_V2) return encode_v2(out, out_len, vals, n);
     cmp_codec *own = NULL;
     if (!c) {
         ND_FORWARD(cmp_codec_new(&own));
         c = own;
     }
-    int rc = encode_with(c, out, cap, out_len, vals, n);
+    int rc = encode_v1(c, out, cap, out_len, vals, n);
     cmp_codec_free(own);
     return rc;
 }
@@ -294,7 +392,7 @@ static int read_header(const uint8_t **p, const uint8_t *end, unsigned *flags, u
 {
     if (*p == end) return nd_err_set(ND_ECORRUPT, "run: empty value");
     *flags = *(*p)++;
-    if ((*flags & 0x0f) != CODEC_VERSION || (*flags & ~(0x0fu | FLAG_ZSTD)))
+    if (!(*flags == CODEC_V2 || *flags == CODEC_V1 || *flags == (CODEC_V1 | FLAG_ZSTD)))
         return nd_err_set(ND_ECORRUPT, "run: unknown format byte 0x%02x", *flags);
     if (get_varint(p, end, n) || *n == 0 || *n > CMP_RUN_MAX)
         return nd_err_set(ND_ECORRUPT, "run: bad entry count");
@@ -304,8 +402,8 @@ static int read_header(const uint8_t **p, const uint8_t *end, unsigned *flags, u
 int cmp_run_count(size_t *out, const void *data, size_t len)
 {
     const uint8_t *p = data;
-    unsigned flags;
-    uint64_t n;
+    unsigned flags = 0;
+    uint64_t n = 0;
     ND_FORWARD(read_header(&p, p + len, &flags, &n));
     *out = (size_t)n;
     return ND_OK;
@@ -328,8 +426,8 @@ static int finish_stream(const bitr *r)
     return ND_OK;
 }
 
-static int decode_with(cmp_codec *c, uint64_t *out, size_t n, unsigned flags,
-                       const uint8_t *p, const uint8_t *end)
+static int decode_v1(cmp_codec *c, uint64_t *out, size_t n, unsigned flags,
+                     const uint8_t *p, const uint8_t *end)
 {
     bitr r = {0};
     if (!(flags & FLAG_ZSTD)) {
@@ -376,12 +474,132 @@ order:
     return nd_err_set(ND_ECORRUPT, "run: values not ascending");
 }
 
+/* Version 2's reader. acc holds the next cnt (<= 63) stream bits in its
+ * low bits; the bits above them are the stream's following bits or 0
+ * (never bits past the end), so re-loading overlapping bytes is harmless. */
+typedef struct rice_r {
+    const uint8_t *p, *end;
+    uint64_t acc;
+    unsigned cnt;
+} rice_r;
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* Top up acc to >= 56 bits, or to the end of the stream. One unaligned
+ * 8-byte load while 8 bytes remain; bytes one by one near the end. */
+static inline void rr_refill(rice_r *r)
+{
+    if (r->end - r->p >= 8) {
+        r->acc |= load_le64(r->p) << r->cnt;
+        r->p += (63 - r->cnt) >> 3;
+        r->cnt |= 56;
+    } else {
+        while (r->cnt < 56 && r->p < r->end) {
+            r->acc |= (uint64_t)*r->p++ << r->cnt;
+            r->cnt += 8;
+        }
+    }
+}
+
+/* Read bits (<= 56) bits; -1 past the end. */
+static inline int rr_get(rice_r *r, unsigned bits, uint64_t *out)
+{
+    if (r->cnt < bits) {
+        rr_refill(r);
+        if (r->cnt < bits) return -1;
+    }
+    *out = r->acc & ((1ull << bits) - 1);
+    r->acc >>= bits;
+    r->cnt -= bits;
+    return 0;
+}
+
+/* A unary quotient longer than the bits at hand: count whole words of
+ * zeros. Gives up past qmax (the value would pass 2^64 - 1) or the end. */
+static int rr_unary_slow(rice_r *r, uint64_t qmax, uint64_t *out)
+{
+    uint64_t q = 0;
+    for (;;) {
+        uint64_t valid = r->acc & ((1ull << r->cnt) - 1);
+        if (valid) {
+            unsigned z = (unsigned)__builtin_ctzll(valid);
+            r->acc >>= z + 1;
+            r->cnt -= z + 1;
+            *out = q + z;
+            return 0;
+        }
+        q += r->cnt;
+        r->acc >>= r->cnt;
+        r->cnt = 0;
+        if (q > qmax)
+            return nd_err_set(ND_ECORRUPT, "run: unary quotient past 2^64 (%llu zero bits)",
+                              (unsigned long long)q);
+        if (r->p == r->end) return nd_err_set(ND_ECORRUPT, "run: bitstream truncated");
+        rr_refill(r);
+    }
+}
+
+static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *end)
+{
+    if (p == end) return nd_err_set(ND_ECORRUPT, "run: truncated header");
+    unsigned b = *p++;
+    if (b > 63) return nd_err_set(ND_ECORRUPT, "run: Rice parameter %u (0..63 allowed)", b);
+    const uint64_t mask = (1ull << b) - 1;
+    rice_r r = {.p = p, .end = end};
+    uint64_t prev = out[0];
+    for (size_t i = 1; i < n; i++) {
+        if (prev == UINT64_MAX) return nd_err_set(ND_ECORRUPT, "run: values past 2^64 - 1");
+        uint64_t limit = UINT64_MAX - prev - 1, qmax = limit >> b, q = 0, low;
+        rr_refill(&r);
+        /* ctz(0) is undefined: acc == 0 takes the slow path like a long
+         * quotient does. */
+        unsigned z = r.acc ? (unsigned)__builtin_ctzll(r.acc) : 64;
+        if (__builtin_expect(z < r.cnt, 1)) {
+            q = z;
+            r.acc >>= z + 1;
+            r.cnt -= z + 1;
+        } else {
+            ND_FORWARD(rr_unary_slow(&r, qmax, &q));
+        }
+        if (b <= 56) {
+            if (__builtin_expect(r.cnt < b, 0)) {
+                rr_refill(&r);
+                if (r.cnt < b) goto truncated;
+            }
+            low = r.acc & mask;
+            r.acc >>= b;
+            r.cnt -= b;
+        } else {
+            uint64_t hi;
+            if (rr_get(&r, 32, &low) || rr_get(&r, b - 32, &hi)) goto truncated;
+            low |= hi << 32;
+        }
+        if (q > qmax || (q << b | low) > limit)
+            return nd_err_set(ND_ECORRUPT, "run: gap past 2^64 - 1 at entry %zu", i);
+        prev += (q << b | low) + 1;
+        out[i] = prev;
+    }
+    if (r.p != r.end || r.cnt >= 8 || (r.acc & ((1ull << r.cnt) - 1)) != 0)
+        return nd_err_set(ND_ECORRUPT, "run: trailing bytes or bits");
+    return ND_OK;
+truncated:
+    return nd_err_set(ND_ECORRUPT, "run: bitstream truncated");
+}
+
 int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
                    uint64_t head, const void *data, size_t len)
 {
     const uint8_t *p = data, *end = p + len;
-    unsigned flags;
-    uint64_t n;
+    unsigned flags = 0;
+    uint64_t n = 0;
     ND_FORWARD(read_header(&p, end, &flags, &n));
     ND_RETURN_IF(n > cap, ND_ELIMIT, "run: %llu values do not fit in %zu",
                  (unsigned long long)n, cap);
@@ -391,12 +609,17 @@ int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
         *out_n = 1;
         return ND_OK;
     }
+    if (flags == CODEC_V2) {
+        int rc = decode_v2(out, (size_t)n, p, end);
+        if (rc == ND_OK) *out_n = (size_t)n;
+        return rc;
+    }
     cmp_codec *own = NULL;
     if (!c && (flags & FLAG_ZSTD)) {
         ND_FORWARD(cmp_codec_new(&own));
         c = own;
     }
-    int rc = decode_with(c, out, (size_t)n, flags, p, end);
+    int rc = decode_v1(c, out, (size_t)n, flags, p, end);
     cmp_codec_free(own);
     if (rc == ND_OK) *out_n = (size_t)n;
     return rc;

@@ -2,10 +2,12 @@
  * cmp_codec.h — the run codec: sorted permuted fingerprints <-> bytes.
  *
  * A run is a sorted, strictly ascending array of n >= 1 uint64 values
- * (permuted fingerprints of one table). Its first value, the head, is the
- * RocksDB key of the run and is NOT stored in the encoded bytes; the rest
- * are XOR-delta encoded against their predecessors and compressed with zstd
- * (the format is documented in cmp_codec.c and pinned by golden vectors).
+ * (permuted fingerprints of one table). Its first value, the head, is
+ * implied by the RocksDB key of the run and is NOT stored in the encoded
+ * bytes; the rest are stored as Golomb-Rice coded gaps from their
+ * predecessors (version 2, written), or XOR-delta encoded with zstd where
+ * it pays (version 1, still read). Byte 0 names the version. The formats
+ * are documented in cmp_codec.c and pinned by golden vectors.
  *
  * Only cmp_codec.c includes <zstd.h>. Contexts hold reusable zstd state;
  * a context is used by one thread at a time.
@@ -42,6 +44,12 @@ int cmp_run_count(size_t *out, const void *data, size_t len);
  * ND_ELIMIT if cap is too small. c may be NULL (slower). */
 int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
                    uint64_t head, const void *data, size_t len);
+
+/* Set the run format version cmp_run_encode writes, process-wide: 2 (the
+ * default) or 1 (only for tests that build what an older build wrote; a
+ * database holding version 2 runs must record format version >= 2).
+ * Returns the previous version; any other value changes nothing. */
+unsigned cmp_codec_write_version(unsigned version);
 
 /* Most values one run may hold. */
 #define CMP_RUN_MAX 65536u

@@ -18,8 +18,10 @@
  *
  * A run's bytes are cmp_codec's encoding of the complemented values in
  * reverse order, ~tail < ... < ~head, whose first value ~tail is implied
- * by the key: XOR deltas of complements equal those of the values, so the
- * encoding is as compact as encoding the values from their head.
+ * by the key: the gaps between complements are those between the values
+ * (~v_i - ~v_{i+1} = v_{i+1} - v_i; the XOR deltas of codec version 1 are
+ * equal too), so the encoding is as compact as encoding the values from
+ * their head.
  */
 #ifndef CMP_TABLE_H
 #define CMP_TABLE_H

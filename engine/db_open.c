@@ -11,6 +11,13 @@
  *   "counters" BE64 documents, BE64 distinct fingerprints
  * Opening checks the format version first (ND_EVERSION), then the caller's
  * expectations (ND_EMISMATCH), so a database is never misread.
+ *
+ * Format versions: 1 = every run is in run codec version 1; 2 = runs may be
+ * in run codec version 2 (cmp_codec.c), which a format-1 build would
+ * refuse as corrupt. This build reads both and writes version 2 runs, so a
+ * format-1 database opened for writing has its "format" record set to 2
+ * (synced) before anything else is written; a read-only open leaves it at
+ * 1, still readable by older builds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +185,10 @@ cleanup:
     return rc;
 }
 
-static int load_meta(nd_db *db, const nd_db_options *o)
+/* Oldest format version this build reads (see the top of this file). */
+#define DB_FORMAT_OLDEST 1u
+
+static int load_meta(nd_db *db, const nd_db_options *o, unsigned *format)
 {
     char *v = NULL;
     size_t len;
@@ -187,10 +197,11 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     if (rc == ND_ENOTFOUND)
         ND_FAIL(ND_EINVAL, "%s is not a neardup database (no format record)", db->path);
     if (rc < 0) goto cleanup;
-    unsigned fmt = (unsigned)strtoul(v, NULL, 10);
-    if (fmt != ND_FORMAT_VERSION)
-        ND_FAIL(ND_EVERSION, "database at %s has format version %s; this build reads %u",
-                db->path, v, ND_FORMAT_VERSION);
+    unsigned long fmt = strtoul(v, NULL, 10);
+    if (fmt < DB_FORMAT_OLDEST || fmt > ND_FORMAT_VERSION)
+        ND_FAIL(ND_EVERSION, "database at %s has format version %s; this build reads %u to %u",
+                db->path, v, DB_FORMAT_OLDEST, ND_FORMAT_VERSION);
+    *format = (unsigned)fmt;
     free(v);
     v = NULL;
 
@@ -267,6 +278,25 @@ static int load_meta(nd_db *db, const nd_db_options *o)
     rc = ND_OK;
 cleanup:
     free(v);
+    return rc;
+}
+
+/* Record ND_FORMAT_VERSION in an older database about to be written to
+ * (synced, before any run of the newer codec can reach it). */
+static int upgrade_format(nd_db *db)
+{
+    char buf[16];
+    st_batch *b = NULL;
+    int rc;
+    ND_TRY(st_batch_new(&b, db->store));
+    snprintf(buf, sizeof buf, "%u", ND_FORMAT_VERSION);
+    ND_TRY(meta_put(b, "format", buf));
+    rc = st_write(db->store, b, 1);
+    if (rc < 0)
+        rc = nd_err_wrap(rc, "database %s: upgrading the format record to %u", db->path,
+                         ND_FORMAT_VERSION);
+cleanup:
+    st_batch_free(b);
     return rc;
 }
 
@@ -352,7 +382,9 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
     } else if (rc < 0) {
         goto cleanup;
     } else {
-        ND_TRY(load_meta(db, opts));
+        unsigned format = 0;
+        ND_TRY(load_meta(db, opts, &format));
+        if (format < ND_FORMAT_VERSION && !db->readonly) ND_TRY(upgrade_format(db));
     }
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
         uint64_t n;

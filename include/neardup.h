@@ -33,8 +33,10 @@ extern "C" {
 #define ND_VERSION_PATCH 0
 #define ND_VERSION_STRING "0.1.0"
 
-/** On-disk format version written by this build and checked at open. */
-#define ND_FORMAT_VERSION 1u
+/** On-disk format version written by this build and checked at open.
+ *  2: table runs in Golomb-Rice run codec (version 2). A database of
+ *  format 1 is still read; opening it for writing upgrades it to 2. */
+#define ND_FORMAT_VERSION 2u
 /** Version of the fingerprint function (text -> features -> simhash). A
  *  change of the output for any input under any options bumps it. */
 #define ND_FP_VERSION 1u

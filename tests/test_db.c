@@ -11,6 +11,11 @@
  * Concurrency: racing add_if_new calls store one of a group of
  * near-duplicates; queries racing streams, deletions and background folds
  * see every acknowledged fingerprint.
+ *
+ * Format upgrade: a database of format 1 (runs in codec version 1, made
+ * with the encoder switched to version 1) answers every query exactly,
+ * stays at format 1 when opened read-only, is upgraded to format 2 by the
+ * first open for writing, and answers exactly with both run versions mixed.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -24,8 +29,10 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "cmp_codec.h"
 #include "neardup.h"
 #include "oracle.h"
+#include "storage.h"
 #include "tmpdir.h"
 
 /* Keys are "d<index>" so the oracle's indexes map to keys. */
@@ -624,6 +631,139 @@ static void test_stopwords_kept(void **state)
     tmpdir_remove(dir);
 }
 
+/* ---- format 1 databases ----------------------------------------------- */
+
+/* The "format" meta record of the database at path (closed), as a number;
+ * with set != 0, overwrite it with set first. */
+static unsigned meta_format(const char *path, unsigned set)
+{
+    st_store *s = NULL;
+    st_open_opts so = {0};
+    assert_int_equal(st_open(&s, path, &so), ND_OK);
+    if (set) {
+        char buf[16];
+        st_batch *b = NULL;
+        snprintf(buf, sizeof buf, "%u", set);
+        assert_int_equal(st_batch_new(&b, s), ND_OK);
+        assert_int_equal(st_batch_put(b, ST_CF_META, "format", 6, buf, strlen(buf)), ND_OK);
+        assert_int_equal(st_write(s, b, 1), ND_OK);
+        st_batch_free(b);
+    }
+    char *v = NULL;
+    size_t len;
+    assert_int_equal(st_get(s, ST_CF_META, "format", 6, &v, &len), ND_OK);
+    unsigned f = (unsigned)strtoul(v, NULL, 10);
+    free(v);
+    st_close(s);
+    return f;
+}
+
+/* Count the runs of every table of the closed database at path by the
+ * codec version in their first byte. */
+static void count_runs(const char *path, size_t *v1, size_t *v2)
+{
+    st_store *s = NULL;
+    st_open_opts so = {.readonly = 1};
+    *v1 = *v2 = 0;
+    assert_int_equal(st_open(&s, path, &so), ND_OK);
+    for (unsigned t = 0; t < st_ntables(s); t++) {
+        st_iter *it = NULL;
+        assert_int_equal(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1), ND_OK);
+        for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+            size_t klen, vlen;
+            const char *k = st_iter_key(it, &klen);
+            const char *v = st_iter_value(it, &vlen);
+            if (klen != 9 || k[0] != 'R') continue;
+            assert_true(vlen >= 2);
+            unsigned version = (unsigned char)v[0] & 0x0f;
+            assert_true(version == 1 || version == 2);
+            if (version == 1) (*v1)++;
+            else (*v2)++;
+        }
+        assert_int_equal(st_iter_status(it), ND_OK);
+        st_iter_free(it);
+    }
+    st_close(s);
+}
+
+static void test_format1_database(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[32];
+    oracle_rng r = {4242};
+    enum { NBASE = 3000, NQ = 12, K = 3 };
+    uint64_t fps[NBASE + NQ * (K + 3)], qs[NQ];
+    size_t n = oracle_make(&r, fps, NBASE, qs, NQ, K + 2), first = n * 2 / 3, v1, v2;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+
+    /* What a format-1 build wrote: version 1 runs, format record 1, and a
+     * few fresh entries not yet folded. */
+    unsigned was = cmp_codec_write_version(1);
+    nd_db *db = open_db(path, K, 4, 16);
+    for (size_t i = 0; i < first; i++) {
+        key_of(key, i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        if (i == first - 50) assert_int_equal(nd_compact(db), ND_OK);
+    }
+    assert_int_equal(nd_close(db), ND_OK);
+    cmp_codec_write_version(was);
+    assert_int_equal(meta_format(path, 1), 1);
+    count_runs(path, &v1, &v2);
+    assert_true(v1 > 100);
+    assert_int_equal(v2, 0);
+
+    /* Read-only: every answer, and the format stays 1. */
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    check_all(db, fps, first, qs, NQ, K);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    assert_int_equal(meta_format(path, 0), 1);
+
+    /* Open for writing: upgraded at once; writes and folds mix versions. */
+    o.flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    check_all(db, fps, first, qs, NQ, K);
+    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    for (size_t i = first; i < n; i++) {
+        key_of(key, i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        if (i == first + (n - first) / 2) {
+            assert_int_equal(nd_compact(db), ND_OK);
+            check_all(db, fps, i + 1, qs, NQ, K);
+        }
+    }
+    check_all(db, fps, n, qs, NQ, K);
+    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_close(db), ND_OK);
+    count_runs(path, &v1, &v2);
+    assert_true(v1 > 0 && v2 > 0); /* both versions were read above */
+
+    /* Reopened: the same answers, read-only and after a full compaction. */
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    check_all(db, fps, n, qs, NQ, K);
+    nd_close(db);
+    o.flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_compact(db), ND_OK);
+    check_all(db, fps, n, qs, NQ, K);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
+
+    /* A newer format is refused, naming both versions. */
+    meta_format(path, ND_FORMAT_VERSION + 1);
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_EVERSION);
+    assert_non_null(strstr(nd_errmsg(), "format version 3; this build reads 1 to 2"));
+    tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_stream_races),
         cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
+        cmocka_unit_test(test_format1_database),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

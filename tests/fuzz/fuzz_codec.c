@@ -1,8 +1,10 @@
 /*
  * fuzz_codec.c — libFuzzer target for the run decoder (cmp_run_decode,
- * cmp_run_count): any bytes must decode to ND_ECORRUPT (or ND_ELIMIT) or to
- * a strictly ascending run headed by the key, never crash. A run that
- * decodes is re-encoded and must decode to the same values.
+ * cmp_run_count), both versions: any bytes must decode to ND_ECORRUPT (or
+ * ND_ELIMIT) or to a strictly ascending run headed by the key, never crash.
+ * A run that decodes is re-encoded in version 2 and in version 1, and each
+ * must decode to the same values. Seeds: runs of both versions
+ * (corpus/codec/run-* are version 1, run2-* version 2).
  *
  * Input: 8 bytes of head (big-endian), then the encoded value. The size
  * also picks a context or none, and a full or a 64-value output.
@@ -47,11 +49,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 1; i < n; i++)
             if (out[i] <= out[i - 1]) abort();
         if (crc != ND_OK || count != n) abort(); /* the header agrees with the body */
-        size_t len = 0, m = 0;
         if (cmp_run_bound(n) > sizeof enc) abort();
-        if (cmp_run_encode(codec, enc, sizeof enc, &len, out, n) != ND_OK) abort();
-        if (cmp_run_decode(codec, back, CMP_RUN_MAX, &m, head, enc, len) != ND_OK) abort();
-        if (m != n || memcmp(out, back, n * sizeof *out) != 0) abort();
+        for (unsigned version = 2; version >= 1; version--) {
+            size_t len = 0, m = 0;
+            cmp_codec_write_version(version);
+            int erc = cmp_run_encode(codec, enc, sizeof enc, &len, out, n);
+            cmp_codec_write_version(2);
+            if (erc != ND_OK || len > cmp_run_bound(n) || (enc[0] & 0x0f) != version) abort();
+            if (cmp_run_decode(codec, back, CMP_RUN_MAX, &m, head, enc, len) != ND_OK) abort();
+            if (m != n || memcmp(out, back, n * sizeof *out) != 0) abort();
+        }
     }
     free(copy);
     return 0;
