@@ -347,7 +347,8 @@ typedef struct stream_race {
     uint64_t acked[SR_ADDERS * SR_ADDS]; /* fingerprints added, in ack order */
     _Atomic size_t nacked;
     _Atomic uint64_t tried[SR_ADDERS * SR_ADDS + SR_VICTIMS]; /* every fp ever offered */
-    _Atomic int done, ids;
+    _Atomic int done;
+    _Atomic int adder_ids, reader_ids; /* separate: an adder's id indexes tried */
     int failed;
 } stream_race;
 
@@ -369,7 +370,7 @@ static uint64_t sr_fp(int id, size_t i)
 static void *sr_adder(void *p)
 {
     stream_race *r = p;
-    int id = atomic_fetch_add(&r->ids, 1);
+    int id = atomic_fetch_add(&r->adder_ids, 1);
     nd_results *res;
     char key[32];
     oracle_rng g = {(uint64_t)id + 99};
@@ -420,7 +421,7 @@ static void *sr_reader(void *p)
 {
     stream_race *r = p;
     nd_results *res;
-    oracle_rng g = {(uint64_t)atomic_fetch_add(&r->ids, 1) * 31 + 7};
+    oracle_rng g = {(uint64_t)atomic_fetch_add(&r->reader_ids, 1) * 31 + 7};
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
     qo.flags = ND_QUERY_FP_ONLY;
     if (nd_results_new(&res)) return NULL;
