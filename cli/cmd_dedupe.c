@@ -36,16 +36,20 @@
  *
  * Memory per document: 8 B (fingerprint) in RAM, + 8 with --keep
  * score|longest. The rest goes to unlinked scratch files in $TMPDIR
- * (dedupe_docs.c over dedupe_spill.c), read back only where needed: keys (8 B offset + the
- * key) for the output, and, when texts are read, the sketch and feature
- * count (260 B) for grouping identical documents, confirming candidates
- * (through a 4 MB cache) and banding (each band pass reads the file once
- * in order). Transient: the self-join's sort, 32 B a document; a band
- * pass, 16 B. The cluster modes first group identical documents (4 a
- * document; 32 while sorting) and join one of each group, then hold 12
- * per pair, 8 per pair end and 24 per document. Pairs output streams.
- * No text is kept. With --db the documents are also loaded into a
- * database (nd_import, in chunks of 1M) after the read.
+ * (dedupe_docs.c over dedupe_spill.c), read back only where needed: keys
+ * (8 B offset + the key) for the output, and, when texts are read, the
+ * sketch and feature count (260 B) for grouping identical documents,
+ * confirming candidates (through a 4 MB cache) and banding (each band pass
+ * reads the file once in order). The sorts stay within --memory: the
+ * self-join's (nd_selfjoin_stream, 32 B a document sorted at once) and the
+ * grouping's (dedupe_group.c, the same) are split into partitions of top
+ * fingerprint bits when larger, each one more pass over the fingerprints
+ * in memory, with the same output. A band pass takes 16 B a document. The
+ * cluster modes group identical documents (8 B a document besides the
+ * sort) and join one of each group, then hold 12 B a pair while joining,
+ * 20 while building the graph, and 20 a document to cluster. Pairs output
+ * streams. No text is kept. With --db the documents are also loaded into
+ * a database (nd_import, in chunks of 1M) after the read.
  */
 #include "cli.h"
 #include "dedupe_band.h"
@@ -64,7 +68,8 @@ static const char usage[] =
     "usage: neardup dedupe [--db DB] [--k K] [--min-resemblance R]\n"
     "                      [--format files|jsonl|tsv|warc|fp] [--keep first|score|longest]\n"
     "                      [--out clusters|pairs|keep|drop] [--features F] [--html]\n"
-    "                      [--min-containment C] [--skip-bad] [--json] INPUT...\n"
+    "                      [--min-containment C] [--memory MB] [--skip-bad] [--json]\n"
+    "                      INPUT...\n"
     "\n"
     "Find the near-duplicates of a corpus and print them:\n"
     "  clusters  CLUSTER<TAB>keep|drop<TAB>KEY<TAB>DIST  for clusters of 2 or more\n"
@@ -97,9 +102,16 @@ static const char usage[] =
     "                       if missing, for later queries. Documents stored there\n"
     "                       before are not compared. Without --db nothing is\n"
     "                       left on disk.\n"
-    "Memory: 8 bytes a document (16 with --keep score|longest), 32 more during\n"
-    "the self-join; keys, and sketches (260 bytes a text), go to an unlinked\n"
-    "scratch file in $TMPDIR (default /tmp), read back where needed.\n"
+    "  --memory MB          memory for the sorts of the self-join and of grouping\n"
+    "                       identical documents (default 256; MB = 2^20 bytes,\n"
+    "                       0.001 .. 1048576): a sort of more documents than\n"
+    "                       MB / 32 bytes is split into partitions, each sorted\n"
+    "                       and joined alone (more passes, the same output)\n"
+    "Memory: 8 bytes a document (16 with --keep score|longest) and the sorts\n"
+    "(--memory); clusters, keep and drop add 8 a document while sorting and\n"
+    "about 20 a document and 20 a pair to cluster. Keys, and sketches (260\n"
+    "bytes a text), go to unlinked scratch files in $TMPDIR (default /tmp),\n"
+    "read back where needed.\n"
     "Defaults: chosen for precision and recall >= 0.95 on real texts (see\n"
     "bench/README.md). Clusters: documents are taken in --keep order; one not\n"
     "yet assigned is kept and takes every unassigned document it forms a pair\n"
@@ -113,6 +125,11 @@ enum { MAX_JOIN_K = ND_MAX_PLAN_K };
  * quality"), and the band width used when containment is on. */
 #define DEFAULT_MIN_CONTAINMENT 0.0
 enum { CONTAINMENT_BAND_BINS = 4 };
+
+/* --memory: MB (2^20 bytes) for the sorts, by default and at most; the
+ * least is 1 KB, for tests that want many partitions. */
+enum { DEFAULT_MEMORY_MB = 256, MAX_MEMORY_MB = 1 << 20 };
+#define MIN_MEMORY_MB 0.001
 
 typedef struct pair {
     uint32_t a, b;
@@ -133,6 +150,7 @@ typedef struct corpus {
     int stream, json;
     double min_res, min_cont;
     unsigned k, join_k, band_width;
+    size_t memory; /* bytes for the sorts of the self-join and of grouping (--memory) */
     int oom, io; /* io: a scratch file failed (dedupe_spill_error) */
 } corpus;
 
@@ -299,12 +317,22 @@ static int joins_failed(const corpus *c, const char *what)
     return cli_fail("dedupe: out of memory in the %s", what);
 }
 
-/* Every pair of the documents ids[0..m) (fps: their fingerprints): the
- * self-join, then banding. @return a CLI exit code. */
-static int run_joins(corpus *c, const uint64_t *fps)
+/* The self-join's source: the fingerprints of ids[start ..). */
+static int read_fps(uint64_t *out, size_t start, size_t count, void *payload)
+{
+    const corpus *c = payload;
+    if (!c->ids) memcpy(out, c->d.fp + start, count * sizeof *out);
+    else
+        for (size_t x = 0; x < count; x++) out[x] = c->d.fp[c->ids[start + x]];
+    return 0;
+}
+
+/* Every pair of the documents ids[0..m): the self-join (within the memory
+ * budget), then banding. @return a CLI exit code. */
+static int run_joins(corpus *c)
 {
     if (c->m < 2) return CLI_EXIT_OK;
-    int nrc = nd_selfjoin(fps, c->m, c->join_k, join_cb, c);
+    int nrc = nd_selfjoin_stream(c->m, c->join_k, c->memory, read_fps, c, join_cb, c);
     if (c->oom || c->io) return joins_failed(c, "self-join");
     if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
     if (c->d.has_sk && c->min_res > 0) {
@@ -339,14 +367,13 @@ static int run_clusters(corpus *c, const char *out, int json)
     size_t n = c->d.n, m = 0;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order), *g = NULL, *ids = NULL, *lorder = NULL;
     uint32_t *rep = NULL, *adj = NULL, *drops = NULL;
-    uint64_t *lfp = NULL;
-    size_t *start = NULL, *fill = NULL;
+    size_t *start = NULL;
     int rc = CLI_EXIT_OK;
     if (!order) return cli_fail("dedupe: out of memory");
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     sort_prio = c->d.prio;
     if (c->d.prio) qsort(order, n, sizeof *order, cmp_priority); /* else: input order */
-    int grc = dedupe_group(&g, &ids, &m, &c->d, order);
+    int grc = dedupe_group(&g, &ids, &m, &c->d, order, c->memory);
     if (grc == DEDUPE_DOCS_EIO) {
         fprintf(stderr, "neardup: dedupe: grouping identical documents: %s\n", dedupe_spill_error());
         rc = CLI_EXIT_DB;
@@ -359,39 +386,38 @@ static int run_clusters(corpus *c, const char *out, int json)
     if (m == n) { /* no two identical: join the documents themselves */
         free(ids);
         ids = NULL;
-    } else {
-        lfp = malloc((m ? m : 1) * sizeof *lfp);
-        if (!lfp) goto oom;
-        for (size_t x = 0; x < m; x++) lfp[x] = c->d.fp[ids[x]];
     }
+    /* The leaders' priority order; the documents' is not needed after. */
+    lorder = malloc((m ? m : 1) * sizeof *lorder);
+    if (!lorder) goto oom;
+    size_t q = 0;
+    for (size_t p = 0; p < n; p++)
+        if (LEAD(g[order[p]]) == order[p]) lorder[q++] = g[order[p]];
+    free(order);
+    order = NULL;
     c->ids = ids;
     c->m = m; /* kept for the summary */
-    rc = run_joins(c, lfp ? lfp : c->d.fp);
-    free(lfp);
-    lfp = NULL;
+    rc = run_joins(c);
     if (rc) goto done;
-    /* The leaders' graph in CSR form, and their priority order. */
+    /* The leaders' graph in CSR form. start[x] is first x's fill cursor,
+     * which ends at x + 1's start: shifted back by one after. */
     start = calloc(m + 1, sizeof *start);
-    fill = malloc((m + 1) * sizeof *fill);
     adj = malloc((2 * c->np + 1) * sizeof *adj);
-    lorder = malloc((m ? m : 1) * sizeof *lorder);
     rep = malloc((m ? m : 1) * sizeof *rep);
-    if (!start || !fill || !adj || !lorder || !rep) goto oom;
+    if (!start || !adj || !rep) goto oom;
     for (size_t e = 0; e < c->np; e++) {
         start[c->p[e].a + 1]++;
         start[c->p[e].b + 1]++;
     }
     for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
-    memcpy(fill, start, (m + 1) * sizeof *fill);
     for (size_t e = 0; e < c->np; e++) {
-        adj[fill[c->p[e].a]++] = c->p[e].b;
-        adj[fill[c->p[e].b]++] = c->p[e].a;
+        adj[start[c->p[e].a]++] = c->p[e].b;
+        adj[start[c->p[e].b]++] = c->p[e].a;
     }
+    memmove(start + 1, start, m * sizeof *start);
+    start[0] = 0;
     free(c->p); /* the graph holds the pairs now */
     c->p = NULL;
-    size_t q = 0;
-    for (size_t p = 0; p < n; p++)
-        if (LEAD(g[order[p]]) == order[p]) lorder[q++] = g[order[p]];
     int nrc = nd_cluster_greedy(rep, lorder, m, start, adj);
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "dedupe: clustering");
@@ -425,9 +451,10 @@ static int run_clusters(corpus *c, const char *out, int json)
     for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
     drops = malloc((start[m] ? start[m] : 1) * sizeof *drops);
     if (!drops) goto oom;
-    memcpy(fill, start, (m + 1) * sizeof *fill);
-    for (size_t i = 0; i < n; i++)
-        if (LEAD(rep[g[i]]) != i) drops[fill[rep[g[i]]]++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) /* start[x] as x's cursor, as above */
+        if (LEAD(rep[g[i]]) != i) drops[start[rep[g[i]]]++] = (uint32_t)i;
+    memmove(start + 1, start, m * sizeof *start);
+    start[0] = 0;
     size_t cluster = 0;
     for (size_t p = 0; p < m; p++) {
         uint32_t x = lorder[p], r = LEAD(x);
@@ -460,12 +487,10 @@ done:
     free(order);
     free(g);
     free(ids);
-    free(lfp);
     free(lorder);
     free(rep);
     free(adj);
     free(start);
-    free(fill);
     free(drops);
     return rc;
 #undef LEAD
@@ -544,7 +569,8 @@ int cmd_dedupe(int argc, char **argv)
         {"min-containment", required_argument, 0, 'c'},
         {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
-        {"db", required_argument, 0, 'd'},      {0, 0, 0, 0}};
+        {"db", required_argument, 0, 'd'},      {"memory", required_argument, 0, 'm'},
+        {0, 0, 0, 0}};
     corpus c = {0};
     in_format fmt = IN_FORMAT_FILES;
     nd_fp_options fo;
@@ -557,6 +583,7 @@ int cmd_dedupe(int argc, char **argv)
     uint64_t bad = 0;
     c.min_res = 0.85;
     c.min_cont = DEFAULT_MIN_CONTAINMENT;
+    c.memory = (size_t)DEFAULT_MEMORY_MB << 20;
     c.d.keys.fd = c.d.koff.fd = c.d.recs.fd = c.d.scores.fd = -1; /* disposable before init */
     if (cli_wants_help(argc, argv)) {
         cli_usage(stdout, usage);
@@ -611,6 +638,15 @@ int cmd_dedupe(int argc, char **argv)
         case 'b': skip_bad = 1; break;
         case 'j': json = 1; break;
         case 'd': db_path = optarg; break;
+        case 'm': {
+            char *end;
+            double mb = strtod(optarg, &end);
+            if (*end || end == optarg || !(mb >= MIN_MEMORY_MB && mb <= MAX_MEMORY_MB))
+                return cli_fail("dedupe: --memory must be a number of MB in [%g, %u], got '%s'",
+                                MIN_MEMORY_MB, MAX_MEMORY_MB, optarg);
+            c.memory = (size_t)(mb * (1 << 20));
+            break;
+        }
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
         }
     }
@@ -725,7 +761,7 @@ int cmd_dedupe(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK) {
         c.m = c.d.n;
-        rc = c.stream ? run_joins(&c, c.d.fp) : run_clusters(&c, out, json);
+        rc = c.stream ? run_joins(&c) : run_clusters(&c, out, json);
     }
     if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, &c);
 done:

@@ -19,9 +19,10 @@
  * groups numbered in the input order of their leaders; the leader of a
  * group is its first document in priority order (order: the n documents in
  * priority order), and (*out_ids)[x] is the leader of group x; *out_m
- * groups. The caller frees *out_g and *out_ids.
+ * groups. The caller frees *out_g and *out_ids. memory bounds the sort
+ * buffers in bytes (32 a document sorted at once; 0 = no limit).
  * @return 0, DEDUPE_DOCS_EIO or DEDUPE_DOCS_ENOMEM (nothing to free). */
 int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_docs *d,
-                 const uint32_t *order);
+                 const uint32_t *order, size_t memory);
 
 #endif

@@ -501,8 +501,39 @@ typedef int (*nd_pair_cb)(size_t i, size_t j, unsigned dist, void *payload);
  *  under each table's permutation, compare within equal prefixes).
  *  Memory O(n); no I/O.
  *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K); ND_ENOMEM; or cb's value.
- *  @note Thread-safe. Pair order is unspecified. */
+ *  @note Thread-safe. Pair order: as nd_selfjoin_stream's (the same call
+ *        with no memory limit). */
 int nd_selfjoin(const uint64_t *fps, size_t n, unsigned k, nd_pair_cb cb, void *payload);
+
+/** Source of fingerprints for nd_selfjoin_stream: copy fingerprints
+ *  start .. start + count - 1 into out[0..count). Return 0, or nonzero to
+ *  stop (that value is then returned by nd_selfjoin_stream). */
+typedef int (*nd_fp_read_cb)(uint64_t *out, size_t start, size_t count, void *payload);
+
+/** nd_selfjoin with the fingerprints read through a callback and the sort
+ *  kept within a memory budget, for batches larger than memory allows.
+ *  Each table's documents are split into partitions by the top bits of
+ *  their permuted fingerprint (bits inside the table's prefix, so a pair
+ *  the table can report lies in one partition), each sorted and joined
+ *  alone. Every pair within k is reported exactly once, in the same order
+ *  for any budget: table by table, within a table by permuted prefix
+ *  (pairs inside one prefix run in their sorted order).
+ *  @param n       fingerprints in the source (indices 0 .. n-1)
+ *  @param memory  bytes for the sort buffers (32 a fingerprint in the
+ *                 largest partition); 0 = no limit (one partition, the
+ *                 whole batch). A run of fingerprints sharing their top
+ *                 min(prefix, 16) permuted bits is never split, so a batch
+ *                 of many equal fingerprints can exceed the budget.
+ *                 Besides it: 32 KB of read buffer, and 256 KB of counts
+ *                 when the batch is partitioned.
+ *  @param read    called with start 0, 4096, 8192, ... in order for each
+ *                 pass over the source: one pass per table when everything
+ *                 fits, else 1 + the number of partitions per table
+ *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K, or NULL read or cb);
+ *          ND_ELIMIT (n >= 2^32); ND_ENOMEM; or read's or cb's value.
+ *  @note Thread-safe. No I/O besides read. */
+int nd_selfjoin_stream(size_t n, unsigned k, size_t memory, nd_fp_read_cb read,
+                       void *read_payload, nd_pair_cb cb, void *payload);
 
 /** Bins of a min-hash sketch (one-permutation hashing, 16-bit values). */
 #define ND_SKETCH_BINS 128u

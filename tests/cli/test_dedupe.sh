@@ -1,7 +1,8 @@
 # test_dedupe.sh — `neardup dedupe`: pairs, clusters, keep and drop on a
 # small corpus with known near-duplicates; the representative rule; --keep;
 # --db; resemblance confirmation against plain simhash; containment
-# (--min-containment); the scratch files; bad usage.
+# (--min-containment); the scratch files; --memory (partitioned sorts);
+# bad usage.
 
 expect_exit 0 "$ND" dedupe --help
 expect_out_match '^usage: neardup dedupe'
@@ -157,6 +158,38 @@ check "unrelated page never pairs" -z "$(printf '%s\n' "$out" | grep other)"
 for bad in -0.1 1.5 abc "" 0.8x nan; do
     expect_exit 1 "$ND" dedupe --min-containment "$bad" cc
     expect_err_match "min-containment must be a number in \[0, 1\]"
+done
+
+# --memory: a sort larger than the budget is split into partitions (1 KB
+# forces hundreds a table); every output is the same as with the default.
+# planted.fp: random fingerprints and copies 0..5 bits from earlier ones.
+RANDOM=7
+fps=()
+for i in $(seq 1 1500); do
+    if [ "$i" -gt 10 ] && [ $((RANDOM % 2)) -eq 1 ]; then
+        b=${fps[RANDOM % ${#fps[@]}]}
+        for ((f = RANDOM % 6; f > 0; f--)); do b=$((b ^ (1 << (RANDOM % 64)))); done
+    else
+        b=$(((RANDOM << 49) ^ (RANDOM << 34) ^ (RANDOM << 19) ^ (RANDOM << 4) ^ (RANDOM & 15)))
+    fi
+    fps+=("$b")
+    printf '%016x\tp%d\n' "$b" "$i"
+done > planted.fp
+for args in "--format fp --out pairs planted.fp" "--format fp --out pairs --k 8 planted.fp" \
+            "--format fp planted.fp" "--format fp --out keep --k 5 planted.fp" \
+            "--format fp --out drop same.fp" "--out pairs c" "c" "--out keep --keep longest c" \
+            "--out pairs --json --min-containment 0.8 cc" "--format jsonl --keep score copies.jsonl"; do
+    run "$ND" dedupe $args
+    want_out=$out want_err=${err%, *}
+    run "$ND" dedupe --memory 0.001 $args
+    check "--memory 0.001 $args: same output" "$out" == "$want_out"
+    check "--memory 0.001 $args: same summary" "${err%, *}" == "$want_err"
+done
+run "$ND" dedupe --format fp --out pairs --k 5 planted.fp
+check "planted.fp has pairs at up to 5 bits" "$(printf '%s\n' "$out" | wc -l)" -gt 500
+for bad in 0 -1 abc "" 5x 0.0001 2000000 nan; do
+    expect_exit 1 "$ND" dedupe --memory "$bad" c
+    expect_err_match "memory must be a number of MB in \[0.001, 1048576\], got '$bad'"
 done
 
 # scratch files: keys and sketches go to $TMPDIR, unlinked (nothing left)
