@@ -244,6 +244,19 @@ typedef struct post {
     uint32_t d;
 } post;
 
+/* Index of the first posting of hash h in ps[0..n) (sorted by hash), or
+ * of the first greater one. */
+static size_t first_post(const post *ps, size_t n, uint64_t h)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ps[mid].h < h) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static int cmp_post(const void *a, const void *b)
 {
     const post *x = a, *y = b;
@@ -308,12 +321,7 @@ static void truth_prefix(double t, size_t *out_cand)
         size_t p = prefix_len(docs[a].n, t);
         for (size_t s = 0; s < p; s++) {
             if (rk[s].df < 2) continue;
-            size_t lo = 0, hi = nps;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (ps[mid].h < rk[s].h) lo = mid + 1;
-                else hi = mid;
-            }
+            size_t lo = first_post(ps, nps, rk[s].h);
             for (size_t y = lo; y < nps && ps[y].h == rk[s].h && ps[y].d < a; y++) {
                 uint32_t b = ps[y].d;
                 if (stamp[b] == a) continue;
@@ -390,12 +398,7 @@ static void truth_containment(size_t *out_cand)
         stamp[a] = a;
         for (size_t s = 0; s < p; s++) {
             if (rk[s].df < 2) continue;
-            size_t lo = 0, hi = nps;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (ps[mid].h < rk[s].h) lo = mid + 1;
-                else hi = mid;
-            }
+            size_t lo = first_post(ps, nps, rk[s].h);
             for (size_t y = lo; y < nps && ps[y].h == rk[s].h; y++) {
                 uint32_t b = ps[y].d;
                 if (stamp[b] == a || docs[b].n < docs[a].n) continue;

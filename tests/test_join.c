@@ -16,20 +16,12 @@
 
 #include <neardup.h>
 
-static uint64_t rng_state;
+#include "oracle.h"
+
+static oracle_rng rng; /* reseeded per test */
 static uint64_t rnd(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t flip_bits(uint64_t a, unsigned d)
-{
-    uint64_t mask = 0;
-    while ((unsigned)__builtin_popcountll(mask) < d) mask |= 1ull << (rnd() % 64);
-    return a ^ mask;
+    return oracle_next(&rng);
 }
 
 typedef struct tpair {
@@ -86,7 +78,7 @@ static uint64_t *planted(size_t n, unsigned k)
     uint64_t *fp = malloc(n * sizeof *fp);
     assert_non_null(fp);
     for (size_t i = 0; i < n; i++)
-        fp[i] = i < 3 || rnd() % 3 == 0 ? rnd() : flip_bits(fp[rnd() % i], (unsigned)(rnd() % (k + 3)));
+        fp[i] = i < 3 || rnd() % 3 == 0 ? rnd() : oracle_flip(&rng, fp[rnd() % i], (unsigned)(rnd() % (k + 3)));
     return fp;
 }
 
@@ -127,7 +119,7 @@ static void test_planted(void **state)
     (void)state;
     static const unsigned ks[] = {0, 1, 3, 6, 8};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
-        rng_state = 1000 + ks[i];
+        rng.s = 1000 + ks[i];
         size_t n = 5000;
         uint64_t *fp = planted(n, ks[i]);
         check_budgets(fp, n, ks[i]);
@@ -140,7 +132,7 @@ static void test_planted(void **state)
 static void test_equal_run(void **state)
 {
     (void)state;
-    rng_state = 77;
+    rng.s = 77;
     size_t n = 1500;
     uint64_t *fp = planted(n, 3);
     for (size_t i = 0; i < n; i += 3) fp[i] = 0x0123456789abcdefull;
@@ -164,7 +156,7 @@ static void test_small(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    rng_state = 5;
+    rng.s = 5;
     size_t n = 3000;
     uint64_t *fp = planted(n, 3);
     pairs got = {0};

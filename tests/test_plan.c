@@ -11,23 +11,19 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "oracle.h"
 #include "plan.h"
 
-static uint64_t rng_state = 0x1234567;
+static oracle_rng rng = {0x1234567};
 static uint64_t rnd(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return oracle_next(&rng);
 }
 
 /* b at exactly distance d from a. */
 static uint64_t flip_bits(uint64_t a, unsigned d)
 {
-    uint64_t mask = 0;
-    while ((unsigned)__builtin_popcountll(mask) < d) mask |= 1ull << (rnd() % 64);
-    return a ^ mask;
+    return oracle_flip(&rng, a, d);
 }
 
 static uint64_t top(uint64_t x, unsigned p) { return p == 0 ? 0 : x >> (64 - p); }
