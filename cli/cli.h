@@ -40,6 +40,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_expire(int argc, char **argv);
 int cmd_dedupe(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 
 #if defined(__GNUC__)

@@ -33,6 +33,7 @@ static const cli_command commands[] = {
     {"backup", cmd_backup, "write a consistent checkpoint"},
     {"expire", cmd_expire, "delete documents not seen for a while"},
     {"dedupe", cmd_dedupe, "find near-duplicate clusters in a corpus"},
+    {"cluster", cmd_cluster, "collapse near-duplicate search results per query"},
     {"shard", cmd_shard, "create, split and inspect sharded stores"},
 };
 

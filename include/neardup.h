@@ -585,6 +585,66 @@ int nd_shingle_set(uint64_t **out, size_t *out_n, const char *text, size_t len, 
 int nd_cluster_greedy(uint32_t *out_rep, const uint32_t *order, size_t n,
                       const size_t *adj_start, const uint32_t *adj);
 
+/** One search result for nd_cluster. */
+typedef struct nd_cluster_item {
+    uint32_t query; /**< query id: the items of a query are contiguous */
+    uint32_t rank;  /**< position in the query's results, 1 = top */
+    uint32_t doc;   /**< index into the caller's document table: the same
+                         document in several queries has the same index */
+    uint64_t fp;    /**< the document's fingerprint */
+    double score;   /**< authority (higher is better); not NaN */
+} nd_cluster_item;
+
+/** A tier of queries sharing one distance: queries of popularity rank
+ *  (previous tier's last_query, last_query] use k. */
+typedef struct nd_cluster_tier {
+    uint32_t last_query; /**< last query rank of the tier (1 = most popular) */
+    unsigned k;          /**< distance, 0..64 */
+} nd_cluster_tier;
+
+#define ND_CLUSTER_OPTS_VERSION 1u
+
+/** Options of nd_cluster. Zero fields mean the default. */
+typedef struct nd_cluster_opts {
+    unsigned version;              /**< ND_CLUSTER_OPTS_VERSION */
+    size_t top;                    /**< results per query considered (M); 0 = all */
+    const nd_cluster_tier *tiers;  /**< last_query strictly ascending; the
+                                        last tier also applies to every later
+                                        query; NULL (n_tiers 0) = k 3 for all */
+    size_t n_tiers;
+} nd_cluster_opts;
+
+#define ND_CLUSTER_OPTS_INIT { ND_CLUSTER_OPTS_VERSION, 0, NULL, 0 }
+
+/** Callback receiving one removal: document removed of query query lies
+ *  dist bits from kept, its representative. Return 0 to go on, nonzero to
+ *  stop (nd_cluster then returns that value). */
+typedef int (*nd_cluster_cb)(uint32_t query, uint32_t removed, uint32_t kept,
+                             unsigned dist, void *payload);
+
+/** Query-biased clustering of search results (Pi et al.): collapse
+ *  near-duplicate results, the most popular queries first.
+ *  Contract of items: the items of a query are contiguous, and queries come
+ *  in popularity order (the first query has query rank 1); a document
+ *  appears at most once per query. Per query, in order:
+ *   1. drop the items whose document an earlier query removed;
+ *   2. take the top M remaining by rank (ties: input order);
+ *   3. order them by score descending (ties: better rank, then input order);
+ *   4. greedily: the first not yet assigned is kept, and every unassigned
+ *      one within k bits (nd_hamming, k of the query's tier) is removed with
+ *      it as representative, reported through cb in that order.
+ *  So every removed document is within k of its kept one and scores no
+ *  higher (the representative rule), and a removed document is gone for
+ *  every later query. Kept documents may still be removed by a later query.
+ *  @param o  NULL = defaults (all results, k 3)
+ *  @return ND_OK; ND_EINVAL (NULL items with n > 0, NULL cb, bad version,
+ *          tiers not ascending or k > 64, a query's items not contiguous,
+ *          a document twice in a query, a NaN score); ND_ELIMIT (n >= 2^32);
+ *          ND_ENOMEM; or cb's value.
+ *  @note Thread-safe; memory O(n); no I/O. */
+int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
+               nd_cluster_cb cb, void *payload);
+
 #ifdef __cplusplus
 }
 #endif
