@@ -3,7 +3,8 @@
 
 expect_exit 0 "$ND" --help
 expect_out_match '^  dedupe'
-for c in fingerprint distance plan init add query get delete compact stats verify backup expire dedupe; do
+for c in fingerprint distance plan init add query get delete compact stats verify backup expire dedupe \
+    cluster shard import batch; do
     expect_exit 0 "$ND" "$c" --help
     expect_out_match '^usage: neardup '"$c"
 done
