@@ -16,14 +16,7 @@
 #     document is durable, so at most one is stored but unacknowledged).
 # Prints "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
-ND=${1:?neardup binary}
-KILLS=${2:-5}
-SEED=${3:-$(( $(date +%s) % 100000 ))}
-work=$(mktemp -d)
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-docs() { "$ND" stats "$work/db" --json | sed -n 's/.*"documents":\([0-9]*\),.*/\1/p'; }
+source "$(dirname "$0")/crash_lib.sh"
 echo "crash_add: seed $SEED, $KILLS kills"
 
 "$ND" init "$work/db" --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
@@ -57,10 +50,7 @@ for round in $(seq 1 "$KILLS"); do
     "$ND" add "$work/db" --sync --format fp "$work/in" > "$work/out" 2>"$work/err" &
     pid=$!
     if [ $((RANDOM % 4)) -eq 0 ]; then ms=$((RANDOM % 60)); else ms=$((60 + RANDOM % 940)); fi
-    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rc=$?
+    kill_after "$pid" "$ms"
     [ "$rc" -eq 137 ] || bad "round $round: add was not killed (exit $rc): $(head -2 "$work/err")"
 
     if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
@@ -86,6 +76,4 @@ for round in $(seq 1 "$KILLS"); do
     echo "round $round: killed after $ms ms; $nnew new + $(grep -c '^dup' "$work/out") dup acknowledged, $stored stored"
 done
 
-echo "$pass passed, $fail failed"
-if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "crash_add: kept $work" >&2; fi
-[ "$fail" -eq 0 ]
+finish crash_add

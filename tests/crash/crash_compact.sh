@@ -12,14 +12,7 @@
 #     stored (`neardup get`).
 # The database starts afresh every 20 rounds. At the end an uninterrupted compact leaves no fresh entry.
 set -uo pipefail
-ND=${1:?neardup binary}
-KILLS=${2:-5}
-SEED=${3:-$(( $(date +%s) % 100000 ))}
-work=$(mktemp -d)
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-docs() { "$ND" stats "$work/db" --json | sed -n 's/.*"documents":\([0-9]*\),.*/\1/p'; }
+source "$(dirname "$0")/crash_lib.sh"
 echo "crash_compact: seed $SEED, $KILLS kills"
 RANDOM=$SEED
 
@@ -41,10 +34,7 @@ for round in $(seq 1 "$KILLS"); do
     "$ND" compact "$work/db" 2>"$work/cerr" &
     pid=$!
     ms=$((RANDOM % 800))
-    sleep "$(printf '0.%03d' "$ms")"
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rc=$?
+    kill_after "$pid" "$ms"
     state=killed; [ "$rc" -eq 137 ] || state="finished (exit $rc)"
 
     if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
@@ -62,6 +52,4 @@ done
 pending=$("$ND" stats "$work/db" --json | grep -o '"pending":[0-9]*' | cut -d: -f2 | sort -u)
 if [ "$pending" = 0 ]; then ok; else bad "fresh entries left after a full compact: $pending"; fi
 
-echo "$pass passed, $fail failed"
-if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "crash_compact: kept $work" >&2; fi
-[ "$fail" -eq 0 ]
+finish crash_compact

@@ -12,18 +12,12 @@
 #     them are probed, and a sample of all), with their fingerprints.
 # Exit 77 (meson: skipped) with a NOTICE when this neardup has no import.
 set -uo pipefail
-ND=${1:?neardup binary}
-KILLS=${2:-5}
-SEED=${3:-$(( $(date +%s) % 100000 ))}
+source "$(dirname "$0")/crash_lib.sh"
 if ! "$ND" import --help >/dev/null 2>&1; then
     echo "NOTICE: 'neardup import' is not available: the import crash case did not run" >&2
+    rm -rf "$work"
     exit 77
 fi
-work=$(mktemp -d)
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-docs() { "$ND" stats "$work/db" --json | sed -n 's/.*"documents":\([0-9]*\),.*/\1/p'; }
 echo "crash_import: seed $SEED, $KILLS kills"
 RANDOM=$SEED
 N=12000 CHUNK=500
@@ -40,10 +34,7 @@ for round in $(seq 1 "$KILLS"); do
     "$ND" import "$work/db" --chunk $CHUNK --sync "$work/in" >/dev/null 2>"$work/err" &
     pid=$!
     ms=$((RANDOM % 1500))
-    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rc=$?
+    kill_after "$pid" "$ms"
     state=killed; [ "$rc" -eq 137 ] || state="finished (exit $rc)"
 
     if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
@@ -66,6 +57,4 @@ for round in $(seq 1 "$KILLS"); do
     echo "round $round: import $state after $ms ms; $((stored / CHUNK)) steps of $CHUNK stored"
 done
 
-echo "$pass passed, $fail failed"
-if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "crash_import: kept $work" >&2; fi
-[ "$fail" -eq 0 ]
+finish crash_import
