@@ -51,6 +51,18 @@ static void test_error_mapping(void **state)
     }
 }
 
+/* A new store of ntables tables at dir/db (dir made fresh; path gets
+ * dir/db). */
+static st_store *store_create(char *dir, char *path, size_t pathsz, unsigned ntables)
+{
+    st_store *s = NULL;
+    tmpdir_make(dir);
+    snprintf(path, pathsz, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = ntables};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    return s;
+}
+
 static void test_open_rules(void **state)
 {
     (void)state;
@@ -101,10 +113,7 @@ static void test_batch_reads_own_writes(void **state)
     st_batch *b;
     char *v;
     size_t len;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_open_opts o = {.create = 1, .ntables = 2};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    s = store_create(dir, path, sizeof path, 2);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     assert_int_equal(st_batch_put(b, ST_CF_DOCS, "k", 1, "v1", 2), ND_OK);
     assert_int_equal(st_batch_put(b, ST_CF_REV, "r", 1, "", 0), ND_OK);
@@ -218,10 +227,7 @@ static void test_table_ops(void **state)
     st_batch *b;
     const unsigned run_sizes[] = {4, 8, 128};
     for (size_t rs = 0; rs < 3; rs++) {
-        tmpdir_make(dir);
-        snprintf(path, sizeof path, "%s/db", dir);
-        st_open_opts o = {.create = 1, .ntables = 1};
-        assert_int_equal(st_open(&s, path, &o), ND_OK);
+        s = store_create(dir, path, sizeof path, 1);
         assert_int_equal(st_batch_new(&b, s), ND_OK);
         ref r = {malloc(20000 * sizeof(uint64_t)), 0};
         /* Clustered values so several land in one run. */
@@ -263,10 +269,7 @@ static void test_bulk_fold(void **state)
     char dir[64], path[128];
     st_store *s;
     st_batch *b;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_open_opts o = {.create = 1, .ntables = 1};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    s = store_create(dir, path, sizeof path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     ref r = {malloc(200000 * sizeof(uint64_t)), 0};
     for (int i = 0; i < 150000; i++) {
@@ -303,10 +306,7 @@ static void test_corrupt_value(void **state)
     st_batch *b;
     st_reader *rd;
     st_u64s out = {0};
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_open_opts o = {.create = 1, .ntables = 1};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    s = store_create(dir, path, sizeof path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     uint8_t key[9] = {'R', 1, 2, 3, 4, 5, 6, 7, 8};
     assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 9, "\x01\x05garbage", 9), ND_OK);
@@ -344,10 +344,7 @@ static void test_reader_sees_writes(void **state)
     st_batch *b;
     st_reader *rd;
     st_u64s out = {0};
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_open_opts o = {.create = 1, .ntables = 1};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    s = store_create(dir, path, sizeof path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
     for (uint64_t i = 1; i <= 50; i++) {
@@ -382,11 +379,8 @@ static void test_checkpoint(void **state)
     char dir[64], path[128], cp[128];
     st_store *s, *s2;
     st_batch *b;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
+    s = store_create(dir, path, sizeof path, 3);
     snprintf(cp, sizeof cp, "%s/cp", dir);
-    st_open_opts o = {.create = 1, .ntables = 3};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     for (int i = 0; i < 100; i++) assert_int_equal(st_table_insert(s, b, 2, rnd()), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
@@ -517,10 +511,7 @@ static void test_range_races(void **state)
     static race r;
     memset(&r, 0, sizeof r);
     pthread_mutex_init(&r.mu, NULL);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_open_opts o = {.create = 1, .ntables = 1};
-    assert_int_equal(st_open(&r.s, path, &o), ND_OK);
+    r.s = store_create(dir, path, sizeof path, 1);
     for (size_t i = 0; i < RACE_VALUES; i++) r.vals[i] = r.all[i] = rnd();
     qsort(r.all, RACE_VALUES, sizeof *r.all, cmp_u64);
     pthread_t w, f, rd[RACE_READERS];
