@@ -55,14 +55,6 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
 
 /* ---- 1. bulk load ---- */
 
-/* Documents of the next nd_import call with `loaded` stored: the rule of
- * `neardup import` (cli_import_step): half the store, from 1M up to 8M,
- * since each call rewrites every table once. */
-static size_t import_step(uint64_t loaded)
-{
-    uint64_t g = loaded / 2;
-    return (size_t)(g < 1000000 ? 1000000 : g > 8000000 ? 8000000 : g);
-}
 
 /* Load ids [0, n) of the stored stream into a fresh database: with
  * nd_import in calls that grow with the store as `neardup import` makes
@@ -75,14 +67,14 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     const bdb_opts *o = &s->o;
     int import = !o->no_import;
     nd_db *db = db_open(s, ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND, UINT64_MAX);
-    size_t gmax = o->load_group ? o->load_group : import ? import_step(o->n) : 100000;
+    size_t gmax = o->load_group ? o->load_group : import ? nd_import_step(o->n) : 100000;
     if (gmax > o->n) gmax = (size_t)o->n;
     nd_doc *docs = bdb_xmalloc(gmax * sizeof *docs);
     uint8_t(*keys)[8] = bdb_xmalloc(gmax * sizeof *keys);
     double t0 = bdb_now(), call_first = 0, call_last = 0;
     size_t calls = 0;
     for (uint64_t base = 0; base < o->n; calls++) {
-        size_t g = o->load_group || !import ? gmax : import_step(base);
+        size_t g = o->load_group || !import ? gmax : nd_import_step(base);
         size_t m = o->n - base < g ? (size_t)(o->n - base) : g;
         for (size_t i = 0; i < m; i++) {
             key_of(keys[i], base + i);

@@ -115,15 +115,6 @@ double cli_progress_end(cli_progress *p)
     return now_s() - p->start;
 }
 
-size_t cli_import_step(uint64_t stored, unsigned share)
-{
-    const uint64_t lo = 1000000, hi_all = 8000000;
-    uint64_t hi = share > 1 ? hi_all / share : hi_all;
-    if (hi < lo) hi = lo;
-    uint64_t next = stored / 2;
-    return (size_t)(next < lo ? lo : next > hi ? hi : next);
-}
-
 uint64_t cli_inputs_size(char **paths, int n)
 {
     uint64_t total = 0;

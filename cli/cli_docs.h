@@ -49,15 +49,6 @@ void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes);
 /* Clear the progress line; returns the seconds since start. */
 double cli_progress_end(cli_progress *p);
 
-/* Documents of the next nd_import step into a database holding `stored`
- * documents, when `share` databases are loaded side by side (a sharded
- * store buffers a step for each). A step merges its fingerprints into every
- * run of every table, i.e. rewrites the tables once; letting the step grow
- * with the store (half of it, from 1M up to 8M / share, at least 1M) keeps
- * the rewriting of a large load to a few times its size instead of
- * size^2 / step, while the documents buffered stay near 8M in all. */
-size_t cli_import_step(uint64_t stored, unsigned share);
-
 /* Sum of the sizes of regular files among paths (0 if any is stdin). */
 uint64_t cli_inputs_size(char **paths, int n);
 

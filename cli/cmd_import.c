@@ -55,7 +55,7 @@ static int flush_chunk(cli_docs *l, void *payload)
     if (c->auto_chunk) {
         uint64_t stored = 0;
         nd_db_count(c->db, &stored, NULL);
-        c->ro->chunk = cli_import_step(stored, 1);
+        c->ro->chunk = nd_import_step(stored);
     }
     return CLI_EXIT_OK;
 }
@@ -67,7 +67,7 @@ int cmd_import(int argc, char **argv)
         {"time", required_argument, 0, 't'},   {"chunk", required_argument, 0, 'c'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = cli_import_step(0, 1)};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_import_step(0)};
     import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
     int json = 0, opt, rc;

@@ -20,7 +20,6 @@
  * one probe per document.
  */
 #include "cli.h"
-#include "cli_docs.h"
 #include "in_reader.h"
 #include "shard_manifest.h"
 
@@ -239,17 +238,21 @@ typedef struct split_ctx {
     nd_db **dbs;
     shard_buf *buf;
     const char *dir;
-    uint64_t chunk, seen; /* chunk 0: steps grow with each shard (cli_import_step) */
+    uint64_t chunk, seen; /* chunk 0: steps grow with each shard (next_step) */
     int rc;               /* exit code once a callback failed */
 } split_ctx;
 
-/* Documents of shard s's next import: --chunk, or half what it holds. */
+/* Documents of shard s's next import: --chunk, or nd_import_step of what
+ * it holds with its 8M ceiling shared among the shards (at least 1M each),
+ * since every shard buffers its step: about 8M documents buffered in all. */
 static uint64_t next_step(const split_ctx *c, unsigned s)
 {
     if (c->chunk) return c->chunk;
     uint64_t stored = 0;
     nd_db_count(c->dbs[s], &stored, NULL);
-    return cli_import_step(stored, c->m->shards);
+    size_t lo = nd_import_step(0), cap = nd_import_step(UINT64_MAX) / c->m->shards;
+    size_t step = nd_import_step(stored);
+    return step > cap ? (cap > lo ? cap : lo) : step;
 }
 
 static int flush_shard(split_ctx *c, unsigned s)

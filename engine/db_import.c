@@ -232,3 +232,10 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n)
     pthread_mutex_unlock(&db->fold_mu);
     return rc;
 }
+
+size_t nd_import_step(uint64_t stored)
+{
+    const uint64_t lo = 1000000, hi = 8000000;
+    uint64_t next = stored / 2;
+    return (size_t)(next < lo ? lo : next > hi ? hi : next);
+}

@@ -440,6 +440,13 @@ int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
 int nd_import(nd_db *db, const nd_doc *docs, size_t n);
 
+/** Documents for the next nd_import call into a database holding `stored`
+ *  documents: half of it, from 1M up to 8M. Each call rewrites every run
+ *  of every table, so calls that grow with the store keep a large load to
+ *  a few rewrites of its size instead of size^2 / call.
+ *  @note Pure arithmetic; thread-safe. */
+size_t nd_import_step(uint64_t stored);
+
 /** nd_batch_item.match_index when the match is a stored document. */
 #define ND_BATCH_STORED ((size_t)-1)
 

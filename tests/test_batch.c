@@ -310,10 +310,20 @@ static void test_batch_errors(void **state)
     tmpdir_remove(dir);
 }
 
+/* Import calls grow with the store: half of it, from 1M to 8M. */
+static void test_import_step(void **state)
+{
+    (void)state;
+    assert_int_equal(nd_import_step(0), 1000000);
+    assert_int_equal(nd_import_step(2100000), 1050000);
+    assert_int_equal(nd_import_step(10000000), 5000000);
+    assert_int_equal(nd_import_step(UINT64_MAX), 8000000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_batch_k3_runs),
+        cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_import_step), cmocka_unit_test(test_batch_k3_runs),
         cmocka_unit_test(test_batch_k3_fresh), cmocka_unit_test(test_batch_k2),
         cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_errors),
     };
