@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-pkgs=(build-essential pkg-config meson ninja-build clang g++
+pkgs=(build-essential pkg-config meson ninja-build clang libclang-rt-14-dev g++
       librocksdb-dev libzstd-dev libxxhash-dev libcmocka-dev
       libutf8proc-dev libxml2-dev libjansson-dev zlib1g-dev
       libopenmpi-dev openmpi-bin python3 base-files valgrind)
