@@ -69,15 +69,15 @@ typedef struct cli_read_opts {
 int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad);
 
-#endif
-
 /* The input options `import` and `batch` share, as getopt_long values:
  * 'f' --format, 'H' --html, 't' --time, 'b' --skip-bad. Returns 1 when
  * opt was one of them and applied, 0 when it is not one of them, and -1
  * (the error printed, naming cmd) for a bad value. */
 int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd);
 
-/* One decision line of `add` and `batch`: "new\tKEY" or
+/* One decision line of `add`, `batch` and `neardup-mpi batch`: "new\tKEY" or
  * "dup\tKEY\tMATCH\tDIST", or as JSON {"status","key","match","dist"}. */
 void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
                         const char *match, size_t match_len, unsigned dist);
+
+#endif

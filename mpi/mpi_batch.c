@@ -31,6 +31,7 @@
  */
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
+#include "cli_docs.h"
 #include "in_reader.h"
 #include "shard_manifest.h"
 
@@ -422,32 +423,6 @@ done:
     return rc;
 }
 
-static void print_line(const batch *b, size_t i, const match *m, int json)
-{
-    const char *key = b->keys + b->koff[i];
-    size_t len = b->koff[i + 1] - b->koff[i];
-    int dup = m->dist != UINT_MAX;
-    if (json) {
-        printf("{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
-        cli_put_json_string(stdout, key, len);
-        if (dup) {
-            printf(",\"match\":");
-            cli_put_json_string(stdout, m->key, m->key_len);
-            printf(",\"dist\":%u", m->dist);
-        }
-        printf("}\n");
-    } else {
-        fputs(dup ? "dup\t" : "new\t", stdout);
-        cli_put_field(stdout, key, len);
-        if (dup) {
-            putchar('\t');
-            cli_put_field(stdout, m->key, m->key_len);
-            printf("\t%u", m->dist);
-        }
-        putchar('\n');
-    }
-}
-
 /* ---- step 7: store the new documents ------------------------------------- */
 
 /* flags[i]: 1 store (new), 2 refresh the last-seen time of the stored
@@ -606,8 +581,10 @@ static int run_chunk(run_ctx *c, const batch *b)
     }
     if (mpi_rank == 0) {
         for (uint64_t i = 0; i < b->n; i++) {
-            print_line(b, i, &best[i], c->json);
-            c->nnew += best[i].dist == UINT_MAX;
+            const match *m = &best[i];
+            cli_print_decision(stdout, c->json, b->keys + b->koff[i], b->koff[i + 1] - b->koff[i],
+                               m->dist != UINT_MAX, m->key, m->key_len, m->dist);
+            c->nnew += m->dist == UINT_MAX;
         }
         fflush(stdout);
     }

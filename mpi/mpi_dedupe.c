@@ -16,6 +16,7 @@
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
 #include "dedupe_band.h"
+#include "dedupe_feat.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -35,18 +36,6 @@ static const char usage[] =
     "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
 
 
-typedef struct acc_ctx {
-    nd_simhash sim;
-    nd_sketch_builder sk;
-} acc_ctx;
-
-static void acc_cb(uint64_t h, int32_t w, void *p)
-{
-    acc_ctx *a = p;
-    nd_simhash_add_hash(&a->sim, h, w);
-    nd_sketch_add(&a->sk, h);
-}
-
 /* Rank 0's view of the corpus, in input order. */
 typedef struct corpus {
     uint64_t n;
@@ -56,7 +45,7 @@ typedef struct corpus {
     nd_sketch *sk; /* NULL when no document had text */
     double min_res;
     unsigned k, join_k;
-    int json, oom;
+    int json;
     uint64_t reported;
 } corpus;
 
@@ -115,13 +104,16 @@ static int read_share(mpi_buf *out, uint64_t *n_out, int *has_text, char **input
 {
     uint64_t n = 0;
     int rc = 0;
+    dedupe_feat ac = {0}; /* simhash and sketch only: no feature count */
     for (int a = 0; a < ninputs && !rc; a++) {
         in_reader *r;
         in_record rec;
         int got;
-        if (in_reader_open(&r, fmt, inputs[a], NULL) < 0)
-            return mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
-                                 : CLI_EXIT_USAGE;
+        if (in_reader_open(&r, fmt, inputs[a], NULL) < 0) {
+            rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
+                               : CLI_EXIT_USAGE;
+            break;
+        }
         while ((got = in_reader_next(r, &rec)) != 0) {
             if (got == -1 && skip_bad) {
                 if (mpi_rank == 0) fprintf(stderr, "neardup-mpi: %s\n", in_reader_error(r));
@@ -139,20 +131,18 @@ static int read_share(mpi_buf *out, uint64_t *n_out, int *has_text, char **input
             nd_sketch sk;
             uint32_t kl = (uint32_t)rec.key_len, hs = !rec.has_fp;
             if (!rec.has_fp) {
-                acc_ctx ac;
                 nd_fp_options o = *fo;
+                uint32_t distinct;
                 if (html || rec.is_html) o.flags |= ND_FP_HTML;
-                nd_simhash_init(&ac.sim);
-                nd_sketch_begin(&ac.sk);
-                int nrc = nd_features(rec.text, rec.text_len, &o, acc_cb, &ac);
+                dedupe_feat_begin(&ac);
+                int nrc = nd_features(rec.text, rec.text_len, &o, dedupe_feat_add, &ac);
                 if (nrc < 0) {
                     rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
                                   "%s:%llu: %s: %s", rec.file, (unsigned long long)rec.line,
                                   nd_strerror(nrc), nd_errmsg());
                     break;
                 }
-                fp = nd_simhash_final(&ac.sim);
-                nd_sketch_finish(&sk, &ac.sk);
+                fp = dedupe_feat_end(&ac, &sk, &distinct);
             }
             if (mpi_buf_put(out, &idx, 8) || mpi_buf_put(out, &fp, 8) ||
                 mpi_buf_put(out, &kl, 4) || mpi_buf_put(out, &hs, 4) ||
@@ -165,6 +155,7 @@ static int read_share(mpi_buf *out, uint64_t *n_out, int *has_text, char **input
         }
         in_reader_close(r);
     }
+    dedupe_feat_dispose(&ac);
     *n_out = n;
     return rc;
 }
@@ -293,8 +284,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
                 else if (c.sk && c.min_res > 0 &&
                          dedupe_band_join(n, NULL, c.fp, c.sk, c.join_k, c.k, c.min_res, band_cb,
                                           &c) < 0)
-                    c.oom = 1;
-                if (c.oom) rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory in the band join");
+                    rc = mpi_note(CLI_EXIT_DB, "dedupe: out of memory in the band join");
             }
             fflush(stdout);
             fprintf(stderr, "neardup-mpi: dedupe: %llu documents, %llu pairs; %d ranks; "
