@@ -156,14 +156,6 @@ typedef struct corpus {
     int oom, io; /* io: a scratch file failed (dedupe_spill_error) */
 } corpus;
 
-static int grow(void **p, size_t cap, size_t size)
-{
-    void *q = realloc(*p, cap * size);
-    if (!q) return -1;
-    *p = q;
-    return 0;
-}
-
 /* A failed read of the store sets c->oom or c->io. */
 static int docs_failed(corpus *c, int rc)
 {
@@ -246,7 +238,7 @@ static int emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *
     }
     if (c->np == c->pcap) {
         size_t cap = c->pcap ? c->pcap * 2 : 4096;
-        if (grow((void **)&c->p, cap, sizeof *c->p)) {
+        if (dedupe_grow((void **)&c->p, cap, sizeof *c->p)) {
             c->oom = 1;
             return 1;
         }
@@ -534,7 +526,7 @@ static int load_db(nd_db *db, const char *path, corpus *c)
             goto io;
         size_t klen = (size_t)(off[m] - off[0]);
         if (klen > kb_cap) {
-            if (grow((void **)&kb, klen, 1)) goto oom;
+            if (dedupe_grow((void **)&kb, klen, 1)) goto oom;
             kb_cap = klen;
         }
         if (klen && dedupe_spill_pread(&c->d.keys, kb, klen, off[0])) goto io;

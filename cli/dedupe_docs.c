@@ -15,7 +15,7 @@
 
 enum { REC_CACHE = 16384 };
 
-static int grow(void **p, size_t cap, size_t size)
+int dedupe_grow(void **p, size_t cap, size_t size)
 {
     void *q = realloc(*p, cap * size);
     if (!q) return -1;
@@ -40,8 +40,8 @@ int dedupe_docs_push(dedupe_docs *d, const char *key, size_t key_len, uint64_t f
 {
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 1024;
-        if (grow((void **)&d->fp, cap, sizeof *d->fp) ||
-            (d->prio && grow((void **)&d->prio, cap, sizeof *d->prio)))
+        if (dedupe_grow((void **)&d->fp, cap, sizeof *d->fp) ||
+            (d->prio && dedupe_grow((void **)&d->prio, cap, sizeof *d->prio)))
             return DEDUPE_DOCS_ENOMEM;
         d->cap = cap;
     }
@@ -102,7 +102,7 @@ int dedupe_docs_key(dedupe_docs *d, size_t i, size_t *len)
     *len = (size_t)(off[1] - off[0]);
     if (*len > d->kbuf_cap) {
         size_t cap = *len < 256 ? 256 : *len;
-        if (grow((void **)&d->kbuf, cap, 1)) return DEDUPE_DOCS_ENOMEM;
+        if (dedupe_grow((void **)&d->kbuf, cap, 1)) return DEDUPE_DOCS_ENOMEM;
         d->kbuf_cap = cap;
     }
     if (*len && dedupe_spill_pread(&d->keys, d->kbuf, *len, off[0])) return DEDUPE_DOCS_EIO;

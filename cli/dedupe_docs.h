@@ -56,6 +56,10 @@ int dedupe_docs_key(dedupe_docs *d, size_t i, size_t *len);
  * init. */
 void dedupe_docs_dispose(dedupe_docs *d);
 
+/* Resize *p to cap elements of size bytes (realloc); -1, *p untouched,
+ * when out of memory. */
+int dedupe_grow(void **p, size_t cap, size_t size);
+
 /* Keys in document order (i non-decreasing), read in large chunks. */
 typedef struct dedupe_docs_walk {
     dedupe_spill_reader off, bytes;

@@ -23,14 +23,6 @@
 
 enum { HIST_BITS = 16, HIST_BUCKETS = 1 << HIST_BITS };
 
-static int grow(void **p, size_t cap, size_t size)
-{
-    void *q = realloc(*p, cap * size);
-    if (!q) return -1;
-    *p = q;
-    return 0;
-}
-
 typedef struct fp_ent {
     uint64_t fp;
     uint32_t i;
@@ -69,7 +61,8 @@ static int group_runs(uint32_t *g, const fp_ent *e, size_t m, dedupe_docs *d, ui
                 if (rc) return rc;
             }
             if (l == nl) {
-                if (nl == *lcap && grow((void **)local, *lcap = *lcap ? 2 * *lcap : 16, sizeof **local))
+                if (nl == *lcap &&
+                    dedupe_grow((void **)local, *lcap = *lcap ? 2 * *lcap : 16, sizeof **local))
                     return DEDUPE_DOCS_ENOMEM;
                 (*local)[nl++] = x;
             }
