@@ -474,15 +474,11 @@ order:
     return nd_err_set(ND_ECORRUPT, "run: values not ascending");
 }
 
-/* Version 2's reader. acc holds the next cnt (<= 63) stream bits in its
- * low bits; the bits above them are the stream's following bits or 0
- * (never bits past the end), so re-loading overlapping bytes is harmless. */
-typedef struct rice_r {
-    const uint8_t *p, *end;
-    uint64_t acc;
-    unsigned cnt;
-} rice_r;
-
+/* Version 2's reader (rr_*) works on a bitr with a looser invariant than
+ * br_get's: acc holds the next n (<= 63) stream bits in its low bits; the
+ * bits above them are the stream's following bits or 0 (never bits past
+ * the end), so re-loading overlapping bytes is harmless. The two readers
+ * are never mixed on one stream. */
 static inline uint64_t load_le64(const uint8_t *p)
 {
     uint64_t v;
@@ -495,50 +491,50 @@ static inline uint64_t load_le64(const uint8_t *p)
 
 /* Top up acc to >= 56 bits, or to the end of the stream. One unaligned
  * 8-byte load while 8 bytes remain; bytes one by one near the end. */
-static inline void rr_refill(rice_r *r)
+static inline void rr_refill(bitr *r)
 {
     if (r->end - r->p >= 8) {
-        r->acc |= load_le64(r->p) << r->cnt;
-        r->p += (63 - r->cnt) >> 3;
-        r->cnt |= 56;
+        r->acc |= load_le64(r->p) << r->n;
+        r->p += (63 - r->n) >> 3;
+        r->n |= 56;
     } else {
-        while (r->cnt < 56 && r->p < r->end) {
-            r->acc |= (uint64_t)*r->p++ << r->cnt;
-            r->cnt += 8;
+        while (r->n < 56 && r->p < r->end) {
+            r->acc |= (uint64_t)*r->p++ << r->n;
+            r->n += 8;
         }
     }
 }
 
 /* Read bits (<= 56) bits; -1 past the end. */
-static inline int rr_get(rice_r *r, unsigned bits, uint64_t *out)
+static inline int rr_get(bitr *r, unsigned bits, uint64_t *out)
 {
-    if (r->cnt < bits) {
+    if (r->n < bits) {
         rr_refill(r);
-        if (r->cnt < bits) return -1;
+        if (r->n < bits) return -1;
     }
     *out = r->acc & ((1ull << bits) - 1);
     r->acc >>= bits;
-    r->cnt -= bits;
+    r->n -= bits;
     return 0;
 }
 
 /* A unary quotient longer than the bits at hand: count whole words of
  * zeros. Gives up past qmax (the value would pass 2^64 - 1) or the end. */
-static int rr_unary_slow(rice_r *r, uint64_t qmax, uint64_t *out)
+static int rr_unary_slow(bitr *r, uint64_t qmax, uint64_t *out)
 {
     uint64_t q = 0;
     for (;;) {
-        uint64_t valid = r->acc & ((1ull << r->cnt) - 1);
+        uint64_t valid = r->acc & ((1ull << r->n) - 1);
         if (valid) {
             unsigned z = (unsigned)__builtin_ctzll(valid);
             r->acc >>= z + 1;
-            r->cnt -= z + 1;
+            r->n -= z + 1;
             *out = q + z;
             return 0;
         }
-        q += r->cnt;
-        r->acc >>= r->cnt;
-        r->cnt = 0;
+        q += r->n;
+        r->acc >>= r->n;
+        r->n = 0;
         if (q > qmax)
             return nd_err_set(ND_ECORRUPT, "run: unary quotient past 2^64 (%llu zero bits)",
                               (unsigned long long)q);
@@ -553,7 +549,7 @@ static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *e
     unsigned b = *p++;
     if (b > 63) return nd_err_set(ND_ECORRUPT, "run: Rice parameter %u (0..63 allowed)", b);
     const uint64_t mask = (1ull << b) - 1;
-    rice_r r = {.p = p, .end = end};
+    bitr r = {.p = p, .end = end};
     uint64_t prev = out[0];
     for (size_t i = 1; i < n; i++) {
         if (prev == UINT64_MAX) return nd_err_set(ND_ECORRUPT, "run: values past 2^64 - 1");
@@ -562,21 +558,21 @@ static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *e
         /* ctz(0) is undefined: acc == 0 takes the slow path like a long
          * quotient does. */
         unsigned z = r.acc ? (unsigned)__builtin_ctzll(r.acc) : 64;
-        if (__builtin_expect(z < r.cnt, 1)) {
+        if (__builtin_expect(z < r.n, 1)) {
             q = z;
             r.acc >>= z + 1;
-            r.cnt -= z + 1;
+            r.n -= z + 1;
         } else {
             ND_FORWARD(rr_unary_slow(&r, qmax, &q));
         }
         if (b <= 56) {
-            if (__builtin_expect(r.cnt < b, 0)) {
+            if (__builtin_expect(r.n < b, 0)) {
                 rr_refill(&r);
-                if (r.cnt < b) goto truncated;
+                if (r.n < b) goto truncated;
             }
             low = r.acc & mask;
             r.acc >>= b;
-            r.cnt -= b;
+            r.n -= b;
         } else {
             uint64_t hi;
             if (rr_get(&r, 32, &low) || rr_get(&r, b - 32, &hi)) goto truncated;
@@ -587,9 +583,7 @@ static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *e
         prev += (q << b | low) + 1;
         out[i] = prev;
     }
-    if (r.p != r.end || r.cnt >= 8 || (r.acc & ((1ull << r.cnt) - 1)) != 0)
-        return nd_err_set(ND_ECORRUPT, "run: trailing bytes or bits");
-    return ND_OK;
+    return finish_stream(&r);
 truncated:
     return nd_err_set(ND_ECORRUPT, "run: bitstream truncated");
 }

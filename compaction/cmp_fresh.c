@@ -115,17 +115,6 @@ static size_t set_find(const fset *s, uint64_t v)
     return lo ? lo - 1 : 0;
 }
 
-static size_t chunk_pos(const fchunk *c, uint64_t v)
-{
-    size_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->v[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* Make room for a chunk at index i. */
 static int set_open_slot(fset *s, size_t i)
 {
@@ -162,7 +151,7 @@ static int set_insert(fset *s, uint64_t v)
     }
     size_t i = set_find(s, v);
     fchunk *c = s->c[i];
-    size_t at = chunk_pos(c, v);
+    size_t at = st_u64_lower_bound(c->v, c->n, v);
     if (at < c->n && c->v[at] == v) return ND_OK; /* already there */
     if (c->n == FRESH_CHUNK) { /* split: the upper half moves to a new chunk */
         fchunk *d = malloc(sizeof *d);
@@ -194,7 +183,7 @@ static void set_erase(fset *s, uint64_t v)
     if (s->nc == 0) return;
     size_t i = set_find(s, v);
     fchunk *c = s->c[i];
-    size_t at = chunk_pos(c, v);
+    size_t at = st_u64_lower_bound(c->v, c->n, v);
     if (at == c->n || c->v[at] != v) return;
     memmove(c->v + at, c->v + at + 1, (c->n - at - 1) * sizeof *c->v);
     c->n--;
@@ -220,7 +209,7 @@ static int load_table(st_store *st, unsigned t, fset *into)
     fchunk *c = NULL;
     tbl_key(lo, TBL_FRESH, 0);
     tbl_key(hi, TBL_FRESH + 1, 0);
-    ND_FORWARD(st_iter_new_bounded(&it, st, ST_CF_TABLE(t), lo, hi, sizeof lo));
+    ND_FORWARD(st_iter_new_bounded(&it, st, ST_CF_TABLE(t), lo, hi, sizeof lo, NULL));
     for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
         size_t klen;
         const char *k = st_iter_key(it, &klen);
@@ -376,7 +365,7 @@ int cmp_fresh_range(cmp_fresh *f, unsigned t, uint64_t lo, uint64_t hi, st_u64s 
     if (!s->valid) {
         rc = 0;
     } else if (s->nc) {
-        size_t i = set_find(s, lo), at = chunk_pos(s->c[i], lo);
+        size_t i = set_find(s, lo), at = st_u64_lower_bound(s->c[i]->v, s->c[i]->n, lo);
         for (; i < s->nc && rc == 1; i++, at = 0) {
             const fchunk *c = s->c[i];
             for (; at < c->n; at++) {

@@ -473,8 +473,8 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
     return ND_OK;
 }
 
-int st_iter_new_bounded_at(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
-                           size_t klen, const st_snap *snap)
+int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
+                        size_t klen, const st_snap *snap)
 {
     ND_RETURN_IF(klen > sizeof((st_iter *)0)->bounds[0], ND_EINVAL,
                  "storage: bound of %zu bytes", klen);
@@ -499,12 +499,6 @@ int st_iter_new_bounded_at(st_iter **out, st_store *s, int cf, const void *lo, c
     }
     *out = it;
     return ND_OK;
-}
-
-int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
-                        size_t klen)
-{
-    return st_iter_new_bounded_at(out, s, cf, lo, hi, klen, NULL);
 }
 
 void st_iter_free(st_iter *it)

@@ -65,6 +65,17 @@ void st_u64s_dispose(st_u64s *a)
     a->n = a->cap = 0;
 }
 
+size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 int st_reader_new(st_reader **out, st_store *s)
 {
     st_reader *r = calloc(1, sizeof *r);
@@ -213,7 +224,7 @@ static int fresh_range_at(st_store *s, unsigned t, uint64_t lo, uint64_t hi, con
     tbl_key(kb, TBL_FRESH, lo);
     if (hi == UINT64_MAX) tbl_key(hb, TBL_FRESH + 1, 0);
     else tbl_key(hb, TBL_FRESH, hi + 1);
-    ND_FORWARD(st_iter_new_bounded_at(&fit, s, ST_CF_TABLE(t), kb, hb, sizeof kb, snap));
+    ND_FORWARD(st_iter_new_bounded(&fit, s, ST_CF_TABLE(t), kb, hb, sizeof kb, snap));
     for (st_iter_seek(fit, kb, sizeof kb); at_space(fit, TBL_FRESH, t, &v, &rc);
          st_iter_next(fit)) {
         rc = st_u64s_push(out, v);
@@ -304,7 +315,7 @@ int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out)
     if (cmp_fresh_count(st_store_fresh(s), t, out)) return ND_OK;
     tbl_key(lo, TBL_FRESH, 0);
     tbl_key(hi, TBL_FRESH + 1, 0);
-    ND_FORWARD(st_iter_new_bounded(&it, s, ST_CF_TABLE(t), lo, hi, sizeof lo));
+    ND_FORWARD(st_iter_new_bounded(&it, s, ST_CF_TABLE(t), lo, hi, sizeof lo, NULL));
     for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) (*out)++;
     rc = st_iter_status(it);
     st_iter_free(it);
@@ -349,12 +360,7 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     vals = malloc(CMP_RUN_MAX * sizeof *vals);
     if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(tbl_decode_run(c, vals, &n, t, tail, val, vlen));
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (vals[mid] < pfp) lo = mid + 1;
-        else hi = mid;
-    }
+    size_t lo = st_u64_lower_bound(vals, n, pfp);
     if (lo == n || vals[lo] != pfp)
         ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
     memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
@@ -388,13 +394,8 @@ typedef struct scan_state {
 
 static int in_sorted(const uint64_t *a, size_t n, uint64_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && a[lo] == x;
+    size_t i = st_u64_lower_bound(a, n, x);
+    return i < n && a[i] == x;
 }
 
 /* Emit fresh entries below limit (all when have_limit is 0). */

@@ -105,13 +105,11 @@ void st_snap_free(st_snap *snap); /* accepts NULL; free its iterators first */
 int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
                 int consistent);
 /* Iterator over the keys k of one family with lo <= k < hi (klen bytes
- * each, at most 16). Bounds let RocksDB stop at hi instead of stepping
- * over every deletion tombstone beyond it (a fold leaves many). */
+ * each, at most 16), as of snapshot snap (NULL: now). Bounds let RocksDB
+ * stop at hi instead of stepping over every deletion tombstone beyond it
+ * (a fold leaves many). */
 int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
-                        size_t klen);
-/* As st_iter_new_bounded, as of snapshot snap (NULL: now). */
-int st_iter_new_bounded_at(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
-                           size_t klen, const st_snap *snap);
+                        size_t klen, const st_snap *snap);
 /* Iterator over one family as of snapshot snap. */
 int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
@@ -138,6 +136,8 @@ typedef struct st_u64s {
 } st_u64s;
 int st_u64s_push(st_u64s *a, uint64_t x);
 void st_u64s_dispose(st_u64s *a);
+/* Index of the first of a[0..n) (ascending) that is >= x; n if none. */
+size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x);
 
 /* Append to out every entry e of table t with lo <= e <= hi, ascending
  * (runs decoded; fresh entries too when with_fresh, else the caller knows

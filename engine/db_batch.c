@@ -164,8 +164,6 @@ static int key_less(const nd_doc *a, const nd_doc *b)
     return c ? c < 0 : a->key_len < b->key_len;
 }
 
-/* Decide documents in order; fills out (batch matches' keys point into
- * docs, stored ones are pushed to keys and resolved at the end). */
 /* Keys of the stored matches, looked up in fingerprint order in one walk
  * of rev: *uf (sorted distinct fingerprints) and *uat (their index in
  * keys, or SIZE_MAX) */
@@ -190,17 +188,8 @@ cleanup:
     return rc;
 }
 
-static size_t find_u64(const uint64_t *a, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
+/* Decide documents in order; fills out (batch matches' keys point into
+ * docs, stored ones are pushed to keys and resolved at the end). */
 static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
                   const best *bs, const pairs *pr)
 {
@@ -231,7 +220,7 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
             (bd < bs[j].dist || (bd == bs[j].dist && docs[bi].fp < bs[j].fp)))
             use_stored = 0;
         if (use_stored) {
-            size_t at = uat[find_u64(uf, nu, bs[j].fp)];
+            size_t at = uat[st_u64_lower_bound(uf, nu, bs[j].fp)];
             if (at == SIZE_MAX) use_stored = 0; /* deleted meanwhile (no lock held) */
             else stored_at[j] = at;
         }
