@@ -71,6 +71,36 @@ static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
     return *rc == ND_OK;
 }
 
+/* Merge the decoded run m->dec[0..nrun) with the group g[0..ng) (ascending)
+ * into m->merged; *put_new counts the group's values that were not in the
+ * run. With added, values equal to a run value are skipped and the others
+ * appended to added; without, an equal value is corruption. */
+static int merge_group(merger *m, size_t nrun, const uint64_t *g, size_t ng, st_u64s *added,
+                       size_t *put_new)
+{
+    size_t a = 0, i = 0;
+    m->merged.n = 0;
+    *put_new = 0;
+    while (a < nrun || i < ng) {
+        uint64_t v;
+        if (i == ng || (a < nrun && m->dec[a] < g[i])) {
+            v = m->dec[a++];
+        } else if (added && a < nrun && m->dec[a] == g[i]) {
+            i++; /* already stored */
+            continue;
+        } else {
+            v = g[i++];
+            if (added) ND_FORWARD(st_u64s_push(added, v));
+            (*put_new)++;
+        }
+        if (m->merged.n && m->merged.v[m->merged.n - 1] >= v)
+            return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice or out of order", m->t,
+                              (unsigned long long)v);
+        ND_FORWARD(st_u64s_push(&m->merged, v));
+    }
+    return ND_OK;
+}
+
 /* Stage into b the merge of vals[0..n) (ascending, distinct, none stored in
  * the table) into the runs read through it. Stops after the group that
  * makes the rewritten values reach max_rewrite; *consumed = values placed.
@@ -97,27 +127,8 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
         }
         size_t j = i;
         while (j < n && (!have_run || vals[j] <= tail)) j++;
-        /* Merge run values dec[0..nrun) with vals[i..j). */
-        m->merged.n = 0;
-        size_t a = 0, g = i;
         size_t put_new = 0;
-        while (a < nrun || g < j) {
-            uint64_t v;
-            if (g == j || (a < nrun && m->dec[a] < vals[g])) {
-                v = m->dec[a++];
-            } else if (added && a < nrun && m->dec[a] == vals[g]) {
-                g++; /* already stored */
-                continue;
-            } else {
-                v = vals[g++];
-                if (added) ND_FORWARD(st_u64s_push(added, v));
-                put_new++;
-            }
-            if (m->merged.n && m->merged.v[m->merged.n - 1] >= v)
-                return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice or out of order",
-                                  m->t, (unsigned long long)v);
-            ND_FORWARD(st_u64s_push(&m->merged, v));
-        }
+        ND_FORWARD(merge_group(m, nrun, vals + i, j - i, added, &put_new));
         if (put_new == 0) { /* every value was there already: leave the run */
             i = j;
             continue;
@@ -128,7 +139,8 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
             tbl_key(kb, TBL_RUN, tail);
             ND_FORWARD(st_batch_delete(b, ST_CF_TABLE(m->t), kb, sizeof kb));
         }
-        ND_FORWARD(tbl_put_runs(b, m->t, m->codec, m->run_size, m->merged.v, m->merged.n));
+        tbl_out o = {.b = b, .t = m->t};
+        ND_FORWARD(tbl_put_runs(&o, m->codec, m->run_size, m->merged.v, m->merged.n));
         rewritten += m->merged.n;
         i = j;
     }
@@ -146,6 +158,57 @@ int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
     ND_TRY(merger_init(&m, s, t, run_size));
     ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
     ND_TRY(merge_runs(&m, b, it, vals, n, UINT64_MAX, &consumed, added));
+cleanup:
+    st_iter_free(it);
+    merger_dispose(&m);
+    return rc;
+}
+
+int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                     const uint64_t *vals, size_t n, st_u64s *added)
+{
+    merger m;
+    st_iter *it = NULL;
+    uint8_t kb[TBL_KEY_LEN];
+    uint64_t tail, fresh = 0;
+    size_t i = 0, put_new;
+    tbl_out o = {.g = g, .t = t};
+    int rc;
+    ND_TRY(merger_init(&m, s, t, run_size));
+    ND_TRY(st_table_fresh_count(s, t, &fresh));
+    if (fresh)
+        ND_FAIL(ND_EINVAL, "table %u: %llu fresh entries; fold them before a rewrite", t,
+                (unsigned long long)fresh);
+    ND_TRY(st_regen_begin_table(g, t));
+    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
+    tbl_key(kb, TBL_RUN, 0);
+    rc = ND_OK;
+    /* One forward walk: runs no new value falls into are copied as they
+     * are stored, the others decoded, merged and re-cut. */
+    for (st_iter_seek(it, kb, sizeof kb); on_run(it, t, &tail, &rc); st_iter_next(it)) {
+        size_t j = i, vlen, klen, nrun;
+        while (j < n && vals[j] <= tail) j++;
+        const char *val = st_iter_value(it, &vlen);
+        if (j > i) {
+            ND_TRY(tbl_decode_run(m.codec, m.dec, &nrun, t, tail, val, vlen));
+            ND_TRY(merge_group(&m, nrun, vals + i, j - i, added, &put_new));
+            i = j;
+            if (put_new) {
+                ND_TRY(tbl_put_runs(&o, m.codec, m.run_size, m.merged.v, m.merged.n));
+                continue;
+            }
+        }
+        const char *key = st_iter_key(it, &klen);
+        ND_TRY(st_regen_put(g, key, klen, val, vlen));
+    }
+    ND_TRY(rc);
+    ND_TRY(st_iter_status(it));
+    if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
+    if (i < n) { /* above the last run */
+        ND_TRY(merge_group(&m, 0, vals + i, n - i, added, &put_new));
+        ND_TRY(tbl_put_runs(&o, m.codec, m.run_size, m.merged.v, m.merged.n));
+    }
+    ND_TRY(st_regen_end_table(g));
 cleanup:
     st_iter_free(it);
     merger_dispose(&m);

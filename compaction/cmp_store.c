@@ -21,17 +21,32 @@
 #include "storage.h"
 
 #include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rocksdb/c.h>
 
 #include "cmp_fresh.h"
 #include "nd_error.h"
+
+/* One generation of the table families. Readers take a reference while
+ * they make an iterator (or for a snapshot's life), so a generation
+ * replaced by an import (st_regen) is destroyed only when nobody can still
+ * be creating an iterator from its handles; RocksDB's iterators keep their
+ * own reference to the families they read. */
+typedef struct st_tables {
+    rocksdb_column_family_handle_t *cf[ND_MAX_TABLES];
+    unsigned n;
+    uint64_t gen;
+    int refs; /* under st_store.tables_mu */
+} st_tables;
 
 struct st_store {
     rocksdb_t *db;
@@ -41,8 +56,10 @@ struct st_store {
     rocksdb_readoptions_t *ropts;
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     rocksdb_column_family_handle_t *default_cf;
-    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0 + ND_MAX_TABLES];
-    unsigned ncf, ntables;
+    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0]; /* meta, docs, rev */
+    pthread_mutex_t tables_mu;
+    st_tables *tables; /* the current generation; swapped by st_write only */
+    unsigned ntables;
     int readonly;
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
@@ -57,6 +74,7 @@ struct st_batch {
     rocksdb_writebatch_t *plain;
     st_store *store;
     cmp_flog log; /* its table changes, for the fresh mirror and runs_seq */
+    st_regen *regen; /* made current by this batch's write, or NULL */
 };
 
 struct st_iter {
@@ -66,7 +84,8 @@ struct st_iter {
 };
 
 struct st_snap {
-    rocksdb_t *db;
+    st_store *store;
+    st_tables *tables; /* the table families current when it was taken */
     const rocksdb_snapshot_t *snap;
     rocksdb_readoptions_t *ropts;
 };
@@ -110,11 +129,76 @@ static int take_error(char *err, const char *what)
 
 /* ---- open / close ----------------------------------------------------- */
 
+/* ---- table generations ------------------------------------------------ */
+
+static void tables_destroy(st_tables *ts)
+{
+    if (!ts) return;
+    for (unsigned t = 0; t < ND_MAX_TABLES; t++)
+        if (ts->cf[t]) rocksdb_column_family_handle_destroy(ts->cf[t]);
+    free(ts);
+}
+
+/* The current generation, referenced: release it with tables_release. */
+static st_tables *tables_acquire(st_store *s)
+{
+    pthread_mutex_lock(&s->tables_mu);
+    st_tables *ts = s->tables;
+    ts->refs++;
+    pthread_mutex_unlock(&s->tables_mu);
+    return ts;
+}
+
+static void tables_release(st_store *s, st_tables *ts)
+{
+    if (!ts) return;
+    pthread_mutex_lock(&s->tables_mu);
+    int last = --ts->refs == 0;
+    pthread_mutex_unlock(&s->tables_mu);
+    if (last) tables_destroy(ts);
+}
+
+/* Handle of family cf for a writer or a reader holding ts (NULL: the
+ * current generation, which only st_write replaces, and writers are
+ * serialised with st_write by the engine). */
+static rocksdb_column_family_handle_t *cf_handle(st_store *s, const st_tables *ts, int cf)
+{
+    if (cf < ST_CF_TABLE0) return s->cf[cf];
+    return (ts ? ts : s->tables)->cf[cf - ST_CF_TABLE0];
+}
+
+/* Name of table t's family in generation gen: "tNN" for generation 0 (the
+ * only one before imports rewrote tables), else "tNN.gG". */
+static void table_cf_name(char out[32], unsigned t, uint64_t gen)
+{
+    if (gen == 0) snprintf(out, 32, "t%02u", t);
+    else snprintf(out, 32, "t%02u.g%" PRIu64, t, gen);
+}
+
+/* Parse a table family name; 0 if name is not one. */
+static int parse_table_cf_name(const char *name, unsigned *t, uint64_t *gen)
+{
+    if (name[0] != 't' || name[1] < '0' || name[1] > '9' || name[2] < '0' || name[2] > '9')
+        return 0;
+    *t = (unsigned)(name[1] - '0') * 10 + (unsigned)(name[2] - '0');
+    *gen = 0;
+    if (name[3] == '\0') return 1;
+    if (name[3] != '.' || name[4] != 'g' || name[5] == '\0') return 0;
+    for (const char *p = name + 5; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        *gen = *gen * 10 + (uint64_t)(*p - '0');
+    }
+    return *gen > 0;
+}
+
 static void free_store(st_store *s)
 {
     cmp_fresh_free(s->fresh);
-    for (unsigned i = 0; i < s->ncf; i++)
+    for (unsigned i = 0; i < ST_CF_TABLE0; i++)
         if (s->cf[i]) rocksdb_column_family_handle_destroy(s->cf[i]);
+    /* Snapshots hold references; they must be freed before the store. */
+    tables_destroy(s->tables);
+    pthread_mutex_destroy(&s->tables_mu);
     if (s->default_cf) rocksdb_column_family_handle_destroy(s->default_cf);
     if (s->db) rocksdb_close(s->db);
     if (s->opts) rocksdb_options_destroy(s->opts);
@@ -194,51 +278,139 @@ static int probe_dir(const char *path)
     return have ? 1 : 0;
 }
 
+/* Meta record of the current table generation (decimal; absent: 0). */
+#define GEN_KEY "st.table_gen"
+
+/* After open: read the current generation, keep its table families in
+ * s->tables and drop (writable) or let go (read-only) the others: what an
+ * import left behind when it stopped before or after its switch. */
+static int adopt_tables(st_store *s, const char *path, char **names, size_t n,
+                        rocksdb_column_family_handle_t **handles, int readonly)
+{
+    char *err = NULL;
+    size_t len = 0;
+    uint64_t gen = 0;
+    int rc = ND_OK;
+    char *v = rocksdb_get_cf(s->db, s->ropts, s->cf[ST_CF_META], GEN_KEY, strlen(GEN_KEY), &len,
+                             &err);
+    if (err) return take_error(err, path);
+    for (size_t i = 0; v && i < len; i++) {
+        if (v[i] < '0' || v[i] > '9' || i >= 19) {
+            rocksdb_free(v);
+            return nd_err_set(ND_ECORRUPT, "database %s: malformed table generation record", path);
+        }
+        gen = gen * 10 + (uint64_t)(v[i] - '0');
+    }
+    rocksdb_free(v);
+    s->tables = calloc(1, sizeof *s->tables);
+    ND_RETURN_IF(!s->tables, ND_ENOMEM, "storage: out of memory");
+    s->tables->refs = 1;
+    s->tables->gen = gen;
+    for (size_t i = 0; i < n; i++) {
+        unsigned t;
+        uint64_t g;
+        if (!handles[i] || !parse_table_cf_name(names[i], &t, &g)) continue;
+        if (g == gen && t < ND_MAX_TABLES) {
+            s->tables->cf[t] = handles[i];
+            if (t + 1 > s->tables->n) s->tables->n = t + 1;
+        } else {
+            if (!readonly && rc == ND_OK) {
+                rocksdb_drop_column_family(s->db, handles[i], &err);
+                rc = take_error(err, "dropping an unfinished table generation");
+                err = NULL;
+            }
+            rocksdb_column_family_handle_destroy(handles[i]);
+        }
+        handles[i] = NULL;
+    }
+    ND_FORWARD(rc);
+    if (s->tables->n == 0)
+        return nd_err_set(ND_EINVAL, "%s is not a neardup database (no tables)", path);
+    for (unsigned t = 0; t < s->tables->n; t++)
+        if (!s->tables->cf[t])
+            return nd_err_set(ND_ECORRUPT, "database %s: table %u of generation %" PRIu64
+                              " is missing", path, t, gen);
+    s->ntables = s->tables->n;
+    return ND_OK;
+}
+
 static int open_db(st_store *s, const char *path, int create, unsigned ntables, int readonly)
 {
-    const char *names[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
-    char tnames[ND_MAX_TABLES][16];
-    const rocksdb_options_t *cfo[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
-    rocksdb_column_family_handle_t *handles[1 + ST_CF_TABLE0 + ND_MAX_TABLES];
+    char **list = NULL, **names = NULL, (*tnames)[32] = NULL;
+    const rocksdb_options_t **cfo = NULL;
+    rocksdb_column_family_handle_t **handles = NULL;
     char *err = NULL;
-    int n = 0;
+    size_t len = 0, n = 0;
+    int rc = ND_OK;
 
     if (!create) {
-        size_t len = 0;
-        char **list = rocksdb_list_column_families(s->opts, path, &len, &err);
+        list = rocksdb_list_column_families(s->opts, path, &len, &err);
         if (err) {
             /* RocksDB 7.8 hands back a malloc(0) list even on failure. */
             if (list) rocksdb_list_column_families_destroy(list, len);
             return take_error(err, path);
         }
-        ntables = 0;
-        for (size_t i = 0; i < len; i++)
-            if (list[i][0] == 't' && strlen(list[i]) == 3) ntables++;
-        rocksdb_list_column_families_destroy(list, len);
-        if (ntables == 0 || ntables > ND_MAX_TABLES)
-            return nd_err_set(ND_EINVAL, "%s is not a neardup database (no tables)", path);
+    } else {
+        len = 1 + ST_CF_TABLE0 + ntables;
     }
-    names[n] = "default";
-    cfo[n++] = s->small_opts;
-    for (int i = 0; i < ST_CF_TABLE0; i++) {
-        names[n] = fixed_cf_names[i];
-        cfo[n++] = s->small_opts;
+    names = calloc(len + 1, sizeof *names);
+    tnames = calloc(len + 1, sizeof *tnames);
+    cfo = calloc(len + 1, sizeof *cfo);
+    handles = calloc(len + 1, sizeof *handles);
+    if (!names || !tnames || !cfo || !handles) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    if (create) {
+        names[n++] = "default";
+        for (int i = 0; i < ST_CF_TABLE0; i++) names[n++] = (char *)fixed_cf_names[i];
+        for (unsigned t = 0; t < ntables; t++) {
+            table_cf_name(tnames[t], t, 0);
+            names[n++] = tnames[t];
+        }
+    } else {
+        /* Every family must be opened for writing: in RocksDB's order. */
+        for (size_t i = 0; i < len; i++) names[n++] = list[i];
     }
-    for (unsigned t = 0; t < ntables; t++) {
-        snprintf(tnames[t], sizeof tnames[t], "t%02u", t);
-        names[n] = tnames[t];
-        cfo[n++] = s->table_opts;
+    int fixed_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned t;
+        uint64_t g;
+        cfo[i] = parse_table_cf_name(names[i], &t, &g) ? s->table_opts : s->small_opts;
+        for (int f = 0; f < ST_CF_TABLE0; f++)
+            if (strcmp(names[i], fixed_cf_names[f]) == 0) fixed_seen++;
     }
+    if (!create && fixed_seen != ST_CF_TABLE0)
+        ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", path);
     if (readonly)
-        s->db = rocksdb_open_for_read_only_column_families(s->opts, path, n, names, cfo, handles,
-                                                           0, &err);
+        s->db = rocksdb_open_for_read_only_column_families(s->opts, path, (int)n,
+                                                           (const char *const *)names, cfo,
+                                                           handles, 0, &err);
     else
-        s->db = rocksdb_open_column_families(s->opts, path, n, names, cfo, handles, &err);
-    if (err) return take_error(err, path);
-    s->default_cf = handles[0];
-    for (int i = 1; i < n; i++) s->cf[s->ncf++] = handles[i];
-    s->ntables = ntables;
-    return ND_OK;
+        s->db = rocksdb_open_column_families(s->opts, path, (int)n, (const char *const *)names,
+                                             cfo, handles, &err);
+    if (err) {
+        rc = take_error(err, path);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(names[i], "default") == 0) {
+            s->default_cf = handles[i];
+            handles[i] = NULL;
+        }
+        for (int f = 0; f < ST_CF_TABLE0; f++)
+            if (handles[i] && strcmp(names[i], fixed_cf_names[f]) == 0) {
+                s->cf[f] = handles[i];
+                handles[i] = NULL;
+            }
+    }
+    rc = adopt_tables(s, path, names, n, handles, readonly);
+cleanup:
+    for (size_t i = 0; handles && i < n; i++)
+        if (handles[i]) rocksdb_column_family_handle_destroy(handles[i]);
+    if (list) rocksdb_list_column_families_destroy(list, len);
+    free(names);
+    free(tnames);
+    free(cfo);
+    free(handles);
+    return rc;
 }
 
 int st_open(st_store **out, const char *path, const st_open_opts *o)
@@ -246,6 +418,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     int rc;
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
+    pthread_mutex_init(&s->tables_mu, NULL);
     s->readonly = o->readonly;
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
@@ -316,10 +489,38 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, si
 {
     char *err = NULL;
     size_t len = 0;
-    char *val = rocksdb_get_cf(s->db, s->ropts, s->cf[cf], key, klen, &len, &err);
+    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    char *val = rocksdb_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), key, klen, &len, &err);
+    tables_release(s, ts);
     if (err) return take_error(err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
+}
+
+int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *lens, size_t n,
+                   unsigned char *found)
+{
+    /* RocksDB's batched MultiGet sorts each chunk and probes each file's
+     * filter and index once per chunk, instead of once per key. */
+    enum { CHUNK = 256 };
+    rocksdb_pinnableslice_t *vals[CHUNK];
+    char *errs[CHUNK];
+    int rc = ND_OK;
+    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    for (size_t at = 0; at < n && rc == ND_OK; at += CHUNK) {
+        size_t m = n - at < CHUNK ? n - at : CHUNK;
+        rocksdb_batched_multi_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), m, keys + at,
+                                     lens + at, vals, errs, 0);
+        for (size_t i = 0; i < m; i++) {
+            found[at + i] = vals[i] != NULL;
+            if (vals[i]) rocksdb_pinnableslice_destroy(vals[i]);
+            if (!errs[i]) continue;
+            if (rc == ND_OK) rc = take_error(errs[i], "read");
+            else rocksdb_free(errs[i]);
+        }
+    }
+    tables_release(s, ts);
+    return rc;
 }
 
 /* ---- batches ---------------------------------------------------------- */
@@ -357,6 +558,7 @@ void st_batch_clear(st_batch *b)
     if (b->wb) rocksdb_writebatch_wi_clear(b->wb);
     else rocksdb_writebatch_clear(b->plain);
     cmp_flog_clear(&b->log);
+    b->regen = NULL;
 }
 
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
@@ -364,8 +566,9 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
 {
     if (cf >= ST_CF_TABLE0)
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
-    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, b->store->cf[cf], key, klen, val, vlen);
-    else rocksdb_writebatch_put_cf(b->plain, b->store->cf[cf], key, klen, val, vlen);
+    rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
+    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, h, key, klen, val, vlen);
+    else rocksdb_writebatch_put_cf(b->plain, h, key, klen, val, vlen);
     return ND_OK;
 }
 
@@ -373,8 +576,9 @@ int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
     if (cf >= ST_CF_TABLE0)
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 0));
-    if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, b->store->cf[cf], key, klen);
-    else rocksdb_writebatch_delete_cf(b->plain, b->store->cf[cf], key, klen);
+    rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
+    if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, h, key, klen);
+    else rocksdb_writebatch_delete_cf(b->plain, h, key, klen);
     return ND_OK;
 }
 
@@ -384,7 +588,7 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
     char *err = NULL;
     size_t len = 0;
     if (!b->wb) return st_get(s, cf, key, klen, out_val, out_len); /* plain: no own reads */
-    char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(b->wb, s->db, s->ropts, s->cf[cf],
+    char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(b->wb, s->db, s->ropts, cf_handle(s, NULL, cf),
                                                                key, klen, &len, &err);
     if (err) return take_error(err, "read");
     if (!val) return ND_ENOTFOUND;
@@ -397,16 +601,176 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
  * after its read saw runs and mirror from one side of every such write
  * (cmp_table.c, st_table_range). Other writes change only the mirror,
  * one value at a time, after RocksDB took them. */
+/* ---- table generations: bulk rewrite through SST files --------------- */
+
+struct st_regen {
+    st_store *s;
+    st_tables *next;              /* the new families, until made current */
+    rocksdb_envoptions_t *env;
+    rocksdb_sstfilewriter_t *w;   /* the table being written, or NULL */
+    rocksdb_ingestexternalfileoptions_t *ingest;
+    unsigned t;                   /* the table being written */
+    uint64_t keys;                /* keys put into its file */
+    char *file;                   /* the file's path */
+};
+
+int st_regen_new(st_regen **out, st_store *s)
+{
+    char *err = NULL, name[32];
+    int rc = ND_OK;
+    ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
+    st_regen *g = calloc(1, sizeof *g);
+    ND_RETURN_IF(!g, ND_ENOMEM, "storage: out of memory");
+    g->s = s;
+    g->next = calloc(1, sizeof *g->next);
+    g->env = rocksdb_envoptions_create();
+    g->ingest = rocksdb_ingestexternalfileoptions_create();
+    g->file = malloc(strlen(s->path) + 32);
+    if (!g->next || !g->env || !g->ingest || !g->file)
+        ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    sprintf(g->file, "%s/regen.sst.tmp", s->path);
+    /* The file is linked into the database, not copied. */
+    rocksdb_ingestexternalfileoptions_set_move_files(g->ingest, 1);
+    g->next->refs = 1;
+    g->next->gen = s->tables->gen + 1;
+    g->next->n = s->ntables;
+    for (unsigned t = 0; t < s->ntables; t++) {
+        table_cf_name(name, t, g->next->gen);
+        g->next->cf[t] = rocksdb_create_column_family(s->db, s->table_opts, name, &err);
+        if (err) {
+            /* RocksDB's C API hands back an empty handle even on failure. */
+            if (g->next->cf[t]) rocksdb_column_family_handle_destroy(g->next->cf[t]);
+            g->next->cf[t] = NULL;
+            rc = take_error(err, "creating a table generation");
+            goto cleanup;
+        }
+    }
+    *out = g;
+    return ND_OK;
+cleanup:
+    st_regen_free(g);
+    return rc;
+}
+
+int st_regen_begin_table(st_regen *g, unsigned t)
+{
+    char *err = NULL;
+    ND_RETURN_IF(g->w || t >= g->next->n, ND_EINVAL, "storage: table %u cannot be begun here", t);
+    g->w = rocksdb_sstfilewriter_create(g->env, g->s->table_opts);
+    ND_RETURN_IF(!g->w, ND_ENOMEM, "storage: out of memory");
+    g->t = t;
+    g->keys = 0;
+    rocksdb_sstfilewriter_open(g->w, g->file, &err);
+    return take_error(err, g->file);
+}
+
+int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    char *err = NULL;
+    rocksdb_sstfilewriter_put(g->w, key, klen, val, vlen, &err);
+    g->keys++;
+    return take_error(err, g->file);
+}
+
+static void regen_drop_writer(st_regen *g)
+{
+    if (!g->w) return;
+    rocksdb_sstfilewriter_destroy(g->w);
+    g->w = NULL;
+    (void)unlink(g->file);
+}
+
+int st_regen_end_table(st_regen *g)
+{
+    char *err = NULL;
+    int rc = ND_OK;
+    ND_RETURN_IF(!g->w, ND_EINVAL, "storage: no table is being written");
+    if (g->keys) { /* an empty table needs no file (RocksDB refuses one) */
+        rocksdb_sstfilewriter_finish(g->w, &err);
+        rc = take_error(err, g->file);
+        if (rc == ND_OK) {
+            const char *files[1] = {g->file};
+            rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->t], files, 1, g->ingest,
+                                            &err);
+            rc = take_error(err, "ingesting a rewritten table");
+        }
+    }
+    regen_drop_writer(g);
+    return rc;
+}
+
+int st_batch_set_regen(st_batch *b, st_regen *g)
+{
+    char v[24];
+    ND_RETURN_IF(g->w, ND_EINVAL, "storage: table %u is still being written", g->t);
+    snprintf(v, sizeof v, "%" PRIu64, g->next->gen);
+    ND_FORWARD(st_batch_put(b, ST_CF_META, GEN_KEY, strlen(GEN_KEY), v, strlen(v)));
+    b->regen = g;
+    return ND_OK;
+}
+
+/* After the write of the batch that records it: the new generation
+ * becomes current and the old families are dropped (their files go when
+ * the last iterator reading them does). */
+static void regen_switch(st_regen *g)
+{
+    st_store *s = g->s;
+    pthread_mutex_lock(&s->tables_mu);
+    st_tables *old = s->tables;
+    s->tables = g->next;
+    pthread_mutex_unlock(&s->tables_mu);
+    g->next = NULL;
+    for (unsigned t = 0; t < old->n; t++) {
+        char *err = NULL;
+        /* A failure leaves a stale generation that the next writable open
+         * drops; the switch itself is already durable. */
+        rocksdb_drop_column_family(s->db, old->cf[t], &err);
+        if (err) rocksdb_free(err);
+    }
+    tables_release(s, old);
+}
+
+void st_regen_free(st_regen *g)
+{
+    if (!g) return;
+    regen_drop_writer(g);
+    if (g->next) { /* never made current: its families go */
+        for (unsigned t = 0; t < ND_MAX_TABLES; t++) {
+            char *err = NULL;
+            if (!g->next->cf[t]) continue;
+            rocksdb_drop_column_family(g->s->db, g->next->cf[t], &err);
+            if (err) rocksdb_free(err);
+        }
+        tables_destroy(g->next);
+    }
+    if (g->env) rocksdb_envoptions_destroy(g->env);
+    if (g->ingest) rocksdb_ingestexternalfileoptions_destroy(g->ingest);
+    free(g->file);
+    free(g);
+}
+
+uint64_t st_table_generation(st_store *s)
+{
+    pthread_mutex_lock(&s->tables_mu);
+    uint64_t gen = s->tables->gen;
+    pthread_mutex_unlock(&s->tables_mu);
+    return gen;
+}
+
 int st_write(st_store *s, st_batch *b, int sync)
 {
     char *err = NULL;
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
-    int runs = b->log.runs;
+    int runs = b->log.runs || b->regen;
+    /* A batch that switches table generations is always synced: the old
+     * families are dropped right after, and that drop is durable at once. */
+    if (b->regen) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
     int rc = take_error(err, "write");
     if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
+    if (rc == ND_OK && b->regen) regen_switch(b->regen);
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (rc == ND_OK) atomic_fetch_add(&s->write_seq, 1);
     return rc;
@@ -425,9 +789,11 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     (void)consistent;
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, s->cf[cf]);
-    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, s->cf[cf])
-                        : base;
+    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    rocksdb_column_family_handle_t *h = cf_handle(s, ts, cf);
+    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, h);
+    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, h) : base;
+    tables_release(s, ts);
     if (!it->it) {
         free(it);
         return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
@@ -440,7 +806,8 @@ int st_snap_new(st_snap **out, st_store *s)
 {
     st_snap *sn = calloc(1, sizeof *sn);
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
-    sn->db = s->db;
+    sn->store = s;
+    sn->tables = tables_acquire(s);
     sn->ropts = rocksdb_readoptions_create();
     sn->snap = rocksdb_create_snapshot(s->db);
     if (!sn->ropts || !sn->snap) {
@@ -455,8 +822,9 @@ int st_snap_new(st_snap **out, st_store *s)
 void st_snap_free(st_snap *sn)
 {
     if (!sn) return;
-    if (sn->snap) rocksdb_release_snapshot(sn->db, sn->snap);
+    if (sn->snap) rocksdb_release_snapshot(sn->store->db, sn->snap);
     if (sn->ropts) rocksdb_readoptions_destroy(sn->ropts);
+    tables_release(sn->store, sn->tables);
     free(sn);
 }
 
@@ -464,7 +832,7 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
 {
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    it->it = rocksdb_create_iterator_cf(s->db, snap->ropts, s->cf[cf]);
+    it->it = rocksdb_create_iterator_cf(s->db, snap->ropts, cf_handle(s, snap->tables, cf));
     if (!it->it) {
         free(it);
         return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
@@ -491,7 +859,9 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
     rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], klen);
     rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], klen);
     if (snap) rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
-    it->it = rocksdb_create_iterator_cf(s->db, it->ropts, s->cf[cf]);
+    st_tables *ts = !snap && cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    it->it = rocksdb_create_iterator_cf(s->db, it->ropts, cf_handle(s, snap ? snap->tables : ts, cf));
+    tables_release(s, ts);
     if (!it->it) {
         rocksdb_readoptions_destroy(it->ropts);
         free(it);
@@ -569,11 +939,13 @@ int st_flush(st_store *s)
     ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
     rocksdb_flushoptions_set_wait(fo, 1);
     int rc = ND_OK;
-    for (unsigned i = 0; i < s->ncf && rc == ND_OK; i++) {
+    st_tables *ts = tables_acquire(s);
+    for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n && rc == ND_OK; i++) {
         char *err = NULL;
-        rocksdb_flush_cf(s->db, fo, s->cf[i], &err);
+        rocksdb_flush_cf(s->db, fo, cf_handle(s, ts, (int)i), &err);
         rc = take_error(err, "flush");
     }
+    tables_release(s, ts);
     rocksdb_flushoptions_destroy(fo);
     return rc;
 }
@@ -587,8 +959,10 @@ int st_compact_files(st_store *s)
     /* Force the bottom level too: that is where deleted entries and their
      * tombstones meet and are dropped. */
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
-    for (unsigned i = 0; i < s->ncf; i++)
-        rocksdb_compact_range_cf_opt(s->db, s->cf[i], co, NULL, 0, NULL, 0);
+    st_tables *ts = tables_acquire(s);
+    for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n; i++)
+        rocksdb_compact_range_cf_opt(s->db, cf_handle(s, ts, (int)i), co, NULL, 0, NULL, 0);
+    tables_release(s, ts);
     rocksdb_compactoptions_destroy(co);
     return ND_OK;
 }

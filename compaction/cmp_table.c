@@ -135,7 +135,7 @@ int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t 
     return ND_OK;
 }
 
-int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, size_t n)
+int tbl_put_run(const tbl_out *o, cmp_codec *c, const uint64_t *vals, size_t n)
 {
     uint8_t kb[TBL_KEY_LEN];
     size_t cap = cmp_run_bound(n), len;
@@ -149,14 +149,16 @@ int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, siz
     for (size_t i = 0; i < n; i++) rev[i] = ~vals[n - 1 - i];
     rc = cmp_run_encode(c, buf, cap, &len, rev, n);
     tbl_key(kb, TBL_RUN, vals[n - 1]);
-    if (rc == ND_OK) rc = st_batch_put(b, ST_CF_TABLE(t), kb, sizeof kb, buf, len);
+    if (rc == ND_OK)
+        rc = o->b ? st_batch_put(o->b, ST_CF_TABLE(o->t), kb, sizeof kb, buf, len)
+                  : st_regen_put(o->g, kb, sizeof kb, buf, len);
 out:
     free(buf);
     free(rev);
     return rc;
 }
 
-int tbl_put_runs(st_batch *b, unsigned t, cmp_codec *c, unsigned run_size, const uint64_t *vals,
+int tbl_put_runs(const tbl_out *o, cmp_codec *c, unsigned run_size, const uint64_t *vals,
                  size_t n)
 {
     if (run_size < 1) run_size = 1;
@@ -166,7 +168,7 @@ int tbl_put_runs(st_batch *b, unsigned t, cmp_codec *c, unsigned run_size, const
     size_t base = n / nruns, extra = n % nruns, at = 0;
     for (size_t i = 0; i < nruns; i++) {
         size_t len = base + (i < extra);
-        ND_FORWARD(tbl_put_run(b, t, c, vals + at, len));
+        ND_FORWARD(tbl_put_run(o, c, vals + at, len));
         at += len;
     }
     return ND_OK;
@@ -369,7 +371,8 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
         tbl_key(kb, TBL_RUN, tail);
         ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
     }
-    rc = n ? tbl_put_run(b, t, c, vals, n) : ND_OK;
+    tbl_out o = {.b = b, .t = t};
+    rc = n ? tbl_put_run(&o, c, vals, n) : ND_OK;
 cleanup:
     st_iter_free(it);
     cmp_codec_free(c);

@@ -48,12 +48,20 @@ int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t kl
 int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
                    const char *val, size_t vlen);
 
-/* Put vals[0..n) (ascending, 1 <= n <= CMP_RUN_MAX) into the batch as one
- * run keyed by vals[n - 1]. */
-int tbl_put_run(st_batch *b, unsigned t, cmp_codec *c, const uint64_t *vals, size_t n);
+/* Where the runs of table t go: batch b, or (b NULL) the file of the new
+ * generation g, in ascending key order. */
+typedef struct tbl_out {
+    st_batch *b;
+    st_regen *g;
+    unsigned t;
+} tbl_out;
+
+/* Put vals[0..n) (ascending, 1 <= n <= CMP_RUN_MAX) as one run keyed by
+ * vals[n - 1]. */
+int tbl_put_run(const tbl_out *o, cmp_codec *c, const uint64_t *vals, size_t n);
 
 /* Put vals[0..n) as consecutive runs of about run_size values each. */
-int tbl_put_runs(st_batch *b, unsigned t, cmp_codec *c, unsigned run_size,
-                 const uint64_t *vals, size_t n);
+int tbl_put_runs(const tbl_out *o, cmp_codec *c, unsigned run_size, const uint64_t *vals,
+                 size_t n);
 
 #endif /* CMP_TABLE_H */

@@ -11,7 +11,9 @@
  *   cf "meta"  : small text records (format version, plan, fp config, counters)
  *   cf "docs"  : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
  *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
- *   cf "tNN"   : table NN (00..63) of permuted fingerprints, in two key
+ *   cf "tNN"   : table NN (00..63) of permuted fingerprints (named
+ *                "tNN.gG" once an import rewrote the tables: generation G,
+ *                recorded in meta "st.table_gen"; see st_regen), in two key
  *                spaces (cmp_table.h): 'F' || BE64(v) -> "" for a fresh
  *                entry, 'R' || BE64(tail) -> encoded run. Runs cover
  *                disjoint ranges (previous tail, tail]; a fresh value never
@@ -36,6 +38,7 @@ typedef struct st_store st_store;
 typedef struct st_batch st_batch;
 typedef struct st_iter st_iter;
 typedef struct st_reader st_reader;
+typedef struct st_regen st_regen;
 
 typedef struct st_open_opts {
     int create;           /* create if missing (with ntables tables) */
@@ -62,6 +65,11 @@ int st_map_error(const char *rocksdb_err, const char *what);
  * when absent. */
 int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val,
            size_t *out_len);
+
+/* For each of keys[0..n) (lengths lens), whether cf holds it: found[i]
+ * 1 or 0. Batched: much cheaper than n calls of st_get. */
+int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *lens, size_t n,
+                   unsigned char *found);
 
 /* ---- atomic write batches ----------------------------------------- */
 /* A batch indexes its own writes: st_batch_get and the table operations
@@ -178,6 +186,41 @@ int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync,
  * *added (ascending). */
 int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
                    const uint64_t *vals, size_t n, st_u64s *added);
+
+/* ---- table generations: rewriting every table at once --------------- */
+/* A bulk import that touches most runs writes every table anew, through
+ * SST files ingested into a new generation of table families, instead of
+ * pushing gigabytes of rewritten runs through the WAL, the memtables and
+ * compaction. Nothing is visible until st_write of a batch given the
+ * generation with st_batch_set_regen: that one synced write records the
+ * generation in meta (with whatever else the batch holds: documents,
+ * counters), the store switches to the new families (runs_seq is odd
+ * meanwhile) and drops the old ones. A crash before that write leaves the
+ * old generation current and the next writable open drops the new
+ * families; after it, the old ones. Snapshots and iterators made before
+ * the switch keep reading the old generation. The caller serialises
+ * writers around all of it, as for any write. */
+int st_regen_new(st_regen **out, st_store *s);
+/* Start, fill (keys strictly ascending) and finish table t's file; the
+ * finish ingests it into the new family t. One table at a time; a table
+ * never begun stays empty. */
+int st_regen_begin_table(st_regen *g, unsigned t);
+int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen);
+int st_regen_end_table(st_regen *g);
+/* Make b's write switch to generation g (g must outlive that write). */
+int st_batch_set_regen(st_batch *b, st_regen *g);
+/* Free; the new families are dropped unless a write made them current.
+ * Accepts NULL. */
+void st_regen_free(st_regen *g);
+/* The current generation number (0 until the first switch). */
+uint64_t st_table_generation(st_store *s);
+
+/* Write into g's table t the table as it is (no fresh entries allowed:
+ * fold first) merged with vals[0..n) (ascending, distinct), in one forward
+ * walk: runs that receive no value are copied as stored. added as for
+ * st_table_merge. */
+int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                     const uint64_t *vals, size_t n, st_u64s *added);
 
 /* A cursor reads ranges of one table in ascending order of lo (a merge
  * walk, as batch mode does): it keeps its iterators and the last decoded

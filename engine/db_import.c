@@ -14,6 +14,12 @@
  *      and merged into the other tables,
  *   4. writes docs, rev, every table's rewritten runs and the counters in
  *      one plain (unindexed) atomic batch.
+ * When the new fingerprints are many next to those stored (at least
+ * 1/IMPORT_REWRITE_SHARE of them), most runs change anyway: step 3 then
+ * writes every table anew as SST files of a new table generation
+ * (st_regen, st_table_rewrite), which the write of step 4 switches to. The
+ * rewritten runs then skip the WAL, the memtables and compaction, and the
+ * memory an import needs no longer grows with the tables.
  * The writer lock and the fold lock are held throughout, so no fresh entry
  * can appear while runs are merged (a fresh value must never equal a run
  * value).
@@ -25,6 +31,10 @@
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"
+
+/* Rewrite every table when new fingerprints are at least 1/this of those
+ * stored (the first import of an empty store always does). */
+#define IMPORT_REWRITE_SHARE 16
 
 /* Open-addressing set of document indices keyed by the document key; a
  * later document with an equal key takes the slot (later wins). */
@@ -110,9 +120,11 @@ cleanup:
     return rc;
 }
 
-/* Merge the distinct fingerprints fps[0..n) into every table; *added gets
- * how many were not stored before. */
-static int import_tables(nd_db *db, st_batch *b, uint64_t *fps, size_t n, uint64_t *added)
+/* Merge the distinct fingerprints fps[0..n) into every table, through b or
+ * (g non-NULL) into g's new tables; *added gets how many were not stored
+ * before. */
+static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, size_t n,
+                         uint64_t *added)
 {
     uint64_t *perm = malloc((n ? n : 1) * sizeof *perm), *tmp = malloc((n ? n : 1) * sizeof *tmp);
     st_u64s fresh0 = {0};
@@ -123,7 +135,9 @@ static int import_tables(nd_db *db, st_batch *b, uint64_t *fps, size_t n, uint64
         size_t m = t == 0 ? n : fresh0.n;
         for (size_t i = 0; i < m; i++) perm[i] = nd_perm_apply(p, fps[i]);
         sort_u64(perm, tmp, m);
-        ND_TRY(st_table_merge(db->store, b, t, db->run_size, perm, m, t == 0 ? &fresh0 : NULL));
+        st_u64s *add = t == 0 ? &fresh0 : NULL;
+        if (g) ND_TRY(st_table_rewrite(g, db->store, t, db->run_size, perm, m, add));
+        else ND_TRY(st_table_merge(db->store, b, t, db->run_size, perm, m, add));
         if (t == 0) { /* from here on only the fingerprints new to the store */
             for (size_t i = 0; i < fresh0.n; i++) fps[i] = nd_perm_invert(p, fresh0.v[i]);
             *added = fresh0.n;
@@ -145,7 +159,11 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     uint64_t *fps = NULL, *tmp = NULL, added = 0;
     sort_item *order = NULL, *otmp = NULL;
     st_batch *b = NULL;
+    st_regen *g = NULL;
     uint8_t *rk = NULL;
+    const char **ukeys = NULL;
+    size_t *ulens = NULL;
+    unsigned char *found = NULL;
     int rc;
     ND_TRY(db_fold_locked(db));
     ND_TRY(key_set_build(&ks, docs, n, &nuniq));
@@ -153,20 +171,24 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     newdocs = malloc((nuniq ? nuniq : 1) * sizeof *newdocs);
     rk = malloc(8 + ND_MAX_KEY_LEN);
     if (!rep || !newdocs || !rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
-    for (size_t h = 0; h <= ks.mask; h++) {
-        if (!ks.slot[h]) continue;
-        size_t i = ks.slot[h] - 1;
-        int stored = 0;
-        if (db->ndocs) {
-            char *v = NULL;
-            size_t vlen;
-            rc = st_get(db->store, ST_CF_DOCS, docs[i].key, docs[i].key_len, &v, &vlen);
-            free(v);
-            if (rc < 0 && rc != ND_ENOTFOUND) goto cleanup;
-            stored = rc == ND_OK;
+    /* The unique keys, and which of them are stored already. */
+    size_t nu = 0;
+    for (size_t h = 0; h <= ks.mask; h++)
+        if (ks.slot[h]) newdocs[nu++] = ks.slot[h] - 1;
+    if (db->ndocs) {
+        ukeys = malloc(nu * sizeof *ukeys);
+        ulens = malloc(nu * sizeof *ulens);
+        found = malloc(nu);
+        if (!ukeys || !ulens || !found) ND_FAIL(ND_ENOMEM, "import: out of memory");
+        for (size_t i = 0; i < nu; i++) {
+            ukeys[i] = docs[newdocs[i]].key;
+            ulens[i] = docs[newdocs[i]].key_len;
         }
-        if (stored) rep[nrep++] = i;
-        else newdocs[nnew++] = i;
+        ND_TRY(st_exists_many(db->store, ST_CF_DOCS, ukeys, ulens, nu, found));
+    }
+    for (size_t i = 0; i < nu; i++) {
+        if (found && found[i]) rep[nrep++] = newdocs[i];
+        else newdocs[nnew++] = newdocs[i]; /* nnew <= i: in place */
     }
     ND_TRY(import_replacements(db, docs, rep, nrep));
     if (nnew == 0) goto cleanup;
@@ -177,7 +199,11 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     for (size_t i = 0; i < nnew; i++) fps[i] = docs[newdocs[i]].fp;
     size_t nfp = sort_u64_unique(fps, tmp, nnew);
     ND_TRY(st_batch_new_plain(&b, db->store));
-    ND_TRY(import_tables(db, b, fps, nfp, &added));
+    if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps) {
+        ND_TRY(st_regen_new(&g, db->store));
+        ND_TRY(st_batch_set_regen(b, g));
+    }
+    ND_TRY(import_tables(db, b, g, fps, nfp, &added));
     /* docs and rev in key order: RocksDB's memtable skiplist inserts a
      * sorted sequence several times faster than a random one. */
     order = malloc(nnew * sizeof *order);
@@ -209,9 +235,13 @@ cleanup:
     free(fps);
     free(tmp);
     free(rk);
+    free(ukeys);
+    free(ulens);
+    free(found);
     free(order);
     free(otmp);
     st_batch_free(b);
+    st_regen_free(g);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -504,6 +505,175 @@ static void *race_reader(void *p)
     return NULL;
 }
 
+/* Count the keys of table t as of snapshot sn (NULL: now). */
+static size_t table_keys(st_store *s, unsigned t, const st_snap *sn)
+{
+    st_iter *it;
+    size_t n = 0;
+    if (sn) assert_int_equal(st_iter_new_at(&it, s, ST_CF_TABLE(t), sn), ND_OK);
+    else assert_int_equal(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1), ND_OK);
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) n++;
+    assert_int_equal(st_iter_status(it), ND_OK);
+    st_iter_free(it);
+    return n;
+}
+
+/* Random distinct sorted values, also inserted into the reference. */
+static size_t fresh_values(uint64_t *v, size_t n, ref *r)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = rnd();
+        if (!ref_has(r, x)) v[m++] = x;
+    }
+    qsort(v, m, sizeof *v, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || v[u - 1] != v[i]) v[u++] = v[i];
+    return u;
+}
+
+/* Rewrite table 0 and 1 into generation g with vals (table 1 gets exactly
+ * the values table 0 reports as added). */
+static void rewrite_both(st_regen *g, st_store *s, const uint64_t *vals, size_t n, size_t want_added)
+{
+    st_u64s added = {0};
+    assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, n, &added), ND_OK);
+    assert_int_equal(added.n, want_added);
+    assert_int_equal(st_table_rewrite(g, s, 1, 16, added.v, added.n, NULL), ND_OK);
+    st_u64s_dispose(&added);
+}
+
+/* Table generations (st_regen): a rewrite equals the set it replaces plus
+ * the new values; nothing shows before the switching write, while
+ * snapshots taken before it keep the old tables; an abandoned generation,
+ * or one a crash left behind, is dropped and the old one stays. */
+static void test_regen(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s = store_create(dir, path, sizeof path, 2);
+    st_batch *b;
+    st_regen *g;
+    st_snap *sn;
+    st_reader *rd;
+    st_u64s out = {0};
+    enum { N = 30000 };
+    ref r = {malloc(4 * N * sizeof(uint64_t)), 0};
+    uint64_t *vals = malloc(2 * N * sizeof *vals);
+    assert_int_equal(st_reader_new(&rd, s), ND_OK);
+    assert_int_equal(st_table_generation(s), 0);
+
+    /* Some values through the ordinary path first: fresh, then folded. */
+    size_t n = fresh_values(vals, 3000, &r);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(st_table_insert(s, b, 0, vals[i]), ND_OK);
+        assert_int_equal(st_table_insert(s, b, 1, vals[i]), ND_OK);
+        ref_insert(&r, vals[i]);
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    /* Fresh entries refuse a rewrite: they must be folded first. */
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, 1, NULL), ND_EINVAL);
+    st_regen_free(g);
+    for (unsigned t = 0; t < 2; t++)
+        assert_int_equal(st_table_fold(s, t, 16, 0, NULL, NULL, NULL, NULL), ND_OK);
+    size_t keys_before = table_keys(s, 0, NULL);
+
+    /* Generation 1: new values plus some already stored (skipped). */
+    n = fresh_values(vals, N, &r);
+    size_t nnew = n;
+    for (size_t i = 0; i < 500; i++) vals[n++] = r.v[rnd() % r.n];
+    qsort(vals, n, sizeof *vals, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || vals[u - 1] != vals[i]) vals[u++] = vals[i];
+    n = u;
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    rewrite_both(g, s, vals, n, nnew);
+    /* Written and ingested, but not current: readers see the old tables. */
+    assert_int_equal(table_keys(s, 0, NULL), keys_before);
+    check_ranges(s, &r);
+    assert_int_equal(st_snap_new(&sn, s), ND_OK);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_put(b, ST_CF_DOCS, "k", 1, "v", 1), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_regen_free(g);
+    assert_int_equal(st_table_generation(s), 1);
+    for (size_t i = 0; i < n; i++)
+        if (!ref_has(&r, vals[i])) ref_insert(&r, vals[i]);
+    check_ranges(s, &r); /* a reader made before the switch follows it */
+    out.n = 0;
+    assert_int_equal(st_table_range(rd, 1, 0, UINT64_MAX, 1, &out), ND_OK);
+    assert_int_equal(out.n, r.n);
+    for (size_t i = 0; i < r.n; i++) assert_true(out.v[i] == r.v[i]);
+    /* The snapshot still reads generation 0, which is dropped once it goes. */
+    assert_int_equal(table_keys(s, 0, sn), keys_before);
+    st_snap_free(sn);
+    char *v;
+    size_t vlen;
+    assert_int_equal(st_get(s, ST_CF_DOCS, "k", 1, &v, &vlen), ND_OK);
+    free(v);
+
+    /* An abandoned generation changes nothing; the next one can be made. */
+    size_t keys1 = table_keys(s, 0, NULL);
+    ref r0 = r;
+    n = fresh_values(vals, 1000, &r);
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    rewrite_both(g, s, vals, n, n);
+    st_regen_free(g);
+    assert_int_equal(st_table_generation(s), 1);
+    assert_int_equal(table_keys(s, 0, NULL), keys1);
+    check_ranges(s, &r0);
+
+    /* A crash after the files were ingested, before the switch: the child
+     * stops without a word to RocksDB; the next open drops its families,
+     * whose names a new generation then reuses. */
+    st_reader_free(rd);
+    st_batch_free(b);
+    st_close(s);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        st_open_opts oc = {.create = 0};
+        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK) _exit(1);
+        st_u64s added = {0};
+        if (st_table_rewrite(g, s, 0, 16, vals, n, &added) != ND_OK) _exit(2);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    st_open_opts o = {.create = 0};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_table_generation(s), 1);
+    assert_int_equal(st_ntables(s), 2);
+    check_ranges(s, &r0);
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    rewrite_both(g, s, vals, n, n);
+    assert_int_equal(st_batch_new_plain(&b, s), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_regen_free(g);
+    for (size_t i = 0; i < n; i++) ref_insert(&r, vals[i]);
+    check_ranges(s, &r);
+    st_batch_free(b);
+    st_close(s);
+
+    /* Reopened, read-only too: generation 2 with every value. */
+    o.readonly = 1;
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_table_generation(s), 2);
+    check_ranges(s, &r);
+    st_close(s);
+    st_u64s_dispose(&out);
+    free(vals);
+    free(r.v);
+    tmpdir_remove(dir);
+}
+
 static void test_range_races(void **state)
 {
     (void)state;
@@ -550,7 +720,7 @@ int main(void)
         cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
         cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
-        cmocka_unit_test(test_range_races),
+        cmocka_unit_test(test_range_races),     cmocka_unit_test(test_regen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
