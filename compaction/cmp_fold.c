@@ -179,7 +179,7 @@ int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
     if (fresh)
         ND_FAIL(ND_EINVAL, "table %u: %llu fresh entries; fold them before a rewrite", t,
                 (unsigned long long)fresh);
-    ND_TRY(st_regen_begin_table(g, t));
+    ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
     ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
     tbl_key(kb, TBL_RUN, 0);
     rc = ND_OK;
@@ -208,7 +208,7 @@ int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
         ND_TRY(merge_group(&m, 0, vals + i, n - i, added, &put_new));
         ND_TRY(tbl_put_runs(&o, m.codec, m.run_size, m.merged.v, m.merged.n));
     }
-    ND_TRY(st_regen_end_table(g));
+    ND_TRY(st_regen_end(g));
 cleanup:
     st_iter_free(it);
     merger_dispose(&m);

@@ -36,14 +36,15 @@
 #include "cmp_fresh.h"
 #include "nd_error.h"
 
-/* One generation of the table families. Readers take a reference while
- * they make an iterator (or for a snapshot's life), so a generation
- * replaced by an import (st_regen) is destroyed only when nobody can still
- * be creating an iterator from its handles; RocksDB's iterators keep their
- * own reference to the families they read. */
+/* One generation of the families an import rewrites: docs, rev and the
+ * tables (indexed by family number; meta is not generational). Readers
+ * take a reference while they make an iterator or read (or for a
+ * snapshot's life), so a generation replaced by an import (st_regen) is
+ * destroyed only when nobody can still be using its handles; RocksDB's
+ * iterators keep their own reference to the families they read. */
 typedef struct st_tables {
-    rocksdb_column_family_handle_t *cf[ND_MAX_TABLES];
-    unsigned n;
+    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0 + ND_MAX_TABLES];
+    unsigned n; /* tables */
     uint64_t gen;
     int refs; /* under st_store.tables_mu */
 } st_tables;
@@ -56,7 +57,7 @@ struct st_store {
     rocksdb_readoptions_t *ropts;
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     rocksdb_column_family_handle_t *default_cf;
-    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0]; /* meta, docs, rev */
+    rocksdb_column_family_handle_t *meta;
     pthread_mutex_t tables_mu;
     st_tables *tables; /* the current generation; swapped by st_write only */
     unsigned ntables;
@@ -75,6 +76,7 @@ struct st_batch {
     st_store *store;
     cmp_flog log; /* its table changes, for the fresh mirror and runs_seq */
     st_regen *regen; /* made current by this batch's write, or NULL */
+    size_t gen_ops;  /* puts and deletes into generational families */
 };
 
 struct st_iter {
@@ -90,7 +92,6 @@ struct st_snap {
     rocksdb_readoptions_t *ropts;
 };
 
-static const char *const fixed_cf_names[ST_CF_TABLE0] = {"meta", "docs", "rev"};
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -134,8 +135,8 @@ static int take_error(char *err, const char *what)
 static void tables_destroy(st_tables *ts)
 {
     if (!ts) return;
-    for (unsigned t = 0; t < ND_MAX_TABLES; t++)
-        if (ts->cf[t]) rocksdb_column_family_handle_destroy(ts->cf[t]);
+    for (unsigned i = 0; i < ST_CF_TABLE0 + ND_MAX_TABLES; i++)
+        if (ts->cf[i]) rocksdb_column_family_handle_destroy(ts->cf[i]);
     free(ts);
 }
 
@@ -158,33 +159,50 @@ static void tables_release(st_store *s, st_tables *ts)
     if (last) tables_destroy(ts);
 }
 
+/* Is family cf one of a generation (a reader must hold a reference)? */
+#define GENERATIONAL(cf) ((cf) != ST_CF_META)
+
 /* Handle of family cf for a writer or a reader holding ts (NULL: the
  * current generation, which only st_write replaces, and writers are
  * serialised with st_write by the engine). */
 static rocksdb_column_family_handle_t *cf_handle(st_store *s, const st_tables *ts, int cf)
 {
-    if (cf < ST_CF_TABLE0) return s->cf[cf];
-    return (ts ? ts : s->tables)->cf[cf - ST_CF_TABLE0];
+    if (!GENERATIONAL(cf)) return s->meta;
+    return (ts ? ts : s->tables)->cf[cf];
 }
 
-/* Name of table t's family in generation gen: "tNN" for generation 0 (the
- * only one before imports rewrote tables), else "tNN.gG". */
-static void table_cf_name(char out[32], unsigned t, uint64_t gen)
+/* Name of family cf in generation gen: "docs", "rev", "tNN" for
+ * generation 0 (the only one before imports rewrote them), else with
+ * ".gG" appended. */
+static void family_name(char out[32], int cf, uint64_t gen)
 {
-    if (gen == 0) snprintf(out, 32, "t%02u", t);
-    else snprintf(out, 32, "t%02u.g%" PRIu64, t, gen);
+    int len = cf == ST_CF_DOCS  ? snprintf(out, 32, "docs")
+              : cf == ST_CF_REV ? snprintf(out, 32, "rev")
+                                : snprintf(out, 32, "t%02d", cf - ST_CF_TABLE0);
+    if (gen) snprintf(out + len, (size_t)(32 - len), ".g%" PRIu64, gen);
 }
 
-/* Parse a table family name; 0 if name is not one. */
-static int parse_table_cf_name(const char *name, unsigned *t, uint64_t *gen)
+/* Parse a generational family name; 0 if name is not one. */
+static int parse_family_name(const char *name, int *cf, uint64_t *gen)
 {
-    if (name[0] != 't' || name[1] < '0' || name[1] > '9' || name[2] < '0' || name[2] > '9')
+    const char *p;
+    if (strncmp(name, "docs", 4) == 0) {
+        *cf = ST_CF_DOCS;
+        p = name + 4;
+    } else if (strncmp(name, "rev", 3) == 0) {
+        *cf = ST_CF_REV;
+        p = name + 3;
+    } else if (name[0] == 't' && name[1] >= '0' && name[1] <= '9' && name[2] >= '0' &&
+               name[2] <= '9') {
+        *cf = ST_CF_TABLE((name[1] - '0') * 10 + (name[2] - '0'));
+        p = name + 3;
+    } else {
         return 0;
-    *t = (unsigned)(name[1] - '0') * 10 + (unsigned)(name[2] - '0');
+    }
     *gen = 0;
-    if (name[3] == '\0') return 1;
-    if (name[3] != '.' || name[4] != 'g' || name[5] == '\0') return 0;
-    for (const char *p = name + 5; *p; p++) {
+    if (*p == '\0') return 1;
+    if (p[0] != '.' || p[1] != 'g' || p[2] == '\0') return 0;
+    for (p += 2; *p; p++) {
         if (*p < '0' || *p > '9') return 0;
         *gen = *gen * 10 + (uint64_t)(*p - '0');
     }
@@ -194,8 +212,7 @@ static int parse_table_cf_name(const char *name, unsigned *t, uint64_t *gen)
 static void free_store(st_store *s)
 {
     cmp_fresh_free(s->fresh);
-    for (unsigned i = 0; i < ST_CF_TABLE0; i++)
-        if (s->cf[i]) rocksdb_column_family_handle_destroy(s->cf[i]);
+    if (s->meta) rocksdb_column_family_handle_destroy(s->meta);
     /* Snapshots hold references; they must be freed before the store. */
     tables_destroy(s->tables);
     pthread_mutex_destroy(&s->tables_mu);
@@ -278,26 +295,25 @@ static int probe_dir(const char *path)
     return have ? 1 : 0;
 }
 
-/* Meta record of the current table generation (decimal; absent: 0). */
+/* Meta record of the current generation (decimal; absent: 0). */
 #define GEN_KEY "st.table_gen"
 
-/* After open: read the current generation, keep its table families in
+/* After open: read the current generation, keep its families in
  * s->tables and drop (writable) or let go (read-only) the others: what an
  * import left behind when it stopped before or after its switch. */
-static int adopt_tables(st_store *s, const char *path, char **names, size_t n,
-                        rocksdb_column_family_handle_t **handles, int readonly)
+static int adopt_generation(st_store *s, const char *path, char **names, size_t n,
+                            rocksdb_column_family_handle_t **handles, int readonly)
 {
     char *err = NULL;
     size_t len = 0;
     uint64_t gen = 0;
     int rc = ND_OK;
-    char *v = rocksdb_get_cf(s->db, s->ropts, s->cf[ST_CF_META], GEN_KEY, strlen(GEN_KEY), &len,
-                             &err);
+    char *v = rocksdb_get_cf(s->db, s->ropts, s->meta, GEN_KEY, strlen(GEN_KEY), &len, &err);
     if (err) return take_error(err, path);
     for (size_t i = 0; v && i < len; i++) {
         if (v[i] < '0' || v[i] > '9' || i >= 19) {
             rocksdb_free(v);
-            return nd_err_set(ND_ECORRUPT, "database %s: malformed table generation record", path);
+            return nd_err_set(ND_ECORRUPT, "database %s: malformed generation record", path);
         }
         gen = gen * 10 + (uint64_t)(v[i] - '0');
     }
@@ -307,16 +323,17 @@ static int adopt_tables(st_store *s, const char *path, char **names, size_t n,
     s->tables->refs = 1;
     s->tables->gen = gen;
     for (size_t i = 0; i < n; i++) {
-        unsigned t;
+        int cf;
         uint64_t g;
-        if (!handles[i] || !parse_table_cf_name(names[i], &t, &g)) continue;
-        if (g == gen && t < ND_MAX_TABLES) {
-            s->tables->cf[t] = handles[i];
-            if (t + 1 > s->tables->n) s->tables->n = t + 1;
+        if (!handles[i] || !parse_family_name(names[i], &cf, &g)) continue;
+        if (g == gen && cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES)) {
+            s->tables->cf[cf] = handles[i];
+            if (cf >= ST_CF_TABLE0 && (unsigned)(cf - ST_CF_TABLE0) + 1 > s->tables->n)
+                s->tables->n = (unsigned)(cf - ST_CF_TABLE0) + 1;
         } else {
             if (!readonly && rc == ND_OK) {
                 rocksdb_drop_column_family(s->db, handles[i], &err);
-                rc = take_error(err, "dropping an unfinished table generation");
+                rc = take_error(err, "dropping an unfinished generation");
                 err = NULL;
             }
             rocksdb_column_family_handle_destroy(handles[i]);
@@ -324,10 +341,10 @@ static int adopt_tables(st_store *s, const char *path, char **names, size_t n,
         handles[i] = NULL;
     }
     ND_FORWARD(rc);
-    if (s->tables->n == 0)
+    if (s->tables->n == 0 || !s->tables->cf[ST_CF_DOCS] || !s->tables->cf[ST_CF_REV])
         return nd_err_set(ND_EINVAL, "%s is not a neardup database (no tables)", path);
     for (unsigned t = 0; t < s->tables->n; t++)
-        if (!s->tables->cf[t])
+        if (!s->tables->cf[ST_CF_TABLE(t)])
             return nd_err_set(ND_ECORRUPT, "database %s: table %u of generation %" PRIu64
                               " is missing", path, t, gen);
     s->ntables = s->tables->n;
@@ -336,12 +353,12 @@ static int adopt_tables(st_store *s, const char *path, char **names, size_t n,
 
 static int open_db(st_store *s, const char *path, int create, unsigned ntables, int readonly)
 {
-    char **list = NULL, **names = NULL, (*tnames)[32] = NULL;
+    char **list = NULL, **names = NULL, (*fnames)[32] = NULL;
     const rocksdb_options_t **cfo = NULL;
     rocksdb_column_family_handle_t **handles = NULL;
     char *err = NULL;
     size_t len = 0, n = 0;
-    int rc = ND_OK;
+    int rc = ND_OK, have_meta = 0;
 
     if (!create) {
         list = rocksdb_list_column_families(s->opts, path, &len, &err);
@@ -354,31 +371,29 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
         len = 1 + ST_CF_TABLE0 + ntables;
     }
     names = calloc(len + 1, sizeof *names);
-    tnames = calloc(len + 1, sizeof *tnames);
+    fnames = calloc(len + 1, sizeof *fnames);
     cfo = calloc(len + 1, sizeof *cfo);
     handles = calloc(len + 1, sizeof *handles);
-    if (!names || !tnames || !cfo || !handles) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    if (!names || !fnames || !cfo || !handles) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     if (create) {
         names[n++] = "default";
-        for (int i = 0; i < ST_CF_TABLE0; i++) names[n++] = (char *)fixed_cf_names[i];
-        for (unsigned t = 0; t < ntables; t++) {
-            table_cf_name(tnames[t], t, 0);
-            names[n++] = tnames[t];
+        names[n++] = "meta";
+        for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)ntables); cf++) {
+            family_name(fnames[cf], cf, 0);
+            names[n++] = fnames[cf];
         }
     } else {
         /* Every family must be opened for writing: in RocksDB's order. */
         for (size_t i = 0; i < len; i++) names[n++] = list[i];
     }
-    int fixed_seen = 0;
     for (size_t i = 0; i < n; i++) {
-        unsigned t;
+        int cf;
         uint64_t g;
-        cfo[i] = parse_table_cf_name(names[i], &t, &g) ? s->table_opts : s->small_opts;
-        for (int f = 0; f < ST_CF_TABLE0; f++)
-            if (strcmp(names[i], fixed_cf_names[f]) == 0) fixed_seen++;
+        int fam = parse_family_name(names[i], &cf, &g);
+        cfo[i] = fam && cf >= ST_CF_TABLE0 ? s->table_opts : s->small_opts;
+        if (strcmp(names[i], "meta") == 0) have_meta = 1;
     }
-    if (!create && fixed_seen != ST_CF_TABLE0)
-        ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", path);
+    if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", path);
     if (readonly)
         s->db = rocksdb_open_for_read_only_column_families(s->opts, path, (int)n,
                                                            (const char *const *)names, cfo,
@@ -394,20 +409,18 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
         if (strcmp(names[i], "default") == 0) {
             s->default_cf = handles[i];
             handles[i] = NULL;
+        } else if (strcmp(names[i], "meta") == 0) {
+            s->meta = handles[i];
+            handles[i] = NULL;
         }
-        for (int f = 0; f < ST_CF_TABLE0; f++)
-            if (handles[i] && strcmp(names[i], fixed_cf_names[f]) == 0) {
-                s->cf[f] = handles[i];
-                handles[i] = NULL;
-            }
     }
-    rc = adopt_tables(s, path, names, n, handles, readonly);
+    rc = adopt_generation(s, path, names, n, handles, readonly);
 cleanup:
     for (size_t i = 0; handles && i < n; i++)
         if (handles[i]) rocksdb_column_family_handle_destroy(handles[i]);
     if (list) rocksdb_list_column_families_destroy(list, len);
     free(names);
-    free(tnames);
+    free(fnames);
     free(cfo);
     free(handles);
     return rc;
@@ -489,7 +502,7 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, si
 {
     char *err = NULL;
     size_t len = 0;
-    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
     char *val = rocksdb_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), key, klen, &len, &err);
     tables_release(s, ts);
     if (err) return take_error(err, "read");
@@ -506,7 +519,7 @@ int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *l
     rocksdb_pinnableslice_t *vals[CHUNK];
     char *errs[CHUNK];
     int rc = ND_OK;
-    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
     for (size_t at = 0; at < n && rc == ND_OK; at += CHUNK) {
         size_t m = n - at < CHUNK ? n - at : CHUNK;
         rocksdb_batched_multi_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), m, keys + at,
@@ -559,6 +572,18 @@ void st_batch_clear(st_batch *b)
     else rocksdb_writebatch_clear(b->plain);
     cmp_flog_clear(&b->log);
     b->regen = NULL;
+    b->gen_ops = 0;
+}
+
+/* A batch that switches generations writes only meta: anything else
+ * would land in the families it is about to drop. */
+static int gen_op(st_batch *b, int cf)
+{
+    if (!GENERATIONAL(cf)) return ND_OK;
+    ND_RETURN_IF(b->regen, ND_EINVAL,
+                 "storage: a batch that switches generations writes only meta");
+    b->gen_ops++;
+    return ND_OK;
 }
 
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
@@ -566,6 +591,7 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
 {
     if (cf >= ST_CF_TABLE0)
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
+    ND_FORWARD(gen_op(b, cf));
     rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
     if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, h, key, klen, val, vlen);
     else rocksdb_writebatch_put_cf(b->plain, h, key, klen, val, vlen);
@@ -576,6 +602,7 @@ int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
     if (cf >= ST_CF_TABLE0)
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 0));
+    ND_FORWARD(gen_op(b, cf));
     rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
     if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, h, key, klen);
     else rocksdb_writebatch_delete_cf(b->plain, h, key, klen);
@@ -601,16 +628,17 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
  * after its read saw runs and mirror from one side of every such write
  * (cmp_table.c, st_table_range). Other writes change only the mirror,
  * one value at a time, after RocksDB took them. */
-/* ---- table generations: bulk rewrite through SST files --------------- */
+/* ---- generations: bulk rewrite through SST files ---------------------- */
 
 struct st_regen {
     st_store *s;
     st_tables *next;              /* the new families, until made current */
     rocksdb_envoptions_t *env;
-    rocksdb_sstfilewriter_t *w;   /* the table being written, or NULL */
+    rocksdb_sstfilewriter_t *w;   /* the family being written, or NULL */
     rocksdb_ingestexternalfileoptions_t *ingest;
-    unsigned t;                   /* the table being written */
+    int cf;                       /* the family being written */
     uint64_t keys;                /* keys put into its file */
+    unsigned char written[ST_CF_TABLE0 + ND_MAX_TABLES]; /* families finished */
     char *file;                   /* the file's path */
 };
 
@@ -634,14 +662,15 @@ int st_regen_new(st_regen **out, st_store *s)
     g->next->refs = 1;
     g->next->gen = s->tables->gen + 1;
     g->next->n = s->ntables;
-    for (unsigned t = 0; t < s->ntables; t++) {
-        table_cf_name(name, t, g->next->gen);
-        g->next->cf[t] = rocksdb_create_column_family(s->db, s->table_opts, name, &err);
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)s->ntables); cf++) {
+        family_name(name, cf, g->next->gen);
+        g->next->cf[cf] = rocksdb_create_column_family(
+            s->db, cf >= ST_CF_TABLE0 ? s->table_opts : s->small_opts, name, &err);
         if (err) {
             /* RocksDB's C API hands back an empty handle even on failure. */
-            if (g->next->cf[t]) rocksdb_column_family_handle_destroy(g->next->cf[t]);
-            g->next->cf[t] = NULL;
-            rc = take_error(err, "creating a table generation");
+            if (g->next->cf[cf]) rocksdb_column_family_handle_destroy(g->next->cf[cf]);
+            g->next->cf[cf] = NULL;
+            rc = take_error(err, "creating a generation");
             goto cleanup;
         }
     }
@@ -652,13 +681,16 @@ cleanup:
     return rc;
 }
 
-int st_regen_begin_table(st_regen *g, unsigned t)
+int st_regen_begin(st_regen *g, int cf)
 {
     char *err = NULL;
-    ND_RETURN_IF(g->w || t >= g->next->n, ND_EINVAL, "storage: table %u cannot be begun here", t);
-    g->w = rocksdb_sstfilewriter_create(g->env, g->s->table_opts);
+    ND_RETURN_IF(g->w || cf == ST_CF_META || cf >= ST_CF_TABLE((int)g->next->n) ||
+                     g->written[cf],
+                 ND_EINVAL, "storage: family %d cannot be begun here", cf);
+    g->w = rocksdb_sstfilewriter_create(g->env,
+                                        cf >= ST_CF_TABLE0 ? g->s->table_opts : g->s->small_opts);
     ND_RETURN_IF(!g->w, ND_ENOMEM, "storage: out of memory");
-    g->t = t;
+    g->cf = cf;
     g->keys = 0;
     rocksdb_sstfilewriter_open(g->w, g->file, &err);
     return take_error(err, g->file);
@@ -680,29 +712,35 @@ static void regen_drop_writer(st_regen *g)
     (void)unlink(g->file);
 }
 
-int st_regen_end_table(st_regen *g)
+int st_regen_end(st_regen *g)
 {
     char *err = NULL;
     int rc = ND_OK;
-    ND_RETURN_IF(!g->w, ND_EINVAL, "storage: no table is being written");
-    if (g->keys) { /* an empty table needs no file (RocksDB refuses one) */
+    ND_RETURN_IF(!g->w, ND_EINVAL, "storage: no family is being written");
+    if (g->keys) { /* an empty family needs no file (RocksDB refuses one) */
         rocksdb_sstfilewriter_finish(g->w, &err);
         rc = take_error(err, g->file);
         if (rc == ND_OK) {
             const char *files[1] = {g->file};
-            rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->t], files, 1, g->ingest,
+            rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->cf], files, 1, g->ingest,
                                             &err);
-            rc = take_error(err, "ingesting a rewritten table");
+            rc = take_error(err, "ingesting a rewritten family");
         }
     }
     regen_drop_writer(g);
+    if (rc == ND_OK) g->written[g->cf] = 1;
     return rc;
 }
 
 int st_batch_set_regen(st_batch *b, st_regen *g)
 {
     char v[24];
-    ND_RETURN_IF(g->w, ND_EINVAL, "storage: table %u is still being written", g->t);
+    ND_RETURN_IF(g->w, ND_EINVAL, "storage: family %d is still being written", g->cf);
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->next->n); cf++)
+        ND_RETURN_IF(!g->written[cf], ND_EINVAL,
+                     "storage: family %d of the new generation was not written", cf);
+    ND_RETURN_IF(b->gen_ops, ND_EINVAL,
+                 "storage: a batch that switches generations writes only meta");
     snprintf(v, sizeof v, "%" PRIu64, g->next->gen);
     ND_FORWARD(st_batch_put(b, ST_CF_META, GEN_KEY, strlen(GEN_KEY), v, strlen(v)));
     b->regen = g;
@@ -720,11 +758,12 @@ static void regen_switch(st_regen *g)
     s->tables = g->next;
     pthread_mutex_unlock(&s->tables_mu);
     g->next = NULL;
-    for (unsigned t = 0; t < old->n; t++) {
+    for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
         char *err = NULL;
+        if (!old->cf[cf]) continue;
         /* A failure leaves a stale generation that the next writable open
          * drops; the switch itself is already durable. */
-        rocksdb_drop_column_family(s->db, old->cf[t], &err);
+        rocksdb_drop_column_family(s->db, old->cf[cf], &err);
         if (err) rocksdb_free(err);
     }
     tables_release(s, old);
@@ -735,10 +774,10 @@ void st_regen_free(st_regen *g)
     if (!g) return;
     regen_drop_writer(g);
     if (g->next) { /* never made current: its families go */
-        for (unsigned t = 0; t < ND_MAX_TABLES; t++) {
+        for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
             char *err = NULL;
-            if (!g->next->cf[t]) continue;
-            rocksdb_drop_column_family(g->s->db, g->next->cf[t], &err);
+            if (!g->next->cf[cf]) continue;
+            rocksdb_drop_column_family(g->s->db, g->next->cf[cf], &err);
             if (err) rocksdb_free(err);
         }
         tables_destroy(g->next);
@@ -789,7 +828,7 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     (void)consistent;
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    st_tables *ts = cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
     rocksdb_column_family_handle_t *h = cf_handle(s, ts, cf);
     rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, h);
     it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, h) : base;
@@ -859,7 +898,7 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
     rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], klen);
     rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], klen);
     if (snap) rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
-    st_tables *ts = !snap && cf >= ST_CF_TABLE0 ? tables_acquire(s) : NULL;
+    st_tables *ts = !snap && GENERATIONAL(cf) ? tables_acquire(s) : NULL;
     it->it = rocksdb_create_iterator_cf(s->db, it->ropts, cf_handle(s, snap ? snap->tables : ts, cf));
     tables_release(s, ts);
     if (!it->it) {

@@ -187,33 +187,42 @@ int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync,
 int st_table_merge(st_store *s, st_batch *b, unsigned t, unsigned run_size,
                    const uint64_t *vals, size_t n, st_u64s *added);
 
-/* ---- table generations: rewriting every table at once --------------- */
-/* A bulk import that touches most runs writes every table anew, through
- * SST files ingested into a new generation of table families, instead of
- * pushing gigabytes of rewritten runs through the WAL, the memtables and
- * compaction. Nothing is visible until st_write of a batch given the
- * generation with st_batch_set_regen: that one synced write records the
- * generation in meta (with whatever else the batch holds: documents,
- * counters), the store switches to the new families (runs_seq is odd
- * meanwhile) and drops the old ones. A crash before that write leaves the
- * old generation current and the next writable open drops the new
- * families; after it, the old ones. Snapshots and iterators made before
- * the switch keep reading the old generation. The caller serialises
- * writers around all of it, as for any write. */
+/* ---- generations: rewriting docs, rev and every table at once ------- */
+/* A bulk import that touches most runs writes the documents, the reverse
+ * family and every table anew, through SST files ingested into a new
+ * generation of those families, instead of pushing gigabytes through the
+ * WAL, the memtables and compaction. Nothing is visible until st_write of
+ * a batch given the generation with st_batch_set_regen: that one synced
+ * write records the generation in meta (with whatever else the batch
+ * holds, e.g. counters), the store switches to the new families (runs_seq
+ * is odd meanwhile) and drops the old ones. A crash before that write
+ * leaves the old generation current and the next writable open drops the
+ * new families; after it, the old ones. Snapshots and readers that hold
+ * the old generation keep reading it. The caller serialises writers
+ * around all of it, as for any write. */
 int st_regen_new(st_regen **out, st_store *s);
-/* Start, fill (keys strictly ascending) and finish table t's file; the
- * finish ingests it into the new family t. One table at a time; a table
- * never begun stays empty. */
-int st_regen_begin_table(st_regen *g, unsigned t);
+/* Start, fill (keys strictly ascending) and finish family cf's file
+ * (ST_CF_DOCS, ST_CF_REV or a table); the finish ingests it into the new
+ * family. One family at a time, each once. */
+int st_regen_begin(st_regen *g, int cf);
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen);
-int st_regen_end_table(st_regen *g);
-/* Make b's write switch to generation g (g must outlive that write). */
+int st_regen_end(st_regen *g);
+/* Make b's write switch to generation g (g must outlive that write).
+ * ND_EINVAL unless every family of g was written (an empty one too). */
 int st_batch_set_regen(st_batch *b, st_regen *g);
 /* Free; the new families are dropped unless a write made them current.
  * Accepts NULL. */
 void st_regen_free(st_regen *g);
 /* The current generation number (0 until the first switch). */
 uint64_t st_table_generation(st_store *s);
+
+/* The i-th new entry of st_family_merge (0 <= i < n, asked in order). */
+typedef int (*st_kv_fn)(void *payload, size_t i, const void **key, size_t *klen,
+                        const void **val, size_t *vlen);
+/* Write into g's family cf (ST_CF_DOCS or ST_CF_REV) the family as it is,
+ * merged with n new entries given by kv in strictly ascending key order
+ * (bytewise, RocksDB's order); a key already stored is ND_ECORRUPT. */
+int st_family_merge(st_regen *g, st_store *s, int cf, size_t n, st_kv_fn kv, void *payload);
 
 /* Write into g's table t the table as it is (no fresh entries allowed:
  * fold first) merged with vals[0..n) (ascending, distinct), in one forward

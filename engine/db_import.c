@@ -101,6 +101,42 @@ static void sort_ties(sort_item *a, size_t n, const nd_doc *docs)
     }
 }
 
+/* The new documents' entries of docs and rev, in key order (order holds
+ * them sorted for the family at hand). */
+typedef struct kv_state {
+    const nd_doc *docs;
+    const sort_item *order;
+    uint8_t val[DB_DOC_VALUE_LEN];
+    uint8_t *rk; /* 8 + ND_MAX_KEY_LEN */
+} kv_state;
+
+static int doc_kv(void *payload, size_t i, const void **key, size_t *klen, const void **val,
+                  size_t *vlen)
+{
+    kv_state *st = payload;
+    const nd_doc *d = &st->docs[st->order[i].idx];
+    db_doc_encode(st->val, d->fp, d->score, d->time);
+    *key = d->key;
+    *klen = d->key_len;
+    *val = st->val;
+    *vlen = sizeof st->val;
+    return ND_OK;
+}
+
+static int rev_kv(void *payload, size_t i, const void **key, size_t *klen, const void **val,
+                  size_t *vlen)
+{
+    kv_state *st = payload;
+    const nd_doc *d = &st->docs[st->order[i].idx];
+    nd_store_be64(st->rk, d->fp);
+    memcpy(st->rk + 8, d->key, d->key_len);
+    *key = st->rk;
+    *klen = 8 + d->key_len;
+    *val = "";
+    *vlen = 0;
+    return ND_OK;
+}
+
 /* Documents whose key is already stored go through the staged path. */
 static int import_replacements(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
 {
@@ -199,10 +235,7 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     for (size_t i = 0; i < nnew; i++) fps[i] = docs[newdocs[i]].fp;
     size_t nfp = sort_u64_unique(fps, tmp, nnew);
     ND_TRY(st_batch_new_plain(&b, db->store));
-    if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps) {
-        ND_TRY(st_regen_new(&g, db->store));
-        ND_TRY(st_batch_set_regen(b, g));
-    }
+    if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps) ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(import_tables(db, b, g, fps, nfp, &added));
     /* docs and rev in key order: RocksDB's memtable skiplist inserts a
      * sorted sequence several times faster than a random one. */
@@ -212,21 +245,25 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){key_prefix(&docs[newdocs[i]]), (uint32_t)newdocs[i]};
     sort_items(order, otmp, nnew);
     sort_ties(order, nnew, docs);
-    for (size_t i = 0; i < nnew; i++) {
-        const nd_doc *d = &docs[order[i].idx];
-        uint8_t val[DB_DOC_VALUE_LEN];
-        db_doc_encode(val, d->fp, d->score, d->time);
-        ND_TRY(st_batch_put(b, ST_CF_DOCS, d->key, d->key_len, val, sizeof val));
+    kv_state kvs = {docs, order, {0}, rk};
+    if (g) ND_TRY(st_family_merge(g, db->store, ST_CF_DOCS, nnew, doc_kv, &kvs));
+    for (size_t i = 0; !g && i < nnew; i++) {
+        const void *k, *v;
+        size_t klen, vlen;
+        ND_TRY(doc_kv(&kvs, i, &k, &klen, &v, &vlen));
+        ND_TRY(st_batch_put(b, ST_CF_DOCS, k, klen, v, vlen));
     }
     for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){docs[newdocs[i]].fp, (uint32_t)newdocs[i]};
     sort_items(order, otmp, nnew);
     sort_ties(order, nnew, docs);
-    for (size_t i = 0; i < nnew; i++) {
-        const nd_doc *d = &docs[order[i].idx];
-        nd_store_be64(rk, d->fp);
-        memcpy(rk + 8, d->key, d->key_len);
-        ND_TRY(st_batch_put(b, ST_CF_REV, rk, 8 + d->key_len, "", 0));
+    if (g) ND_TRY(st_family_merge(g, db->store, ST_CF_REV, nnew, rev_kv, &kvs));
+    for (size_t i = 0; !g && i < nnew; i++) {
+        const void *k, *v;
+        size_t klen, vlen;
+        ND_TRY(rev_kv(&kvs, i, &k, &klen, &v, &vlen));
+        ND_TRY(st_batch_put(b, ST_CF_REV, k, klen, v, vlen));
     }
+    if (g) ND_TRY(st_batch_set_regen(b, g));
     ND_TRY(db_commit(db, b, db->ndocs + nnew, db->nfps + added, 0));
 cleanup:
     free(ks.slot);

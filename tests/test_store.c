@@ -505,13 +505,13 @@ static void *race_reader(void *p)
     return NULL;
 }
 
-/* Count the keys of table t as of snapshot sn (NULL: now). */
-static size_t table_keys(st_store *s, unsigned t, const st_snap *sn)
+/* Count the keys of family cf as of snapshot sn (NULL: now). */
+static size_t family_keys(st_store *s, int cf, const st_snap *sn)
 {
     st_iter *it;
     size_t n = 0;
-    if (sn) assert_int_equal(st_iter_new_at(&it, s, ST_CF_TABLE(t), sn), ND_OK);
-    else assert_int_equal(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1), ND_OK);
+    if (sn) assert_int_equal(st_iter_new_at(&it, s, cf, sn), ND_OK);
+    else assert_int_equal(st_iter_new(&it, s, cf, NULL, 1), ND_OK);
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) n++;
     assert_int_equal(st_iter_status(it), ND_OK);
     st_iter_free(it);
@@ -533,14 +533,36 @@ static size_t fresh_values(uint64_t *v, size_t n, ref *r)
     return u;
 }
 
-/* Rewrite table 0 and 1 into generation g with vals (table 1 gets exactly
- * the values table 0 reports as added). */
-static void rewrite_both(st_regen *g, st_store *s, const uint64_t *vals, size_t n, size_t want_added)
+/* New docs entries "d<x>" -> "v" for the values of a rewrite. */
+typedef struct doc_src {
+    const uint64_t *v;
+    char key[24];
+} doc_src;
+
+static int doc_src_kv(void *payload, size_t i, const void **key, size_t *klen, const void **val,
+                      size_t *vlen)
+{
+    doc_src *d = payload;
+    snprintf(d->key, sizeof d->key, "d%016llx", (unsigned long long)d->v[i]);
+    *key = d->key;
+    *klen = strlen(d->key);
+    *val = "v";
+    *vlen = 1;
+    return ND_OK;
+}
+
+/* Rewrite generation g: tables 0 and 1 with vals (table 1 gets exactly
+ * the values table 0 reports as added), docs with a key per added value,
+ * rev as it is. */
+static void rewrite_all(st_regen *g, st_store *s, const uint64_t *vals, size_t n, size_t want_added)
 {
     st_u64s added = {0};
     assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, n, &added), ND_OK);
     assert_int_equal(added.n, want_added);
     assert_int_equal(st_table_rewrite(g, s, 1, 16, added.v, added.n, NULL), ND_OK);
+    doc_src d = {added.v, ""};
+    assert_int_equal(st_family_merge(g, s, ST_CF_DOCS, added.n, doc_src_kv, &d), ND_OK);
+    assert_int_equal(st_family_merge(g, s, ST_CF_REV, 0, doc_src_kv, &d), ND_OK);
     st_u64s_dispose(&added);
 }
 
@@ -579,7 +601,7 @@ static void test_regen(void **state)
     st_regen_free(g);
     for (unsigned t = 0; t < 2; t++)
         assert_int_equal(st_table_fold(s, t, 16, 0, NULL, NULL, NULL, NULL), ND_OK);
-    size_t keys_before = table_keys(s, 0, NULL);
+    size_t keys_before = family_keys(s, ST_CF_TABLE(0), NULL);
 
     /* Generation 1: new values plus some already stored (skipped). */
     n = fresh_values(vals, N, &r);
@@ -591,14 +613,20 @@ static void test_regen(void **state)
         if (u == 0 || vals[u - 1] != vals[i]) vals[u++] = vals[i];
     n = u;
     assert_int_equal(st_regen_new(&g, s), ND_OK);
-    rewrite_both(g, s, vals, n, nnew);
+    rewrite_all(g, s, vals, n, nnew);
     /* Written and ingested, but not current: readers see the old tables. */
-    assert_int_equal(table_keys(s, 0, NULL), keys_before);
+    assert_int_equal(family_keys(s, ST_CF_TABLE(0), NULL), keys_before);
     check_ranges(s, &r);
+    assert_int_equal(family_keys(s, ST_CF_DOCS, NULL), 0);
     assert_int_equal(st_snap_new(&sn, s), ND_OK);
+    /* A switching batch writes only meta: docs would go to the old family. */
     st_batch_clear(b);
     assert_int_equal(st_batch_put(b, ST_CF_DOCS, "k", 1, "v", 1), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_EINVAL);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_put(b, ST_CF_META, "k", 1, "v", 1), ND_OK);
     assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_batch_put(b, ST_CF_REV, "k", 1, "", 0), ND_EINVAL);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     st_regen_free(g);
     assert_int_equal(st_table_generation(s), 1);
@@ -610,22 +638,41 @@ static void test_regen(void **state)
     assert_int_equal(out.n, r.n);
     for (size_t i = 0; i < r.n; i++) assert_true(out.v[i] == r.v[i]);
     /* The snapshot still reads generation 0, which is dropped once it goes. */
-    assert_int_equal(table_keys(s, 0, sn), keys_before);
+    assert_int_equal(family_keys(s, ST_CF_TABLE(0), sn), keys_before);
     st_snap_free(sn);
-    char *v;
+    char *v, dk[24];
     size_t vlen;
-    assert_int_equal(st_get(s, ST_CF_DOCS, "k", 1, &v, &vlen), ND_OK);
+    assert_int_equal(st_get(s, ST_CF_META, "k", 1, &v, &vlen), ND_OK);
     free(v);
+    assert_int_equal(family_keys(s, ST_CF_DOCS, NULL), nnew);
+    snprintf(dk, sizeof dk, "d%016llx", (unsigned long long)vals[0]);
+    assert_int_equal(st_get(s, ST_CF_DOCS, dk, strlen(dk), &v, &vlen), ND_OK);
+    assert_true(vlen == 1 && v[0] == 'v');
+    free(v);
+    /* A key merged twice, or out of order, is refused (and the generation
+     * dropped). */
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    doc_src d = {vals, ""};
+    assert_int_equal(st_family_merge(g, s, ST_CF_DOCS, 1, doc_src_kv, &d), ND_ECORRUPT);
+    st_regen_free(g);
+    uint64_t twice[2] = {5, 5};
+    d.v = twice;
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    assert_int_equal(st_family_merge(g, s, ST_CF_REV, 2, doc_src_kv, &d), ND_EINVAL);
+    /* Every family must be written before a switch. */
+    st_batch_clear(b);
+    assert_int_equal(st_batch_set_regen(b, g), ND_EINVAL);
+    st_regen_free(g);
 
     /* An abandoned generation changes nothing; the next one can be made. */
-    size_t keys1 = table_keys(s, 0, NULL);
+    size_t keys1 = family_keys(s, ST_CF_TABLE(0), NULL);
     ref r0 = r;
     n = fresh_values(vals, 1000, &r);
     assert_int_equal(st_regen_new(&g, s), ND_OK);
-    rewrite_both(g, s, vals, n, n);
+    rewrite_all(g, s, vals, n, n);
     st_regen_free(g);
     assert_int_equal(st_table_generation(s), 1);
-    assert_int_equal(table_keys(s, 0, NULL), keys1);
+    assert_int_equal(family_keys(s, ST_CF_TABLE(0), NULL), keys1);
     check_ranges(s, &r0);
 
     /* A crash after the files were ingested, before the switch: the child
@@ -652,7 +699,7 @@ static void test_regen(void **state)
     assert_int_equal(st_ntables(s), 2);
     check_ranges(s, &r0);
     assert_int_equal(st_regen_new(&g, s), ND_OK);
-    rewrite_both(g, s, vals, n, n);
+    rewrite_all(g, s, vals, n, n);
     assert_int_equal(st_batch_new_plain(&b, s), ND_OK);
     assert_int_equal(st_batch_set_regen(b, g), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);

@@ -1,0 +1,77 @@
+/*
+ * cmp_regen.c — merging new entries into a keyed family (docs, rev) while
+ * it is written into a new generation (st_regen): one forward walk of the
+ * family as it is, interleaved with the new entries, in key order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_error.h"
+#include "storage.h"
+
+/* RocksDB's bytewise order: memcmp over the shorter, then the shorter. */
+static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* The new entries, one at a time: the current one, and a copy of the
+ * previous key (kv may reuse its buffers) to check their order. */
+typedef struct new_entries {
+    int cf;
+    size_t i, n;
+    const void *key, *val;
+    size_t klen, vlen;
+    char *prev;
+    size_t plen, pcap;
+} new_entries;
+
+/* Put the current new entry and fetch the next. */
+static int put_new(st_regen *g, new_entries *nw, st_kv_fn kv, void *payload)
+{
+    ND_FORWARD(st_regen_put(g, nw->key, nw->klen, nw->val, nw->vlen));
+    if (++nw->i == nw->n) return ND_OK;
+    if (nw->klen > nw->pcap) {
+        char *p = realloc(nw->prev, nw->klen);
+        ND_RETURN_IF(!p, ND_ENOMEM, "storage: out of memory");
+        nw->prev = p;
+        nw->pcap = nw->klen;
+    }
+    memcpy(nw->prev, nw->key, nw->klen);
+    nw->plen = nw->klen;
+    ND_FORWARD(kv(payload, nw->i, &nw->key, &nw->klen, &nw->val, &nw->vlen));
+    ND_RETURN_IF(key_cmp(nw->prev, nw->plen, nw->key, nw->klen) >= 0, ND_EINVAL,
+                 "storage: new entry %zu of family %d is out of order", nw->i, nw->cf);
+    return ND_OK;
+}
+
+int st_family_merge(st_regen *g, st_store *s, int cf, size_t n, st_kv_fn kv, void *payload)
+{
+    st_iter *it = NULL;
+    new_entries nw = {.cf = cf, .n = n};
+    int rc;
+    ND_RETURN_IF(cf != ST_CF_DOCS && cf != ST_CF_REV, ND_EINVAL,
+                 "storage: family %d is not merged by key", cf);
+    ND_TRY(st_regen_begin(g, cf));
+    ND_TRY(st_iter_new(&it, s, cf, NULL, 1));
+    if (n) ND_TRY(kv(payload, 0, &nw.key, &nw.klen, &nw.val, &nw.vlen));
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t olen, ovlen;
+        const char *okey = st_iter_key(it, &olen);
+        /* The new entries below this stored key come first. */
+        while (nw.i < n && key_cmp(nw.key, nw.klen, okey, olen) < 0)
+            ND_TRY(put_new(g, &nw, kv, payload));
+        if (nw.i < n && key_cmp(nw.key, nw.klen, okey, olen) == 0)
+            ND_FAIL(ND_ECORRUPT, "storage: family %d already holds new entry %zu", cf, nw.i);
+        const char *oval = st_iter_value(it, &ovlen);
+        ND_TRY(st_regen_put(g, okey, olen, oval, ovlen));
+    }
+    ND_TRY(st_iter_status(it));
+    while (nw.i < n) ND_TRY(put_new(g, &nw, kv, payload));
+    ND_TRY(st_regen_end(g));
+cleanup:
+    st_iter_free(it);
+    free(nw.prev);
+    return rc;
+}
