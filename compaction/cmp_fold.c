@@ -180,7 +180,7 @@ int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
         ND_FAIL(ND_EINVAL, "table %u: %llu fresh entries; fold them before a rewrite", t,
                 (unsigned long long)fresh);
     ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
-    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), NULL, 1));
+    ND_TRY(st_iter_new_scan(&it, s, ST_CF_TABLE(t)));
     tbl_key(kb, TBL_RUN, 0);
     rc = ND_OK;
     /* One forward walk: runs no new value falls into are copied as they

@@ -54,7 +54,7 @@ int st_family_merge(st_regen *g, st_store *s, int cf, size_t n, st_kv_fn kv, voi
     ND_RETURN_IF(cf != ST_CF_DOCS && cf != ST_CF_REV, ND_EINVAL,
                  "storage: family %d is not merged by key", cf);
     ND_TRY(st_regen_begin(g, cf));
-    ND_TRY(st_iter_new(&it, s, cf, NULL, 1));
+    ND_TRY(st_iter_new_scan(&it, s, cf));
     if (n) ND_TRY(kv(payload, 0, &nw.key, &nw.klen, &nw.val, &nw.vlen));
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t olen, ovlen;

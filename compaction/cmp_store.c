@@ -55,6 +55,7 @@ struct st_store {
     rocksdb_block_based_table_options_t *small_bbt, *table_bbt;
     rocksdb_cache_t *cache;
     rocksdb_readoptions_t *ropts;
+    rocksdb_readoptions_t *scan_ropts; /* whole-family scans (st_iter_new_scan) */
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     rocksdb_column_family_handle_t *default_cf;
     rocksdb_column_family_handle_t *meta;
@@ -225,6 +226,7 @@ static void free_store(st_store *s)
     if (s->table_bbt) rocksdb_block_based_options_destroy(s->table_bbt);
     if (s->cache) rocksdb_cache_destroy(s->cache);
     if (s->ropts) rocksdb_readoptions_destroy(s->ropts);
+    if (s->scan_ropts) rocksdb_readoptions_destroy(s->scan_ropts);
     if (s->wopts) rocksdb_writeoptions_destroy(s->wopts);
     if (s->wopts_sync) rocksdb_writeoptions_destroy(s->wopts_sync);
     free(s->path);
@@ -240,12 +242,17 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     s->small_bbt = rocksdb_block_based_options_create();
     s->table_bbt = rocksdb_block_based_options_create();
     s->ropts = rocksdb_readoptions_create();
+    s->scan_ropts = rocksdb_readoptions_create();
     s->wopts = rocksdb_writeoptions_create();
     s->wopts_sync = rocksdb_writeoptions_create();
     if (!s->cache || !s->opts || !s->small_opts || !s->table_opts || !s->small_bbt ||
-        !s->table_bbt || !s->ropts || !s->wopts || !s->wopts_sync)
+        !s->table_bbt || !s->ropts || !s->scan_ropts || !s->wopts || !s->wopts_sync)
         return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
     rocksdb_writeoptions_set_sync(s->wopts_sync, 1);
+    /* A scan reads each block once: keep the cache for point reads, and
+     * read ahead in large steps. */
+    rocksdb_readoptions_set_fill_cache(s->scan_ropts, 0);
+    rocksdb_readoptions_set_readahead_size(s->scan_ropts, 2u << 20);
 
     rocksdb_options_set_create_if_missing(s->opts, 1);
     rocksdb_options_set_create_missing_column_families(s->opts, 1);
@@ -832,6 +839,21 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     rocksdb_column_family_handle_t *h = cf_handle(s, ts, cf);
     rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, h);
     it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, h) : base;
+    tables_release(s, ts);
+    if (!it->it) {
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
+int st_iter_new_scan(st_iter **out, st_store *s, int cf)
+{
+    st_iter *it = calloc(1, sizeof *it);
+    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
+    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
+    it->it = rocksdb_create_iterator_cf(s->db, s->scan_ropts, cf_handle(s, ts, cf));
     tables_release(s, ts);
     if (!it->it) {
         free(it);

@@ -118,6 +118,9 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
  * (a fold leaves many). */
 int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
                         size_t klen, const st_snap *snap);
+/* Iterator for a walk over a whole family (now): it does not fill the
+ * block cache and reads ahead. */
+int st_iter_new_scan(st_iter **out, st_store *s, int cf);
 /* Iterator over one family as of snapshot snap. */
 int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
