@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ND_ERRMSG_CAP 512
-
 static _Thread_local char errmsg[ND_ERRMSG_CAP];
 
 const char *nd_strerror(int rc)

@@ -18,6 +18,11 @@
 #define ND_PRINTF(a, b)
 #endif
 
+/* Size of the message buffer, NUL included: a thread that hands its
+ * failure to another copies nd_errmsg() into a buffer this big, and the
+ * receiver sets it again with nd_err_set(rc, "%s", buf). */
+#define ND_ERRMSG_CAP 512
+
 /* Record message (printf-style) as the thread's last error; returns rc so
  * callers can write `return nd_err_set(ND_EINVAL, "...")`. */
 int nd_err_set(int rc, const char *fmt, ...) ND_PRINTF(2, 3);

@@ -7,8 +7,9 @@
  * forward cursor, one range per distinct prefix of the batch — a merge join
  * that reads each table once, in order, instead of n independent probes.
  * Every candidate within k updates the best stored match of each batch
- * document of that prefix (smallest distance, then fingerprint). For k
- * above the plan's k each document is probed on its own (db_match_fps).
+ * document of that prefix (smallest distance, then fingerprint). The
+ * tables are read on up to 8 threads (stored_merge). For k above the
+ * plan's k each document is probed on its own (db_match_fps).
  *
  * Within the batch, nd_selfjoin gives every pair within k. The documents
  * are then decided in input order, as nd_add_if_new one by one would: a
@@ -20,8 +21,11 @@
  * writers; the new documents are stored by one atomic write.
  */
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "nd_error.h"
@@ -45,41 +49,166 @@ static uint64_t prefix_mask(unsigned p)
     return p == 0 ? 0 : (p >= 64 ? ~0ull : ~0ull << (64 - p));
 }
 
-/* Best stored match of every document through the merge join. */
-static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
+/* Table t's part of the merge join: every candidate within k of a batch
+ * document updates bs. a and tmp are n items of scratch. */
+static int merge_table(nd_db *db, unsigned t, const nd_doc *docs, size_t n, unsigned k,
+                       sort_item *a, sort_item *tmp, st_u64s *cand, best *bs)
 {
-    sort_item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+    const nd_perm *p = &db->plan.table[t];
+    uint64_t mask = prefix_mask(p->prefix_bits);
     st_cursor *cur = NULL;
-    st_u64s cand = {0};
     int rc = ND_OK;
-    if (!a || !tmp) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
-    for (unsigned t = 0; t < db->plan.info.tables; t++) {
-        const nd_perm *p = &db->plan.table[t];
-        uint64_t mask = prefix_mask(p->prefix_bits);
-        for (size_t i = 0; i < n; i++) a[i] = (sort_item){nd_perm_apply(p, docs[i].fp), (uint32_t)i};
-        sort_items(a, tmp, n);
-        ND_TRY(st_cursor_new(&cur, db->store, t));
-        for (size_t g = 0; g < n;) {
-            uint64_t lo = a[g].key & mask, hi = lo | ~mask;
-            size_t e = g + 1;
-            while (e < n && (a[e].key & mask) == lo) e++;
-            cand.n = 0;
-            ND_TRY(st_cursor_range(cur, lo, hi, &cand));
-            for (size_t c = 0; c < cand.n; c++)
-                for (size_t i = g; i < e; i++) {
-                    unsigned d = (unsigned)__builtin_popcountll(cand.v[c] ^ a[i].key);
-                    if (d <= k) consider(&bs[a[i].idx], d, nd_perm_invert(p, cand.v[c]));
-                }
-            g = e;
-        }
-        st_cursor_free(cur);
-        cur = NULL;
+    for (size_t i = 0; i < n; i++) a[i] = (sort_item){nd_perm_apply(p, docs[i].fp), (uint32_t)i};
+    sort_items(a, tmp, n);
+    ND_TRY(st_cursor_new(&cur, db->store, t));
+    for (size_t g = 0; g < n;) {
+        uint64_t lo = a[g].key & mask, hi = lo | ~mask;
+        size_t e = g + 1;
+        while (e < n && (a[e].key & mask) == lo) e++;
+        cand->n = 0;
+        ND_TRY(st_cursor_range(cur, lo, hi, cand));
+        for (size_t c = 0; c < cand->n; c++)
+            for (size_t i = g; i < e; i++) {
+                unsigned d = (unsigned)__builtin_popcountll(cand->v[c] ^ a[i].key);
+                if (d <= k) consider(&bs[a[i].idx], d, nd_perm_invert(p, cand->v[c]));
+            }
+        g = e;
     }
 cleanup:
     st_cursor_free(cur);
+    return rc;
+}
+
+/*
+ * The tables are independent, so they are read on several threads: worker
+ * w takes tables w, w + nw, w + 2 nw, ... (tables cost about the same, and
+ * a fixed share makes a failure reproducible). Each worker has its own
+ * sort arrays, cursor (its own snapshot, iterators and codec), candidates
+ * and best array; the calling thread is worker 0 and writes the caller's
+ * best array. consider() keeps the smallest (dist, fp) pair, a total
+ * order, so folding the workers' arrays in at the end gives the same
+ * result as one thread reading every table. An extra worker costs 48
+ * bytes a document; one whose memory or thread cannot be had is not
+ * started and the calling thread reads its share after its own.
+ */
+#define MERGE_MAX_THREADS 8
+
+typedef struct merge_job {
+    nd_db *db;
+    const nd_doc *docs;
+    size_t n;
+    unsigned k, nw;
+    atomic_int stop;         /* a worker failed: the others give up */
+    pthread_mutex_t mu;
+    int rc;                  /* the first failure (mu) */
+    char msg[ND_ERRMSG_CAP]; /* and its message (nd_errmsg is per thread) */
+} merge_job;
+
+typedef struct merge_worker {
+    merge_job *job;
+    unsigned first;          /* its tables: first, first + nw, ... */
+    sort_item *a, *tmp;
+    best *bs;
+    pthread_t th;
+    int started;
+} merge_worker;
+
+static int merge_share(merge_worker *w, unsigned first)
+{
+    merge_job *j = w->job;
+    st_u64s cand = {0};
+    int rc = ND_OK;
+    for (unsigned t = first; t < j->db->plan.info.tables; t += j->nw) {
+        if (atomic_load(&j->stop)) break;
+        rc = merge_table(j->db, t, j->docs, j->n, j->k, w->a, w->tmp, &cand, w->bs);
+        if (rc < 0) {
+            pthread_mutex_lock(&j->mu);
+            if (j->rc == ND_OK) {
+                j->rc = rc;
+                snprintf(j->msg, sizeof j->msg, "%s", nd_errmsg());
+            }
+            pthread_mutex_unlock(&j->mu);
+            atomic_store(&j->stop, 1);
+            break;
+        }
+    }
     st_u64s_dispose(&cand);
-    free(a);
-    free(tmp);
+    return rc;
+}
+
+static void *merge_main(void *arg)
+{
+    merge_worker *w = arg;
+    merge_share(w, w->first);
+    return NULL;
+}
+
+/* Workers: min(tables, online CPUs, MERGE_MAX_THREADS), or
+ * ND_BATCH_THREADS (1..ND_MAX_TABLES) when set, at most one per table. */
+static unsigned merge_workers(unsigned tables)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nw = cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
+    const char *env = getenv("ND_BATCH_THREADS");
+    if (env && *env) {
+        char *end;
+        unsigned long v = strtoul(env, &end, 10);
+        if (*end == '\0' && v >= 1 && v <= ND_MAX_TABLES) nw = (unsigned)v;
+    }
+    return nw < tables ? nw : tables;
+}
+
+static void merge_worker_dispose(merge_worker *w)
+{
+    free(w->a);
+    free(w->tmp);
+}
+
+/* Best stored match of every document through the merge join. */
+static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
+{
+    unsigned tables = db->plan.info.tables, nw = tables ? merge_workers(tables) : 1;
+    merge_job job = {.db = db, .docs = docs, .n = n, .k = k, .nw = nw, .rc = ND_OK};
+    merge_worker w[ND_MAX_TABLES] = {{0}};
+    int rc = ND_OK;
+    atomic_init(&job.stop, 0);
+    pthread_mutex_init(&job.mu, NULL);
+    for (unsigned i = 0; i < nw; i++) w[i] = (merge_worker){.job = &job, .first = i};
+    w[0].a = malloc(n * sizeof *w[0].a);
+    w[0].tmp = malloc(n * sizeof *w[0].tmp);
+    w[0].bs = bs;
+    if (!w[0].a || !w[0].tmp) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    for (unsigned i = 1; i < nw; i++) {
+        w[i].a = malloc(n * sizeof *w[i].a);
+        w[i].tmp = malloc(n * sizeof *w[i].tmp);
+        w[i].bs = malloc(n * sizeof *w[i].bs);
+        if (w[i].a && w[i].tmp && w[i].bs) {
+            for (size_t j = 0; j < n; j++) w[i].bs[j] = (best){UINT_MAX, 0};
+            w[i].started = pthread_create(&w[i].th, NULL, merge_main, &w[i]) == 0;
+        }
+        if (!w[i].started) {
+            merge_worker_dispose(&w[i]);
+            free(w[i].bs);
+            w[i].a = w[i].tmp = NULL;
+            w[i].bs = NULL;
+        }
+    }
+    merge_share(&w[0], 0);
+    for (unsigned i = 1; i < nw; i++)
+        if (!w[i].started) merge_share(&w[0], i);
+    for (unsigned i = 1; i < nw; i++)
+        if (w[i].started) pthread_join(w[i].th, NULL);
+    if (job.rc < 0) ND_FAIL(job.rc, "%s", job.msg);
+    for (unsigned i = 1; i < nw; i++)
+        if (w[i].started)
+            for (size_t j = 0; j < n; j++)
+                if (w[i].bs[j].dist != UINT_MAX) consider(&bs[j], w[i].bs[j].dist, w[i].bs[j].fp);
+cleanup:
+    for (unsigned i = 0; i < nw; i++) {
+        merge_worker_dispose(&w[i]);
+        if (i > 0) free(w[i].bs);
+    }
+    pthread_mutex_destroy(&job.mu);
     return rc;
 }
 

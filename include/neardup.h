@@ -475,6 +475,11 @@ typedef struct nd_batch_item {
  *  table's permutation and each table is walked once in order (for k above
  *  the plan's k, by per-document probes). The batch is checked within
  *  itself by nd_selfjoin.
+ *  The tables are merged on min(tables, online CPUs, 8) threads, the
+ *  calling one included; each extra thread holds 48 bytes a document.
+ *  The environment variable ND_BATCH_THREADS (1..64) sets the number
+ *  instead (still at most one a table), e.g. 1 where other processes
+ *  share the CPUs. The result does not depend on the number.
  *  @param out    n items, filled
  *  @param keys   receives the stored matches' keys: out[i].match_key points
  *                into it (or into docs[j].key for batch matches) and stays

@@ -10,7 +10,11 @@
  * in order would (status, match key, distance), for k within and beyond
  * the plan's k, over runs (small, so many), fresh entries and a mix; with
  * ND_BATCH_ADD the stored documents equal those of the one-by-one run.
+ * Threads: the tables are merged on 1, 2, 3 or 4 threads (ND_BATCH_THREADS)
+ * with identical answers, also while a writer adds and folds; a corrupt
+ * run found by any thread is returned with its message.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +24,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cmp_table.h"
+#include "db.h"
 #include "neardup.h"
 #include "oracle.h"
 #include "tmpdir.h"
@@ -220,8 +226,17 @@ static int collect_cb(const nd_doc *d, void *payload)
     return 0;
 }
 
-static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int compact)
+/* Merge the tables on this many threads (NULL: the library's choice). */
+static void set_threads(const char *n)
 {
+    if (n) setenv("ND_BATCH_THREADS", n, 1);
+    else unsetenv("ND_BATCH_THREADS");
+}
+
+static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int compact,
+                           const char *threads)
+{
+    set_threads(threads);
     char dir[64], pa[128], pb[128];
     tmpdir_make(dir);
     snprintf(pa, sizeof pa, "%s/a", dir);
@@ -287,12 +302,211 @@ static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int c
     nd_close(b);
     free(stored);
     tmpdir_remove(dir);
+    set_threads(NULL);
 }
 
-static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1); }
-static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0); }
-static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1); }
-static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1); }
+static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1, NULL); }
+static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0, "3"); }
+static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1, "4"); }
+static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1, NULL); }
+
+/* out equals want item by item, keys compared by their bytes. */
+static void assert_same_items(const nd_batch_item *out, const nd_batch_item *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(out[i].dup, want[i].dup);
+        assert_int_equal(out[i].dist, want[i].dist);
+        assert_true(out[i].match_fp == want[i].match_fp);
+        assert_true(out[i].match_index == want[i].match_index);
+        assert_int_equal(out[i].match_key_len, want[i].match_key_len);
+        if (out[i].dup) assert_memory_equal(out[i].match_key, want[i].match_key, want[i].match_key_len);
+    }
+}
+
+/* Adds random documents (none within k of the batch: a random
+ * fingerprint is within 3 of a given one with probability 2^-48) and
+ * folds them into runs every 20, until told to stop. */
+typedef struct writer {
+    nd_db *db;
+    atomic_int stop;
+    atomic_uint folds;
+    unsigned added, failures;
+} writer;
+
+static void *writer_main(void *p)
+{
+    writer *w = p;
+    oracle_rng r = {99};
+    char key[24];
+    while (!atomic_load(&w->stop)) {
+        sprintf(key, "w%u", w->added);
+        if (nd_add(w->db, key, strlen(key), oracle_next(&r), 0, 1000) != ND_OK) w->failures++;
+        if (++w->added % 20 == 0) {
+            if (nd_compact(w->db) != ND_OK) w->failures++;
+            atomic_fetch_add(&w->folds, 1);
+        }
+    }
+    return NULL;
+}
+
+/* 1, 2, 3 and 4 threads give the same answers, with and without a
+ * concurrent writer. */
+static void test_batch_threads(void **state)
+{
+    (void)state;
+    static const char *const counts[] = {"1", "2", "3", "4"};
+    char dir[64], path[128];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    oracle_rng r = {2024};
+    enum { NS = 3000 };
+    uint64_t *stored = malloc(NS * sizeof *stored);
+    for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
+    nd_db *db = open_db(path, 3, 10, 16);
+    store_base(db, stored, NS, 0); /* half in runs, half fresh */
+    docset bt;
+    docset_init(&bt, 1000);
+    make_batch(&bt, &r, stored, NS);
+    nd_batch_item *want = calloc(bt.n, sizeof *want), *out = calloc(bt.n, sizeof *out);
+    nd_results *wkeys, *keys;
+    assert_int_equal(nd_results_new(&wkeys), ND_OK);
+    assert_int_equal(nd_results_new(&keys), ND_OK);
+    set_threads("1");
+    assert_int_equal(nd_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
+    size_t stored_dups = 0;
+    for (size_t i = 0; i < bt.n; i++) stored_dups += want[i].dup && want[i].match_index == ND_BATCH_STORED;
+    assert_true(stored_dups > 100);
+    for (size_t c = 0; c < 4; c++) {
+        set_threads(counts[c]);
+        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+        assert_same_items(out, want, bt.n);
+    }
+    /* Batches while the writer adds and folds, until it folded 10 times. */
+    writer w = {.db = db};
+    atomic_init(&w.stop, 0);
+    atomic_init(&w.folds, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
+    unsigned rounds = 0;
+    for (; rounds < 8 || (atomic_load(&w.folds) < 10 && rounds < 2000); rounds++) {
+        set_threads(counts[rounds % 4]);
+        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+        assert_same_items(out, want, bt.n);
+    }
+    atomic_store(&w.stop, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(w.failures, 0);
+    assert_true(atomic_load(&w.folds) >= 10);
+    assert_int_equal(nd_verify(db), ND_OK);
+    set_threads(NULL);
+    nd_results_free(wkeys);
+    nd_results_free(keys);
+    free(want);
+    free(out);
+    docset_free(&bt);
+    nd_close(db);
+    free(stored);
+    tmpdir_remove(dir);
+}
+
+/* Replace every run of table t by bad bytes (bad != 0), saving them in sv,
+ * or put the saved ones back (bad == 0). */
+typedef struct saved_runs {
+    char (*keys)[TBL_KEY_LEN];
+    char **vals;
+    size_t *lens, n;
+} saved_runs;
+
+static void corrupt_table(nd_db *db, unsigned t, saved_runs *sv, int bad)
+{
+    st_batch *b;
+    assert_int_equal(st_batch_new_plain(&b, db->store), ND_OK);
+    if (bad) {
+        st_iter *it;
+        assert_int_equal(st_iter_new(&it, db->store, ST_CF_TABLE(t), NULL, 1), ND_OK);
+        sv->n = 0;
+        for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+            size_t klen, vlen;
+            const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);
+            if (klen != TBL_KEY_LEN || k[0] != TBL_RUN) continue;
+            sv->keys = realloc(sv->keys, (sv->n + 1) * sizeof *sv->keys);
+            sv->vals = realloc(sv->vals, (sv->n + 1) * sizeof *sv->vals);
+            sv->lens = realloc(sv->lens, (sv->n + 1) * sizeof *sv->lens);
+            memcpy(sv->keys[sv->n], k, TBL_KEY_LEN);
+            sv->vals[sv->n] = malloc(vlen ? vlen : 1);
+            memcpy(sv->vals[sv->n], v, vlen);
+            sv->lens[sv->n++] = vlen;
+        }
+        assert_int_equal(st_iter_status(it), ND_OK);
+        st_iter_free(it);
+        assert_true(sv->n > 10);
+    }
+    for (size_t i = 0; i < sv->n; i++)
+        assert_int_equal(st_batch_put(b, ST_CF_TABLE(t), sv->keys[i], TBL_KEY_LEN,
+                                      bad ? "\xff\xff\xff" : sv->vals[i], bad ? 3 : sv->lens[i]),
+                         ND_OK);
+    assert_int_equal(st_write(db->store, b, 0), ND_OK);
+    st_batch_free(b);
+    if (!bad) {
+        for (size_t i = 0; i < sv->n; i++) free(sv->vals[i]);
+        free(sv->keys), free(sv->vals), free(sv->lens);
+        *sv = (saved_runs){0};
+    }
+}
+
+/* A corrupt table fails the batch with the same code and message on
+ * whichever thread reads it: worker w reads tables w, w + threads, ...,
+ * so with 2, 3 and 4 threads tables 1..3 are read by the library's own
+ * threads, table 0 by the calling one. */
+static void test_batch_thread_errors(void **state)
+{
+    (void)state;
+    static const char *const counts[] = {"2", "3", "4"};
+    char dir[64], path[128], msg1[512];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    oracle_rng r = {77};
+    enum { NS = 3000 };
+    uint64_t *stored = malloc(NS * sizeof *stored);
+    for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
+    nd_db *db = open_db(path, 3, 4, 8);
+    store_base(db, stored, NS, 1); /* all in runs */
+    docset bt;
+    docset_init(&bt, 1000);
+    make_batch(&bt, &r, stored, NS);
+    nd_batch_item *out = calloc(bt.n, sizeof *out);
+    nd_results *keys;
+    assert_int_equal(nd_results_new(&keys), ND_OK);
+    for (unsigned t = 0; t < 4; t++) {
+        saved_runs sv = {0};
+        corrupt_table(db, t, &sv, 1);
+        set_threads("1");
+        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+        snprintf(msg1, sizeof msg1, "%s", nd_errmsg());
+        char want[32];
+        snprintf(want, sizeof want, "table %u, run ", t);
+        assert_non_null(strstr(msg1, want));
+        for (size_t c = 0; c < 3; c++) {
+            set_threads(counts[c]);
+            /* another message on this thread first: the worker's must replace it */
+            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
+            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+            assert_string_equal(nd_errmsg(), msg1);
+            assert_int_equal(nd_results_count(keys), 0);
+        }
+        corrupt_table(db, t, &sv, 0);
+        set_threads("4");
+        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+    }
+    assert_int_equal(nd_verify(db), ND_OK);
+    set_threads(NULL);
+    nd_results_free(keys);
+    free(out);
+    docset_free(&bt);
+    nd_close(db);
+    free(stored);
+    tmpdir_remove(dir);
+}
 
 static void test_batch_errors(void **state)
 {
@@ -335,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_import_step), cmocka_unit_test(test_batch_k3_runs),
         cmocka_unit_test(test_batch_k3_fresh), cmocka_unit_test(test_batch_k2),
         cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_batch_threads), cmocka_unit_test(test_batch_thread_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
