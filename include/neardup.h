@@ -432,10 +432,18 @@ int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
  *  table, and merged into the compressed runs in one pass per table, never
  *  one probe per document. Later entries with the same key win; a key
  *  already stored is replaced (moved to its new fingerprint).
- *  The whole call is one atomic write (a crash keeps all of it or none):
- *  callers load millions of documents as a sequence of calls of, say, a
- *  million each. Holds the writer lock for its duration. Fresh inserts are
- *  folded first.
+ *  Atomicity: the documents new to the store are written by one atomic
+ *  write (a crash keeps all of them or none); keys already stored are
+ *  replaced first, by an atomic write of their own. Callers load millions
+ *  of documents as a sequence of calls (see nd_import_step). Holds the
+ *  writer lock for its duration. Fresh inserts are folded first.
+ *  A call that adds at least 1/16 as many fingerprints as are stored (the
+ *  first load of an empty database, the steps of nd_import_step) writes
+ *  the documents, their reverse index and every table anew as SST files
+ *  of a new generation that its one write switches to: memory stays
+ *  bounded whatever the size of the call or the store, and the disk holds
+ *  both generations until the switch (free space about the size of the
+ *  database is needed). Smaller calls merge into the runs they touch.
  *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
 int nd_import(nd_db *db, const nd_doc *docs, size_t n);
