@@ -137,6 +137,21 @@ static int rev_kv(void *payload, size_t i, const void **key, size_t *klen, const
     return ND_OK;
 }
 
+/* The n new entries of family cf (from kv, in key order) into the new
+ * generation g, or else into the batch. */
+static int put_family(nd_db *db, st_batch *b, st_regen *g, int cf, size_t n, st_kv_fn kv,
+                      void *payload)
+{
+    if (g) return st_family_merge(g, db->store, cf, n, kv, payload);
+    for (size_t i = 0; i < n; i++) {
+        const void *k, *v;
+        size_t klen, vlen;
+        ND_FORWARD(kv(payload, i, &k, &klen, &v, &vlen));
+        ND_FORWARD(st_batch_put(b, cf, k, klen, v, vlen));
+    }
+    return ND_OK;
+}
+
 /* Documents whose key is already stored go through the staged path. */
 static int import_replacements(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
 {
@@ -237,8 +252,9 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     ND_TRY(st_batch_new_plain(&b, db->store));
     if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps) ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(import_tables(db, b, g, fps, nfp, &added));
-    /* docs and rev in key order: RocksDB's memtable skiplist inserts a
-     * sorted sequence several times faster than a random one. */
+    /* docs and rev in key order: a generation's files need it, and
+     * RocksDB's memtable skiplist inserts a sorted sequence several times
+     * faster than a random one. */
     order = malloc(nnew * sizeof *order);
     otmp = malloc(nnew * sizeof *otmp);
     if (!order || !otmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", nnew);
@@ -246,23 +262,11 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     sort_items(order, otmp, nnew);
     sort_ties(order, nnew, docs);
     kv_state kvs = {docs, order, {0}, rk};
-    if (g) ND_TRY(st_family_merge(g, db->store, ST_CF_DOCS, nnew, doc_kv, &kvs));
-    for (size_t i = 0; !g && i < nnew; i++) {
-        const void *k, *v;
-        size_t klen, vlen;
-        ND_TRY(doc_kv(&kvs, i, &k, &klen, &v, &vlen));
-        ND_TRY(st_batch_put(b, ST_CF_DOCS, k, klen, v, vlen));
-    }
+    ND_TRY(put_family(db, b, g, ST_CF_DOCS, nnew, doc_kv, &kvs));
     for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){docs[newdocs[i]].fp, (uint32_t)newdocs[i]};
     sort_items(order, otmp, nnew);
     sort_ties(order, nnew, docs);
-    if (g) ND_TRY(st_family_merge(g, db->store, ST_CF_REV, nnew, rev_kv, &kvs));
-    for (size_t i = 0; !g && i < nnew; i++) {
-        const void *k, *v;
-        size_t klen, vlen;
-        ND_TRY(rev_kv(&kvs, i, &k, &klen, &v, &vlen));
-        ND_TRY(st_batch_put(b, ST_CF_REV, k, klen, v, vlen));
-    }
+    ND_TRY(put_family(db, b, g, ST_CF_REV, nnew, rev_kv, &kvs));
     if (g) ND_TRY(st_batch_set_regen(b, g));
     ND_TRY(db_commit(db, b, db->ndocs + nnew, db->nfps + added, 0));
 cleanup:
