@@ -349,6 +349,25 @@ static void *writer_main(void *p)
     return NULL;
 }
 
+/* A store of THREAD_NS random fingerprints (k=3, `tables` tables, runs of
+ * run_size; all in runs if compact, else half fresh) in a new dir/db, and
+ * a batch made against it. */
+enum { THREAD_NS = 3000 };
+static nd_db *thread_case(char *dir, char *path, uint64_t seed, unsigned tables,
+                          unsigned run_size, int compact, uint64_t **stored, docset *bt)
+{
+    tmpdir_make(dir);
+    snprintf(path, 128, "%s/db", dir);
+    oracle_rng r = {seed};
+    *stored = malloc(THREAD_NS * sizeof **stored);
+    for (size_t i = 0; i < THREAD_NS; i++) (*stored)[i] = oracle_next(&r);
+    nd_db *db = open_db(path, 3, tables, run_size);
+    store_base(db, *stored, THREAD_NS, compact);
+    docset_init(bt, 1000);
+    make_batch(bt, &r, *stored, THREAD_NS);
+    return db;
+}
+
 /* 1, 2, 3 and 4 threads give the same answers, with and without a
  * concurrent writer. */
 static void test_batch_threads(void **state)
@@ -356,17 +375,10 @@ static void test_batch_threads(void **state)
     (void)state;
     static const char *const counts[] = {"1", "2", "3", "4"};
     char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    oracle_rng r = {2024};
-    enum { NS = 3000 };
-    uint64_t *stored = malloc(NS * sizeof *stored);
-    for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
-    nd_db *db = open_db(path, 3, 10, 16);
-    store_base(db, stored, NS, 0); /* half in runs, half fresh */
+    uint64_t *stored;
     docset bt;
-    docset_init(&bt, 1000);
-    make_batch(&bt, &r, stored, NS);
+    /* 10 tables, half of the store in runs, half fresh */
+    nd_db *db = thread_case(dir, path, 2024, 10, 16, 0, &stored, &bt);
     nd_batch_item *want = calloc(bt.n, sizeof *want), *out = calloc(bt.n, sizeof *out);
     nd_results *wkeys, *keys;
     assert_int_equal(nd_results_new(&wkeys), ND_OK);
@@ -463,17 +475,9 @@ static void test_batch_thread_errors(void **state)
     (void)state;
     static const char *const counts[] = {"2", "3", "4"};
     char dir[64], path[128], msg1[512];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    oracle_rng r = {77};
-    enum { NS = 3000 };
-    uint64_t *stored = malloc(NS * sizeof *stored);
-    for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
-    nd_db *db = open_db(path, 3, 4, 8);
-    store_base(db, stored, NS, 1); /* all in runs */
+    uint64_t *stored;
     docset bt;
-    docset_init(&bt, 1000);
-    make_batch(&bt, &r, stored, NS);
+    nd_db *db = thread_case(dir, path, 77, 4, 8, 1, &stored, &bt); /* all in runs */
     nd_batch_item *out = calloc(bt.n, sizeof *out);
     nd_results *keys;
     assert_int_equal(nd_results_new(&keys), ND_OK);
