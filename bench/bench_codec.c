@@ -23,15 +23,10 @@
 
 #include "cmp_codec.h"
 #include "neardup.h"
+#include "oracle.h" /* the tests' seeded generator */
 
-static uint64_t rng = 12345;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static oracle_rng rng = {12345};
+static uint64_t rnd(void) { return oracle_next(&rng); }
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -75,6 +75,10 @@ int cli_fail_nd(int rc, const char *fmt, ...) CLI_PRINTF(2, 3);
  * to stdout and returns 0. */
 int cli_wants_help(int argc, char **argv);
 
+/* cli_wants_help, and if so the usage text printed to stdout: a command
+ * starts with `if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;`. */
+int cli_help(int argc, char **argv, const char *usage_text);
+
 /* Print usage (to stdout for --help, to stderr after a usage error). */
 void cli_usage(FILE *f, const char *text);
 

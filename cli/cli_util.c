@@ -45,6 +45,13 @@ int cli_wants_help(int argc, char **argv)
 
 void cli_usage(FILE *f, const char *text) { fputs(text, f); }
 
+int cli_help(int argc, char **argv, const char *usage_text)
+{
+    if (!cli_wants_help(argc, argv)) return 0;
+    cli_usage(stdout, usage_text);
+    return 1;
+}
+
 int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why)
 {
     uint64_t v = 0;

@@ -82,10 +82,7 @@ int cmd_add(int argc, char **argv)
     int have_k = 0, skip_bad = 0, opt, rc;
     unsigned long v;
 
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     a.now = (int64_t)time(NULL);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -12,10 +12,7 @@ static const char usage[] =
 
 int cmd_backup(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     if (argc != 3) {
         cli_usage(stderr, usage);
         return cli_fail("backup: expected a database path and a target directory");

@@ -393,10 +393,7 @@ int cmd_cluster(int argc, char **argv)
     nd_cluster_item *items = NULL;
     size_t n_tiers = 0;
     memset(&st, 0, sizeof st);
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {

@@ -579,10 +579,7 @@ int cmd_dedupe(int argc, char **argv)
     c.min_cont = DEFAULT_MIN_CONTAINMENT;
     c.memory = (size_t)DEFAULT_MEMORY_MB << 20;
     c.d.keys.fd = c.d.koff.fd = c.d.recs.fd = c.d.scores.fd = -1; /* disposable before init */
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -24,10 +24,7 @@ int cmd_delete(int argc, char **argv)
                                              {0, 0, 0, 0}};
     unsigned flags = 0;
     int missing_ok = 0, first, rc, missing = 0, opt;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (opt == 's') flags |= ND_DB_SYNC;

@@ -39,10 +39,7 @@ int cmd_distance(int argc, char **argv)
     int html = 0;
     const char *args[2];
     int nargs = 0;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--html") == 0) html = 1;

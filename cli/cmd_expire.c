@@ -24,10 +24,7 @@ int cmd_expire(int argc, char **argv)
         {0, 0, 0, 0}};
     int64_t age = -1, now = (int64_t)time(NULL);
     int opt, compact = 0, json = 0;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {

@@ -71,10 +71,7 @@ int cmd_fingerprint(int argc, char **argv)
     nd_fp_options fo;
     in_format fmt = IN_FORMAT_FILES;
     int html = 0, json = 0, opt, rc = CLI_EXIT_OK;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -18,10 +18,7 @@ int cmd_get(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
     int json = 0, first, missing = 0, opt;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (opt == 'j') json = 1;

@@ -73,10 +73,7 @@ int cmd_import(int argc, char **argv)
     int json = 0, opt, rc;
     uint64_t v;
 
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         int shared = cli_read_option(&ro, opt, optarg, "import");

@@ -35,10 +35,7 @@ int cmd_init(int argc, char **argv)
     unsigned long v;
     int json = 0, opt;
 
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     o.flags = ND_DB_CREATE | ND_DB_EXCL;

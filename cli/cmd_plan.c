@@ -24,10 +24,7 @@ int cmd_plan(int argc, char **argv)
     unsigned long k = 3;
     uint64_t n = 100000000ull;
     int json = 0, opt;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {

@@ -92,10 +92,7 @@ int cmd_query(int argc, char **argv)
     int have_k = 0, html = 0, opt, rc;
     unsigned long v;
 
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     q.qo = (nd_query_options)ND_QUERY_OPTIONS_INIT;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -552,10 +552,7 @@ int cmd_shard(int argc, char **argv)
         cli_usage(argc < 2 ? stderr : stdout, usage);
         return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
     }
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     const char *sub = argv[1];
     if (strcmp(sub, "init") == 0) return shard_init(argc - 1, argv + 1);
     if (strcmp(sub, "split") == 0) return shard_split(argc - 1, argv + 1);

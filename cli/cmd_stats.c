@@ -18,10 +18,7 @@ int cmd_stats(int argc, char **argv)
 {
     int json = 0;
     const char *path = NULL;
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_fail("stats: unknown option '%s'", argv[i]);

@@ -13,10 +13,7 @@ static const char usage[] =
 
 int cmd_verify(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        cli_usage(stdout, usage);
-        return CLI_EXIT_OK;
-    }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     if (argc != 2) {
         cli_usage(stderr, usage);
         return cli_fail("verify: expected exactly one database path");

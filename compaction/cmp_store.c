@@ -42,12 +42,12 @@
  * snapshot's life), so a generation replaced by an import (st_regen) is
  * destroyed only when nobody can still be using its handles; RocksDB's
  * iterators keep their own reference to the families they read. */
-typedef struct st_tables {
+typedef struct st_gen {
     rocksdb_column_family_handle_t *cf[ST_CF_TABLE0 + ND_MAX_TABLES];
     unsigned n; /* tables */
     uint64_t gen;
-    int refs; /* under st_store.tables_mu */
-} st_tables;
+    int refs; /* under st_store.gen_mu */
+} st_gen;
 
 struct st_store {
     rocksdb_t *db;
@@ -59,8 +59,8 @@ struct st_store {
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     rocksdb_column_family_handle_t *default_cf;
     rocksdb_column_family_handle_t *meta;
-    pthread_mutex_t tables_mu;
-    st_tables *tables; /* the current generation; swapped by st_write only */
+    pthread_mutex_t gen_mu;
+    st_gen *cur; /* the current generation; swapped by st_write only */
     unsigned ntables;
     int readonly;
     char *path;
@@ -88,7 +88,7 @@ struct st_iter {
 
 struct st_snap {
     st_store *store;
-    st_tables *tables; /* the table families current when it was taken */
+    st_gen *gen; /* the generation current when it was taken */
     const rocksdb_snapshot_t *snap;
     rocksdb_readoptions_t *ropts;
 };
@@ -131,9 +131,9 @@ static int take_error(char *err, const char *what)
 
 /* ---- open / close ----------------------------------------------------- */
 
-/* ---- table generations ------------------------------------------------ */
+/* ---- generations ------------------------------------------------------ */
 
-static void tables_destroy(st_tables *ts)
+static void gen_destroy(st_gen *ts)
 {
     if (!ts) return;
     for (unsigned i = 0; i < ST_CF_TABLE0 + ND_MAX_TABLES; i++)
@@ -141,23 +141,23 @@ static void tables_destroy(st_tables *ts)
     free(ts);
 }
 
-/* The current generation, referenced: release it with tables_release. */
-static st_tables *tables_acquire(st_store *s)
+/* The current generation, referenced: release it with gen_release. */
+static st_gen *gen_acquire(st_store *s)
 {
-    pthread_mutex_lock(&s->tables_mu);
-    st_tables *ts = s->tables;
+    pthread_mutex_lock(&s->gen_mu);
+    st_gen *ts = s->cur;
     ts->refs++;
-    pthread_mutex_unlock(&s->tables_mu);
+    pthread_mutex_unlock(&s->gen_mu);
     return ts;
 }
 
-static void tables_release(st_store *s, st_tables *ts)
+static void gen_release(st_store *s, st_gen *ts)
 {
     if (!ts) return;
-    pthread_mutex_lock(&s->tables_mu);
+    pthread_mutex_lock(&s->gen_mu);
     int last = --ts->refs == 0;
-    pthread_mutex_unlock(&s->tables_mu);
-    if (last) tables_destroy(ts);
+    pthread_mutex_unlock(&s->gen_mu);
+    if (last) gen_destroy(ts);
 }
 
 /* Is family cf one of a generation (a reader must hold a reference)? */
@@ -166,10 +166,10 @@ static void tables_release(st_store *s, st_tables *ts)
 /* Handle of family cf for a writer or a reader holding ts (NULL: the
  * current generation, which only st_write replaces, and writers are
  * serialised with st_write by the engine). */
-static rocksdb_column_family_handle_t *cf_handle(st_store *s, const st_tables *ts, int cf)
+static rocksdb_column_family_handle_t *cf_handle(st_store *s, const st_gen *ts, int cf)
 {
     if (!GENERATIONAL(cf)) return s->meta;
-    return (ts ? ts : s->tables)->cf[cf];
+    return (ts ? ts : s->cur)->cf[cf];
 }
 
 /* Name of family cf in generation gen: "docs", "rev", "tNN" for
@@ -215,8 +215,8 @@ static void free_store(st_store *s)
     cmp_fresh_free(s->fresh);
     if (s->meta) rocksdb_column_family_handle_destroy(s->meta);
     /* Snapshots hold references; they must be freed before the store. */
-    tables_destroy(s->tables);
-    pthread_mutex_destroy(&s->tables_mu);
+    gen_destroy(s->cur);
+    pthread_mutex_destroy(&s->gen_mu);
     if (s->default_cf) rocksdb_column_family_handle_destroy(s->default_cf);
     if (s->db) rocksdb_close(s->db);
     if (s->opts) rocksdb_options_destroy(s->opts);
@@ -303,10 +303,10 @@ static int probe_dir(const char *path)
 }
 
 /* Meta record of the current generation (decimal; absent: 0). */
-#define GEN_KEY "st.table_gen"
+#define GEN_KEY "st.gen"
 
 /* After open: read the current generation, keep its families in
- * s->tables and drop (writable) or let go (read-only) the others: what an
+ * s->cur and drop (writable) or let go (read-only) the others: what an
  * import left behind when it stopped before or after its switch. */
 static int adopt_generation(st_store *s, const char *path, char **names, size_t n,
                             rocksdb_column_family_handle_t **handles, int readonly)
@@ -325,18 +325,18 @@ static int adopt_generation(st_store *s, const char *path, char **names, size_t 
         gen = gen * 10 + (uint64_t)(v[i] - '0');
     }
     rocksdb_free(v);
-    s->tables = calloc(1, sizeof *s->tables);
-    ND_RETURN_IF(!s->tables, ND_ENOMEM, "storage: out of memory");
-    s->tables->refs = 1;
-    s->tables->gen = gen;
+    s->cur = calloc(1, sizeof *s->cur);
+    ND_RETURN_IF(!s->cur, ND_ENOMEM, "storage: out of memory");
+    s->cur->refs = 1;
+    s->cur->gen = gen;
     for (size_t i = 0; i < n; i++) {
         int cf;
         uint64_t g;
         if (!handles[i] || !parse_family_name(names[i], &cf, &g)) continue;
         if (g == gen && cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES)) {
-            s->tables->cf[cf] = handles[i];
-            if (cf >= ST_CF_TABLE0 && (unsigned)(cf - ST_CF_TABLE0) + 1 > s->tables->n)
-                s->tables->n = (unsigned)(cf - ST_CF_TABLE0) + 1;
+            s->cur->cf[cf] = handles[i];
+            if (cf >= ST_CF_TABLE0 && (unsigned)(cf - ST_CF_TABLE0) + 1 > s->cur->n)
+                s->cur->n = (unsigned)(cf - ST_CF_TABLE0) + 1;
         } else {
             if (!readonly && rc == ND_OK) {
                 rocksdb_drop_column_family(s->db, handles[i], &err);
@@ -348,13 +348,13 @@ static int adopt_generation(st_store *s, const char *path, char **names, size_t 
         handles[i] = NULL;
     }
     ND_FORWARD(rc);
-    if (s->tables->n == 0 || !s->tables->cf[ST_CF_DOCS] || !s->tables->cf[ST_CF_REV])
+    if (s->cur->n == 0 || !s->cur->cf[ST_CF_DOCS] || !s->cur->cf[ST_CF_REV])
         return nd_err_set(ND_EINVAL, "%s is not a neardup database (no tables)", path);
-    for (unsigned t = 0; t < s->tables->n; t++)
-        if (!s->tables->cf[ST_CF_TABLE(t)])
+    for (unsigned t = 0; t < s->cur->n; t++)
+        if (!s->cur->cf[ST_CF_TABLE(t)])
             return nd_err_set(ND_ECORRUPT, "database %s: table %u of generation %" PRIu64
                               " is missing", path, t, gen);
-    s->ntables = s->tables->n;
+    s->ntables = s->cur->n;
     return ND_OK;
 }
 
@@ -438,7 +438,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     int rc;
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
-    pthread_mutex_init(&s->tables_mu, NULL);
+    pthread_mutex_init(&s->gen_mu, NULL);
     s->readonly = o->readonly;
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
@@ -509,9 +509,9 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, si
 {
     char *err = NULL;
     size_t len = 0;
-    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
+    st_gen *ts = GENERATIONAL(cf) ? gen_acquire(s) : NULL;
     char *val = rocksdb_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), key, klen, &len, &err);
-    tables_release(s, ts);
+    gen_release(s, ts);
     if (err) return take_error(err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
@@ -526,7 +526,7 @@ int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *l
     rocksdb_pinnableslice_t *vals[CHUNK];
     char *errs[CHUNK];
     int rc = ND_OK;
-    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
+    st_gen *ts = GENERATIONAL(cf) ? gen_acquire(s) : NULL;
     for (size_t at = 0; at < n && rc == ND_OK; at += CHUNK) {
         size_t m = n - at < CHUNK ? n - at : CHUNK;
         rocksdb_batched_multi_get_cf(s->db, s->ropts, cf_handle(s, ts, cf), m, keys + at,
@@ -539,7 +539,7 @@ int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *l
             else rocksdb_free(errs[i]);
         }
     }
-    tables_release(s, ts);
+    gen_release(s, ts);
     return rc;
 }
 
@@ -639,7 +639,7 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
 
 struct st_regen {
     st_store *s;
-    st_tables *next;              /* the new families, until made current */
+    st_gen *next;              /* the new families, until made current */
     rocksdb_envoptions_t *env;
     rocksdb_sstfilewriter_t *w;   /* the family being written, or NULL */
     rocksdb_ingestexternalfileoptions_t *ingest;
@@ -667,7 +667,7 @@ int st_regen_new(st_regen **out, st_store *s)
     /* The file is linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(g->ingest, 1);
     g->next->refs = 1;
-    g->next->gen = s->tables->gen + 1;
+    g->next->gen = s->cur->gen + 1;
     g->next->n = s->ntables;
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)s->ntables); cf++) {
         family_name(name, cf, g->next->gen);
@@ -760,10 +760,10 @@ int st_batch_set_regen(st_batch *b, st_regen *g)
 static void regen_switch(st_regen *g)
 {
     st_store *s = g->s;
-    pthread_mutex_lock(&s->tables_mu);
-    st_tables *old = s->tables;
-    s->tables = g->next;
-    pthread_mutex_unlock(&s->tables_mu);
+    pthread_mutex_lock(&s->gen_mu);
+    st_gen *old = s->cur;
+    s->cur = g->next;
+    pthread_mutex_unlock(&s->gen_mu);
     g->next = NULL;
     for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
         char *err = NULL;
@@ -773,7 +773,7 @@ static void regen_switch(st_regen *g)
         rocksdb_drop_column_family(s->db, old->cf[cf], &err);
         if (err) rocksdb_free(err);
     }
-    tables_release(s, old);
+    gen_release(s, old);
 }
 
 void st_regen_free(st_regen *g)
@@ -787,7 +787,7 @@ void st_regen_free(st_regen *g)
             rocksdb_drop_column_family(g->s->db, g->next->cf[cf], &err);
             if (err) rocksdb_free(err);
         }
-        tables_destroy(g->next);
+        gen_destroy(g->next);
     }
     if (g->env) rocksdb_envoptions_destroy(g->env);
     if (g->ingest) rocksdb_ingestexternalfileoptions_destroy(g->ingest);
@@ -795,11 +795,11 @@ void st_regen_free(st_regen *g)
     free(g);
 }
 
-uint64_t st_table_generation(st_store *s)
+uint64_t st_generation(st_store *s)
 {
-    pthread_mutex_lock(&s->tables_mu);
-    uint64_t gen = s->tables->gen;
-    pthread_mutex_unlock(&s->tables_mu);
+    pthread_mutex_lock(&s->gen_mu);
+    uint64_t gen = s->cur->gen;
+    pthread_mutex_unlock(&s->gen_mu);
     return gen;
 }
 
@@ -808,7 +808,7 @@ int st_write(st_store *s, st_batch *b, int sync)
     char *err = NULL;
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
     int runs = b->log.runs || b->regen;
-    /* A batch that switches table generations is always synced: the old
+    /* A batch that switches generations is always synced: the old
      * families are dropped right after, and that drop is durable at once. */
     if (b->regen) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
@@ -828,6 +828,27 @@ cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 
 /* ---- iterators -------------------------------------------------------- */
 
+/* Make it's RocksDB iterator over family cf with read options ro: over
+ * batch b too when b indexes its writes; in snap's generation, or (snap
+ * NULL) the current one, referenced while the iterator is made. Takes
+ * it (and its own read options): freed on failure. */
+static int iter_open(st_iter **out, st_iter *it, st_store *s, int cf,
+                     const rocksdb_readoptions_t *ro, const st_snap *snap, st_batch *b)
+{
+    st_gen *ts = !snap && GENERATIONAL(cf) ? gen_acquire(s) : NULL;
+    rocksdb_column_family_handle_t *h = cf_handle(s, snap ? snap->gen : ts, cf);
+    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, ro, h);
+    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, h) : base;
+    gen_release(s, ts);
+    if (!it->it) {
+        if (it->ropts) rocksdb_readoptions_destroy(it->ropts);
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
 int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
 {
     /* A RocksDB iterator already reads one implicit snapshot taken when it
@@ -835,32 +856,14 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b, int consistent)
     (void)consistent;
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
-    rocksdb_column_family_handle_t *h = cf_handle(s, ts, cf);
-    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(s->db, s->ropts, h);
-    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, h) : base;
-    tables_release(s, ts);
-    if (!it->it) {
-        free(it);
-        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
-    }
-    *out = it;
-    return ND_OK;
+    return iter_open(out, it, s, cf, s->ropts, NULL, b);
 }
 
 int st_iter_new_scan(st_iter **out, st_store *s, int cf)
 {
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    st_tables *ts = GENERATIONAL(cf) ? tables_acquire(s) : NULL;
-    it->it = rocksdb_create_iterator_cf(s->db, s->scan_ropts, cf_handle(s, ts, cf));
-    tables_release(s, ts);
-    if (!it->it) {
-        free(it);
-        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
-    }
-    *out = it;
-    return ND_OK;
+    return iter_open(out, it, s, cf, s->scan_ropts, NULL, NULL);
 }
 
 int st_snap_new(st_snap **out, st_store *s)
@@ -868,7 +871,7 @@ int st_snap_new(st_snap **out, st_store *s)
     st_snap *sn = calloc(1, sizeof *sn);
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
     sn->store = s;
-    sn->tables = tables_acquire(s);
+    sn->gen = gen_acquire(s);
     sn->ropts = rocksdb_readoptions_create();
     sn->snap = rocksdb_create_snapshot(s->db);
     if (!sn->ropts || !sn->snap) {
@@ -885,7 +888,7 @@ void st_snap_free(st_snap *sn)
     if (!sn) return;
     if (sn->snap) rocksdb_release_snapshot(sn->store->db, sn->snap);
     if (sn->ropts) rocksdb_readoptions_destroy(sn->ropts);
-    tables_release(sn->store, sn->tables);
+    gen_release(sn->store, sn->gen);
     free(sn);
 }
 
@@ -893,13 +896,7 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
 {
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    it->it = rocksdb_create_iterator_cf(s->db, snap->ropts, cf_handle(s, snap->tables, cf));
-    if (!it->it) {
-        free(it);
-        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
-    }
-    *out = it;
-    return ND_OK;
+    return iter_open(out, it, s, cf, snap->ropts, snap, NULL);
 }
 
 int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
@@ -920,16 +917,7 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
     rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], klen);
     rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], klen);
     if (snap) rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
-    st_tables *ts = !snap && GENERATIONAL(cf) ? tables_acquire(s) : NULL;
-    it->it = rocksdb_create_iterator_cf(s->db, it->ropts, cf_handle(s, snap ? snap->tables : ts, cf));
-    tables_release(s, ts);
-    if (!it->it) {
-        rocksdb_readoptions_destroy(it->ropts);
-        free(it);
-        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
-    }
-    *out = it;
-    return ND_OK;
+    return iter_open(out, it, s, cf, it->ropts, snap, NULL);
 }
 
 void st_iter_free(st_iter *it)
@@ -1000,13 +988,13 @@ int st_flush(st_store *s)
     ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
     rocksdb_flushoptions_set_wait(fo, 1);
     int rc = ND_OK;
-    st_tables *ts = tables_acquire(s);
+    st_gen *ts = gen_acquire(s);
     for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n && rc == ND_OK; i++) {
         char *err = NULL;
         rocksdb_flush_cf(s->db, fo, cf_handle(s, ts, (int)i), &err);
         rc = take_error(err, "flush");
     }
-    tables_release(s, ts);
+    gen_release(s, ts);
     rocksdb_flushoptions_destroy(fo);
     return rc;
 }
@@ -1020,10 +1008,10 @@ int st_compact_files(st_store *s)
     /* Force the bottom level too: that is where deleted entries and their
      * tombstones meet and are dropped. */
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
-    st_tables *ts = tables_acquire(s);
+    st_gen *ts = gen_acquire(s);
     for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n; i++)
         rocksdb_compact_range_cf_opt(s->db, cf_handle(s, ts, (int)i), co, NULL, 0, NULL, 0);
-    tables_release(s, ts);
+    gen_release(s, ts);
     rocksdb_compactoptions_destroy(co);
     return ND_OK;
 }

@@ -11,13 +11,14 @@
  *   cf "meta"  : small text records (format version, plan, fp config, counters)
  *   cf "docs"  : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
  *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
- *   cf "tNN"   : table NN (00..63) of permuted fingerprints (named
- *                "tNN.gG" once an import rewrote the tables: generation G,
- *                recorded in meta "st.table_gen"; see st_regen), in two key
+ *   cf "tNN"   : table NN (00..63) of permuted fingerprints, in two key
  *                spaces (cmp_table.h): 'F' || BE64(v) -> "" for a fresh
  *                entry, 'R' || BE64(tail) -> encoded run. Runs cover
  *                disjoint ranges (previous tail, tail]; a fresh value never
  *                equals a value inside a run.
+ * Once an import rewrote them (st_regen), docs, rev and the tables are
+ * named "docs.gG", "rev.gG", "tNN.gG": generation G, recorded in meta
+ * "st.gen" (absent: generation 0, the plain names).
  *
  * Thread-safety: reads (st_get, iterators, st_table_range) from any thread;
  * writes are serialised by the engine (it holds its write mutex around
@@ -217,7 +218,7 @@ int st_batch_set_regen(st_batch *b, st_regen *g);
  * Accepts NULL. */
 void st_regen_free(st_regen *g);
 /* The current generation number (0 until the first switch). */
-uint64_t st_table_generation(st_store *s);
+uint64_t st_generation(st_store *s);
 
 /* The i-th new entry of st_family_merge (0 <= i < n, asked in order). */
 typedef int (*st_kv_fn)(void *payload, size_t i, const void **key, size_t *klen,

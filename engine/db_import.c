@@ -15,11 +15,12 @@
  *   4. writes docs, rev, every table's rewritten runs and the counters in
  *      one plain (unindexed) atomic batch.
  * When the new fingerprints are many next to those stored (at least
- * 1/IMPORT_REWRITE_SHARE of them), most runs change anyway: step 3 then
- * writes every table anew as SST files of a new table generation
- * (st_regen, st_table_rewrite), which the write of step 4 switches to. The
- * rewritten runs then skip the WAL, the memtables and compaction, and the
- * memory an import needs no longer grows with the tables.
+ * 1/IMPORT_REWRITE_SHARE of them), most runs change anyway: steps 3 and 4
+ * then write every table, docs and rev anew as SST files of a new
+ * generation (st_regen, st_table_rewrite, st_family_merge), and the write
+ * of step 4 (counters only) switches to it. Nothing then goes through the
+ * WAL, the memtables and compaction, and the memory an import needs no
+ * longer grows with the store.
  * The writer lock and the fold lock are held throughout, so no fresh entry
  * can appear while runs are merged (a fresh value must never equal a run
  * value).

@@ -159,14 +159,21 @@ static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const c
     return ND_OK;
 }
 
+/* This build's format version into the "format" record. */
+static int put_format(st_batch *b)
+{
+    char buf[16];
+    snprintf(buf, sizeof buf, "%u", ND_FORMAT_VERSION);
+    return meta_put(b, "format", buf);
+}
+
 static int create_meta(nd_db *db, const nd_db_options *o)
 {
     char buf[16384];
     st_batch *b = NULL;
     int rc;
     ND_TRY(st_batch_new(&b, db->store));
-    snprintf(buf, sizeof buf, "%u", ND_FORMAT_VERSION);
-    ND_TRY(meta_put(b, "format", buf));
+    ND_TRY(put_format(b));
     ND_TRY(nd_plan_encode(buf, sizeof buf, &db->plan));
     ND_TRY(meta_put(b, "plan", buf));
     ND_TRY(meta_put(b, "fp", db->fp_config));
@@ -285,12 +292,10 @@ cleanup:
  * (synced, before any run of the newer codec can reach it). */
 static int upgrade_format(nd_db *db)
 {
-    char buf[16];
     st_batch *b = NULL;
     int rc;
     ND_TRY(st_batch_new(&b, db->store));
-    snprintf(buf, sizeof buf, "%u", ND_FORMAT_VERSION);
-    ND_TRY(meta_put(b, "format", buf));
+    ND_TRY(put_format(b));
     rc = st_write(db->store, b, 1);
     if (rc < 0)
         rc = nd_err_wrap(rc, "database %s: upgrading the format record to %u", db->path,

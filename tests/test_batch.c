@@ -126,7 +126,7 @@ static void test_import_oracle(void **state)
     docset s;
     docset_init(&s, n + 100);
     /* Parts 0-2 each add about as many fingerprints as are stored, so they
-     * rewrite every table (a new table generation); part 3 is small next
+     * rewrite every table (a new generation); part 3 is small next
      * to the store and merges into the runs it touches through the batch. */
     size_t m = n - n / 40;
     for (size_t part = 0; part < 4; part++) {

@@ -584,7 +584,7 @@ static void test_regen(void **state)
     ref r = {malloc(4 * N * sizeof(uint64_t)), 0};
     uint64_t *vals = malloc(2 * N * sizeof *vals);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
-    assert_int_equal(st_table_generation(s), 0);
+    assert_int_equal(st_generation(s), 0);
 
     /* Some values through the ordinary path first: fresh, then folded. */
     size_t n = fresh_values(vals, 3000, &r);
@@ -629,7 +629,7 @@ static void test_regen(void **state)
     assert_int_equal(st_batch_put(b, ST_CF_REV, "k", 1, "", 0), ND_EINVAL);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     st_regen_free(g);
-    assert_int_equal(st_table_generation(s), 1);
+    assert_int_equal(st_generation(s), 1);
     for (size_t i = 0; i < n; i++)
         if (!ref_has(&r, vals[i])) ref_insert(&r, vals[i]);
     check_ranges(s, &r); /* a reader made before the switch follows it */
@@ -671,7 +671,7 @@ static void test_regen(void **state)
     assert_int_equal(st_regen_new(&g, s), ND_OK);
     rewrite_all(g, s, vals, n, n);
     st_regen_free(g);
-    assert_int_equal(st_table_generation(s), 1);
+    assert_int_equal(st_generation(s), 1);
     assert_int_equal(family_keys(s, ST_CF_TABLE(0), NULL), keys1);
     check_ranges(s, &r0);
 
@@ -695,7 +695,7 @@ static void test_regen(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     st_open_opts o = {.create = 0};
     assert_int_equal(st_open(&s, path, &o), ND_OK);
-    assert_int_equal(st_table_generation(s), 1);
+    assert_int_equal(st_generation(s), 1);
     assert_int_equal(st_ntables(s), 2);
     check_ranges(s, &r0);
     assert_int_equal(st_regen_new(&g, s), ND_OK);
@@ -712,7 +712,7 @@ static void test_regen(void **state)
     /* Reopened, read-only too: generation 2 with every value. */
     o.readonly = 1;
     assert_int_equal(st_open(&s, path, &o), ND_OK);
-    assert_int_equal(st_table_generation(s), 2);
+    assert_int_equal(st_generation(s), 2);
     check_ranges(s, &r);
     st_close(s);
     st_u64s_dispose(&out);
