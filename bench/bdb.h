@@ -93,6 +93,8 @@ double bdb_median(double *v, size_t n);
 void bdb_rss_reset(void);
 double bdb_rss_peak_mib(void);
 double bdb_rss_now_mib(void);
+/* MiB read from storage by this process so far (/proc/self/io), or -1. */
+double bdb_storage_read_mib(void);
 
 /* Metrics record: "name" -> number, written as JSON at the end. */
 void bdb_metric(const char *name, double value);
@@ -119,7 +121,7 @@ typedef struct bdb_opts {
     uint64_t n, q, q6, qcold, sample, batch, stream, group, group_docs, fsync_docs;
     uint64_t join, load_group, seed, cache_mb;
     const char *dir, *out, *dump;
-    int keep, verify, no_import, no_batch;
+    int keep, reuse, verify, no_import, no_batch;
 } bdb_opts;
 
 typedef struct bdb_state {

@@ -167,6 +167,9 @@ static void usage(FILE *f)
           "  --seed N       data seed (default 1)\n"
           "  --dir DIR      database directory (must not exist; default a temporary one)\n"
           "  --keep         keep the database\n"
+          "  --reuse        query the database already in --dir (built by an earlier\n"
+          "                 --keep run with the same --n and --seed): no load phase;\n"
+          "                 the stream phases of earlier runs have added documents\n"
           "  --verify       run nd_verify after the load\n"
           "  --dump DIR     write the data for bench/bdb_faiss.py into DIR\n"
           "  --out FILE     metrics JSON (default: stdout)\n"
@@ -218,6 +221,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--dump") == 0 && v) { o->dump = v; i++; continue; }
         if (strcmp(a, "--out") == 0 && v) { o->out = v; i++; continue; }
         if (strcmp(a, "--keep") == 0) { o->keep = 1; continue; }
+        if (strcmp(a, "--reuse") == 0) { o->reuse = 1; o->keep = 1; continue; }
         if (strcmp(a, "--verify") == 0) { o->verify = 1; continue; }
         if (strcmp(a, "--no-import") == 0) { o->no_import = 1; continue; }
         if (strcmp(a, "--no-batch") == 0) { o->no_batch = 1; continue; }
@@ -235,6 +239,7 @@ int main(int argc, char **argv)
         o->batch == 0)
         bdb_die("sizes too small");
     if (o->q6 > o->q) o->q6 = o->q;
+    if (o->reuse && !o->dir) bdb_die("--reuse needs --dir");
     char tmpdir[] = "/tmp/bench_db.XXXXXX";
     char dbdir[4096];
     int own_tmp = 0;

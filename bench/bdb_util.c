@@ -119,6 +119,23 @@ double bdb_rss_now_mib(void)
     return status_kib("VmRSS") / 1024.0;
 }
 
+/* Bytes this process made the kernel read from storage (not from the page
+ * cache): /proc/self/io read_bytes. -1 when unavailable. */
+double bdb_storage_read_mib(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f) return -1;
+    char line[128];
+    double v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "read_bytes:", 11) == 0) {
+            v = strtod(line + 11, NULL) / 1048576.0;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
 /* ---- metrics ---- */
 
 typedef struct metric {

@@ -507,7 +507,7 @@ struct st_cursor {
     int fresh_done;     /* the fresh space holds nothing at or above here */
 };
 
-int st_cursor_new(st_cursor **out, st_store *s, unsigned t)
+int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
 {
     int rc;
     st_cursor *c = calloc(1, sizeof *c);
@@ -517,7 +517,8 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t)
     if (!c->buf) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(cmp_codec_new(&c->codec));
     ND_TRY(st_snap_new(&c->snap, s));
-    ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    if (scan) ND_TRY(st_iter_new_scan_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    else ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
     ND_TRY(st_iter_new_at(&c->fresh, s, ST_CF_TABLE(t), c->snap));
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, 0);

@@ -124,6 +124,8 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
 int st_iter_new_scan(st_iter **out, st_store *s, int cf);
 /* Iterator over one family as of snapshot snap. */
 int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
+/* Both: a walk over much of a family as of snapshot snap. */
+int st_iter_new_scan_at(st_iter **out, st_store *s, int cf, const st_snap *snap);
 void st_iter_free(st_iter *it); /* accepts NULL */
 void st_iter_seek(st_iter *it, const void *key, size_t klen);
 void st_iter_seek_first(st_iter *it);
@@ -240,7 +242,10 @@ int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
  * run, stepping forward instead of seeking where that is cheaper. One
  * snapshot for its whole life. One thread at a time. */
 typedef struct st_cursor st_cursor;
-int st_cursor_new(st_cursor **out, st_store *s, unsigned t);
+/* scan: the caller will visit much of the table (a batch with a query for
+ * every few runs): its runs are read ahead in large steps, not a block at
+ * a time, and not put in the block cache. */
+int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan);
 void st_cursor_free(st_cursor *c); /* accepts NULL */
 /* As st_table_range; lo must not be below the previous call's lo. */
 int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out);
@@ -262,7 +267,16 @@ int st_disk_bytes(st_store *s, uint64_t *out);
 int st_flush(st_store *s);
 /* Flush, then rewrite every family's files: deleted entries and their
  * tombstones are dropped, so their disk space comes back. Costs a full
- * rewrite of the database. */
+ * rewrite of the database, less the settled families. */
 int st_compact_files(st_store *s);
+/* Is family cf (not ST_CF_META) settled: the single file a generation
+ * switch of this handle ingested, untouched by any write since? Such a
+ * family holds no deletions and st_compact_files leaves it alone. A
+ * reopened store starts with none settled. */
+int st_family_settled(st_store *s, int cf);
+/* Do point reads (st_get, st_iter_new: the probes of queries) fill the
+ * block cache? Only while the families' files fit in it; decided again at
+ * open, generation switches, compaction and every few thousand writes. */
+int st_fills_cache(st_store *s);
 
 #endif /* ND_STORAGE_H */

@@ -44,6 +44,9 @@ static void consider(best *b, unsigned d, uint64_t fp)
     }
 }
 
+/* A batch is dense when it has a document for every this many runs. */
+#define BATCH_DENSE_RUNS 8
+
 static uint64_t prefix_mask(unsigned p)
 {
     return p == 0 ? 0 : (p >= 64 ? ~0ull : ~0ull << (64 - p));
@@ -60,7 +63,11 @@ static int merge_table(nd_db *db, unsigned t, const nd_doc *docs, size_t n, unsi
     int rc = ND_OK;
     for (size_t i = 0; i < n; i++) a[i] = (sort_item){nd_perm_apply(p, docs[i].fp), (uint32_t)i};
     sort_items(a, tmp, n);
-    ND_TRY(st_cursor_new(&cur, db->store, t));
+    /* Dense (a document for every few runs of the table): the walk reads
+     * most blocks, so read ahead. 1M documents against 100M stored, warm:
+     * 15.1 s reading block by block. */
+    double runs = (double)db->nfps / db->run_size;
+    ND_TRY(st_cursor_new(&cur, db->store, t, (double)n * BATCH_DENSE_RUNS >= runs));
     for (size_t g = 0; g < n;) {
         uint64_t lo = a[g].key & mask, hi = lo | ~mask;
         size_t e = g + 1;

@@ -95,7 +95,7 @@ static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, unsigned d)
     int rc;
     ND_TRY(collect_flips(&prefixes, q & mask, perm->prefix_bits, d, 0));
     qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, cmp_u64p);
-    ND_TRY(st_cursor_new(&cur, c->db->store, t));
+    ND_TRY(st_cursor_new(&cur, c->db->store, t, 0));
     for (size_t i = 0; i < prefixes.n && !c->found; i++) {
         c->cand.n = 0;
         ND_TRY(st_cursor_range(cur, prefixes.v[i], prefixes.v[i] | ~mask, &c->cand));

@@ -234,7 +234,7 @@ static void set_threads(const char *n)
 }
 
 static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int compact,
-                           const char *threads)
+                           const char *threads, size_t ns)
 {
     set_threads(threads);
     char dir[64], pa[128], pb[128];
@@ -242,7 +242,7 @@ static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int c
     snprintf(pa, sizeof pa, "%s/a", dir);
     snprintf(pb, sizeof pb, "%s/b", dir);
     oracle_rng r = {7 + k + tables};
-    enum { NS = 3000 };
+    const size_t NS = ns;
     uint64_t *stored = malloc(NS * sizeof *stored);
     for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
     nd_db *a = open_db(pa, 3, tables, run_size), *b = open_db(pb, 3, tables, run_size);
@@ -305,10 +305,15 @@ static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int c
     set_threads(NULL);
 }
 
-static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1, NULL); }
-static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0, "3"); }
-static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1, "4"); }
-static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1, NULL); }
+/* 3000 stored: a batch of 600 has a document for every few runs, and the
+ * tables are read ahead (dense). */
+static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1, NULL, 3000); }
+static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0, "3", 3000); }
+static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1, "4", 3000); }
+static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1, NULL, 3000); }
+/* 20000 stored in runs of 2: 10000 runs, more than 8 per batch document,
+ * so the tables are walked block by block (sparse). */
+static void test_batch_k3_sparse(void **state) { (void)state; run_batch_case(3, 4, 2, 1, "2", 20000); }
 
 /* out equals want item by item, keys compared by their bytes. */
 static void assert_same_items(const nd_batch_item *out, const nd_batch_item *want, size_t n)
@@ -552,7 +557,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_import_step), cmocka_unit_test(test_batch_k3_runs),
         cmocka_unit_test(test_batch_k3_fresh), cmocka_unit_test(test_batch_k2),
-        cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_k3_sparse),
+        cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_batch_threads), cmocka_unit_test(test_batch_thread_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

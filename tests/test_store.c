@@ -570,6 +570,53 @@ static void rewrite_all(st_regen *g, st_store *s, const uint64_t *vals, size_t n
  * the new values; nothing shows before the switching write, while
  * snapshots taken before it keep the old tables; an abandoned generation,
  * or one a crash left behind, is dropped and the old one stays. */
+/* Point reads fill the block cache only while the files fit in it. */
+static void test_cache_fill(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[16], val[1024];
+    st_store *s = NULL;
+    st_batch *b;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_open_opts o = {.create = 1, .ntables = 1, .cache_bytes = 1u << 20};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_true(st_fills_cache(s)); /* empty */
+    /* 4 MB of values that do not compress, past the 1 MiB cache */
+    uint64_t x = 88172645463325252ull;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (int i = 0; i < 4096; i++) {
+        for (size_t j = 0; j < sizeof val; j++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            val[j] = (char)x;
+        }
+        snprintf(key, sizeof key, "k%06d", i);
+        assert_int_equal(st_batch_put(b, ST_CF_DOCS, key, strlen(key), val, sizeof val), ND_OK);
+        if (i % 512 == 511) {
+            assert_int_equal(st_write(s, b, 0), ND_OK);
+            st_batch_clear(b);
+        }
+    }
+    assert_int_equal(st_compact_files(s), ND_OK);
+    assert_false(st_fills_cache(s));
+    char *v;
+    size_t vlen;
+    assert_int_equal(st_get(s, ST_CF_DOCS, "k004095", 7, &v, &vlen), ND_OK); /* still read */
+    assert_true(vlen == sizeof val && memcmp(v, val, vlen) == 0);
+    free(v);
+    st_batch_free(b);
+    st_close(s);
+    o = (st_open_opts){.create = 0, .cache_bytes = 64u << 20};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_true(st_fills_cache(s)); /* fits the larger cache */
+    st_close(s);
+    o.cache_bytes = 1u << 20;
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_false(st_fills_cache(s)); /* decided at open too */
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
 static void test_regen(void **state)
 {
     (void)state;
@@ -585,6 +632,7 @@ static void test_regen(void **state)
     uint64_t *vals = malloc(2 * N * sizeof *vals);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
     assert_int_equal(st_generation(s), 0);
+    assert_false(st_family_settled(s, ST_CF_DOCS)); /* gen 0 was never ingested */
 
     /* Some values through the ordinary path first: fresh, then folded. */
     size_t n = fresh_values(vals, 3000, &r);
@@ -649,6 +697,18 @@ static void test_regen(void **state)
     assert_int_equal(st_get(s, ST_CF_DOCS, dk, strlen(dk), &v, &vlen), ND_OK);
     assert_true(vlen == 1 && v[0] == 'v');
     free(v);
+    /* Every family of the switched-to generation is settled (compaction
+     * leaves it alone) until a write touches it. */
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE(2); cf++) assert_true(st_family_settled(s, cf));
+    assert_false(st_family_settled(s, ST_CF_META));
+    st_batch_clear(b);
+    assert_int_equal(st_batch_put(b, ST_CF_DOCS, "~settled", 8, "v", 1), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    assert_false(st_family_settled(s, ST_CF_DOCS));
+    assert_true(st_family_settled(s, ST_CF_REV) && st_family_settled(s, ST_CF_TABLE(1)));
+    assert_int_equal(st_compact_files(s), ND_OK);
+    check_ranges(s, &r);
+    assert_int_equal(family_keys(s, ST_CF_DOCS, NULL), nnew + 1);
     /* A key merged twice, or out of order, is refused (and the generation
      * dropped). */
     assert_int_equal(st_regen_new(&g, s), ND_OK);
@@ -713,6 +773,7 @@ static void test_regen(void **state)
     o.readonly = 1;
     assert_int_equal(st_open(&s, path, &o), ND_OK);
     assert_int_equal(st_generation(s), 2);
+    assert_false(st_family_settled(s, ST_CF_TABLE(0))); /* not known after a reopen */
     check_ranges(s, &r);
     st_close(s);
     st_u64s_dispose(&out);
@@ -767,7 +828,8 @@ int main(void)
         cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
         cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
-        cmocka_unit_test(test_range_races),     cmocka_unit_test(test_regen),
+        cmocka_unit_test(test_range_races),     cmocka_unit_test(test_cache_fill),
+        cmocka_unit_test(test_regen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
