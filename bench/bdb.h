@@ -107,6 +107,8 @@ int bdb_rmtree(const char *path);
 /* Drop the OS page cache of every file under path (posix_fadvise
  * DONTNEED): a cold start without root. Returns files touched. */
 long bdb_drop_cache(const char *path);
+/* Read every file under path once, into the OS page cache. */
+void bdb_warm_cache(const char *path);
 /* Bytes of the regular files under path. */
 uint64_t bdb_du(const char *path);
 
@@ -119,7 +121,7 @@ void bdb_die(const char *fmt, ...);
 
 typedef struct bdb_opts {
     uint64_t n, q, q6, qcold, sample, batch, stream, group, group_docs, fsync_docs;
-    uint64_t join, load_group, seed, cache_mb;
+    uint64_t join, load_group, seed, cache_mb, tables;
     const char *dir, *out, *dump;
     int keep, reuse, verify, no_import, no_batch;
 } bdb_opts;

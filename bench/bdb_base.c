@@ -44,6 +44,14 @@ void bdb_phase_data(bdb_state *s)
     size_t np = 0;
     if (nd_plan_candidates(pi, 16, &np, 3, o->n) != ND_OK || np == 0)
         bdb_die("nd_plan_candidates: %s", nd_errmsg());
+    if (o->tables) { /* forced: that one-level design */
+        size_t i = 0;
+        while (i < np && i < 16 && (pi[i].tables != o->tables || pi[i].levels != 1)) i++;
+        if (i == np || i == 16) bdb_die("--tables %llu: no one-level design of that many tables",
+                                        (unsigned long long)o->tables);
+        pi[0] = pi[i];
+        bdb_note("tables forced to %u (--tables)", pi[0].tables);
+    }
     s->plan_k = pi[0].k;
     s->plan_tables = pi[0].tables;
     s->plan_levels = pi[0].levels;

@@ -164,6 +164,8 @@ static void usage(FILE *f)
           "  --no-import    load with nd_add_many even where nd_import exists\n"
           "  --no-batch     one nd_query per batch document even where nd_batch exists\n"
           "  --cache-mb N   block cache (default: neardup's)\n"
+          "  --tables T     the planner's one-level design of T tables for k=3 (default:\n"
+          "                 the planner's choice); the reference uses the same design\n"
           "  --seed N       data seed (default 1)\n"
           "  --dir DIR      database directory (must not exist; default a temporary one)\n"
           "  --keep         keep the database\n"
@@ -215,7 +217,7 @@ int main(int argc, char **argv)
         NUM("--sample", sample) NUM("--batch", batch) NUM("--join", join)
         NUM("--stream", stream) NUM("--group-docs", group_docs) NUM("--group", group)
         NUM("--fsync-docs", fsync_docs) NUM("--load-group", load_group)
-        NUM("--cache-mb", cache_mb) NUM("--seed", seed)
+        NUM("--cache-mb", cache_mb) NUM("--seed", seed) NUM("--tables", tables)
 #undef NUM
         if (strcmp(a, "--dir") == 0 && v) { o->dir = v; i++; continue; }
         if (strcmp(a, "--dump") == 0 && v) { o->dump = v; i++; continue; }

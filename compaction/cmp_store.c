@@ -961,7 +961,9 @@ int st_iter_new_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
     return iter_open(out, it, s, cf, snap->ropts, snap, NULL);
 }
 
-int st_iter_new_scan_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
+/* A new iterator with read options of its own, for the caller to set
+ * before iter_open. */
+static int iter_own_ropts(st_iter **out)
 {
     st_iter *it = calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
@@ -970,6 +972,14 @@ int st_iter_new_scan_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
         free(it);
         return nd_err_set(ND_ENOMEM, "storage: out of memory");
     }
+    *out = it;
+    return ND_OK;
+}
+
+int st_iter_new_scan_at(st_iter **out, st_store *s, int cf, const st_snap *snap)
+{
+    st_iter *it = NULL;
+    ND_FORWARD(iter_own_ropts(&it));
     rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
     rocksdb_readoptions_set_fill_cache(it->ropts, 0);
     rocksdb_readoptions_set_readahead_size(it->ropts, SCAN_READAHEAD);
@@ -981,13 +991,8 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
 {
     ND_RETURN_IF(klen > sizeof((st_iter *)0)->bounds[0], ND_EINVAL,
                  "storage: bound of %zu bytes", klen);
-    st_iter *it = calloc(1, sizeof *it);
-    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
-    it->ropts = rocksdb_readoptions_create();
-    if (!it->ropts) {
-        free(it);
-        return nd_err_set(ND_ENOMEM, "storage: out of memory");
-    }
+    st_iter *it = NULL;
+    ND_FORWARD(iter_own_ropts(&it));
     /* RocksDB keeps pointers to the bound bytes: they live in the iterator. */
     memcpy(it->bounds[0], lo, klen);
     memcpy(it->bounds[1], hi, klen);

@@ -437,8 +437,10 @@ int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
  *  replaced first, by an atomic write of their own. Callers load millions
  *  of documents as a sequence of calls (see nd_import_step). Holds the
  *  writer lock for its duration. Fresh inserts are folded first.
- *  A call that adds at least 1/16 as many fingerprints as are stored (the
- *  first load of an empty database, the steps of nd_import_step) writes
+ *  A call that adds at least 1/16 as many fingerprints as are stored, or
+ *  one for every run (the database's run_size entries: most runs would
+ *  change; the first load of an empty database, the steps of
+ *  nd_import_step) writes
  *  the documents, their reverse index and every table anew as SST files
  *  of a new generation that its one write switches to: memory stays
  *  bounded whatever the size of the call or the store, and the disk holds

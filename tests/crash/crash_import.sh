@@ -3,7 +3,8 @@
 #
 # usage: crash_import.sh NEARDUP KILLS [SEED]
 # Each round imports 12000 fresh documents in steps of 500 (`--chunk 500
-# --sync`: each step is one atomic write) and kills the import after a
+# --sync`: each step is one atomic write; with runs of 8, steps into up to
+# 8000 stored write a new generation, later ones merge into the runs) and kills the import after a
 # random delay. Afterwards:
 #   - `neardup verify` passes;
 #   - the round holds all or none of each step: the stored count is a
@@ -25,7 +26,7 @@ N=12000 CHUNK=500
 for round in $(seq 1 "$KILLS"); do
     if [ $((round % 20)) -eq 1 ]; then # a fresh database every 20 rounds (long mode)
         rm -rf "$work/db"
-        "$ND" init "$work/db" --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
+        "$ND" init "$work/db" --k 3 --docs 1e6 --run-size 8 >/dev/null || { echo "init failed"; exit 1; }
     fi
     awk -v seed=$((SEED * 1000 + round)) -v round="$round" -v n=$N 'BEGIN { srand(seed);
         for (i = 0; i < n; i++)
