@@ -271,7 +271,7 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
         if (!r->it[t] || r->it_seq[t] != seq || wseq - r->it_wseq[t] > READER_MAX_WRITES) {
             st_iter_free(r->it[t]);
             r->it[t] = NULL;
-            ND_TRY(st_iter_new(&r->it[t], r->store, ST_CF_TABLE(t), NULL, 1));
+            ND_TRY(st_iter_new_probe(&r->it[t], r->store, t));
             r->it_seq[t] = seq;
             r->it_wseq[t] = wseq;
         }

@@ -119,6 +119,11 @@ int st_iter_new(st_iter **out, st_store *s, int cf, st_batch *b,
  * (a fold leaves many). */
 int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, const void *hi,
                         size_t klen, const st_snap *snap);
+/* Iterator over the run space of table t (now), for probes: seek to a
+ * key of the run space and step on within it; it skips the files and
+ * memtables that hold no run (their prefix filter says so), and what it
+ * shows outside the run space is undefined. */
+int st_iter_new_probe(st_iter **out, st_store *s, unsigned t);
 /* Iterator for a walk over a whole family (now): it does not fill the
  * block cache and reads ahead. */
 int st_iter_new_scan(st_iter **out, st_store *s, int cf);

@@ -1,7 +1,8 @@
 /*
  * test_store.c — the storage layer: RocksDB error mapping, open/create
  * rules, batches that read their own writes, and table operations (insert,
- * remove, fold, range, scan) against a reference sorted set; range reads
+ * remove, fold, range, scan) against a reference sorted set, also across
+ * memtables and files of either key space; range reads
  * racing inserts, removals and folds from other threads.
  */
 #include <pthread.h>
@@ -287,6 +288,78 @@ static void test_bulk_fold(void **state)
     /* A second fold finds nothing to do. */
     assert_int_equal(st_table_fold(s, 0, 128, 0, NULL, NULL, NULL, &folded), ND_OK);
     assert_int_equal(folded, 0);
+    free(r.v);
+    st_batch_free(b);
+    st_close(s);
+    tmpdir_remove(dir);
+}
+
+/* Probes read the run space through the tables' prefix filters (a file or
+ * memtable without runs is skipped): runs and fresh entries spread over
+ * the memtable, files of fresh entries alone, files of runs and of a
+ * fold's deletions, and files from before a reopen must all be found. */
+static void insert_fresh(st_store *s, st_batch *b, ref *r, int n)
+{
+    st_batch_clear(b);
+    for (int i = 0; i < n; i++) {
+        uint64_t x = rnd();
+        if (ref_has(r, x)) continue;
+        assert_int_equal(st_table_insert(s, b, 0, x), ND_OK);
+        ref_insert(r, x);
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+}
+
+static void check_runs_only(st_store *s, const ref *r, size_t expect)
+{
+    st_reader *rd;
+    st_u64s out = {0};
+    assert_int_equal(st_reader_new(&rd, s), ND_OK);
+    assert_int_equal(st_table_range(rd, 0, 0, UINT64_MAX, 0, &out), ND_OK);
+    assert_int_equal(out.n, expect);
+    for (size_t i = 0; i < out.n; i++) assert_true(ref_has(r, out.v[i]));
+    st_u64s_dispose(&out);
+    st_reader_free(rd);
+}
+
+static void test_probe_across_files(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    st_store *s;
+    st_batch *b;
+    ref r = {malloc(10000 * sizeof(uint64_t)), 0};
+    s = store_create(dir, path, sizeof path, 1);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    insert_fresh(s, b, &r, 3000);
+    assert_int_equal(st_table_fold(s, 0, 8, 0, NULL, NULL, NULL, NULL), ND_OK);
+    assert_int_equal(st_flush(s), ND_OK); /* runs and deletions of fresh keys */
+    size_t folded = r.n;
+    insert_fresh(s, b, &r, 2000);
+    assert_int_equal(st_flush(s), ND_OK); /* fresh entries alone */
+    insert_fresh(s, b, &r, 1000);         /* fresh entries in the memtable */
+    check_ranges(s, &r);
+    check_runs_only(s, &r, folded);
+    /* Runs rewritten in the memtable over a file of fresh entries. */
+    st_batch_clear(b);
+    for (int i = 0; i < 100; i++) {
+        size_t at = rnd() % r.n;
+        assert_int_equal(st_table_remove(s, b, 0, r.v[at]), ND_OK);
+        ref_remove_at(&r, at);
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    check_ranges(s, &r);
+    assert_int_equal(st_close(s), ND_OK);
+    st_open_opts o = {0};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    st_batch_free(b);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    check_ranges(s, &r);
+    uint64_t n = 0;
+    assert_int_equal(st_table_fold(s, 0, 8, 0, NULL, NULL, NULL, &n), ND_OK);
+    assert_true(n > 0);
+    check_ranges(s, &r);
+    check_runs_only(s, &r, r.n);
     free(r.v);
     st_batch_free(b);
     st_close(s);
@@ -829,7 +902,7 @@ int main(void)
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
         cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
         cmocka_unit_test(test_range_races),     cmocka_unit_test(test_cache_fill),
-        cmocka_unit_test(test_regen),
+        cmocka_unit_test(test_regen),          cmocka_unit_test(test_probe_across_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
