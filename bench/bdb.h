@@ -121,7 +121,7 @@ void bdb_die(const char *fmt, ...);
 
 typedef struct bdb_opts {
     uint64_t n, q, q6, qcold, sample, batch, stream, group, group_docs, fsync_docs;
-    uint64_t join, load_group, seed, cache_mb, tables;
+    uint64_t join, load_group, seed, cache_mb, tables, plan_k;
     const char *dir, *out, *dump;
     int keep, reuse, verify, no_import, no_batch;
 } bdb_opts;
@@ -143,7 +143,8 @@ typedef struct bdb_state {
     uint64_t *js_idx, *jorc;
     /* reference answer counts for every query (UINT32_MAX: not computed) */
     uint32_t *ref_cnt3, *ref_cnt6, *ref_bcnt;
-    unsigned plan_k, plan_tables, plan_blocks, plan_levels;
+    unsigned plan_k, plan_tables, plan_blocks, plan_levels; /* the database's design */
+    unsigned ref_blocks; /* the reference's: the best one-level design for k=3 */
     long failures; /* disagreements with the oracle or the reference */
 } bdb_state;
 

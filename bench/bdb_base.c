@@ -39,34 +39,40 @@ void bdb_phase_data(bdb_state *s)
     s->js = bdb_xmalloc(o->join * sizeof *s->js);
     for (uint64_t j = 0; j < o->join; j++) s->js[j] = bdb_join_elem(&s->g, o->join, j);
 
-    /* The planner's design for this size (what nd_open will choose). */
-    nd_plan_info pi[16];
-    size_t np = 0;
-    if (nd_plan_candidates(pi, 16, &np, 3, o->n) != ND_OK || np == 0)
+    /* The planner's design for this size and --plan-k (what nd_open will
+     * choose), and the reference's: the best one-level design for k=3,
+     * whatever the database's (a k=6 design of 28 tables would not fit in
+     * RAM at 100M). */
+    nd_plan_info pi[16], p3[16];
+    size_t np = 0, np3 = 0;
+    unsigned pk = (unsigned)o->plan_k;
+    if (nd_plan_candidates(pi, 16, &np, pk, o->n) != ND_OK || np == 0 ||
+        nd_plan_candidates(p3, 16, &np3, 3, o->n) != ND_OK || np3 == 0)
         bdb_die("nd_plan_candidates: %s", nd_errmsg());
+    if (np > 16) np = 16;
+    if (np3 > 16) np3 = 16;
     if (o->tables) { /* forced: that one-level design */
         size_t i = 0;
-        while (i < np && i < 16 && (pi[i].tables != o->tables || pi[i].levels != 1)) i++;
-        if (i == np || i == 16) bdb_die("--tables %llu: no one-level design of that many tables",
-                                        (unsigned long long)o->tables);
+        while (i < np && (pi[i].tables != o->tables || pi[i].levels != 1)) i++;
+        if (i == np) bdb_die("--tables %llu: no one-level design of that many tables for k=%u",
+                             (unsigned long long)o->tables, pk);
         pi[0] = pi[i];
         bdb_note("tables forced to %u (--tables)", pi[0].tables);
+        if (pk == 3) p3[0] = pi[0]; /* the reference follows a forced k=3 design */
     }
     s->plan_k = pi[0].k;
     s->plan_tables = pi[0].tables;
     s->plan_levels = pi[0].levels;
     s->plan_blocks = pi[0].blocks[0];
-    if (pi[0].levels != 1) {
-        /* The reference is one-level only: take the best one-level design. */
-        for (size_t i = 1; i < np && i < 16; i++)
-            if (pi[i].levels == 1) {
-                s->plan_blocks = pi[i].blocks[0];
-                bdb_note("planner chose a %u-level design; the reference uses the best "
-                         "one-level design (%u tables)",
-                         pi[0].levels, pi[i].tables);
-                break;
-            }
-    }
+    /* The reference is one-level only: the best one-level k=3 design. */
+    size_t r = 0;
+    while (r < np3 && p3[r].levels != 1) r++;
+    if (r == np3) bdb_die("the planner has no one-level design for k=3 at this size");
+    s->ref_blocks = p3[r].blocks[0];
+    if (pk != 3 || r != 0)
+        bdb_note("the reference uses the planner's best one-level design for k=3 (%u tables, "
+                 "%u blocks); the database %u tables for k=%u",
+                 p3[r].tables, s->ref_blocks, pi[0].tables, pk);
 }
 
 static int write_file(const char *dir, const char *name, const void *p, size_t bytes)
@@ -197,10 +203,10 @@ static void ref_phase(bdb_state *s, const uint64_t *v)
 
     bdb_rss_reset();
     double t0 = bdb_now();
-    c.r = bdb_ref_new(v, o->n, 3, s->plan_blocks);
+    c.r = bdb_ref_new(v, o->n, 3, s->ref_blocks);
     double dt = bdb_now() - t0;
     if (!c.r) bdb_die("reference: cannot build %u blocks over %llu fingerprints",
-                      s->plan_blocks, (unsigned long long)o->n);
+                      s->ref_blocks, (unsigned long long)o->n);
     unsigned t = bdb_ref_tables(c.r);
     bdb_metric("ref.tables", t);
     bdb_metric("ref.load.docs_per_s", (double)o->n / dt);
@@ -249,7 +255,7 @@ static void ref_phase(bdb_state *s, const uint64_t *v)
 
     /* Self-join through the reference: build over the set, probe each. */
     t0 = bdb_now();
-    bdb_ref *jr = bdb_ref_new(s->js, o->join, 3, s->plan_blocks);
+    bdb_ref *jr = bdb_ref_new(s->js, o->join, 3, s->ref_blocks);
     if (!jr) bdb_die("reference: cannot build the self-join tables");
     c.r = jr;
     bdb_run_queries(ref_fn, &c, s->js, o->join, 3, 1, NULL, NULL);

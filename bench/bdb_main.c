@@ -164,7 +164,9 @@ static void usage(FILE *f)
           "  --no-import    load with nd_add_many even where nd_import exists\n"
           "  --no-batch     one nd_query per batch document even where nd_batch exists\n"
           "  --cache-mb N   block cache (default: neardup's)\n"
-          "  --tables T     the planner's one-level design of T tables for k=3 (default:\n"
+          "  --plan-k K     the database's design distance (default 3): the planner's\n"
+          "                 design for K; the reference keeps its k=3 design\n"
+          "  --tables T     the planner's one-level design of T tables for K (default:\n"
           "                 the planner's choice); the reference uses the same design\n"
           "  --seed N       data seed (default 1)\n"
           "  --dir DIR      database directory (must not exist; default a temporary one)\n"
@@ -202,7 +204,7 @@ int main(int argc, char **argv)
     *o = (bdb_opts){.n = 1000000, .q = 10000, .q6 = 300, .qcold = 1000, .sample = 200,
                     .batch = 1000000, .stream = 20000, .group = 256, .group_docs = 20000,
                     .fsync_docs = 200, .join = 1000000, .load_group = 0, .seed = 1,
-                    .out = "-"};
+                    .plan_k = 3, .out = "-"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -218,6 +220,7 @@ int main(int argc, char **argv)
         NUM("--stream", stream) NUM("--group-docs", group_docs) NUM("--group", group)
         NUM("--fsync-docs", fsync_docs) NUM("--load-group", load_group)
         NUM("--cache-mb", cache_mb) NUM("--seed", seed) NUM("--tables", tables)
+        NUM("--plan-k", plan_k)
 #undef NUM
         if (strcmp(a, "--dir") == 0 && v) { o->dir = v; i++; continue; }
         if (strcmp(a, "--dump") == 0 && v) { o->dump = v; i++; continue; }
@@ -241,6 +244,7 @@ int main(int argc, char **argv)
         o->batch == 0)
         bdb_die("sizes too small");
     if (o->q6 > o->q) o->q6 = o->q;
+    if (o->plan_k < 1 || o->plan_k > ND_MAX_K) bdb_die("--plan-k: 1..%u", ND_MAX_K);
     if (o->reuse && !o->dir) bdb_die("--reuse needs --dir");
     char tmpdir[] = "/tmp/bench_db.XXXXXX";
     char dbdir[4096];
@@ -270,13 +274,14 @@ int main(int argc, char **argv)
              "  \"n\": %llu, \"q\": %llu, \"q6\": %llu, \"qcold\": %llu, \"sample\": %llu,\n"
              "  \"batch\": %llu, \"join\": %llu, \"stream\": %llu, \"group_docs\": %llu,\n"
              "  \"seed\": %llu, \"plan\": {\"k\": %u, \"tables\": %u, \"levels\": %u, "
-             "\"blocks\": %u},\n  \"neardup_version\": \"%s\", \"failures\": %ld",
+             "\"blocks\": %u, \"ref_blocks\": %u},\n"
+             "  \"neardup_version\": \"%s\", \"failures\": %ld",
              (unsigned long long)o->n, (unsigned long long)o->q, (unsigned long long)o->q6,
              (unsigned long long)o->qcold, (unsigned long long)o->sample,
              (unsigned long long)o->batch, (unsigned long long)o->join,
              (unsigned long long)o->stream, (unsigned long long)o->group_docs,
              (unsigned long long)o->seed, s.plan_k, s.plan_tables, s.plan_levels,
-             s.plan_blocks, ND_VERSION_STRING, s.failures);
+             s.plan_blocks, s.ref_blocks, ND_VERSION_STRING, s.failures);
     if (bdb_metrics_write(o->out, head) != 0) bdb_die("cannot write %s", o->out);
     /* Everything the phases allocated (a clean exit under LeakSanitizer). */
     void *owned[] = {s.qs,     s.bq,     s.js,      s.orc_off,  s.orc_fp,   s.borc_off,

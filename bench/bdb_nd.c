@@ -45,7 +45,7 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
 {
     nd_db_options opt = ND_DB_OPTIONS_INIT;
     opt.flags = flags;
-    opt.k = 3;
+    opt.k = (unsigned)s->o.plan_k;
     opt.expected_docs = s->o.n;
     opt.cache_bytes = s->o.cache_mb << 20;
     opt.tables = (unsigned)s->o.tables;

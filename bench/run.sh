@@ -12,7 +12,10 @@
 # `## Database benchmarks` section of bench/README.md.
 # Extra bench_db options go in $BENCH_ARGS (e.g. BENCH_ARGS="--batch 100k"),
 # extra bdb_faiss.py options in $FAISS_ARGS (e.g. FAISS_ARGS="--batch-q 20000",
-# which the 100M size sets unless FAISS_ARGS is given).
+# which the 100M size sets unless FAISS_ARGS is given). $LABEL names a
+# variant: LABEL=k6plan BENCH_ARGS="--plan-k 6" bench/run.sh 100M 1 writes
+# bench/results/<date>-100M-k6plan.json and the `### N = 100M-k6plan` table,
+# leaving the plain 100M record alone.
 # Exit status: 0, or 1 when a check disagreed (the report still records it).
 set -eu
 
@@ -32,7 +35,8 @@ dirty=0
 if [ -n "$(git -C "$root" status --porcelain -uno -- engine compaction include common \
         bench meson.build 2>/dev/null)" ]; then dirty=1; fi
 
-tmp=$here/results/tmp/$size
+label=$size${LABEL:+-$LABEL}
+tmp=$here/results/tmp/$label
 rm -rf "$tmp"
 mkdir -p "$tmp/data" "$tmp/bin"
 # Run a private copy of the binary and the library: the tree is shared, and
@@ -79,12 +83,12 @@ if [ -z "$faiss_py" ]; then
 fi
 rm -rf "$tmp/data"
 
-out=$here/results/$(date -u +%Y-%m-%d)-$size.json
+out=$here/results/$(date -u +%Y-%m-%d)-$label.json
 runfiles=
 r=1
 while [ "$r" -le "$runs" ]; do runfiles="$runfiles $tmp/run$r.json"; r=$((r + 1)); done
 # shellcheck disable=SC2086
-python3 "$here/bdb_report.py" --size "$size" --out "$out" --readme "$here/README.md" \
+python3 "$here/bdb_report.py" --size "$label" --out "$out" --readme "$here/README.md" \
     --commit "$commit" --dirty "$dirty" \
     ${faiss_note:+--faiss-note "$faiss_note"} $runfiles ${faiss_files:+--faiss $faiss_files}
 echo "bench/run.sh: wrote $out and bench/README.md (## Database benchmarks)" >&2
