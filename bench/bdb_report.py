@@ -149,10 +149,17 @@ def sh(*cmd):
 def machine(path):
     info = {"cores": os.cpu_count()}
     try:
+        # The model name alone hides what the scan and the reference use
+        # (bench_db is built with -march=native): "AMD EPYC" machines here
+        # came with and without AVX-512, and the scan ran 3.5x apart.
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
+                if line.startswith("model name") and "cpu" not in info:
                     info["cpu"] = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = line.split(":", 1)[1].split()
+                    info["isa"] = ("AVX-512" if "avx512f" in flags else
+                                   "AVX2" if "avx2" in flags else "SSE")
                     break
         with open("/proc/meminfo") as f:
             for line in f:
@@ -322,7 +329,8 @@ def section_text(res, rel):
                  "(k=6: %s, cold: %s), B=%s batch, J=%s self-join; checks: %s. "
                  "Full figures: [`%s`](%s)." % (
                      res["date"], res["commit"], " + uncommitted changes" if res["dirty"] else "",
-                     mach.get("cores"), mach.get("cpu", "?"), mach.get("ram_gib", "?"),
+                     mach.get("cores"),
+                     mach.get("cpu", "?") + (", " + mach["isa"] if "isa" in mach else ""), mach.get("ram_gib", "?"),
                      mach.get("disk", "?"), res["runs"],
                      " (FAISS: %d)" % res["faiss_runs"] if res["faiss_runs"] else
                      " (FAISS skipped: not installed)",
