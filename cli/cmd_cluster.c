@@ -261,7 +261,7 @@ static int parse_score(const char *s, double *out)
 /* One input line (without its newline) into a row. */
 static int parse_line(cl_state *st, char *line, const char *file, size_t lineno)
 {
-    char *f[6];
+    char *f[6] = {0}; /* all set: GCC -O3 cannot see that nf guards the reads */
     size_t nf = 0;
     for (char *p = line;; ) {
         if (nf == 6) break;
