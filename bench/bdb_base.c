@@ -29,6 +29,25 @@
 
 #include "bdb.h"
 
+/* The planner's designs for distance k and n documents, cheapest first
+ * (at most 16 of them). */
+static size_t plan_candidates(nd_plan_info pi[16], unsigned k, uint64_t n)
+{
+    size_t np = 0;
+    if (nd_plan_candidates(pi, 16, &np, k, n) != ND_OK || np == 0)
+        bdb_die("nd_plan_candidates: %s", nd_errmsg());
+    return np < 16 ? np : 16;
+}
+
+/* The first one-level design of pi[0..np) with `tables` tables (0: any);
+ * np if there is none. */
+static size_t one_level(const nd_plan_info *pi, size_t np, uint64_t tables)
+{
+    size_t i = 0;
+    while (i < np && (pi[i].levels != 1 || (tables && pi[i].tables != tables))) i++;
+    return i;
+}
+
 void bdb_phase_data(bdb_state *s)
 {
     const bdb_opts *o = &s->o;
@@ -40,39 +59,38 @@ void bdb_phase_data(bdb_state *s)
     for (uint64_t j = 0; j < o->join; j++) s->js[j] = bdb_join_elem(&s->g, o->join, j);
 
     /* The planner's design for this size and --plan-k (what nd_open will
-     * choose), and the reference's: the best one-level design for k=3,
-     * whatever the database's (a k=6 design of 28 tables would not fit in
-     * RAM at 100M). */
+     * choose), and the reference's: the database's design when it is a
+     * one-level k=3 one, else the best one-level k=3 design (a k=6 design
+     * of 28 tables would not fit in RAM at 100M). */
     nd_plan_info pi[16], p3[16];
-    size_t np = 0, np3 = 0;
     unsigned pk = (unsigned)o->plan_k;
-    if (nd_plan_candidates(pi, 16, &np, pk, o->n) != ND_OK || np == 0 ||
-        nd_plan_candidates(p3, 16, &np3, 3, o->n) != ND_OK || np3 == 0)
-        bdb_die("nd_plan_candidates: %s", nd_errmsg());
-    if (np > 16) np = 16;
-    if (np3 > 16) np3 = 16;
+    size_t np = plan_candidates(pi, pk, o->n), d = 0;
     if (o->tables) { /* forced: that one-level design */
-        size_t i = 0;
-        while (i < np && (pi[i].tables != o->tables || pi[i].levels != 1)) i++;
-        if (i == np) bdb_die("--tables %llu: no one-level design of that many tables for k=%u",
+        d = one_level(pi, np, o->tables);
+        if (d == np) bdb_die("--tables %llu: no one-level design of that many tables for k=%u",
                              (unsigned long long)o->tables, pk);
-        pi[0] = pi[i];
-        bdb_note("tables forced to %u (--tables)", pi[0].tables);
-        if (pk == 3) p3[0] = pi[0]; /* the reference follows a forced k=3 design */
+        bdb_note("tables forced to %u (--tables)", pi[d].tables);
     }
-    s->plan_k = pi[0].k;
-    s->plan_tables = pi[0].tables;
-    s->plan_levels = pi[0].levels;
-    s->plan_blocks = pi[0].blocks[0];
-    /* The reference is one-level only: the best one-level k=3 design. */
-    size_t r = 0;
-    while (r < np3 && p3[r].levels != 1) r++;
-    if (r == np3) bdb_die("the planner has no one-level design for k=3 at this size");
-    s->ref_blocks = p3[r].blocks[0];
-    if (pk != 3 || r != 0)
+    const nd_plan_info *db = &pi[d], *ref = db;
+    if (pk != 3 || db->levels != 1) {
+        const nd_plan_info *c3 = pi;
+        size_t n3 = np;
+        if (pk != 3) {
+            n3 = plan_candidates(p3, 3, o->n);
+            c3 = p3;
+        }
+        size_t r = one_level(c3, n3, 0);
+        if (r == n3) bdb_die("the planner has no one-level design for k=3 at this size");
+        ref = &c3[r];
         bdb_note("the reference uses the planner's best one-level design for k=3 (%u tables, "
                  "%u blocks); the database %u tables for k=%u",
-                 p3[r].tables, s->ref_blocks, pi[0].tables, pk);
+                 ref->tables, ref->blocks[0], db->tables, pk);
+    }
+    s->plan_k = db->k;
+    s->plan_tables = db->tables;
+    s->plan_levels = db->levels;
+    s->plan_blocks = db->blocks[0];
+    s->ref_blocks = ref->blocks[0];
 }
 
 static int write_file(const char *dir, const char *name, const void *p, size_t bytes)

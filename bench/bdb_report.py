@@ -50,7 +50,7 @@ fails on any disagreement with the oracle.
   flipped (flip count uniform), half fresh random values; self-join set:
   J/2 random values and a copy of each with 0..6 bits flipped.
 - Baselines: **ref**, the in-memory reference of the same method
-  (`bench/bdb_ref.c`: the planner's one-level design rebuilt with its own
+  (`bench/bdb_ref.c`: the planner's one-level k=3 design rebuilt with its own
   block permutations, sorted permuted tables, a direct index on their top
   bits, no persistence) -- the limit an engine on disk can approach;
   **scan**, the brute-force popcount scan (`bench/bdb_scan.c`); **FAISS**
@@ -154,7 +154,7 @@ def machine(path):
         # came with and without AVX-512, and the scan ran 3.5x apart.
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name") and "cpu" not in info:
+                if line.startswith("model name"):
                     info["cpu"] = line.split(":", 1)[1].strip()
                 elif line.startswith("flags"):
                     flags = line.split(":", 1)[1].split()
@@ -325,13 +325,14 @@ def section_text(res, rel):
     mach = res["machine"]
     lines = ["### N = %s" % res["size"], ""]
     lines.append("%s, commit `%s`%s; %s cores (%s), %s GiB RAM, disk %s. "
-                 "%d runs%s; plan: k=%s, %s tables (%s blocks); Q=%s online queries "
+                 "%d run%s%s; plan: k=%s, %s tables (%s blocks); Q=%s online queries "
                  "(k=6: %s, cold: %s), B=%s batch, J=%s self-join; checks: %s. "
                  "Full figures: [`%s`](%s)." % (
                      res["date"], res["commit"], " + uncommitted changes" if res["dirty"] else "",
                      mach.get("cores"),
-                     mach.get("cpu", "?") + (", " + mach["isa"] if "isa" in mach else ""), mach.get("ram_gib", "?"),
-                     mach.get("disk", "?"), res["runs"],
+                     ", ".join(v for v in (mach.get("cpu", "?"), mach.get("isa")) if v),
+                     mach.get("ram_gib", "?"),
+                     mach.get("disk", "?"), res["runs"], "" if res["runs"] == 1 else "s",
                      " (FAISS: %d)" % res["faiss_runs"] if res["faiss_runs"] else
                      " (FAISS skipped: not installed)",
                      p["plan"]["k"], p["plan"]["tables"], p["plan"]["blocks"],
