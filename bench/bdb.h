@@ -123,7 +123,7 @@ typedef struct bdb_opts {
     uint64_t n, q, q6, qcold, sample, batch, stream, group, group_docs, fsync_docs;
     uint64_t join, load_group, seed, cache_mb, tables, plan_k;
     const char *dir, *out, *dump;
-    int keep, reuse, verify, no_import, no_batch;
+    int keep, reuse, verify, no_import, import_steps, no_batch;
 } bdb_opts;
 
 typedef struct bdb_state {

@@ -159,9 +159,12 @@ static void usage(FILE *f)
           "  --group-docs N documents of the group-commit phase (default 20000)\n"
           "  --group N      group size (default 256)\n"
           "  --fsync-docs N add_if_new with fsync per document (default 200)\n"
-          "  --load-group N documents per load call (default: nd_import calls of half\n"
-          "                 the store, 1M..8M, as `neardup import`; nd_add_many 100000)\n"
+          "  --load-group N documents per load call and loader chunk (default: chunks of\n"
+          "                 8M; with --import-steps calls of half the store, 1M..8M;\n"
+          "                 nd_add_many 100000)\n"
           "  --no-import    load with nd_add_many even where nd_import exists\n"
+          "  --import-steps load with nd_import in calls growing with the store instead\n"
+          "                 of one nd_loader (the way before the loader)\n"
           "  --no-batch     one nd_query per batch document even where nd_batch exists\n"
           "  --cache-mb N   block cache (default: neardup's)\n"
           "  --plan-k K     the database's design distance (default 3): the planner's\n"
@@ -229,6 +232,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--reuse") == 0) { o->reuse = 1; o->keep = 1; continue; }
         if (strcmp(a, "--verify") == 0) { o->verify = 1; continue; }
         if (strcmp(a, "--no-import") == 0) { o->no_import = 1; continue; }
+        if (strcmp(a, "--import-steps") == 0) { o->import_steps = 1; continue; }
         if (strcmp(a, "--no-batch") == 0) { o->no_batch = 1; continue; }
         if (strcmp(a, "--smoke") == 0) {
             o->n = 20000; o->q = 200; o->q6 = 200; o->qcold = 100; o->sample = 100;

@@ -58,42 +58,55 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
 /* ---- 1. bulk load ---- */
 
 
-/* Load ids [0, n) of the stored stream into a fresh database: with
- * nd_import in calls that grow with the store as `neardup import` makes
- * them (or of --load-group documents), or (--no-import, the stand-in used
- * before it existed) nd_add_many of 100000 without background folds. Then
- * one nd_compact (a no-op after an import). The caller times the whole;
- * the label goes to the report. */
+/* Load ids [0, n) of the stored stream into a fresh database: with an
+ * nd_loader (chunks of --load-group documents, default nd_import_step's
+ * largest) as `neardup import` does; with --import-steps, nd_import in
+ * calls that grow with the store (the way before the loader); or
+ * (--no-import, the stand-in used before either existed) nd_add_many of
+ * 100000 without background folds. Then one nd_compact (a no-op after an
+ * import). The caller times the whole; the label goes to the report. */
 static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
 {
     const bdb_opts *o = &s->o;
-    int import = !o->no_import;
+    int import = !o->no_import, steps = import && o->import_steps, loader = import && !steps;
     nd_db *db = db_open(s, ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND, UINT64_MAX);
+    nd_loader *l = NULL;
     size_t gmax = o->load_group ? o->load_group : import ? nd_import_step(o->n) : 100000;
     if (gmax > o->n) gmax = (size_t)o->n;
     nd_doc *docs = bdb_xmalloc(gmax * sizeof *docs);
     uint8_t(*keys)[8] = bdb_xmalloc(gmax * sizeof *keys);
     double t0 = bdb_now(), call_first = 0, call_last = 0;
     size_t calls = 0;
+    if (loader) ND_TRY(nd_loader_new(&l, db, o->load_group));
     for (uint64_t base = 0; base < o->n; calls++) {
-        size_t g = o->load_group || !import ? gmax : nd_import_step(base);
+        size_t g = o->load_group || !steps ? gmax : nd_import_step(base);
         size_t m = o->n - base < g ? (size_t)(o->n - base) : g;
         for (size_t i = 0; i < m; i++) {
             key_of(keys[i], base + i);
             docs[i] = (nd_doc){keys[i], 8, bdb_stored(&s->g, base + i), 0, 1};
         }
         double c0 = bdb_now();
-        if (import) ND_TRY(nd_import(db, docs, m));
+        if (loader) ND_TRY(nd_loader_add(l, docs, m));
+        else if (import) ND_TRY(nd_import(db, docs, m));
         else ND_TRY(nd_add_many(db, docs, m));
         call_last = bdb_now() - c0;
         if (base == 0) call_first = call_last;
         base += m;
+    }
+    if (loader) { /* the last call is the commit */
+        double c0 = bdb_now();
+        uint64_t added = 0;
+        ND_TRY(nd_loader_commit(l, &added));
+        call_last = bdb_now() - c0;
+        if (added != o->n) bdb_die("nd_loader_commit added %llu of %llu documents",
+                                   (unsigned long long)added, (unsigned long long)o->n);
     }
     double t1 = bdb_now();
     /* does a call's cost grow with what is already stored? */
     bdb_metric("nd.load.first_call_s", call_first);
     bdb_metric("nd.load.last_call_s", call_last);
     bdb_metric("nd.load.calls", (double)calls);
+    nd_loader_free(l);
     ND_TRY(nd_compact(db));
     ND_TRY(nd_close(db));
     *add_s = t1 - t0;
@@ -101,7 +114,12 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     free(docs);
     free(keys);
     static char label[160];
-    if (import && !o->load_group)
+    if (loader)
+        snprintf(label, sizeof label,
+                 "nd_loader in chunks of %zu documents (nd_loader_add, then nd_loader_commit: "
+                 "the last call), then nd_compact",
+                 o->load_group ? (size_t)o->load_group : nd_import_step(UINT64_MAX));
+    else if (steps && !o->load_group)
         snprintf(label, sizeof label,
                  "nd_import in %zu calls growing with the store (half of it, 1M..8M), "
                  "then nd_compact", calls);

@@ -111,7 +111,7 @@ void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes)
 
 double cli_progress_end(cli_progress *p)
 {
-    if (p->tty && p->last > p->start) fprintf(stderr, "\r%60s\r", "");
+    if (p->tty) fprintf(stderr, "\r%60s\r", "");
     return now_s() - p->start;
 }
 

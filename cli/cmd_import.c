@@ -2,10 +2,12 @@
  * cmd_import.c — `neardup import DB INPUT...`: bulk load without the
  * near-duplicate check (an existing crawl, a corpus).
  *
- * Documents are read in chunks (1M, growing with the store) and each is one
- * nd_import call: sorted, merged into every table's runs in one pass, and
- * written atomically. A crash keeps every chunk that was reported and none
- * of a chunk in flight.
+ * By default the documents go through one nd_loader: chunks are sorted and
+ * spilled, and the commit writes the store once, atomically (a bad record
+ * or a crash before it imports nothing new). With --steps each chunk (1M,
+ * growing with the store) is one nd_import call, written atomically: a
+ * crash keeps every chunk that was reported and none of a chunk in flight,
+ * but every step rewrites the whole store.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -16,7 +18,8 @@
 
 static const char usage[] =
     "usage: neardup import DB [--format fp|jsonl|tsv|files|warc] [--html] [--time T]\n"
-    "                         [--chunk N] [--sync] [--skip-bad] [--json] INPUT...\n"
+    "                         [--chunk N] [--steps] [--sync] [--skip-bad] [--json]\n"
+    "                         INPUT...\n"
     "\n"
     "Load documents fast, without the near-duplicate check (use `add` or\n"
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
@@ -25,20 +28,26 @@ static const char usage[] =
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
     "             WARC-Target-URI, HTML responses through the HTML path\n"
-    "  --chunk N  documents per atomic step (default: 1M, growing with the\n"
-    "             store to half its size, at most 8M: each step rewrites the\n"
-    "             tables' runs once)\n"
+    "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
+    "             150 bytes each plus the key); with --steps, documents per step\n"
+    "             (default: 1M, growing with the store to half its size, at\n"
+    "             most 8M)\n"
+    "  --steps    write each chunk as its own atomic step (each rewrites the\n"
+    "             whole store) instead of sorting every chunk to temporary\n"
+    "             files in the database directory and writing the store once\n"
     "  --time T   last-seen time to record (seconds since the epoch; default now)\n"
-    "  --sync     fsync each step\n"
+    "  --sync     fsync each write\n"
     "  --skip-bad count and skip malformed records instead of stopping\n"
     "  --json     the summary as one JSON object on stdout\n"
     "A progress line goes to stderr when it is a terminal. On a bad record\n"
-    "(without --skip-bad) the steps before it stay imported, the one in\n"
-    "progress does not.\n"
+    "(without --skip-bad) or a crash nothing new is imported (keys already\n"
+    "stored may have been replaced); with --steps the steps before it stay\n"
+    "imported, the one in progress does not.\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
 
 typedef struct import_ctx {
     nd_db *db;
+    nd_loader *loader; /* NULL: --steps */
     uint64_t imported, steps;
     cli_read_opts *ro;
     int auto_chunk;
@@ -48,6 +57,12 @@ static int flush_chunk(cli_docs *l, void *payload)
 {
     import_ctx *c = payload;
     if (l->n == 0) return CLI_EXIT_OK;
+    if (c->loader) {
+        int rc = nd_loader_add(c->loader, l->d, l->n);
+        if (rc < 0) return cli_fail_nd(rc, "import");
+        c->imported += l->n;
+        return CLI_EXIT_OK;
+    }
     int rc = nd_import(c->db, l->d, l->n);
     if (rc < 0) return cli_fail_nd(rc, "import: step %llu", (unsigned long long)c->steps + 1);
     c->imported += l->n;
@@ -66,11 +81,13 @@ int cmd_import(int argc, char **argv)
         {"format", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
         {"time", required_argument, 0, 't'},   {"chunk", required_argument, 0, 'c'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
-        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'},         {"steps", no_argument, 0, 'S'},
+        {0, 0, 0, 0}};
     cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_import_step(0)};
     import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
-    int json = 0, opt, rc;
+    int json = 0, steps = 0, opt, rc;
+    size_t load_chunk = 0;
     uint64_t v;
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
@@ -83,9 +100,10 @@ int cmd_import(int argc, char **argv)
         case 'c':
             if (cli_parse_count(optarg, &v) || v == 0 || v > 100000000)
                 return cli_fail("import: --chunk must be 1..1e8, got '%s'", optarg);
-            ro.chunk = (size_t)v;
+            ro.chunk = load_chunk = (size_t)v;
             c.auto_chunk = 0;
             break;
+        case 'S': steps = 1; break;
         case 's': flags |= ND_DB_SYNC; break;
         case 'j': json = 1; break;
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
@@ -107,8 +125,30 @@ int cmd_import(int argc, char **argv)
     nd_db_fp_options(&fo, c.db);
     ro.fo = &fo;
     ro.progress = &prog;
+    if (!steps) {
+        rc = nd_loader_new(&c.loader, c.db, load_chunk);
+        if (rc < 0) {
+            rc = cli_fail_nd(rc, "import");
+            cli_close_db(c.db, path);
+            return rc;
+        }
+        /* The reader hands over pieces; the loader sorts whole chunks. */
+        ro.chunk = 1000000;
+        c.auto_chunk = 0;
+    }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));
     rc = cli_read_docs(&docs, inputs, ninputs, &ro, flush_chunk, &c, &read, &bad);
+    if (c.loader && rc == CLI_EXIT_OK) {
+        uint64_t added = 0;
+        if (prog.tty) /* the commit is one call: say what the wait is */
+            fprintf(stderr, "\r%s: %llu docs read; writing the store...   ", prog.verb,
+                    (unsigned long long)c.imported);
+        int lrc = nd_loader_commit(c.loader, &added);
+        if (lrc < 0) rc = cli_fail_nd(lrc, "import");
+        else c.steps = 1;
+    }
+    if (c.loader && rc != CLI_EXIT_OK) c.imported = 0;
+    nd_loader_free(c.loader);
     double secs = cli_progress_end(&prog);
     uint64_t ndocs = 0, nfps = 0;
     int have_stats = nd_db_count(c.db, &ndocs, &nfps) == ND_OK;

@@ -71,21 +71,22 @@ static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
     return *rc == ND_OK;
 }
 
-/* Merge the decoded run m->dec[0..nrun) with the group g[0..ng) (ascending)
- * into m->merged; *put_new counts the group's values that were not in the
- * run. With added, values equal to a run value are skipped and the others
- * appended to added; without, an equal value is corruption. */
-static int merge_group(merger *m, size_t nrun, const uint64_t *g, size_t ng, st_u64s *added,
-                       size_t *put_new)
+/* Merge the decoded run entries run[0..nrun) with the group g[0..ng) (both
+ * ascending) into m->merged; *put_new counts the group's values that were
+ * not in the run. With skip, values equal to a run value are skipped (and
+ * the others appended to added, if given); without, an equal value is
+ * corruption. */
+static int merge_group(merger *m, const uint64_t *run, size_t nrun, const uint64_t *g, size_t ng,
+                       int skip, st_u64s *added, size_t *put_new)
 {
     size_t a = 0, i = 0;
     m->merged.n = 0;
     *put_new = 0;
     while (a < nrun || i < ng) {
         uint64_t v;
-        if (i == ng || (a < nrun && m->dec[a] < g[i])) {
-            v = m->dec[a++];
-        } else if (added && a < nrun && m->dec[a] == g[i]) {
+        if (i == ng || (a < nrun && run[a] < g[i])) {
+            v = run[a++];
+        } else if (skip && a < nrun && run[a] == g[i]) {
             i++; /* already stored */
             continue;
         } else {
@@ -128,7 +129,7 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
         size_t j = i;
         while (j < n && (!have_run || vals[j] <= tail)) j++;
         size_t put_new = 0;
-        ND_FORWARD(merge_group(m, nrun, vals + i, j - i, added, &put_new));
+        ND_FORWARD(merge_group(m, m->dec, nrun, vals + i, j - i, added != NULL, added, &put_new));
         if (put_new == 0) { /* every value was there already: leave the run */
             i = j;
             continue;
@@ -164,16 +165,113 @@ cleanup:
     return rc;
 }
 
-int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
-                     const uint64_t *vals, size_t n, st_u64s *added)
+/* ---- rewrite: the table as it is, merged with a stream of values ------ */
+
+/* A window onto the source: w.v[i..w.n) are read and not yet placed. */
+typedef struct rewrite_src {
+    st_u64_read_fn read;
+    void *payload;
+    st_u64s w;
+    size_t i;
+    int eof;
+    unsigned t;
+} rewrite_src;
+
+/* Values placed per piece: a group larger than this (many new values
+ * between two stored runs, or above the last) is merged piece by piece,
+ * so memory does not grow with the load. A multiple of the run size keeps
+ * the cut into runs even. */
+static size_t piece_cap(const merger *m) { return (size_t)m->run_size * 1024; }
+
+/* Read until the window holds more than cap unplaced values, one above
+ * tail, or everything left. */
+static int src_fill(rewrite_src *r, uint64_t tail, size_t cap)
+{
+    while (!r->eof && r->w.n - r->i <= cap && (r->w.n == r->i || r->w.v[r->w.n - 1] <= tail)) {
+        if (r->i) { /* drop the placed values */
+            memmove(r->w.v, r->w.v + r->i, (r->w.n - r->i) * sizeof *r->w.v);
+            r->w.n -= r->i;
+            r->i = 0;
+        }
+        if (r->w.cap < r->w.n + cap) {
+            uint64_t *v = realloc(r->w.v, (r->w.n + cap) * sizeof *v);
+            ND_RETURN_IF(!v, ND_ENOMEM, "table %u: out of memory for a rewrite", r->t);
+            r->w.v = v;
+            r->w.cap = r->w.n + cap;
+        }
+        size_t got = 0, at = r->w.n;
+        ND_FORWARD(r->read(r->payload, r->w.v + at, cap, &got));
+        ND_RETURN_IF(got > cap, ND_EINVAL, "table %u: the source gave too many values", r->t);
+        if (got == 0) r->eof = 1;
+        for (size_t k = at ? at : 1; k < at + got; k++)
+            ND_RETURN_IF(r->w.v[k - 1] >= r->w.v[k], ND_EINVAL,
+                         "table %u: new values out of order or repeated", r->t);
+        r->w.n += got;
+    }
+    return ND_OK;
+}
+
+/* Merge the run stored as run_val with tail (have_run 0: above the last
+ * run) with the source's values up to tail, piece by piece. *as_stored
+ * is set when no value fell into it and the run must be copied as is. */
+static int rewrite_group(merger *m, const tbl_out *o, rewrite_src *r, const char *run_val,
+                         size_t run_len, int have_run, uint64_t tail, int skip, st_u64s *added,
+                         uint64_t *put, int *as_stored)
+{
+    size_t cap = piece_cap(m), nrun = 0, a = 0;
+    int decoded = 0;
+    *as_stored = 0;
+    if (!have_run) tail = UINT64_MAX;
+    for (;;) {
+        ND_FORWARD(src_fill(r, tail, cap));
+        size_t avail = r->w.n - r->i, span = avail < cap ? avail : cap;
+        size_t k = st_u64_lower_bound(r->w.v + r->i, span, tail);
+        if (k < span && r->w.v[r->i + k] == tail) k++; /* <= tail */
+        /* The whole rest of the group is in this piece? */
+        int whole = k < cap || (avail > cap && r->w.v[r->i + cap] > tail) || (avail == cap && r->eof);
+        if (k == 0 && (decoded || !have_run)) break;
+        if (k == 0) { /* no value falls into this run */
+            *as_stored = 1;
+            return ND_OK;
+        }
+        if (have_run && !decoded) {
+            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, run_val, run_len));
+            decoded = 1;
+        }
+        const uint64_t *g = r->w.v + r->i;
+        /* The run entries up to the piece's last value go with it. */
+        size_t a2 = nrun;
+        if (!whole) {
+            a2 = a + st_u64_lower_bound(m->dec + a, nrun - a, g[k - 1]);
+            if (a2 < nrun && m->dec[a2] == g[k - 1]) a2++;
+        }
+        size_t put_new = 0;
+        ND_FORWARD(merge_group(m, m->dec + a, a2 - a, g, k, skip, added, &put_new));
+        r->i += k;
+        *put += put_new;
+        if (whole && a == 0 && have_run && put_new == 0) { /* every value was stored */
+            *as_stored = 1;
+            return ND_OK;
+        }
+        ND_FORWARD(tbl_put_runs(o, m->codec, m->run_size, m->merged.v, m->merged.n));
+        a = a2;
+        if (whole) break;
+    }
+    if (a < nrun) /* run entries above the last piece */
+        ND_FORWARD(tbl_put_runs(o, m->codec, m->run_size, m->dec + a, nrun - a));
+    return ND_OK;
+}
+
+static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewrite_src *r,
+                   int skip, st_u64s *added, uint64_t *put)
 {
     merger m;
     st_iter *it = NULL;
     uint8_t kb[TBL_KEY_LEN];
     uint64_t tail, fresh = 0;
-    size_t i = 0, put_new;
     tbl_out o = {.g = g, .t = t};
-    int rc;
+    int rc, as_stored;
+    *put = 0;
     ND_TRY(merger_init(&m, s, t, run_size));
     ND_TRY(st_table_fresh_count(s, t, &fresh));
     if (fresh)
@@ -186,32 +284,58 @@ int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
     /* One forward walk: runs no new value falls into are copied as they
      * are stored, the others decoded, merged and re-cut. */
     for (st_iter_seek(it, kb, sizeof kb); on_run(it, t, &tail, &rc); st_iter_next(it)) {
-        size_t j = i, vlen, klen, nrun;
-        while (j < n && vals[j] <= tail) j++;
+        size_t klen, vlen;
         const char *val = st_iter_value(it, &vlen);
-        if (j > i) {
-            ND_TRY(tbl_decode_run(m.codec, m.dec, &nrun, t, tail, val, vlen));
-            ND_TRY(merge_group(&m, nrun, vals + i, j - i, added, &put_new));
-            i = j;
-            if (put_new) {
-                ND_TRY(tbl_put_runs(&o, m.codec, m.run_size, m.merged.v, m.merged.n));
-                continue;
-            }
-        }
+        ND_TRY(rewrite_group(&m, &o, r, val, vlen, 1, tail, skip, added, put, &as_stored));
+        if (!as_stored) continue;
         const char *key = st_iter_key(it, &klen);
         ND_TRY(st_regen_put(g, key, klen, val, vlen));
     }
     ND_TRY(rc);
     ND_TRY(st_iter_status(it));
     if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
-    if (i < n) { /* above the last run */
-        ND_TRY(merge_group(&m, 0, vals + i, n - i, added, &put_new));
-        ND_TRY(tbl_put_runs(&o, m.codec, m.run_size, m.merged.v, m.merged.n));
-    }
+    /* above the last run */
+    ND_TRY(rewrite_group(&m, &o, r, NULL, 0, 0, 0, skip, added, put, &as_stored));
     ND_TRY(st_regen_end(g));
 cleanup:
     st_iter_free(it);
     merger_dispose(&m);
+    return rc;
+}
+
+/* An array as a source. */
+typedef struct array_src {
+    const uint64_t *v;
+    size_t n, i;
+} array_src;
+
+static int array_read(void *payload, uint64_t *buf, size_t cap, size_t *got)
+{
+    array_src *a = payload;
+    size_t k = a->n - a->i < cap ? a->n - a->i : cap;
+    memcpy(buf, a->v + a->i, k * sizeof *buf);
+    a->i += k;
+    *got = k;
+    return ND_OK;
+}
+
+int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                     const uint64_t *vals, size_t n, st_u64s *added)
+{
+    array_src a = {vals, n, 0};
+    rewrite_src r = {.read = array_read, .payload = &a, .t = t};
+    uint64_t put;
+    int rc = rewrite(g, s, t, run_size, &r, added != NULL, added, &put);
+    st_u64s_dispose(&r.w);
+    return rc;
+}
+
+int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                            st_u64_read_fn read, void *payload, uint64_t *put)
+{
+    rewrite_src r = {.read = read, .payload = payload, .t = t};
+    int rc = rewrite(g, s, t, run_size, &r, 1, NULL, put);
+    st_u64s_dispose(&r.w);
     return rc;
 }
 

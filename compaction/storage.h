@@ -235,12 +235,34 @@ typedef int (*st_kv_fn)(void *payload, size_t i, const void **key, size_t *klen,
  * (bytewise, RocksDB's order); a key already stored is ND_ECORRUPT. */
 int st_family_merge(st_regen *g, st_store *s, int cf, size_t n, st_kv_fn kv, void *payload);
 
+/* The next new entry of st_family_merge_stream: 1 and the entry, 0 at the
+ * end, or an error code. The pointers stay valid until the next call. */
+typedef int (*st_next_fn)(void *payload, const void **key, size_t *klen, const void **val,
+                          size_t *vlen);
+/* A new entry whose key the family already holds: the stored entry is
+ * kept and the new one handed to this (which may copy it), not written. */
+typedef int (*st_clash_fn)(void *payload, const void *key, size_t klen, const void *val,
+                           size_t vlen);
+/* As st_family_merge, with new entries until next says the end; a key
+ * already stored goes to clash (NULL: ND_ECORRUPT). */
+int st_family_merge_stream(st_regen *g, st_store *s, int cf, st_next_fn next,
+                           st_clash_fn clash, void *payload);
+
 /* Write into g's table t the table as it is (no fresh entries allowed:
  * fold first) merged with vals[0..n) (ascending, distinct), in one forward
  * walk: runs that receive no value are copied as stored. added as for
  * st_table_merge. */
 int st_table_rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size,
                      const uint64_t *vals, size_t n, st_u64s *added);
+
+/* Up to cap of a source's next values (ascending, distinct across calls)
+ * into buf: *got of them, 0 at the end. */
+typedef int (*st_u64_read_fn)(void *payload, uint64_t *buf, size_t cap, size_t *got);
+/* As st_table_rewrite, with the values read from a source in blocks, so
+ * they need not fit in memory; values already stored are skipped.
+ * *put = how many values were new to the table. */
+int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                            st_u64_read_fn read, void *payload, uint64_t *put);
 
 /* A cursor reads ranges of one table in ascending order of lo (a merge
  * walk, as batch mode does): it keeps its iterators and the last decoded

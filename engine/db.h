@@ -15,6 +15,7 @@
 
 #include "neardup.h"
 #include "plan.h"
+#include "sort.h"
 #include "storage.h"
 
 #define DB_DEFAULT_K 3u
@@ -116,9 +117,31 @@ int db_fold_locked(nd_db *db);
 int db_bg_start(nd_db *db);
 void db_bg_stop(nd_db *db);
 
+/* ---- shared by nd_import and the loader (db_import.c) --------------- */
+/* The last document of each key of docs[0..n): indexes of those whose key
+ * is stored into *rep, of the others into *fresh (both malloc'd). */
+int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
+                    size_t **fresh, size_t *nfresh);
+/* nd_import with fold_mu and write_mu held; *out_new (may be NULL) gets
+ * the number of documents new to the store. */
+int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
+/* Replace the stored documents docs[idx[0..n)] through the staged path,
+ * one atomic write, then fold (fold_mu and write_mu held). */
+int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n);
+/* docs[idx[0..n)] in key order, or (by_fp) in fingerprint then key order,
+ * as a malloc'd array of n items (idx fits in 32 bits). */
+int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int by_fp,
+                    sort_item **out);
+
+/* Remove the temporary directories of loaders that did not finish (a
+ * crash): best effort, at a writable open (the store's lock is held). */
+void db_load_sweep(nd_db *db);
+
 /* Check the handle is writable. */
 int db_check_writable(nd_db *db);
 /* Validate a key. */
 int db_check_key(const void *key, size_t klen);
+/* Validate every document's key; the error names the first bad one. */
+int db_check_docs(const nd_doc *docs, size_t n);
 
 #endif

@@ -161,7 +161,7 @@ static int put_family(nd_db *db, st_batch *b, st_regen *g, int cf, size_t n, st_
 }
 
 /* Documents whose key is already stored go through the staged path. */
-static int import_replacements(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
+int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
 {
     st_batch *b = NULL;
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
@@ -210,47 +210,88 @@ cleanup:
     return rc;
 }
 
-static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
+int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
+                    size_t **fresh, size_t *nfresh)
 {
     key_set ks = {0};
-    size_t nuniq = 0, nrep = 0, nnew = 0;
-    size_t *rep = NULL, *newdocs = NULL;
-    uint64_t *fps = NULL, *tmp = NULL, added = 0;
-    sort_item *order = NULL, *otmp = NULL;
-    st_batch *b = NULL;
-    st_regen *g = NULL;
-    uint8_t *rk = NULL;
+    size_t nuniq = 0, nu = 0;
+    size_t *r = NULL, *f = NULL;
     const char **ukeys = NULL;
     size_t *ulens = NULL;
     unsigned char *found = NULL;
     int rc;
-    ND_TRY(db_fold_locked(db));
+    *nrep = *nfresh = 0;
     ND_TRY(key_set_build(&ks, docs, n, &nuniq));
-    rep = malloc((nuniq ? nuniq : 1) * sizeof *rep);
-    newdocs = malloc((nuniq ? nuniq : 1) * sizeof *newdocs);
-    rk = malloc(8 + ND_MAX_KEY_LEN);
-    if (!rep || !newdocs || !rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
-    /* The unique keys, and which of them are stored already. */
-    size_t nu = 0;
+    r = malloc((nuniq ? nuniq : 1) * sizeof *r);
+    f = malloc((nuniq ? nuniq : 1) * sizeof *f);
+    if (!r || !f) ND_FAIL(ND_ENOMEM, "import: out of memory");
     for (size_t h = 0; h <= ks.mask; h++)
-        if (ks.slot[h]) newdocs[nu++] = ks.slot[h] - 1;
+        if (ks.slot[h]) f[nu++] = ks.slot[h] - 1;
+    /* Which of the unique keys are stored already. */
     if (db->ndocs) {
         ukeys = malloc(nu * sizeof *ukeys);
         ulens = malloc(nu * sizeof *ulens);
         found = malloc(nu);
         if (!ukeys || !ulens || !found) ND_FAIL(ND_ENOMEM, "import: out of memory");
         for (size_t i = 0; i < nu; i++) {
-            ukeys[i] = docs[newdocs[i]].key;
-            ulens[i] = docs[newdocs[i]].key_len;
+            ukeys[i] = docs[f[i]].key;
+            ulens[i] = docs[f[i]].key_len;
         }
         ND_TRY(st_exists_many(db->store, ST_CF_DOCS, ukeys, ulens, nu, found));
     }
     for (size_t i = 0; i < nu; i++) {
-        if (found && found[i]) rep[nrep++] = newdocs[i];
-        else newdocs[nnew++] = newdocs[i]; /* nnew <= i: in place */
+        if (found && found[i]) r[(*nrep)++] = f[i];
+        else f[(*nfresh)++] = f[i]; /* *nfresh <= i: in place */
     }
-    ND_TRY(import_replacements(db, docs, rep, nrep));
+    *rep = r;
+    *fresh = f;
+    r = f = NULL;
+cleanup:
+    free(ks.slot);
+    free(r);
+    free(f);
+    free(ukeys);
+    free(ulens);
+    free(found);
+    return rc;
+}
+
+int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int by_fp,
+                    sort_item **out)
+{
+    sort_item *order = malloc((n ? n : 1) * sizeof *order);
+    sort_item *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!order || !tmp) {
+        free(order);
+        free(tmp);
+        return nd_err_set(ND_ENOMEM, "import: out of memory for %zu documents", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (sort_item){by_fp ? docs[idx[i]].fp : key_prefix(&docs[idx[i]]), (uint32_t)idx[i]};
+    sort_items(order, tmp, n);
+    sort_ties(order, n, docs);
+    free(tmp);
+    *out = order;
+    return ND_OK;
+}
+
+int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
+{
+    size_t nrep = 0, nnew = 0;
+    size_t *rep = NULL, *newdocs = NULL;
+    uint64_t *fps = NULL, *tmp = NULL, added = 0;
+    sort_item *order = NULL;
+    st_batch *b = NULL;
+    st_regen *g = NULL;
+    uint8_t *rk = NULL;
+    int rc;
+    if (out_new) *out_new = 0;
+    ND_TRY(db_fold_locked(db));
+    ND_TRY(db_import_split(db, docs, n, &rep, &nrep, &newdocs, &nnew));
+    ND_TRY(db_import_replace(db, docs, rep, nrep));
     if (nnew == 0) goto cleanup;
+    rk = malloc(8 + ND_MAX_KEY_LEN);
+    if (!rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
     /* Distinct fingerprints of the new documents into the tables. */
     fps = malloc(nnew * sizeof *fps);
     tmp = malloc(nnew * sizeof *tmp);
@@ -265,35 +306,36 @@ static int import_locked(nd_db *db, const nd_doc *docs, size_t n)
     /* docs and rev in key order: a generation's files need it, and
      * RocksDB's memtable skiplist inserts a sorted sequence several times
      * faster than a random one. */
-    order = malloc(nnew * sizeof *order);
-    otmp = malloc(nnew * sizeof *otmp);
-    if (!order || !otmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", nnew);
-    for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){key_prefix(&docs[newdocs[i]]), (uint32_t)newdocs[i]};
-    sort_items(order, otmp, nnew);
-    sort_ties(order, nnew, docs);
+    ND_TRY(db_import_order(docs, newdocs, nnew, 0, &order));
     kv_state kvs = {docs, order, {0}, rk};
     ND_TRY(put_family(db, b, g, ST_CF_DOCS, nnew, doc_kv, &kvs));
-    for (size_t i = 0; i < nnew; i++) order[i] = (sort_item){docs[newdocs[i]].fp, (uint32_t)newdocs[i]};
-    sort_items(order, otmp, nnew);
-    sort_ties(order, nnew, docs);
+    free(order);
+    order = NULL;
+    ND_TRY(db_import_order(docs, newdocs, nnew, 1, &order));
+    kvs.order = order;
     ND_TRY(put_family(db, b, g, ST_CF_REV, nnew, rev_kv, &kvs));
     if (g) ND_TRY(st_batch_set_regen(b, g));
     ND_TRY(db_commit(db, b, db->ndocs + nnew, db->nfps + added, 0));
+    if (out_new) *out_new = nnew;
 cleanup:
-    free(ks.slot);
     free(rep);
     free(newdocs);
     free(fps);
     free(tmp);
     free(rk);
-    free(ukeys);
-    free(ulens);
-    free(found);
     free(order);
-    free(otmp);
     st_batch_free(b);
     st_regen_free(g);
     return rc;
+}
+
+int db_check_docs(const nd_doc *docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = db_check_key(docs[i].key, docs[i].key_len);
+        if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
+    }
+    return ND_OK;
 }
 
 int nd_import(nd_db *db, const nd_doc *docs, size_t n)
@@ -301,14 +343,11 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n)
     int rc;
     ND_FORWARD(db_check_writable(db));
     ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_import: NULL documents");
-    for (size_t i = 0; i < n; i++) {
-        rc = db_check_key(docs[i].key, docs[i].key_len);
-        if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
-    }
+    ND_FORWARD(db_check_docs(docs, n));
     if (n == 0) return ND_OK;
     pthread_mutex_lock(&db->fold_mu);
     pthread_mutex_lock(&db->write_mu);
-    rc = import_locked(db, docs, n);
+    rc = db_import_locked(db, docs, n, NULL);
     pthread_mutex_unlock(&db->write_mu);
     pthread_mutex_unlock(&db->fold_mu);
     return rc;

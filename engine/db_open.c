@@ -396,6 +396,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         ND_TRY(st_table_fresh_count(db->store, t, &n));
         atomic_store(&db->fresh_live[t], n);
     }
+    if (!db->readonly) db_load_sweep(db);
     if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) ND_TRY(db_bg_start(db));
     *out = db;
     nd_err_clear();

@@ -450,6 +450,60 @@ int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
 int nd_import(nd_db *db, const nd_doc *docs, size_t n);
 
+/** A bulk loader: a load larger than memory, written into the store once.
+ *  nd_import calls in nd_import_step sizes rewrite the whole store at every
+ *  call (a 100M load rewrites about 6 times its size). A loader instead
+ *  buffers chunk_docs documents, sorts each full chunk and spills it to
+ *  temporary files (a directory "nd-load-*" inside the database's
+ *  directory); nd_loader_commit merges every chunk with the store in one
+ *  pass per family, into a new generation (as a large nd_import does).
+ *  Semantics are those of one nd_import of everything added:
+ *  - a later document with the same key wins, across the whole load;
+ *  - a key already stored when its chunk is spilled (or, for the last
+ *    chunk, at the commit) is replaced then, by an atomic write of its
+ *    own, as nd_import replaces stored keys first;
+ *  - the documents new to the store become visible together, by the
+ *    commit's one atomic write: a crash before it keeps none of them, and
+ *    the next writable open removes the temporary files left behind;
+ *  - a key that another writer stores after the loader spilled it as a
+ *    new key is replaced by the loader's last document of it right after
+ *    the commit's write; a key the loader replaced in the store keeps
+ *    whatever another writer stores after that replacement (unless a
+ *    later chunk of the load has the key again).
+ *  Memory: chunk_docs documents with their keys and the sort's work space
+ *  (about 150 bytes a document plus the key). Disk: the temporary files
+ *  (about 8 bytes per table plus 40 plus twice the key length, a document)
+ *  and, until the commit's switch, the old and the new generation.
+ *  nd_loader_add holds the writer lock while it replaces stored keys;
+ *  nd_loader_commit holds it throughout. Other writers and readers run
+ *  meanwhile. A loader is used by one thread at a time. */
+typedef struct nd_loader nd_loader;
+
+/** Start a load into db.
+ *  @param chunk_docs  documents per chunk; 0: nd_import_step's largest
+ *  @return ND_OK; ND_EREADONLY; ND_EIO (the temporary directory); ND_ENOMEM. */
+int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs);
+
+/** Add n documents (keys are copied; checked as nd_import checks them).
+ *  A full chunk is spilled before the call returns.
+ *  @return ND_OK; ND_EINVAL (NULL docs, or the loader was committed or
+ *          failed); ND_ELIMIT (a key too long, nothing of the call added);
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM. After an error other than
+ *          ND_EINVAL and ND_ELIMIT the loader only accepts nd_loader_free. */
+int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n);
+
+/** Make every document added visible (see nd_loader). A load that never
+ *  filled a chunk is one nd_import call. Afterwards (and after a failure)
+ *  the loader only accepts nd_loader_free.
+ *  @param out_new  documents new to the store (may be NULL)
+ *  @return ND_OK; ND_EINVAL (committed twice); ND_EIO; ND_ENOSPC; ND_ENOMEM;
+ *          ND_ECORRUPT. */
+int nd_loader_commit(nd_loader *l, uint64_t *out_new);
+
+/** Free the loader: documents not committed are dropped (replacements
+ *  already written stay) and the temporary files removed. Accepts NULL. */
+void nd_loader_free(nd_loader *l);
+
 /** Documents for the next nd_import call into a database holding `stored`
  *  documents: half of it, from 1M up to 8M. Each call rewrites every run
  *  of every table, so calls that grow with the store keep a large load to

@@ -79,13 +79,22 @@ expect_exit 0 "$ND" import txt --format files docs
 run "$ND" get txt docs/a.txt docs/b.txt j1
 expect_lines 3
 
-# bad input: the import stops, earlier chunks stay, the bad chunk does not
+# bad input: the load stops and imports nothing (two chunks were spilled);
+# with --steps earlier chunks stay, the bad chunk does not
 printf '0000000000000001\tg1\n0000000000000002\tg2\nnothex\tb\n0000000000000003\tg3\n' > bad.fp
 expect_exit 0 "$ND" init bad
 expect_exit 1 "$ND" import bad --chunk 1 --format fp bad.fp
 expect_err_match '^neardup: bad.fp:3: fingerprint'
 run "$ND" stats bad --json
+expect_out_match '"documents":0,'
+check "a failed load leaves no temporary files" -z "$(ls -d bad/nd-load-* 2>/dev/null)"
+expect_exit 1 "$ND" import bad --steps --chunk 1 --format fp bad.fp
+run "$ND" stats bad --json
 expect_out_match '"documents":2,'
+expect_exit 0 "$ND" init bad2
+expect_exit 0 "$ND" import bad2 --steps --chunk 500 --format fp stored.fp
+expect_err_match 'import: 3000 documents in .* 0 bad; the database holds 3000 documents'
+expect_exit 0 "$ND" verify bad2
 expect_exit 0 "$ND" import bad --skip-bad --format fp bad.fp
 expect_err_match '3 documents .* 1 bad'
 expect_exit 1 "$ND" batch bad --add --format fp bad.fp

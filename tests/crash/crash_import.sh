@@ -2,15 +2,20 @@
 # crash_import.sh — kill -9 `neardup import` at random moments.
 #
 # usage: crash_import.sh NEARDUP KILLS [SEED]
-# Each round imports 12000 fresh documents in steps of 500 (`--chunk 500
+# Each round imports 12000 fresh documents and kills the import after a
+# random delay. Odd rounds go in steps of 500 (`--steps --chunk 500
 # --sync`: each step is one atomic write; with runs of 8, steps into up to
-# 8000 stored write a new generation, later ones merge into the runs) and kills the import after a
-# random delay. Afterwards:
+# 8000 stored write a new generation, later ones merge into the runs);
+# even rounds through the loader (`--chunk 500`: 24 chunks spilled to
+# temporary files, then one commit), so a "step" is the whole import.
+# Afterwards:
 #   - `neardup verify` passes;
 #   - the round holds all or none of each step: the stored count is a
 #     whole number of steps, and exactly the documents of the first steps
 #     of the input are stored (the last one of them and the first one after
-#     them are probed, and a sample of all), with their fingerprints.
+#     them are probed, and a sample of all), with their fingerprints;
+#   - at most one loader's temporary directory is left (the killed one's:
+#     each writable open removes those of earlier rounds).
 # Exit 77 (meson: skipped) with a NOTICE when this neardup has no import.
 set -uo pipefail
 source "$(dirname "$0")/crash_lib.sh"
@@ -32,17 +37,22 @@ for round in $(seq 1 "$KILLS"); do
         for (i = 0; i < n; i++)
             printf "%04x%04x%04x%04x\ti%d-%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, round, i }' > "$work/in"
     before=$(docs)
-    "$ND" import "$work/db" --chunk $CHUNK --sync "$work/in" >/dev/null 2>"$work/err" &
+    if [ $((round % 2)) -eq 1 ]; then mode=steps STEP=$CHUNK; set -- --steps --chunk $CHUNK --sync
+    else mode=loader STEP=$N; set -- --chunk $CHUNK; fi
+    "$ND" import "$work/db" "$@" "$work/in" >/dev/null 2>"$work/err" &
     pid=$!
     ms=$((RANDOM % 1500))
+    [ $mode = loader ] && ms=$((RANDOM % 700)) # it is done in about 0.8 s
     kill_after "$pid" "$ms"
     state=killed; [ "$rc" -eq 137 ] || state="finished (exit $rc)"
 
     if "$ND" verify "$work/db" >/dev/null 2>"$work/verr"; then ok; else
         bad "round $round: verify: $(cat "$work/verr")"; continue; fi
     stored=$(( $(docs) - before ))
-    if [ $((stored % CHUNK)) -eq 0 ] && [ "$stored" -le $N ]; then ok; else
-        bad "round $round: $stored documents stored: not a whole number of $CHUNK-document steps"; fi
+    if [ $((stored % STEP)) -eq 0 ] && [ "$stored" -le $N ]; then ok; else
+        bad "round $round: $stored documents stored: not a whole number of $STEP-document steps ($mode)"; fi
+    left=$(find "$work/db" -maxdepth 1 -name 'nd-load-*' | wc -l)
+    if [ "$left" -le 1 ]; then ok; else bad "round $round: $left loader directories left"; fi
     # The stored ones are the input's first $stored lines, fingerprints included.
     awk -F'\t' -v s="$stored" 'NR <= s && (NR % 37 == 1 || NR == s) {print $2 "\t" $1}' "$work/in" > "$work/want"
     if [ -s "$work/want" ]; then
@@ -55,7 +65,7 @@ for round in $(seq 1 "$KILLS"); do
         if "$ND" get "$work/db" "$next" >/dev/null 2>&1; then
             bad "round $round: $next (first of the step in flight) is stored"; else ok; fi
     fi
-    echo "round $round: import $state after $ms ms; $((stored / CHUNK)) steps of $CHUNK stored"
+    echo "round $round: import ($mode) $state after $ms ms; $((stored / STEP)) steps of $STEP stored"
 done
 
 finish crash_import

@@ -1,0 +1,405 @@
+/*
+ * load_commit.c — the bulk loader's commit: every spilled chunk merged
+ * with the store into a new generation, one pass per family (see
+ * db_load.c for the whole, load_spill.h for the files).
+ *
+ *   1. docs: of equal keys from several chunks the last chunk's wins; the
+ *      others are "skipped". A marker (the chunk replaced the key in the
+ *      store when it was spilled) wins the same way, and writes nothing. A key the store holds by now (another writer
+ *      stored it after its chunk was spilled) keeps its stored entry for
+ *      the switch and is replaced by the loader's document right after it
+ *      ("late"); its entry is skipped too.
+ *   2. rev: the entries of skipped documents are left out, and a
+ *      fingerprint left with no new entry is "dead" (unless stored, no
+ *      table may hold it).
+ *   3. every table: the chunks' values without the dead ones, merged into
+ *      the stored runs (values already stored are skipped).
+ * One atomic write switches to the generation with the new counters;
+ * then the late documents go through the replacement path. Skipped
+ * entries are few in a normal load (a key repeated in a later chunk);
+ * they are kept in memory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_internal.h"
+#include "load_spill.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* Late replacements go through the staged path in batches of this many. */
+#define LATE_BATCH 65536u
+
+/* A record copied out of a merge (the merge reuses its buffers). */
+typedef struct rec_copy {
+    char *buf; /* key then value */
+    size_t klen, vlen, cap, src;
+} rec_copy;
+
+static int rec_set(rec_copy *r, const void *key, size_t klen, const void *val, size_t vlen,
+                   size_t src)
+{
+    ND_FORWARD(load_grow((void **)&r->buf, &r->cap, klen + vlen, 1));
+    memcpy(r->buf, key, klen);
+    memcpy(r->buf + klen, val, vlen);
+    r->klen = klen;
+    r->vlen = vlen;
+    r->src = src;
+    return ND_OK;
+}
+
+/* The chunks' records of one family grouped by key: a group holds every
+ * chunk's record of one key, in chunk order. */
+typedef struct grouper {
+    spill_rec_merge *m;
+    rec_copy *occ;
+    size_t nocc, cap;
+    rec_copy pend; /* read ahead: the first record of the next group */
+    int have_pend;
+} grouper;
+
+/* The next group into occ[0..nocc): 1, 0 at the end, or an error. */
+static int grouper_next(grouper *g)
+{
+    const void *k, *v;
+    size_t klen, vlen, src;
+    int r;
+    g->nocc = 0;
+    if (g->cap == 0) {
+        g->occ = calloc(4, sizeof *g->occ);
+        ND_RETURN_IF(!g->occ, ND_ENOMEM, "load: out of memory");
+        g->cap = 4;
+    }
+    if (g->have_pend) {
+        rec_copy t = g->occ[0];
+        g->occ[0] = g->pend;
+        g->pend = t;
+        g->have_pend = 0;
+    } else {
+        r = spill_rec_merge_next(g->m, &k, &klen, &v, &vlen, &src);
+        if (r <= 0) return r;
+        ND_FORWARD(rec_set(&g->occ[0], k, klen, v, vlen, src));
+    }
+    g->nocc = 1;
+    while ((r = spill_rec_merge_next(g->m, &k, &klen, &v, &vlen, &src)) > 0) {
+        if (klen != g->occ[0].klen || memcmp(k, g->occ[0].buf, klen) != 0) {
+            ND_FORWARD(rec_set(&g->pend, k, klen, v, vlen, src));
+            g->have_pend = 1;
+            break;
+        }
+        if (g->nocc == g->cap) {
+            rec_copy *o = realloc(g->occ, 2 * g->cap * sizeof *o);
+            ND_RETURN_IF(!o, ND_ENOMEM, "load: out of memory");
+            memset(o + g->cap, 0, g->cap * sizeof *o);
+            g->occ = o;
+            g->cap *= 2;
+        }
+        ND_FORWARD(rec_set(&g->occ[g->nocc++], k, klen, v, vlen, src));
+    }
+    return r < 0 ? r : 1;
+}
+
+static void grouper_reset(grouper *g)
+{
+    spill_rec_merge_close(g->m);
+    g->m = NULL;
+    g->nocc = 0;
+    g->have_pend = 0;
+}
+
+static void grouper_dispose(grouper *g)
+{
+    grouper_reset(g);
+    for (size_t i = 0; i < g->cap; i++) free(g->occ[i].buf);
+    free(g->occ);
+    free(g->pend.buf);
+}
+
+/* A chunk's rev entry left out: its key (fp || document key) in the
+ * arena, and the chunk. */
+typedef struct skip_ent {
+    size_t off, len, src;
+} skip_ent;
+
+/* A document whose key the store held by the commit. */
+typedef struct late_ent {
+    size_t off, len;
+    uint64_t fp;
+    double score;
+    int64_t time;
+} late_ent;
+
+typedef struct commit_ctx {
+    nd_loader *l;
+    grouper gr;
+    size_t cur_src;       /* chunk of the docs entry last handed out */
+    uint64_t ndocs_new;   /* docs entries written */
+    char *arena;          /* keys of skipped and late entries */
+    size_t alen, acap;
+    skip_ent *skip;
+    size_t nskip, skip_cap, skip_at;
+    late_ent *late;
+    size_t nlate, late_cap;
+    /* rev walk: the fingerprint at hand, whether one of its entries was
+     * left out and whether one was written */
+    uint64_t fp;
+    int fp_any, fp_skipped, fp_kept;
+    st_u64s dead;         /* ascending */
+    /* table walk */
+    spill_u64_merge *um;
+    const nd_perm *perm;
+} commit_ctx;
+
+static int arena_put(commit_ctx *c, const void *p, size_t n, size_t *off)
+{
+    ND_FORWARD(load_grow((void **)&c->arena, &c->acap, c->alen + n, 1));
+    memcpy(c->arena + c->alen, p, n);
+    *off = c->alen;
+    c->alen += n;
+    return ND_OK;
+}
+
+/* Leave out chunk src's rev entry of the document key with value val. */
+static int skip_add(commit_ctx *c, const void *key, size_t klen, const char *val, size_t vlen,
+                    size_t src)
+{
+    ND_RETURN_IF(vlen != DB_DOC_VALUE_LEN, ND_ECORRUPT, "load: a spilled document is malformed");
+    uint8_t rk[8 + ND_MAX_KEY_LEN];
+    ND_RETURN_IF(klen > ND_MAX_KEY_LEN, ND_ECORRUPT, "load: a spilled key is too long");
+    memcpy(rk, val, 8); /* the value starts with BE64 fp */
+    memcpy(rk + 8, key, klen);
+    ND_FORWARD(load_grow((void **)&c->skip, &c->skip_cap, c->nskip + 1, sizeof *c->skip));
+    skip_ent *e = &c->skip[c->nskip];
+    ND_FORWARD(arena_put(c, rk, 8 + klen, &e->off));
+    e->len = 8 + klen;
+    e->src = src;
+    c->nskip++;
+    return ND_OK;
+}
+
+static int docs_next(void *payload, const void **key, size_t *klen, const void **val,
+                     size_t *vlen)
+{
+    commit_ctx *c = payload;
+    for (;;) {
+        int r = grouper_next(&c->gr);
+        if (r <= 0) return r;
+        const rec_copy *occ = c->gr.occ, *last = &occ[c->gr.nocc - 1];
+        /* Of a key in several chunks the last chunk's document wins; a
+         * marker has no rev entry to leave out. */
+        for (size_t i = 0; i + 1 < c->gr.nocc; i++)
+            if (occ[i].vlen)
+                ND_FORWARD(skip_add(c, occ[i].buf, occ[i].klen, occ[i].buf + occ[i].klen,
+                                    occ[i].vlen, occ[i].src));
+        if (last->vlen == 0) continue; /* a marker: replaced in the store */
+        ND_RETURN_IF(last->vlen != DB_DOC_VALUE_LEN, ND_ECORRUPT,
+                     "load: a spilled document is malformed");
+        c->cur_src = last->src;
+        c->ndocs_new++;
+        *key = last->buf;
+        *klen = last->klen;
+        *val = last->buf + last->klen;
+        *vlen = last->vlen;
+        return 1;
+    }
+}
+
+/* The store holds the key by now: replace it after the switch. */
+static int docs_clash(void *payload, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    commit_ctx *c = payload;
+    c->ndocs_new--;
+    ND_FORWARD(skip_add(c, key, klen, val, vlen, c->cur_src));
+    ND_FORWARD(load_grow((void **)&c->late, &c->late_cap, c->nlate + 1, sizeof *c->late));
+    late_ent *e = &c->late[c->nlate];
+    ND_FORWARD(arena_put(c, key, klen, &e->off));
+    e->len = klen;
+    ND_FORWARD(db_doc_decode(val, vlen, &e->fp, &e->score, &e->time));
+    c->nlate++;
+    return ND_OK;
+}
+
+/* skip_ent order: key bytes, then chunk. qsort has no context: the
+ * arena of the sort in progress on this thread. */
+static _Thread_local const char *skip_arena;
+
+static int skip_cmp_key(const char *a, size_t alen, size_t asrc, const char *b, size_t blen,
+                        size_t bsrc)
+{
+    int r = memcmp(a, b, alen < blen ? alen : blen);
+    if (r == 0) r = (alen > blen) - (alen < blen);
+    if (r == 0) r = (asrc > bsrc) - (asrc < bsrc);
+    return r;
+}
+
+static int skip_cmp(const void *x, const void *y)
+{
+    const skip_ent *a = x, *b = y;
+    return skip_cmp_key(skip_arena + a->off, a->len, a->src, skip_arena + b->off, b->len, b->src);
+}
+
+/* Is chunk src's rev entry key left out? Asked in ascending (key, src). */
+static int skipped(commit_ctx *c, const char *key, size_t klen, size_t src)
+{
+    while (c->skip_at < c->nskip) {
+        const skip_ent *e = &c->skip[c->skip_at];
+        int r = skip_cmp_key(c->arena + e->off, e->len, e->src, key, klen, src);
+        if (r > 0) return 0;
+        c->skip_at++;
+        if (r == 0) return 1;
+    }
+    return 0;
+}
+
+/* The fingerprint at hand is done: dead if an entry of it was left out
+ * and none written. */
+static int fp_done(commit_ctx *c)
+{
+    if (c->fp_any && c->fp_skipped && !c->fp_kept) ND_FORWARD(st_u64s_push(&c->dead, c->fp));
+    c->fp_skipped = c->fp_kept = 0;
+    return ND_OK;
+}
+
+static int rev_next(void *payload, const void **key, size_t *klen, const void **val,
+                    size_t *vlen)
+{
+    commit_ctx *c = payload;
+    for (;;) {
+        int r = grouper_next(&c->gr);
+        if (r < 0) return r;
+        if (r == 0) {
+            ND_FORWARD(fp_done(c));
+            return 0;
+        }
+        const rec_copy *occ = c->gr.occ;
+        ND_RETURN_IF(occ[0].klen < 8, ND_ECORRUPT, "load: a spilled rev entry is malformed");
+        uint64_t fp = nd_load_be64(occ[0].buf);
+        if (!c->fp_any || fp != c->fp) {
+            ND_FORWARD(fp_done(c));
+            c->fp = fp;
+            c->fp_any = 1;
+        }
+        int keep = 0;
+        for (size_t i = 0; i < c->gr.nocc; i++) {
+            if (skipped(c, occ[i].buf, occ[i].klen, occ[i].src)) c->fp_skipped = 1;
+            else keep = 1;
+        }
+        if (!keep) continue;
+        c->fp_kept = 1;
+        *key = occ[0].buf;
+        *klen = occ[0].klen;
+        *val = "";
+        *vlen = 0;
+        return 1;
+    }
+}
+
+/* The chunks' values of one table, without the dead fingerprints. */
+static int table_read(void *payload, uint64_t *buf, size_t cap, size_t *got)
+{
+    commit_ctx *c = payload;
+    for (;;) {
+        ND_FORWARD(spill_u64_merge_read(c->um, buf, cap, got));
+        if (c->dead.n == 0 || *got == 0) return ND_OK;
+        size_t k = 0;
+        for (size_t i = 0; i < *got; i++) {
+            uint64_t fp = nd_perm_invert(c->perm, buf[i]);
+            size_t at = st_u64_lower_bound(c->dead.v, c->dead.n, fp);
+            if (at == c->dead.n || c->dead.v[at] != fp) buf[k++] = buf[i];
+        }
+        *got = k;
+        if (k) return ND_OK;
+    }
+}
+
+/* One family's merge of every chunk's file with the stored family. */
+static int merge_family(commit_ctx *c, st_regen *g, int cf, st_next_fn next, st_clash_fn clash)
+{
+    nd_loader *l = c->l;
+    char **paths = NULL;
+    int rc;
+    ND_TRY(load_chunk_paths(l, cf == ST_CF_DOCS ? "docs" : "rev", &paths));
+    ND_TRY(spill_rec_merge_open(&c->gr.m, paths, l->nchunks));
+    ND_TRY(st_family_merge_stream(g, l->db->store, cf, next, clash, c));
+cleanup:
+    grouper_reset(&c->gr);
+    load_free_paths(paths, l->nchunks);
+    return rc;
+}
+
+static int merge_table(commit_ctx *c, st_regen *g, unsigned t, uint64_t *put)
+{
+    nd_loader *l = c->l;
+    char what[16], **paths = NULL;
+    int rc;
+    snprintf(what, sizeof what, "t%02u", t);
+    ND_TRY(load_chunk_paths(l, what, &paths));
+    ND_TRY(spill_u64_merge_open(&c->um, paths, l->nchunks));
+    c->perm = &l->db->plan.table[t];
+    ND_TRY(st_table_rewrite_stream(g, l->db->store, t, l->db->run_size, table_read, c, put));
+cleanup:
+    spill_u64_merge_close(c->um);
+    c->um = NULL;
+    load_free_paths(paths, l->nchunks);
+    return rc;
+}
+
+/* Documents the store held by the commit, through the replacement path. */
+static int replace_late(commit_ctx *c)
+{
+    nd_doc *docs = malloc(LATE_BATCH * sizeof *docs);
+    size_t *idx = malloc(LATE_BATCH * sizeof *idx);
+    int rc = ND_OK;
+    if (!docs || !idx) ND_FAIL(ND_ENOMEM, "load: out of memory");
+    for (size_t at = 0; at < c->nlate; at += LATE_BATCH) {
+        size_t n = c->nlate - at < LATE_BATCH ? c->nlate - at : LATE_BATCH;
+        for (size_t i = 0; i < n; i++) {
+            const late_ent *e = &c->late[at + i];
+            docs[i] = (nd_doc){c->arena + e->off, e->len, e->fp, e->score, e->time};
+            idx[i] = i;
+        }
+        ND_TRY(db_import_replace(c->l->db, docs, idx, n));
+    }
+cleanup:
+    free(docs);
+    free(idx);
+    return rc;
+}
+
+/* The commit of a load that spilled (fold_mu and write_mu held). */
+int load_commit_locked(nd_loader *l, uint64_t *out_new)
+{
+    nd_db *db = l->db;
+    commit_ctx c = {.l = l};
+    st_regen *g = NULL;
+    st_batch *b = NULL;
+    uint64_t added = 0;
+    int rc;
+    ND_TRY(db_fold_locked(db));
+    ND_TRY(st_regen_new(&g, db->store));
+    ND_TRY(merge_family(&c, g, ST_CF_DOCS, docs_next, docs_clash));
+    skip_arena = c.arena;
+    if (c.nskip) qsort(c.skip, c.nskip, sizeof *c.skip, skip_cmp);
+    ND_TRY(merge_family(&c, g, ST_CF_REV, rev_next, NULL));
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        uint64_t put = 0;
+        ND_TRY(merge_table(&c, g, t, &put));
+        if (t == 0) added = put;
+    }
+    ND_TRY(st_batch_new_plain(&b, db->store));
+    ND_TRY(st_batch_set_regen(b, g));
+    ND_TRY(db_commit(db, b, db->ndocs + c.ndocs_new, db->nfps + added, 0));
+    if (out_new) *out_new = c.ndocs_new;
+    ND_TRY(replace_late(&c));
+cleanup:
+    st_batch_free(b);
+    st_regen_free(g);
+    grouper_dispose(&c.gr);
+    free(c.arena);
+    free(c.skip);
+    free(c.late);
+    st_u64s_dispose(&c.dead);
+    return rc;
+}
+
