@@ -434,8 +434,9 @@ int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
  *  already stored is replaced (moved to its new fingerprint).
  *  Atomicity: the documents new to the store are written by one atomic
  *  write (a crash keeps all of them or none); keys already stored are
- *  replaced first, by an atomic write of their own. Callers load millions
- *  of documents as a sequence of calls (see nd_import_step). Holds the
+ *  replaced first, by an atomic write of their own. Millions of
+ *  documents go through an nd_loader (one write of the store), or a
+ *  sequence of calls (see nd_import_step; each rewrites the store). Holds the
  *  writer lock for its duration. Fresh inserts are folded first.
  *  A call that adds at least 1/16 as many fingerprints as are stored, or
  *  one for every run (the database's run_size entries: most runs would
