@@ -132,18 +132,18 @@ int cmd_import(int argc, char **argv)
             cli_close_db(c.db, path);
             return rc;
         }
-        /* The reader hands over pieces; the loader sorts whole chunks. */
-        ro.chunk = 1000000;
+        /* The reader hands over pieces (at most a chunk); the loader sorts
+         * whole chunks. */
+        ro.chunk = load_chunk && load_chunk < 1000000 ? load_chunk : 1000000;
         c.auto_chunk = 0;
     }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));
     rc = cli_read_docs(&docs, inputs, ninputs, &ro, flush_chunk, &c, &read, &bad);
     if (c.loader && rc == CLI_EXIT_OK) {
-        uint64_t added = 0;
         if (prog.tty) /* the commit is one call: say what the wait is */
             fprintf(stderr, "\r%s: %llu docs read; writing the store...   ", prog.verb,
                     (unsigned long long)c.imported);
-        int lrc = nd_loader_commit(c.loader, &added);
+        int lrc = nd_loader_commit(c.loader, NULL);
         if (lrc < 0) rc = cli_fail_nd(lrc, "import");
         else c.steps = 1;
     }

@@ -82,6 +82,10 @@ void results_resolve(nd_results *r);
  * walked forward. */
 int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, size_t *at);
 
+/* Rev key of a document: BE64 fp || key (out holds 8 + ND_MAX_KEY_LEN);
+ * returns its length. */
+size_t db_rev_key_encode(uint8_t *out, uint64_t fp, const void *key, size_t klen);
+
 /* Doc value codec. */
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);
 int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time);

@@ -248,9 +248,7 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
         char *rv;
         if (klen == 0 || klen > ND_MAX_KEY_LEN) ND_FAIL(ND_ECORRUPT, "docs family: key of %zu bytes", klen);
         ND_TRY(db_doc_decode(v, vlen, &fp, NULL, NULL));
-        nd_store_be64(rk, fp);
-        memcpy(rk + 8, k, klen);
-        rc = st_get(db->store, ST_CF_REV, rk, 8 + klen, &rv, &rlen);
+        rc = st_get(db->store, ST_CF_REV, rk, db_rev_key_encode(rk, fp, k, klen), &rv, &rlen);
         if (rc == ND_ENOTFOUND)
             ND_FAIL(ND_ECORRUPT, "document '%.*s' has no rev entry for %016llx",
                     (int)(klen > 80 ? 80 : klen), k, (unsigned long long)fp);

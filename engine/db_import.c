@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include "db.h"
-#include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"
 
@@ -136,10 +135,8 @@ static int rev_kv(void *payload, size_t i, const void **key, size_t *klen, const
 {
     kv_state *st = payload;
     const nd_doc *d = &st->docs[st->order[i].idx];
-    nd_store_be64(st->rk, d->fp);
-    memcpy(st->rk + 8, d->key, d->key_len);
     *key = st->rk;
-    *klen = 8 + d->key_len;
+    *klen = db_rev_key_encode(st->rk, d->fp, d->key, d->key_len);
     *val = "";
     *vlen = 0;
     return ND_OK;

@@ -20,7 +20,6 @@
 
 #include "load_internal.h"
 #include "load_spill.h"
-#include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"
 
@@ -66,6 +65,14 @@ void load_free_paths(char **p, size_t n)
     free(p);
 }
 
+/* dir/name, malloc'd; NULL when out of memory. */
+static char *join(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    if (p) sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
 /* Remove a loader's directory and the files in it (it holds no other
  * directory). */
 static void remove_dir(const char *dir)
@@ -73,13 +80,10 @@ static void remove_dir(const char *dir)
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
-        size_t dlen = strlen(dir);
         while ((e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char *p = malloc(dlen + strlen(e->d_name) + 2);
-            if (!p) continue;
-            sprintf(p, "%s/%s", dir, e->d_name);
-            unlink(p);
+            char *p = join(dir, e->d_name);
+            if (p) unlink(p);
             free(p);
         }
         closedir(d);
@@ -92,14 +96,11 @@ void db_load_sweep(nd_db *db)
     DIR *d = opendir(db->path);
     if (!d) return;
     struct dirent *e;
-    size_t plen = strlen(db->path);
     while ((e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, LOAD_DIR_PREFIX, strlen(LOAD_DIR_PREFIX)) != 0) continue;
-        char *p = malloc(plen + strlen(e->d_name) + 2);
-        if (!p) continue;
-        sprintf(p, "%s/%s", db->path, e->d_name);
+        char *p = join(db->path, e->d_name);
         struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_dir(p);
+        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_dir(p);
         free(p);
     }
     closedir(d);
@@ -163,6 +164,13 @@ static int reserve_doc(nd_loader *l)
     return ND_OK;
 }
 
+/* Point the chunk's documents at their keys (the arena no longer moves
+ * until the chunk is spilled or committed). */
+static void point_keys(nd_loader *l)
+{
+    for (size_t i = 0; i < l->n; i++) l->docs[i].key = l->arena + l->koff[i];
+}
+
 /* ---- spilling a chunk --------------------------------------------------- */
 
 /* The chunk's distinct fingerprints, permuted and sorted per table. */
@@ -220,9 +228,8 @@ static int spill_family(nd_loader *l, const nd_doc *docs, const size_t *idx, siz
         if (i + 8 < n) __builtin_prefetch(docs[order[i + 8].idx].key);
         const nd_doc *d = &docs[order[i].idx];
         if (rev) {
-            nd_store_be64(buf, d->fp);
-            memcpy(buf + 8, d->key, d->key_len);
-            ND_TRY(spill_put_record(o, buf, 8 + d->key_len, "", 0));
+            ND_TRY(spill_put_record(o, buf, db_rev_key_encode(buf, d->fp, d->key, d->key_len), "",
+                                    0));
         } else if (replaced && replaced[order[i].idx]) {
             ND_TRY(spill_put_record(o, d->key, d->key_len, "", 0)); /* a marker */
         } else {
@@ -249,7 +256,7 @@ static int spill_chunk(nd_loader *l)
     size_t *rep = NULL, *fresh = NULL, *all = NULL, nrep = 0, nfresh = 0;
     unsigned char *replaced = NULL;
     int rc;
-    for (size_t i = 0; i < l->n; i++) l->docs[i].key = l->arena + l->koff[i];
+    point_keys(l);
     pthread_mutex_lock(&db->fold_mu);
     pthread_mutex_lock(&db->write_mu);
     rc = db_import_split(db, l->docs, l->n, &rep, &nrep, &fresh, &nfresh);
@@ -320,7 +327,7 @@ int nd_loader_commit(nd_loader *l, uint64_t *out_new)
     l->state = LOADER_DONE;
     if (l->nchunks && l->n) rc = spill_chunk(l);
     if (rc == ND_OK) {
-        for (size_t i = 0; i < l->n; i++) l->docs[i].key = l->arena + l->koff[i];
+        point_keys(l);
         pthread_mutex_lock(&db->fold_mu);
         pthread_mutex_lock(&db->write_mu);
         rc = l->nchunks ? load_commit_locked(l, out_new) : db_import_locked(db, l->docs, l->n, out_new);

@@ -38,6 +38,13 @@ int nd_db_options_init(nd_db_options *opts, unsigned version)
     return ND_OK;
 }
 
+size_t db_rev_key_encode(uint8_t *out, uint64_t fp, const void *key, size_t klen)
+{
+    nd_store_be64(out, fp);
+    memcpy(out + 8, key, klen);
+    return 8 + klen;
+}
+
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time)
 {
     uint64_t bits;

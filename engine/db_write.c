@@ -41,8 +41,7 @@ static int rev_key(uint8_t **out, uint64_t fp, const void *key, size_t klen)
 {
     uint8_t *k = malloc(8 + klen);
     ND_RETURN_IF(!k, ND_ENOMEM, "out of memory");
-    nd_store_be64(k, fp);
-    memcpy(k + 8, key, klen);
+    db_rev_key_encode(k, fp, key, klen);
     *out = k;
     return ND_OK;
 }

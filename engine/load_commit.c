@@ -167,12 +167,11 @@ static int skip_add(commit_ctx *c, const void *key, size_t klen, const char *val
     ND_RETURN_IF(vlen != DB_DOC_VALUE_LEN, ND_ECORRUPT, "load: a spilled document is malformed");
     uint8_t rk[8 + ND_MAX_KEY_LEN];
     ND_RETURN_IF(klen > ND_MAX_KEY_LEN, ND_ECORRUPT, "load: a spilled key is too long");
-    memcpy(rk, val, 8); /* the value starts with BE64 fp */
-    memcpy(rk + 8, key, klen);
+    size_t rlen = db_rev_key_encode(rk, nd_load_be64(val), key, klen); /* val: BE64 fp first */
     ND_FORWARD(load_grow((void **)&c->skip, &c->skip_cap, c->nskip + 1, sizeof *c->skip));
     skip_ent *e = &c->skip[c->nskip];
-    ND_FORWARD(arena_put(c, rk, 8 + klen, &e->off));
-    e->len = 8 + klen;
+    ND_FORWARD(arena_put(c, rk, rlen, &e->off));
+    e->len = rlen;
     e->src = src;
     c->nskip++;
     return ND_OK;

@@ -64,6 +64,13 @@ enum { K = 3 };
 
 static void key_of(char *buf, size_t i) { sprintf(buf, "d%zu", i); }
 
+/* rc must be ND_OK; otherwise print what failed with nd_errmsg(). */
+static void expect_ok(int rc, const char *what)
+{
+    if (rc) fprintf(stderr, "%s: %s\n", what, nd_errmsg());
+    assert_int_equal(rc, ND_OK);
+}
+
 static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
 {
     nd_db *db = NULL;
@@ -74,9 +81,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
     o.tables = tables;
     o.run_size = run_size;
     o.expected_docs = 100000;
-    int rc = nd_open(&db, path, &o);
-    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_open(&db, path, &o), "open");
     return db;
 }
 
@@ -85,9 +90,7 @@ static nd_db *open_ro(const char *path)
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    int rc = nd_open(&db, path, &o);
-    if (rc) fprintf(stderr, "open read-only: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_open(&db, path, &o), "open read-only");
     return db;
 }
 
@@ -283,9 +286,7 @@ static void check_db(nd_db *db, const mdoc *f, size_t n, const uint64_t *qs, siz
     free(scratch);
     free(fps);
 
-    int rc = nd_verify(db);
-    if (rc) fprintf(stderr, "verify: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_verify(db), "verify");
 }
 
 /* The same checks after close + reopen. The handle is closed on return. */
@@ -519,9 +520,7 @@ static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exac
     for (size_t at = 0, c = 0; at < ld.n; c++) {
         size_t take = sizes[c % (sizeof sizes / sizeof *sizes)];
         if (take > ld.n - at) take = ld.n - at;
-        int rc = nd_loader_add(l, ld.d + at, take);
-        if (rc) fprintf(stderr, "nd_loader_add: %s\n", nd_errmsg());
-        assert_int_equal(rc, ND_OK);
+        expect_ok(nd_loader_add(l, ld.d + at, take), "nd_loader_add");
         at += take;
     }
     if (spills) assert_int_equal(count_load_dirs(path), 1); /* the spills' directory */
@@ -536,9 +535,7 @@ static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exac
         assert_int_equal(nd, 0);
     }
     uint64_t got_new = UINT64_MAX;
-    int rc = nd_loader_commit(l, &got_new);
-    if (rc) fprintf(stderr, "nd_loader_commit: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_loader_commit(l, &got_new), "nd_loader_commit");
     assert_int_equal(got_new, want_new);
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(path), 0);
@@ -848,14 +845,10 @@ static void test_racing_writer(void **state)
     assert_int_equal(nd_loader_add(l, c3, 2), ND_OK);
     assert_int_equal(nd_add(db, "c1", 2, fp[W], 5, 5), ND_OK);
     uint64_t nw = 0;
-    int rc = nd_loader_commit(l, &nw);
-    if (rc) fprintf(stderr, "nd_loader_commit: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(path), 0);
-    rc = nd_verify(db);
-    if (rc) fprintf(stderr, "verify: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_verify(db), "verify");
 
     const want_fp wins[] = {{"K", L}, {"c1", CC}, {"c2", C2}, {"a1", A1}, {"b1", B1}};
     assert_wins(db, wins, sizeof wins / sizeof *wins, fp, names, NF);
@@ -920,14 +913,10 @@ static void test_racing_writer_superseded(void **state)
     nd_doc c3[2] = {{"K3", 2, fp[T2], 4, 4}, {"c1", 2, fp[C1], 4, 4}};
     assert_int_equal(nd_loader_add(l, c3, 2), ND_OK);
     uint64_t nw = 0;
-    int rc = nd_loader_commit(l, &nw);
-    if (rc) fprintf(stderr, "nd_loader_commit: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(path), 0);
-    rc = nd_verify(db);
-    if (rc) fprintf(stderr, "verify: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_verify(db), "verify");
 
     const want_fp wins[] = {{"K2", Z2}, {"K3", T2}, {"a1", A1}, {"b1", B1}, {"c1", C1}};
     assert_wins(db, wins, sizeof wins / sizeof *wins, fp, names, NF);
@@ -1036,9 +1025,7 @@ static void test_stale_dir_removed(void **state)
     db = open_db(path, K, 0, 0);
     assert_int_equal(count_load_dirs(path), 0);
     assert_true(get_fp(db, "x") == 42);
-    int rc = nd_verify(db);
-    if (rc) fprintf(stderr, "verify: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_verify(db), "verify");
     assert_int_equal(nd_close(db), ND_OK);
     tmpdir_remove(dir);
 }
@@ -1126,9 +1113,7 @@ static void test_errors(void **state)
     uint64_t ndocs = 0;
     assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
     assert_int_equal(ndocs, 7);
-    int rc = nd_verify(db);
-    if (rc) fprintf(stderr, "verify: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
+    expect_ok(nd_verify(db), "verify");
     assert_int_equal(nd_close(db), ND_OK);
     free(big);
     free(m.d);
