@@ -352,6 +352,8 @@ static int probe_dir(const char *path)
 
 /* Meta record of the current generation (decimal; absent: 0). */
 #define GEN_KEY "st.gen"
+/* The file of the family being written into a new generation. */
+#define REGEN_FILE "regen.sst.tmp"
 
 /* After open: read the current generation, keep its families in
  * s->cur and drop (writable) or let go (read-only) the others: what an
@@ -545,6 +547,13 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         rc = open_db(s, path, state == 0, o->ntables, o->readonly);
     }
     if (rc < 0) goto cleanup;
+    if (!o->readonly) { /* a crash mid-way left it (the lock is ours now) */
+        char *tmp = malloc(strlen(path) + sizeof "/" REGEN_FILE);
+        if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+        sprintf(tmp, "%s/" REGEN_FILE, path);
+        (void)unlink(tmp);
+        free(tmp);
+    }
     ND_TRY(cmp_fresh_new(&s->fresh, s, s->ntables));
     fill_refresh(s);
     *out = s;
@@ -744,7 +753,7 @@ int st_regen_new(st_regen **out, st_store *s)
     g->file = malloc(strlen(s->path) + 32);
     if (!g->next || !g->env || !g->ingest || !g->file)
         ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    sprintf(g->file, "%s/regen.sst.tmp", s->path);
+    sprintf(g->file, "%s/" REGEN_FILE, s->path);
     /* The file is linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(g->ingest, 1);
     g->next->refs = 1;

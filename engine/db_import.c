@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"
 
@@ -72,39 +73,81 @@ static int key_set_build(key_set *ks, const nd_doc *docs, size_t n, size_t *nuni
     return ND_OK;
 }
 
-/* The first 8 bytes of a key, big-endian, zero-padded: a radix-sortable
- * stand-in for the key whose ties sort_ties resolves. */
-static uint64_t key_prefix(const nd_doc *d)
+/* The 8 bytes of a key at offset off, big-endian, zero-padded: a
+ * radix-sortable word of the key. */
+static uint64_t key_word(const nd_doc *d, size_t off)
 {
-    uint64_t v = 0;
     const unsigned char *k = d->key;
-    for (size_t i = 0; i < 8; i++) v = v << 8 | (i < d->key_len ? k[i] : 0);
+    if (off + 8 <= d->key_len) return nd_load_be64(k + off);
+    uint64_t v = 0;
+    for (size_t i = off; i < off + 8; i++) v = v << 8 | (i < d->key_len ? k[i] : 0);
     return v;
 }
 
-/* qsort has no context argument: the documents of the sort in progress on
- * this thread. */
-static _Thread_local const nd_doc *sort_docs;
+/* Groups of at most this many items are sorted by comparisons. */
+#define KEY_SORT_SMALL 16
 
-static int cmp_keys(const void *a, const void *b)
+/* Key order from byte off on (the bytes before are equal), then index. */
+static int item_key_cmp(const nd_doc *docs, const sort_item *x, const sort_item *y, size_t off)
 {
-    const nd_doc *x = &sort_docs[((const sort_item *)a)->idx];
-    const nd_doc *y = &sort_docs[((const sort_item *)b)->idx];
-    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
-    int c = memcmp(x->key, y->key, l);
-    return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+    const nd_doc *a = &docs[x->idx], *b = &docs[y->idx];
+    size_t l = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = l > off ? memcmp((const char *)a->key + off, (const char *)b->key + off, l - off) : 0;
+    if (c == 0) c = (a->key_len > b->key_len) - (a->key_len < b->key_len);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* Items radix-sorted by a stand-in key (a key prefix, or the fingerprint
- * for rev); runs of equal stand-ins are put in full key order. */
-static void sort_ties(sort_item *a, size_t n, const nd_doc *docs)
+static void insertion_sort_keys(sort_item *a, size_t n, const nd_doc *docs, size_t off)
 {
-    sort_docs = docs;
-    for (size_t g = 0; g < n;) {
-        size_t e = g + 1;
-        while (e < n && a[e].key == a[g].key) e++;
-        if (e - g > 1) qsort(a + g, e - g, sizeof *a, cmp_keys);
-        g = e;
+    for (size_t i = 1; i < n; i++) {
+        sort_item x = a[i];
+        size_t j = i;
+        while (j > 0 && item_key_cmp(docs, &a[j - 1], &x, off) > 0) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+/* Put a[0..n), whose keys agree on their bytes before off (zero-padded),
+ * in key order, equal keys by index: a radix sort on the key's next
+ * 8-byte word, then the same within each group of equal words. Keys such
+ * as URLs share long prefixes, which a comparison sort would compare
+ * again at every step (it took half of an import of URL keys). */
+static void sort_key_group(sort_item *a, sort_item *tmp, size_t n, const nd_doc *docs, size_t off)
+{
+    for (;;) {
+        if (n <= KEY_SORT_SMALL) {
+            insertion_sort_keys(a, n, docs, off);
+            return;
+        }
+        int longer = 0; /* does any key go on at off? */
+        for (size_t i = 0; i < n; i++) {
+            /* In key order the documents are visited at random. */
+            if (i + 8 < n) __builtin_prefetch((const char *)docs[a[i + 8].idx].key + off);
+            const nd_doc *d = &docs[a[i].idx];
+            a[i].key = key_word(d, off);
+            longer |= d->key_len > off;
+        }
+        if (!longer) { /* equal but for their lengths: by length, then index */
+            for (size_t i = 0; i < n; i++)
+                a[i].key = (uint64_t)docs[a[i].idx].key_len << 32 | a[i].idx;
+            sort_items(a, tmp, n);
+            return;
+        }
+        sort_items(a, tmp, n);
+        if (a[0].key == a[n - 1].key) { /* one word: on to the next */
+            off += 8;
+            continue;
+        }
+        for (size_t g = 0; g < n;) {
+            size_t e = g + 1;
+            while (e < n && a[e].key == a[g].key) e++;
+            if (e - g > 1) sort_key_group(a + g, tmp, e - g, docs, off + 8);
+            g = e;
+        }
+        return;
     }
 }
 
@@ -113,15 +156,25 @@ static void sort_ties(sort_item *a, size_t n, const nd_doc *docs)
 typedef struct kv_state {
     const nd_doc *docs;
     const sort_item *order;
+    size_t n;
     uint8_t val[DB_DOC_VALUE_LEN];
     uint8_t *rk; /* 8 + ND_MAX_KEY_LEN */
 } kv_state;
+
+/* Entry i's document; in key order the documents are visited at random,
+ * so one a little further on is fetched meanwhile. */
+static const nd_doc *kv_doc(const kv_state *st, size_t i)
+{
+    if (i + 16 < st->n) __builtin_prefetch(&st->docs[st->order[i + 16].idx]);
+    if (i + 8 < st->n) __builtin_prefetch(st->docs[st->order[i + 8].idx].key);
+    return &st->docs[st->order[i].idx];
+}
 
 static int doc_kv(void *payload, size_t i, const void **key, size_t *klen, const void **val,
                   size_t *vlen)
 {
     kv_state *st = payload;
-    const nd_doc *d = &st->docs[st->order[i].idx];
+    const nd_doc *d = kv_doc(st, i);
     db_doc_encode(st->val, d->fp, d->score, d->time);
     *key = d->key;
     *klen = d->key_len;
@@ -134,7 +187,7 @@ static int rev_kv(void *payload, size_t i, const void **key, size_t *klen, const
                   size_t *vlen)
 {
     kv_state *st = payload;
-    const nd_doc *d = &st->docs[st->order[i].idx];
+    const nd_doc *d = kv_doc(st, i);
     *key = st->rk;
     *klen = db_rev_key_encode(st->rk, d->fp, d->key, d->key_len);
     *val = "";
@@ -263,10 +316,19 @@ int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int by_fp,
         free(tmp);
         return nd_err_set(ND_ENOMEM, "import: out of memory for %zu documents", n);
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (sort_item){by_fp ? docs[idx[i]].fp : key_prefix(&docs[idx[i]]), (uint32_t)idx[i]};
-    sort_items(order, tmp, n);
-    sort_ties(order, n, docs);
+    for (size_t i = 0; i < n; i++) order[i] = (sort_item){0, (uint32_t)idx[i]};
+    if (by_fp) { /* rev: by fingerprint, then by key */
+        for (size_t i = 0; i < n; i++) order[i].key = docs[idx[i]].fp;
+        sort_items(order, tmp, n);
+        for (size_t g = 0; g < n;) {
+            size_t e = g + 1;
+            while (e < n && order[e].key == order[g].key) e++;
+            if (e - g > 1) sort_key_group(order + g, tmp, e - g, docs, 0);
+            g = e;
+        }
+    } else {
+        sort_key_group(order, tmp, n, docs, 0);
+    }
     free(tmp);
     *out = order;
     return ND_OK;
@@ -304,7 +366,7 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
      * RocksDB's memtable skiplist inserts a sorted sequence several times
      * faster than a random one. */
     ND_TRY(db_import_order(docs, newdocs, nnew, 0, &order));
-    kv_state kvs = {docs, order, {0}, rk};
+    kv_state kvs = {docs, order, nnew, {0}, rk};
     ND_TRY(put_family(db, b, g, ST_CF_DOCS, nnew, doc_kv, &kvs));
     free(order);
     order = NULL;

@@ -937,6 +937,33 @@ static void test_regen(void **state)
     st_batch_free(b);
     st_close(s);
 
+    /* A crash while a family's file is being written leaves the file; a
+     * read-only open keeps it, the next writable open removes it. */
+    char tmpfile[160];
+    snprintf(tmpfile, sizeof tmpfile, "%s/regen.sst.tmp", path);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        st_open_opts oc = {.create = 0};
+        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
+            st_regen_begin(g, ST_CF_TABLE(0)) != ND_OK)
+            _exit(1);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat sb;
+    assert_int_equal(stat(tmpfile, &sb), 0);
+    o.readonly = 1;
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    st_close(s);
+    assert_int_equal(stat(tmpfile, &sb), 0);
+    o.readonly = 0;
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_generation(s), 2);
+    st_close(s);
+    assert_int_not_equal(stat(tmpfile, &sb), 0);
+
     /* Reopened, read-only too: generation 2 with every value. */
     o.readonly = 1;
     assert_int_equal(st_open(&s, path, &o), ND_OK);
