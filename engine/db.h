@@ -123,7 +123,8 @@ void db_bg_stop(nd_db *db);
 
 /* ---- shared by nd_import and the loader (db_import.c) --------------- */
 /* The last document of each key of docs[0..n): indexes of those whose key
- * is stored into *rep, of the others into *fresh (both malloc'd). */
+ * is stored into *rep, of the others into *fresh (both malloc'd, both in
+ * key order). */
 int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
                     size_t **fresh, size_t *nfresh);
 /* nd_import with fold_mu and write_mu held; *out_new (may be NULL) gets
@@ -132,10 +133,13 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
 /* Replace the stored documents docs[idx[0..n)] through the staged path,
  * one atomic write, then fold (fold_mu and write_mu held). */
 int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n);
-/* docs[idx[0..n)] in key order, or (by_fp) in fingerprint then key order,
- * as a malloc'd array of n items (idx fits in 32 bits). */
-int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int by_fp,
-                    sort_item **out);
+/* How db_import_order orders: by key; by fingerprint, then key (rev's
+ * order); or as given (idx is in key order already). */
+enum { DB_ORDER_KEY, DB_ORDER_FP, DB_ORDER_GIVEN };
+/* docs[idx[0..n)] (idx NULL: docs[0..n)) ordered as how says, as a
+ * malloc'd array of n items (indexes fit in 32 bits). Equal keys come in
+ * the order of their indexes. */
+int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int how, sort_item **out);
 
 /* Remove the temporary directories of loaders that did not finish (a
  * crash): best effort, at a writable open (the store's lock is held). */

@@ -10,6 +10,7 @@
  * zero padding of a shorter key's last word), lengths on both sides of
  * every 8-byte boundary, groups above and below the comparison threshold,
  * keys of 4096 bytes, and (for rev) many documents of one fingerprint.
+ * db_import_split keeps the last document of each key, in key order.
  * Then nd_import and an nd_loader (several chunks spilled) store URL-like
  * keys: nd_foreach_doc visits exactly the keys given, with their
  * fingerprints, and nd_verify passes.
@@ -31,9 +32,11 @@
 typedef struct key_set {
     nd_doc *docs;
     size_t n, cap;
-    char *arena[4096];
+    char *arena[8192];
     size_t narena;
 } key_set;
+
+static nd_db *open_new(const char *path);
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -106,7 +109,8 @@ static void check_order(const key_set *s, int by_fp)
     memcpy(want, idx, s->n * sizeof *want);
     cmp_docs = s->docs;
     qsort(want, s->n, sizeof *want, by_fp ? cmp_by_fp_key : cmp_by_key);
-    assert_int_equal(db_import_order(s->docs, idx, s->n, by_fp, &order), ND_OK);
+    assert_int_equal(db_import_order(s->docs, idx, s->n, by_fp ? DB_ORDER_FP : DB_ORDER_KEY, &order),
+                     ND_OK);
     for (size_t i = 0; i < s->n; i++) {
         const nd_doc *got = &s->docs[order[i].idx], *exp = &s->docs[want[i]];
         if (key_cmp(got, exp) != 0 || got->fp != exp->fp)
@@ -194,6 +198,39 @@ static void test_order_by_fp(void **state)
     free_keys(&s);
 }
 
+/* db_import_split on an empty store: every key once, in key order, as
+ * its last document; nothing counts as stored. */
+static void test_split_last_wins(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    key_set s = {0}, all = {0};
+    build_keys(&s, 0);
+    /* Each key 1..3 times, the copies spread over the whole array. */
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < s.n; i++)
+            if (round == 0 || rng() % 2) add_key(&all, s.docs[i].key, s.docs[i].key_len, rng());
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_new(path);
+    size_t *rep = NULL, *fresh = NULL, nrep = 9, nfresh = 0;
+    assert_int_equal(db_import_split(db, all.docs, all.n, &rep, &nrep, &fresh, &nfresh), ND_OK);
+    assert_int_equal(nrep, 0);
+    assert_int_equal(nfresh, s.n);
+    for (size_t i = 0; i < nfresh; i++) {
+        const nd_doc *d = &all.docs[fresh[i]];
+        if (i > 0) assert_true(key_cmp(&all.docs[fresh[i - 1]], d) < 0);
+        for (size_t j = fresh[i] + 1; j < all.n; j++) /* no later copy */
+            assert_true(key_cmp(&all.docs[j], d) != 0);
+    }
+    free(rep);
+    free(fresh);
+    assert_int_equal(nd_close(db), ND_OK);
+    tmpdir_remove(dir);
+    free_keys(&s);
+    free_keys(&all);
+}
+
 /* nd_foreach_doc: each visited key found in the expected (sorted) set. */
 typedef struct visit {
     const nd_doc *want; /* sorted by key */
@@ -272,6 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_by_key),
         cmocka_unit_test(test_order_by_fp),
+        cmocka_unit_test(test_split_last_wins),
         cmocka_unit_test(test_import_shared_prefixes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
