@@ -101,8 +101,9 @@ void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes)
     if (t - p->last < 0.5) return;
     p->last = t;
     double el = t - p->start;
-    fprintf(stderr, "\r%s: %llu docs, %.1f MB, %.0f docs/s", p->verb, (unsigned long long)docs,
-            (double)bytes / 1e6, el > 0 ? (double)docs / el : 0.0);
+    fprintf(stderr, "\r%s: %llu docs", p->verb, (unsigned long long)docs);
+    if (bytes) fprintf(stderr, ", %.1f MB", (double)bytes / 1e6);
+    fprintf(stderr, ", %.0f docs/s", el > 0 ? (double)docs / el : 0.0);
     if (p->total_bytes && bytes && bytes <= p->total_bytes)
         fprintf(stderr, ", ETA %.0fs", el * (double)(p->total_bytes - bytes) / (double)bytes);
     fprintf(stderr, "   ");

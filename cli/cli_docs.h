@@ -2,7 +2,8 @@
  * cli_docs.h — documents read from inputs, held for a bulk call
  * (nd_import, nd_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
- * terminal. Used by `import` and `batch`.
+ * terminal. Used by `import` and `batch`; `shard` uses the progress line
+ * and cli_record_fp.
  */
 #ifndef ND_CLI_DOCS_H
 #define ND_CLI_DOCS_H
@@ -36,7 +37,8 @@ void cli_docs_clear(cli_docs *l);
 void cli_docs_dispose(cli_docs *l);
 
 /* Progress on stderr when it is a terminal: at most twice a second,
- * "\r<verb>: N docs, X MB, R docs/s[, ETA Ts]". total_bytes 0 = unknown. */
+ * "\r<verb>: N docs, X MB, R docs/s[, ETA Ts]". total_bytes 0 = unknown;
+ * bytes 0 (a source that is not files) leaves out the MB. */
 typedef struct cli_progress {
     const char *verb;
     int tty;

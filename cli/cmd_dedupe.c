@@ -49,7 +49,10 @@
  * sort) and join one of each group, then hold 12 B a pair while joining,
  * 20 while building the graph, and 20 a document to cluster. Pairs output
  * streams. No text is kept. With --db the documents are also loaded into
- * a database (nd_import, in chunks of 1M) after the read.
+ * a database after the read, through one nd_loader (pieces of up to 1M
+ * read back from the scratch files; the loader's chunks are sized to
+ * --memory at LOAD_DOC_BYTES a document, and larger loads spill into the
+ * database directory), so the store is written once, at the commit.
  */
 #include "cli.h"
 #include "dedupe_band.h"
@@ -101,7 +104,10 @@ static const char usage[] =
     "                       the database DB, created with design distance min(K, 8)\n"
     "                       if missing, for later queries. Documents stored there\n"
     "                       before are not compared. Without --db nothing is\n"
-    "                       left on disk.\n"
+    "                       left on disk. The load holds as many documents in\n"
+    "                       memory at a time as --memory allows (160 bytes\n"
+    "                       each, plus the key; more go to temporary files in\n"
+    "                       DB) and writes the database once, at the end\n"
     "  --memory MB          memory for the sorts of the self-join and of grouping\n"
     "                       identical documents (default 256; MB = 2^20 bytes,\n"
     "                       0.001 .. 1048576). A sort takes 32 bytes a document;\n"
@@ -505,22 +511,33 @@ static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_option
     return CLI_EXIT_OK;
 }
 
-/* The documents into the database, a chunk at a time: the chunk's keys
- * (and scores) are read back from the scratch files in one go. */
+/* Memory of a document in a loader's chunk besides its key: the document,
+ * its key's offset, and the sort items and scratch of its spill. */
+#define LOAD_DOC_BYTES 160
+
+/* The documents into the database through one loader, a piece at a
+ * time: the piece's keys (and scores) are read back from the scratch
+ * files in one go; the loader copies them. */
 static int load_db(nd_db *db, const char *path, corpus *c)
 {
-    enum { CHUNK = 1000000 };
-    size_t cap = c->d.n < CHUNK ? (c->d.n ? c->d.n : 1) : CHUNK;
+    size_t chunk = c->memory / LOAD_DOC_BYTES, piece = 1000000;
+    if (chunk < 1000) chunk = 1000;
+    if (piece > chunk) piece = chunk;
+    size_t cap = c->d.n < piece ? (c->d.n ? c->d.n : 1) : piece;
     nd_doc *d = malloc(cap * sizeof *d);
     uint64_t *off = malloc((cap + 1) * sizeof *off);
     double *score = malloc(cap * sizeof *score);
     char *kb = NULL;
     size_t kb_cap = 0;
+    nd_loader *l = NULL;
     int64_t now = (int64_t)time(NULL);
-    int rc = CLI_EXIT_OK;
+    int line = 0, rc = CLI_EXIT_OK, nrc; /* line: width of the progress line shown */
     if (!d || !off || !score) goto oom;
-    for (size_t s = 0; s < c->d.n; s += CHUNK) {
-        size_t m = c->d.n - s < CHUNK ? c->d.n - s : CHUNK;
+    if ((nrc = nd_loader_new(&l, db, chunk)) < 0) goto fail;
+    if (isatty(2))
+        line = fprintf(stderr, "neardup: dedupe: loading %zu documents into '%s'...", c->d.n, path);
+    for (size_t s = 0; s < c->d.n; s += piece) {
+        size_t m = c->d.n - s < piece ? c->d.n - s : piece;
         if (dedupe_spill_pread(&c->d.koff, off, (m + 1) * sizeof *off, (uint64_t)s * 8) ||
             dedupe_spill_pread(&c->d.scores, score, m * sizeof *score, (uint64_t)s * sizeof *score))
             goto io;
@@ -533,20 +550,25 @@ static int load_db(nd_db *db, const char *path, corpus *c)
         for (size_t i = 0; i < m; i++)
             d[i] = (nd_doc){kb + (off[i] - off[0]), (size_t)(off[i + 1] - off[i]), c->d.fp[s + i],
                             score[i], now};
-        int nrc = nd_import(db, d, m);
-        if (nrc < 0) {
-            rc = cli_fail_nd(nrc, "dedupe: loading database '%s'", path);
-            goto done;
-        }
+        if ((nrc = nd_loader_add(l, d, m)) < 0) goto fail;
     }
+    if ((nrc = nd_loader_commit(l, NULL)) < 0) goto fail;
+    if (line > 0) fprintf(stderr, "\r%*s\r", line, "");
+    goto done;
+fail:
+    if (line > 0) fputc('\n', stderr);
+    rc = cli_fail_nd(nrc, "dedupe: loading database '%s'", path);
     goto done;
 io:
+    if (line > 0) fputc('\n', stderr);
     fprintf(stderr, "neardup: dedupe: loading database '%s': %s\n", path, dedupe_spill_error());
     rc = CLI_EXIT_DB;
     goto done;
 oom:
+    if (line > 0) fputc('\n', stderr);
     rc = cli_fail("dedupe: out of memory loading the database");
 done:
+    nd_loader_free(l); /* without a commit, nothing new is stored */
     free(d);
     free(off);
     free(score);

@@ -14,12 +14,20 @@
  * query against each shard. The manifest is written last: an interrupted
  * init or split leaves a directory that no command accepts as a store.
  *
- * split reads the source with nd_foreach_doc (a consistent snapshot, in key
- * order) and loads each shard with nd_import in chunks, so a 10M-document
- * split costs one pass over the source and a few merges per shard, never
- * one probe per document.
+ * split (reading the source with nd_foreach_doc, a consistent snapshot)
+ * and import load the shards through one nd_loader per shard: each
+ * document goes to its shard's loader, which sorts full chunks and spills
+ * them to temporary files in the shard; at the end the loaders are
+ * committed shard by shard, each writing its shard once. So a bad record
+ * or a failure while reading imports nothing new into any shard (keys
+ * already stored may have been replaced, as with `neardup import`), and
+ * never costs one probe per document or one rewrite of a shard per chunk.
+ * Each commit is atomic, the set of them is not: a failure or a crash
+ * between two commits leaves the shards committed before it loaded and
+ * the others without the load (the error names them).
  */
 #include "cli.h"
+#include "cli_docs.h"
 #include "in_reader.h"
 #include "shard_manifest.h"
 
@@ -46,16 +54,21 @@ static const char usage[] =
     "  init    create DIR with S empty shards (--k, --tables, --features as\n"
     "          for `neardup init`; --docs is the whole store's expected size)\n"
     "  split   copy every document of database DB into a new store DIR with\n"
-    "          the same k, tables and fingerprint configuration, loading each\n"
-    "          shard with bulk imports of M documents\n"
+    "          the same k, tables and fingerprint configuration\n"
     "  import  bulk-load documents into the shards of their keys, without the\n"
-    "          near-duplicate check (as `neardup import`; texts fingerprinted\n"
-    "          with the store's configuration); each shard takes imports of up\n"
-    "          to M documents; a bad record stops the load, and what earlier\n"
-    "          imports stored stays\n"
-    "  --chunk M  documents per import step (default: half what the shard\n"
-    "             holds, from 1M to max(1M, 8M / S): each step rewrites the\n"
-    "             shard's tables, so steps that grow keep a large load linear)\n"
+    "          near-duplicate check (as `neardup import`: texts fingerprinted\n"
+    "          with the store's configuration, a key already stored replaced,\n"
+    "          with repeated keys the last one wins)\n"
+    "  split and import sort each shard's documents in chunks spilled to\n"
+    "  temporary files in the shard, then write the shards once each, one\n"
+    "  after the other. A bad record, or a crash before the shards are\n"
+    "  written, imports nothing new into any shard (keys already stored may\n"
+    "  have been replaced). A failure or crash while they are written leaves\n"
+    "  the shards written before it loaded and the others not (a failure\n"
+    "  says which); a failed split leaves DIR without a manifest.\n"
+    "  --chunk M  documents each shard holds in memory before they are sorted\n"
+    "             and spilled (about 160 bytes each plus the key; default\n"
+    "             8M / S, at least 100k)\n"
     "  info    print the manifest and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
@@ -221,99 +234,122 @@ static int shard_init(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-/* ---- split --------------------------------------------------------------- */
+/* ---- loading: split and import ------------------------------------------ */
 
-/* Documents waiting for one shard's next import; keys live in one arena. */
-typedef struct shard_buf {
-    nd_doc *docs;
-    size_t n, cap;
-    char *keys;
-    size_t klen, kcap;
-    uint64_t total;
-    uint64_t step; /* documents of the next import; 0 = not yet chosen */
-} shard_buf;
-
-typedef struct split_ctx {
+/* A load into every shard of a store: one nd_loader per shard, each
+ * document added to the loader of its key's shard. */
+typedef struct shard_load {
     const shard_manifest *m;
     nd_db **dbs;
-    shard_buf *buf;
-    const char *dir;
-    uint64_t chunk, seen; /* chunk 0: steps grow with each shard (next_step) */
-    int rc;               /* exit code once a callback failed */
-} split_ctx;
+    nd_loader **loaders; /* a NULL entry: not started */
+    const char *dir, *verb; /* verb: "shard split" or "shard import" */
+    uint64_t seen;
+    cli_progress prog;
+    int rc; /* exit code once a callback failed */
+} shard_load;
 
-/* Documents of shard s's next import: --chunk, or nd_import_step of what
- * it holds with its 8M ceiling shared among the shards (at least 1M each),
- * since every shard buffers its step: about 8M documents buffered in all. */
-static uint64_t next_step(const split_ctx *c, unsigned s)
+/* The smallest default chunk of a shard's loader: smaller chunks only
+ * mean more files for its commit to merge. */
+#define SHARD_CHUNK_MIN 100000u
+
+/* Documents each shard's loader sorts in memory before spilling them:
+ * --chunk, or the loader's default chunk (nd_import_step's largest, 8M)
+ * shared among the shards, since every shard holds its chunk: about 8M
+ * documents in memory in all (more only above 80 shards). */
+static size_t load_chunk(uint64_t chunk, unsigned shards)
 {
-    if (c->chunk) return c->chunk;
-    uint64_t stored = 0;
-    nd_db_count(c->dbs[s], &stored, NULL);
-    size_t lo = nd_import_step(0), cap = nd_import_step(UINT64_MAX) / c->m->shards;
-    size_t step = nd_import_step(stored);
-    return step > cap ? (cap > lo ? cap : lo) : step;
+    if (chunk) return chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
+    size_t share = nd_import_step(UINT64_MAX) / shards;
+    return share > SHARD_CHUNK_MIN ? share : SHARD_CHUNK_MIN;
 }
 
-static int flush_shard(split_ctx *c, unsigned s)
+/* Start a loader in every shard of l->dbs. */
+static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes)
 {
-    shard_buf *b = &c->buf[s];
-    if (b->n == 0) return CLI_EXIT_OK;
-    /* Keys were stored as offsets while the arena could move. */
-    for (size_t i = 0; i < b->n; i++) b->docs[i].key = b->keys + (uintptr_t)b->docs[i].key;
-    int rc = nd_import(c->dbs[s], b->docs, b->n);
-    if (rc < 0) {
-        char path[4096];
-        shard_path(path, sizeof path, c->dir, s);
-        return cli_fail_nd(rc, "shard: importing into shard %u '%s'", s, path) ==
-                       CLI_EXIT_USAGE
-                   ? CLI_EXIT_USAGE
-                   : CLI_EXIT_DB;
+    unsigned S = l->m->shards;
+    l->loaders = calloc(S, sizeof *l->loaders);
+    if (!l->loaders) return cli_fail("%s: out of memory", l->verb);
+    for (unsigned s = 0; s < S; s++) {
+        int rc = nd_loader_new(&l->loaders[s], l->dbs[s], load_chunk(chunk, S));
+        if (rc < 0) {
+            char path[4096];
+            shard_path(path, sizeof path, l->dir, s);
+            return cli_fail_nd(rc, "%s: starting the load of shard %u '%s'", l->verb, s, path);
+        }
     }
-    b->total += b->n;
-    b->n = 0;
-    b->klen = 0;
-    b->step = next_step(c, s);
+    cli_progress_start(&l->prog, l->verb, total_bytes);
     return CLI_EXIT_OK;
 }
 
-/* Queue d for its shard; import that shard's queue when it is full. */
-static int buf_add(split_ctx *c, const nd_doc *d)
+/* Add d to its shard's loader (which copies the key); on failure sets
+ * l->rc and returns 1. */
+static int load_add(shard_load *l, const nd_doc *d)
 {
-    unsigned s = shard_of(c->m, d->key, d->key_len);
-    shard_buf *b = &c->buf[s];
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        nd_doc *nd = realloc(b->docs, cap * sizeof *nd);
-        if (!nd) goto oom;
-        b->docs = nd;
-        b->cap = cap;
+    unsigned s = shard_of(l->m, d->key, d->key_len);
+    int rc = nd_loader_add(l->loaders[s], d, 1);
+    if (rc < 0) {
+        char path[4096];
+        shard_path(path, sizeof path, l->dir, s);
+        l->rc = cli_fail_nd(rc, "%s: loading shard %u '%s' (document %llu)", l->verb, s, path,
+                            (unsigned long long)l->seen + 1);
+        return 1;
     }
-    if (b->klen + d->key_len > b->kcap) {
-        size_t cap = b->kcap ? b->kcap : 65536;
-        while (cap < b->klen + d->key_len) cap *= 2;
-        char *k = realloc(b->keys, cap);
-        if (!k) goto oom;
-        b->keys = k;
-        b->kcap = cap;
-    }
-    memcpy(b->keys + b->klen, d->key, d->key_len);
-    b->docs[b->n] = *d;
-    b->docs[b->n].key = (const void *)(uintptr_t)b->klen;
-    b->klen += d->key_len;
-    b->n++;
-    c->seen++;
-    if (!b->step) b->step = next_step(c, s);
-    if (b->n >= b->step && (c->rc = flush_shard(c, s)) != CLI_EXIT_OK) return 1;
+    l->seen++;
     return 0;
-oom:
-    c->rc = cli_fail("shard: out of memory after %llu documents", (unsigned long long)c->seen);
-    return 1;
+}
+
+/* "shard N" or "shards LO..HI" on stderr. */
+static void put_range(unsigned lo, unsigned hi)
+{
+    if (lo == hi) fprintf(stderr, "shard %u", lo);
+    else fprintf(stderr, "shards %u..%u", lo, hi);
+}
+
+/* Commit every shard's loader, in shard order. Each commit is atomic on
+ * its own, not the set: after a failure (or a crash) here the shards
+ * before it hold the load's documents, the others none of them. */
+static int load_commit(shard_load *l)
+{
+    unsigned S = l->m->shards;
+    for (unsigned s = 0; s < S; s++) {
+        if (l->prog.tty) /* each commit is one call: say what the wait is */
+            fprintf(stderr, "\r%s: %llu docs read; writing shard %u of %u...   ", l->prog.verb,
+                    (unsigned long long)l->seen, s + 1, S);
+        int rc = nd_loader_commit(l->loaders[s], NULL);
+        if (rc < 0) {
+            char path[4096];
+            shard_path(path, sizeof path, l->dir, s);
+            if (l->prog.tty) fputc('\n', stderr);
+            rc = cli_fail_nd(rc, "%s: writing shard %u '%s'", l->verb, s, path);
+            fprintf(stderr, "neardup: %s: written: ", l->verb);
+            if (s) put_range(0, s - 1);
+            else fputs("none", stderr);
+            fputs("; not written: ", stderr);
+            put_range(s, S - 1);
+            fputc('\n', stderr);
+            return rc;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Free the loaders: whatever was not committed is dropped, with the
+ * temporary files. Before the shards are closed. */
+static void load_free(shard_load *l)
+{
+    for (unsigned s = 0; l->loaders && s < l->m->shards; s++) nd_loader_free(l->loaders[s]);
+    free(l->loaders);
+    l->loaders = NULL;
+    if (l->prog.verb) cli_progress_end(&l->prog);
+    l->prog.verb = NULL;
 }
 
 static int split_cb(const nd_doc *d, void *payload)
 {
-    return buf_add(payload, d);
+    shard_load *l = payload;
+    if (load_add(l, d)) return 1;
+    if (l->prog.tty && (l->seen & 4095) == 0) cli_progress_update(&l->prog, l->seen, 0);
+    return 0;
 }
 
 static int shard_split(int argc, char **argv)
@@ -321,7 +357,7 @@ static int shard_split(int argc, char **argv)
     shard_args a = {0};
     shard_manifest m;
     nd_db *src = NULL, **dbs = NULL;
-    shard_buf *buf = NULL;
+    shard_load l = {.m = &m, .verb = "shard split"};
     char err[512];
     int rc;
     if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
@@ -344,8 +380,7 @@ static int shard_split(int argc, char **argv)
         a.docs = n >= 1 && n < 1e18 ? (uint64_t)n : 100000000;
     }
     dbs = calloc(S, sizeof *dbs);
-    buf = calloc(S, sizeof *buf);
-    if (!dbs || !buf) {
+    if (!dbs) {
         rc = cli_fail("shard split: out of memory");
         goto cleanup;
     }
@@ -356,18 +391,20 @@ static int shard_split(int argc, char **argv)
                       m.tables, p.k, p.tables);
         goto cleanup;
     }
-    split_ctx c = {&m, dbs, buf, dir, a.chunk, 0, CLI_EXIT_OK};
-    int nrc = nd_foreach_doc(src, split_cb, &c);
-    if (c.rc) {
-        rc = c.rc;
+    l.dbs = dbs;
+    l.dir = dir;
+    if ((rc = load_start(&l, a.chunk, 0))) goto incomplete;
+    int nrc = nd_foreach_doc(src, split_cb, &l);
+    if (l.rc) {
+        rc = l.rc;
         goto incomplete;
     }
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "shard split: reading '%s'", dbpath);
         goto incomplete;
     }
-    for (unsigned s = 0; s < S; s++)
-        if ((rc = flush_shard(&c, s))) goto incomplete;
+    if ((rc = load_commit(&l))) goto incomplete;
+    load_free(&l);
     for (unsigned s = 0; s < S; s++) {
         char path[4096];
         shard_path(path, sizeof path, dir, s);
@@ -383,18 +420,14 @@ static int shard_split(int argc, char **argv)
         goto incomplete;
     }
     printf("split %s into %s: %llu documents over %u shards (k=%u, %u tables)\n", dbpath, dir,
-           (unsigned long long)c.seen, S, m.k, m.tables);
+           (unsigned long long)l.seen, S, m.k, m.tables);
     goto cleanup;
 incomplete:
     fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
 cleanup:
+    load_free(&l);
     for (unsigned s = 0; dbs && s < S; s++) nd_close(dbs[s]);
-    for (unsigned s = 0; buf && s < S; s++) {
-        free(buf[s].docs);
-        free(buf[s].keys);
-    }
     free(dbs);
-    free(buf);
     if (src) {
         int crc = cli_close_db(src, dbpath);
         if (rc == CLI_EXIT_OK) rc = crc;
@@ -402,16 +435,15 @@ cleanup:
     return rc;
 }
 
-/* ---- import ------------------------------------------------------------ */
-
 static int shard_import(int argc, char **argv)
 {
     shard_args a = {0};
     shard_manifest m;
     nd_db **dbs = NULL;
-    shard_buf *buf = NULL;
+    shard_load l = {.m = &m, .verb = "shard import"};
     nd_fp_options fo;
     char err[512], path[4096];
+    uint64_t bytes_done = 0;
     int rc;
     a.fmt = IN_FORMAT_FP;
     a.time = (int64_t)time(NULL);
@@ -423,8 +455,7 @@ static int shard_import(int argc, char **argv)
     const char *dir = argv[optind];
     if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
     dbs = calloc(m.shards, sizeof *dbs);
-    buf = calloc(m.shards, sizeof *buf);
-    if (!dbs || !buf) {
+    if (!dbs) {
         rc = cli_fail("shard import: out of memory");
         goto cleanup;
     }
@@ -433,7 +464,9 @@ static int shard_import(int argc, char **argv)
         if ((rc = cli_open_db(&dbs[s], path, ND_DB_NO_BACKGROUND))) goto cleanup;
     }
     nd_db_fp_options(&fo, dbs[0]);
-    split_ctx c = {&m, dbs, buf, dir, a.chunk, 0, CLI_EXIT_OK};
+    l.dbs = dbs;
+    l.dir = dir;
+    rc = load_start(&l, a.chunk, cli_inputs_size(argv + optind + 1, argc - optind - 1));
     for (int i = optind + 1; i < argc && rc == CLI_EXIT_OK; i++) {
         in_reader *r;
         in_record rec;
@@ -447,41 +480,33 @@ static int shard_import(int argc, char **argv)
                 rc = cli_fail("%s", in_reader_error(r));
                 break;
             }
-            nd_doc d = {rec.key, rec.key_len, rec.fp, rec.has_score ? rec.score : 0.0, a.time};
-            if (!rec.has_fp) {
-                nd_fp_options o = fo;
-                if (a.html || rec.is_html) o.flags |= ND_FP_HTML;
-                int nrc = nd_fingerprint(&d.fp, rec.text, rec.text_len, &o);
-                if (nrc < 0) {
-                    rc = cli_fail_nd(nrc, "%s:%llu: fingerprint", rec.file,
-                                     (unsigned long long)rec.line);
-                    break;
-                }
-            }
-            if (buf_add(&c, &d)) {
-                rc = c.rc;
+            nd_doc d = {rec.key, rec.key_len, 0, rec.has_score ? rec.score : 0.0, a.time};
+            if ((rc = cli_record_fp(&d.fp, &rec, &fo, a.html))) break;
+            if (load_add(&l, &d)) {
+                rc = l.rc;
                 break;
             }
+            /* Asking the reader its offset is a system call: not per record. */
+            if (l.prog.tty && (l.seen & 4095) == 0)
+                cli_progress_update(&l.prog, l.seen, bytes_done + in_reader_bytes(r));
         }
+        bytes_done += in_reader_bytes(r);
         in_reader_close(r);
     }
-    for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) rc = flush_shard(&c, s);
+    if (rc == CLI_EXIT_OK) rc = load_commit(&l);
+    load_free(&l); /* clears the progress line before the summary */
     if (rc == CLI_EXIT_OK)
-        printf("imported %llu documents into %s (%u shards)\n", (unsigned long long)c.seen, dir,
+        printf("imported %llu documents into %s (%u shards)\n", (unsigned long long)l.seen, dir,
                m.shards);
 cleanup:
+    load_free(&l);
     for (unsigned s = 0; dbs && s < m.shards; s++) {
         if (!dbs[s]) continue;
         shard_path(path, sizeof path, dir, s);
         int crc = cli_close_db(dbs[s], path);
         if (rc == CLI_EXIT_OK) rc = crc;
     }
-    for (unsigned s = 0; buf && s < m.shards; s++) {
-        free(buf[s].docs);
-        free(buf[s].keys);
-    }
     free(dbs);
-    free(buf);
     return rc;
 }
 

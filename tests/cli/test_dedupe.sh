@@ -229,6 +229,10 @@ expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
 expect_exit 0 "$ND" stats store --json
 expect_out_match "\"documents\":$n_docs,"
 expect_exit 0 "$ND" verify store
+expect_exit 0 "$ND" fingerprint c                                  # every document, its fingerprint
+want=$(printf '%s\n' "$out" | awk -F'\t' '{ print $2 "\t" $1 }' | LC_ALL=C sort)
+expect_exit 0 "$ND" get store $(ls -d c/*)
+check "--db: every document with its fingerprint" "$(printf '%s\n' "$out" | cut -f1,2 | LC_ALL=C sort)" = "$want"
 expect_exit 0 "$ND" query store --k 8 --text c/a_edit.txt
 expect_out_match '	c/a.txt	'
 expect_out_match '	c/a_copy.txt	'
@@ -236,6 +240,23 @@ expect_exit 0 "$ND" dedupe --db store --out drop c                # reused: same
 expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
 expect_exit 0 "$ND" stats store --json
 expect_out_match "\"documents\":$n_docs,"
+# --db with thousands of documents (one loader, one write of the store):
+# each key with the fingerprint of its last line (300 keys come twice)
+awk 'BEGIN { srand(21); for (i = 0; i < 3300; i++) printf "%04x%04x%04x%04x\tx%d\n", rand()*65536,
+    rand()*65536, rand()*65536, rand()*65536, i < 3000 ? i : (i - 3000) * 10 }' > many.fp
+want=$(awk -F'\t' '{ fp[$2] = $1 } END { for (k in fp) print k "\t" fp[k] }' many.fp | LC_ALL=C sort)
+# default --memory: one chunk; --memory 0.2 (1310 documents a chunk): the
+# loader spills three chunks and merges them
+for mem in 256 0.2; do
+    expect_exit 0 "$ND" dedupe --db manydb$mem --memory $mem --format fp --out keep many.fp
+    expect_exit 0 "$ND" stats manydb$mem --json
+    expect_out_match '"documents":3000,'
+    expect_exit 0 "$ND" get manydb$mem $(cut -f1 <<<"$want")
+    check "--db --memory $mem: 3000 documents with their last fingerprints" \
+        "$(printf '%s\n' "$out" | cut -f1,2 | LC_ALL=C sort)" = "$want"
+    expect_exit 0 "$ND" verify manydb$mem
+    check "--db --memory $mem: no temporary directory left" -z "$(ls -d manydb$mem/nd-load-* 2>/dev/null)"
+done
 expect_exit 0 "$ND" init other --k 3 --features words
 expect_exit 0 "$ND" dedupe --db other --out pairs c                # the store's features
 expect_exit 2 "$ND" dedupe --db other --features shingles:3 c      # a mismatch is refused

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # vg_cli.sh — a CLI smoke run under valgrind: init, add, query, get,
 # compact, verify, stats, fingerprint, expire, import, a bad input,
-# cluster (with --apply) and dedupe (partitioned self-join). Each command
-# must exit as expected with no invalid read or write, no use of
+# cluster (with --apply), dedupe (partitioned self-join), shard init and
+# shard import (a loader per shard, chunks spilled). Each command must
+# exit as expected with no invalid read or write, no use of
 # uninitialised memory and no definite or indirect leak ("still reachable"
 # and "possibly lost" blocks, which RocksDB's static state leaves, do not
 # count).
@@ -62,6 +63,8 @@ vg 1 add db --format fp texts.tsv
 printf 'q1\t1\ta\nq1\t2\tb\t1.5\nq1\t3\tc\nq2\t1\tc\nq2\t2\ta\n' > results.tsv
 vg 0 cluster --db db --k 8 --top 10 --apply results.tsv
 vg 0 dedupe --format tsv --out clusters --memory 0.001 texts.tsv
+vg 0 shard init st --shards 2 --k 3 --docs 1000
+vg 0 shard import st --chunk 100 docs.fp
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
