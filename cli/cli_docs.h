@@ -2,8 +2,7 @@
  * cli_docs.h — documents read from inputs, held for a bulk call
  * (nd_import, nd_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
- * terminal. Used by `import` and `batch`; `shard` uses the progress line
- * and cli_record_fp.
+ * terminal. Used by `import`, `batch` and `shard import`.
  */
 #ifndef ND_CLI_DOCS_H
 #define ND_CLI_DOCS_H

@@ -43,7 +43,7 @@ static const char usage[] =
     "                          [--features words|shingles:N|chars:N]\n"
     "       neardup shard split DB DIR --shards S [--docs N] [--chunk M]\n"
     "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
-    "                            [--time T] [--chunk M] INPUT...\n"
+    "                            [--time T] [--chunk M] [--skip-bad] INPUT...\n"
     "       neardup shard info DIR [--json]\n"
     "       neardup shard which DIR KEY...\n"
     "\n"
@@ -66,6 +66,8 @@ static const char usage[] =
     "  have been replaced). A failure or crash while they are written leaves\n"
     "  the shards written before it loaded and the others not (a failure\n"
     "  says which); a failed split leaves DIR without a manifest.\n"
+    "  --skip-bad (import) count and skip malformed records instead of\n"
+    "             stopping\n"
     "  --chunk M  documents each shard holds in memory before they are sorted\n"
     "             and spilled (about 160 bytes each plus the key; default\n"
     "             8M / S, at least 100k)\n"
@@ -80,7 +82,7 @@ typedef struct shard_args {
     int has_k;
     uint64_t docs;
     uint64_t chunk;
-    int json, html;
+    int json, html, skip_bad;
     in_format fmt;
     int64_t time;
     nd_fp_options fo;
@@ -94,7 +96,7 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         {"features", required_argument, 0, 'f'}, {"chunk", required_argument, 0, 'c'},
         {"json", no_argument, 0, 'j'},         {"format", required_argument, 0, 'F'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 'T'},
-        {0, 0, 0, 0}};
+        {"skip-bad", no_argument, 0, 'b'},     {0, 0, 0, 0}};
     unsigned long v;
     int opt;
     optind = 1;
@@ -140,6 +142,7 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
                                 "got '%s'", sub, optarg);
             break;
         case 'H': a->html = 1; break;
+        case 'b': a->skip_bad = 1; break;
         case 'T':
             if (cli_parse_duration(optarg, &a->time))
                 return cli_fail("shard %s: --time must be seconds since the epoch, got '%s'",
@@ -435,6 +438,15 @@ cleanup:
     return rc;
 }
 
+/* cli_read_docs's pieces: each document to its shard's loader. */
+static int import_piece(cli_docs *d, void *payload)
+{
+    shard_load *l = payload;
+    for (size_t i = 0; i < d->n; i++)
+        if (load_add(l, &d->d[i])) return l->rc;
+    return CLI_EXIT_OK;
+}
+
 static int shard_import(int argc, char **argv)
 {
     shard_args a = {0};
@@ -443,7 +455,8 @@ static int shard_import(int argc, char **argv)
     shard_load l = {.m = &m, .verb = "shard import"};
     nd_fp_options fo;
     char err[512], path[4096];
-    uint64_t bytes_done = 0;
+    cli_docs docs = {0};
+    uint64_t read = 0, bad = 0;
     int rc;
     a.fmt = IN_FORMAT_FP;
     a.time = (int64_t)time(NULL);
@@ -466,40 +479,26 @@ static int shard_import(int argc, char **argv)
     nd_db_fp_options(&fo, dbs[0]);
     l.dbs = dbs;
     l.dir = dir;
-    rc = load_start(&l, a.chunk, cli_inputs_size(argv + optind + 1, argc - optind - 1));
-    for (int i = optind + 1; i < argc && rc == CLI_EXIT_OK; i++) {
-        in_reader *r;
-        in_record rec;
-        int got;
-        if (in_reader_open(&r, a.fmt, argv[i], NULL) < 0) {
-            rc = cli_fail("%s", in_reader_error(NULL));
-            break;
-        }
-        while ((got = in_reader_next(r, &rec)) != 0) {
-            if (got < 0) {
-                rc = cli_fail("%s", in_reader_error(r));
-                break;
-            }
-            nd_doc d = {rec.key, rec.key_len, 0, rec.has_score ? rec.score : 0.0, a.time};
-            if ((rc = cli_record_fp(&d.fp, &rec, &fo, a.html))) break;
-            if (load_add(&l, &d)) {
-                rc = l.rc;
-                break;
-            }
-            /* Asking the reader its offset is a system call: not per record. */
-            if (l.prog.tty && (l.seen & 4095) == 0)
-                cli_progress_update(&l.prog, l.seen, bytes_done + in_reader_bytes(r));
-        }
-        bytes_done += in_reader_bytes(r);
-        in_reader_close(r);
+    char **inputs = argv + optind + 1;
+    int ninputs = argc - optind - 1;
+    rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs));
+    if (rc == CLI_EXIT_OK) {
+        /* Pieces of 64k documents, at most a shard's chunk: the loaders
+         * copy them. */
+        size_t piece = load_chunk(a.chunk, m.shards);
+        cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
+                            .time = a.time, .chunk = piece < 65536 ? piece : 65536,
+                            .progress = &l.prog};
+        rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }
     if (rc == CLI_EXIT_OK) rc = load_commit(&l);
     load_free(&l); /* clears the progress line before the summary */
     if (rc == CLI_EXIT_OK)
-        printf("imported %llu documents into %s (%u shards)\n", (unsigned long long)l.seen, dir,
-               m.shards);
+        printf("imported %llu documents into %s (%u shards), %llu bad\n",
+               (unsigned long long)l.seen, dir, m.shards, (unsigned long long)bad);
 cleanup:
     load_free(&l);
+    cli_docs_dispose(&docs);
     for (unsigned s = 0; dbs && s < m.shards; s++) {
         if (!dbs[s]) continue;
         shard_path(path, sizeof path, dir, s);

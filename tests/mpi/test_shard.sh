@@ -134,8 +134,19 @@ expect_err_match 'bad2.fp:1501'
 check "a bad record: shard counts unchanged" "$(counts L)" = "$cl"
 check "a bad record: no temporary directory left" -z "$(ls -d L/shard-*/nd-load-* 2>/dev/null)"
 expect_exit 0 "$ND" shard which L n0
-expect_exit 1 "$ND" get "$(printf '%s' "$out" | cut -f3)" n0
+sh_n0=$(printf '%s' "$out" | cut -f3)
+expect_exit 1 "$ND" get "$sh_n0" n0
 expect_err_match 'missing	n0'
+# With --skip-bad the same input loads its 1600 good records, counts the
+# bad one, and n0 has the fingerprint of its line
+expect_exit 0 "$ND" shard import L bad2.fp --chunk 300 --skip-bad
+expect_out_match 'imported 1600 documents into L \(2 shards\), 1 bad'
+expect_err_match 'bad2.fp:1501'
+check "--skip-bad: 1600 more documents" \
+    "$(counts L | awk -F, '{ print $1 + $2 }')" = "$(( $(awk -F, '{ print $1 + $2 }' <<<"$cl") + 1600 ))"
+expect_exit 0 "$ND" get "$sh_n0" n0
+check "--skip-bad: n0's fingerprint" "$(printf '%s' "$out" | cut -f2)" = "$(awk -F'\t' '$2 == "n0" { print $1 }' bad2.fp)"
+for i in 0 1; do expect_exit 0 "$ND" verify "L/shard-00$i"; done
 
 # A shard whose commit fails (its spilled chunks removed while the import
 # waits to open its second input, a FIFO): the shards before it are
