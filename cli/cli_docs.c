@@ -116,6 +116,12 @@ double cli_progress_end(cli_progress *p)
     return now_s() - p->start;
 }
 
+size_t cli_load_piece(size_t chunk)
+{
+    enum { PIECE_MAX = 1000000 };
+    return chunk && chunk < PIECE_MAX ? chunk : PIECE_MAX;
+}
+
 uint64_t cli_inputs_size(char **paths, int n)
 {
     uint64_t total = 0;

@@ -50,6 +50,11 @@ void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes);
 /* Clear the progress line; returns the seconds since start. */
 double cli_progress_end(cli_progress *p);
 
+/* Documents to hand an nd_loader per call when its chunk is chunk (0: the
+ * loader's default): at most a chunk, so that chunks fill exactly, and at
+ * most 1M, since the piece is held beside the loader's chunk. */
+size_t cli_load_piece(size_t chunk);
+
 /* Sum of the sizes of regular files among paths (0 if any is stdin). */
 uint64_t cli_inputs_size(char **paths, int n);
 

@@ -55,6 +55,7 @@
  * database directory), so the store is written once, at the commit.
  */
 #include "cli.h"
+#include "cli_docs.h"
 #include "dedupe_band.h"
 #include "dedupe_docs.h"
 #include "dedupe_feat.h"
@@ -520,9 +521,9 @@ static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_option
  * files in one go; the loader copies them. */
 static int load_db(nd_db *db, const char *path, corpus *c)
 {
-    size_t chunk = c->memory / LOAD_DOC_BYTES, piece = 1000000;
+    size_t chunk = c->memory / LOAD_DOC_BYTES;
     if (chunk < 1000) chunk = 1000;
-    if (piece > chunk) piece = chunk;
+    size_t piece = cli_load_piece(chunk);
     size_t cap = c->d.n < piece ? (c->d.n ? c->d.n : 1) : piece;
     nd_doc *d = malloc(cap * sizeof *d);
     uint64_t *off = malloc((cap + 1) * sizeof *off);

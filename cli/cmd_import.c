@@ -29,7 +29,7 @@ static const char usage[] =
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
     "             WARC-Target-URI, HTML responses through the HTML path\n"
     "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
-    "             150 bytes each plus the key); with --steps, documents per step\n"
+    "             160 bytes each plus the key); with --steps, documents per step\n"
     "             (default: 1M, growing with the store to half its size, at\n"
     "             most 8M)\n"
     "  --steps    write each chunk as its own atomic step (each rewrites the\n"
@@ -132,9 +132,8 @@ int cmd_import(int argc, char **argv)
             cli_close_db(c.db, path);
             return rc;
         }
-        /* The reader hands over pieces (at most a chunk); the loader sorts
-         * whole chunks. */
-        ro.chunk = load_chunk && load_chunk < 1000000 ? load_chunk : 1000000;
+        /* The reader hands over pieces; the loader sorts whole chunks. */
+        ro.chunk = cli_load_piece(load_chunk);
         c.auto_chunk = 0;
     }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));

@@ -483,11 +483,9 @@ static int shard_import(int argc, char **argv)
     int ninputs = argc - optind - 1;
     rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs));
     if (rc == CLI_EXIT_OK) {
-        /* Pieces of 64k documents, at most a shard's chunk: the loaders
-         * copy them. */
-        size_t piece = load_chunk(a.chunk, m.shards);
+        /* Pieces of at most a shard's chunk: the loaders copy them. */
         cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
-                            .time = a.time, .chunk = piece < 65536 ? piece : 65536,
+                            .time = a.time, .chunk = cli_load_piece(load_chunk(a.chunk, m.shards)),
                             .progress = &l.prog};
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }

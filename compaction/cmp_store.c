@@ -355,6 +355,14 @@ static int probe_dir(const char *path)
 /* The file of the family being written into a new generation. */
 #define REGEN_FILE "regen.sst.tmp"
 
+/* dir/REGEN_FILE, malloc'd; NULL when out of memory. */
+static char *regen_file_path(const char *dir)
+{
+    char *p = malloc(strlen(dir) + sizeof "/" REGEN_FILE);
+    if (p) sprintf(p, "%s/" REGEN_FILE, dir);
+    return p;
+}
+
 /* After open: read the current generation, keep its families in
  * s->cur and drop (writable) or let go (read-only) the others: what an
  * import left behind when it stopped before or after its switch. */
@@ -548,9 +556,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     }
     if (rc < 0) goto cleanup;
     if (!o->readonly) { /* a crash mid-way left it (the lock is ours now) */
-        char *tmp = malloc(strlen(path) + sizeof "/" REGEN_FILE);
+        char *tmp = regen_file_path(path);
         if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-        sprintf(tmp, "%s/" REGEN_FILE, path);
         (void)unlink(tmp);
         free(tmp);
     }
@@ -750,10 +757,9 @@ int st_regen_new(st_regen **out, st_store *s)
     g->next = calloc(1, sizeof *g->next);
     g->env = rocksdb_envoptions_create();
     g->ingest = rocksdb_ingestexternalfileoptions_create();
-    g->file = malloc(strlen(s->path) + 32);
+    g->file = regen_file_path(s->path);
     if (!g->next || !g->env || !g->ingest || !g->file)
         ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    sprintf(g->file, "%s/" REGEN_FILE, s->path);
     /* The file is linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(g->ingest, 1);
     g->next->refs = 1;

@@ -87,6 +87,21 @@ static void insertion_sort_keys(sort_item *a, size_t n, const nd_doc *docs, size
     }
 }
 
+static void sort_key_group(sort_item *a, sort_item *tmp, size_t n, const nd_doc *docs,
+                           size_t off);
+
+/* a[0..n) is sorted on .key: put each run of equal .key in key order from
+ * byte off on (the keys of a run agree before off). */
+static void sort_equal_runs(sort_item *a, sort_item *tmp, size_t n, const nd_doc *docs, size_t off)
+{
+    for (size_t g = 0; g < n;) {
+        size_t e = g + 1;
+        while (e < n && a[e].key == a[g].key) e++;
+        if (e - g > 1) sort_key_group(a + g, tmp, e - g, docs, off);
+        g = e;
+    }
+}
+
 /* Put a[0..n), whose keys agree on their bytes before off (zero-padded),
  * in key order, equal keys by index: a radix sort on the key's next
  * 8-byte word, then the same within each group of equal words. Keys such
@@ -118,12 +133,7 @@ static void sort_key_group(sort_item *a, sort_item *tmp, size_t n, const nd_doc 
             off += 8;
             continue;
         }
-        for (size_t g = 0; g < n;) {
-            size_t e = g + 1;
-            while (e < n && a[e].key == a[g].key) e++;
-            if (e - g > 1) sort_key_group(a + g, tmp, e - g, docs, off + 8);
-            g = e;
-        }
+        sort_equal_runs(a, tmp, n, docs, off + 8);
         return;
     }
 }
@@ -240,17 +250,17 @@ cleanup:
 int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
                     size_t **fresh, size_t *nfresh)
 {
-    size_t *all = malloc((n ? n : 1) * sizeof *all), *r = NULL, *f = NULL, nu = 0;
+    size_t *f = malloc((n ? n : 1) * sizeof *f), *r = NULL, nu = 0;
     sort_item *order = NULL;
     const char **ukeys = NULL;
     size_t *ulens = NULL;
     unsigned char *found = NULL;
     int rc;
     *nrep = *nfresh = 0;
-    if (!all) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", n);
-    /* In key order a key's documents are neighbours: the last one stays. */
+    if (!f) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", n);
+    /* In key order a key's documents are neighbours: the last one stays.
+     * f: the unique keys' documents, in key order. */
     ND_TRY(db_import_order(docs, NULL, n, DB_ORDER_KEY, &order));
-    f = all; /* the unique keys' documents, in key order */
     for (size_t i = 0; i < n; i++) {
         if (i + 8 < n) __builtin_prefetch(&docs[order[i + 8].idx]);
         if (i + 4 < n) __builtin_prefetch(docs[order[i + 4].idx].key);
@@ -281,9 +291,9 @@ int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_
     }
     *rep = r;
     *fresh = f;
-    r = all = NULL;
+    r = f = NULL;
 cleanup:
-    free(all);
+    free(f);
     free(r);
     free(order);
     free(ukeys);
@@ -303,14 +313,9 @@ int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int how, so
     }
     for (size_t i = 0; i < n; i++) order[i] = (sort_item){0, (uint32_t)(idx ? idx[i] : i)};
     if (how == DB_ORDER_FP) { /* rev: by fingerprint, then by key */
-        for (size_t i = 0; i < n; i++) order[i].key = docs[idx[i]].fp;
+        for (size_t i = 0; i < n; i++) order[i].key = docs[order[i].idx].fp;
         sort_items(order, tmp, n);
-        for (size_t g = 0; g < n;) {
-            size_t e = g + 1;
-            while (e < n && order[e].key == order[g].key) e++;
-            if (e - g > 1) sort_key_group(order + g, tmp, e - g, docs, 0);
-            g = e;
-        }
+        sort_equal_runs(order, tmp, n, docs, 0);
     } else if (how == DB_ORDER_KEY) {
         sort_key_group(order, tmp, n, docs, 0);
     }

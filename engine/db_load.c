@@ -209,10 +209,11 @@ cleanup:
     return rc;
 }
 
-/* The chunk's docs or (rev) rev entries, in key order; idx is in key
- * order already unless mixed (the chunk's new and replaced keys). */
+/* The chunk's docs or (rev) rev entries, in key order. idx is in key
+ * order already unless it holds replaced keys too (replaced non-NULL
+ * flags them: new keys, then replaced ones). */
 static int spill_family(nd_loader *l, const nd_doc *docs, const size_t *idx, size_t n, int rev,
-                        int mixed, const unsigned char *replaced)
+                        const unsigned char *replaced)
 {
     sort_item *order = NULL;
     spill_out *o = NULL;
@@ -221,7 +222,7 @@ static int spill_family(nd_loader *l, const nd_doc *docs, const size_t *idx, siz
     int rc;
     if (!path) ND_FAIL(ND_ENOMEM, "load: out of memory");
     ND_TRY(db_import_order(docs, idx, n,
-                           rev ? DB_ORDER_FP : mixed ? DB_ORDER_KEY : DB_ORDER_GIVEN, &order));
+                           rev ? DB_ORDER_FP : replaced ? DB_ORDER_KEY : DB_ORDER_GIVEN, &order));
     ND_TRY(spill_create(&o, path));
     for (size_t i = 0; i < n; i++) {
         /* In key order the documents are visited at random: fetch a
@@ -278,8 +279,8 @@ static int spill_chunk(nd_loader *l)
         memcpy(all + nfresh, rep, nrep * sizeof *all);
         for (size_t i = 0; i < nrep; i++) replaced[rep[i]] = 1;
     }
-    ND_TRY(spill_family(l, l->docs, all ? all : fresh, nfresh + nrep, 0, all != NULL, replaced));
-    ND_TRY(spill_family(l, l->docs, fresh, nfresh, 1, 0, NULL));
+    ND_TRY(spill_family(l, l->docs, all ? all : fresh, nfresh + nrep, 0, replaced));
+    ND_TRY(spill_family(l, l->docs, fresh, nfresh, 1, NULL));
     l->nchunks++;
     l->n = 0;
     l->alen = 0;
