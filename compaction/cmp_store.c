@@ -33,7 +33,9 @@
 
 #include <rocksdb/c.h>
 
+#include "cmp_direct.h"
 #include "cmp_fresh.h"
+#include "cmp_table.h"
 #include "nd_error.h"
 
 /* One generation of the families an import rewrites: docs, rev and the
@@ -51,6 +53,10 @@ typedef struct st_gen {
      * no batch since (set by the switch, cleared by st_write): compacting
      * it would rewrite the file as it is. */
     _Atomic unsigned char settled[ST_CF_TABLE0 + ND_MAX_TABLES];
+    /* Table t's runs read straight from their one file (cmp_direct.h),
+     * or NULL: set when the generation is made current or opened, dropped
+     * by the first write to t's run space (under st_store.gen_mu). */
+    cmp_direct *direct[ND_MAX_TABLES];
 } st_gen;
 
 struct st_store {
@@ -76,6 +82,7 @@ struct st_store {
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
     cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
+    cmp_direct_pool pool;       /* what the direct readers share */
 };
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one
@@ -148,6 +155,7 @@ static void gen_destroy(st_gen *ts)
     if (!ts) return;
     for (unsigned i = 0; i < ST_CF_TABLE0 + ND_MAX_TABLES; i++)
         if (ts->cf[i]) rocksdb_column_family_handle_destroy(ts->cf[i]);
+    for (unsigned t = 0; t < ND_MAX_TABLES; t++) cmp_direct_unref(ts->direct[t]);
     free(ts);
 }
 
@@ -512,6 +520,123 @@ static void fill_refresh(st_store *s)
     atomic_store(&s->fill, total <= (uint64_t)rocksdb_cache_get_capacity(s->cache));
 }
 
+/* ---- runs read straight from their file (cmp_direct.h) ----------------- */
+
+/* Do family h's memtables hold nothing? */
+static int memtables_empty(st_store *s, rocksdb_column_family_handle_t *h)
+{
+    uint64_t a = 1, b = 1;
+    return rocksdb_property_int_cf(s->db, h, "rocksdb.num-entries-active-mem-table", &a) == 0 &&
+           rocksdb_property_int_cf(s->db, h, "rocksdb.num-entries-imm-mem-tables", &b) == 0 &&
+           a == 0 && b == 0;
+}
+
+/* The direct reader of table t of generation ts when its run space is
+ * exactly one file: the memtables hold nothing, one live file of the
+ * family holds run keys, only those and no deletion, and every other
+ * holds fresh keys only. NULL otherwise, or when the reader cannot be
+ * made (RocksDB reads the runs then). lf: the database's live files. */
+static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
+                               const rocksdb_livefiles_t *lf)
+{
+    char family[32];
+    int runs = -1;
+    rocksdb_column_family_handle_t *h = ts->cf[ST_CF_TABLE(t)];
+    if (!h || !memtables_empty(s, h)) return NULL;
+    family_name(family, ST_CF_TABLE(t), ts->gen);
+    for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
+        size_t sl, ll;
+        const char *cf = rocksdb_livefiles_column_family_name(lf, i);
+        if (!cf || strcmp(cf, family) != 0) continue;
+        const char *sk = rocksdb_livefiles_smallestkey(lf, i, &sl);
+        const char *lk = rocksdb_livefiles_largestkey(lf, i, &ll);
+        if (ll && lk[0] < TBL_RUN) continue; /* fresh entries only */
+        if (runs >= 0 || !sl || sk[0] != TBL_RUN || rocksdb_livefiles_deletions(lf, i)) return NULL;
+        runs = i;
+    }
+    if (runs < 0) return NULL;
+    const char *name = rocksdb_livefiles_name(lf, runs);
+    char *path = malloc(strlen(s->path) + strlen(name) + 2);
+    cmp_direct *d = NULL;
+    if (path) {
+        sprintf(path, "%s%s%s", s->path, name[0] == '/' ? "" : "/", name);
+        (void)cmp_direct_open(&d, path, t, &s->pool);
+    }
+    free(path);
+    return d;
+}
+
+/* (Re)make the direct readers of ts's tables in mask (bit t), holding
+ * gen_mu while it swaps them in: the run space is the same before and
+ * after (a compaction rewrites files, not contents). */
+static void direct_remake(st_store *s, st_gen *ts, uint64_t mask)
+{
+    const rocksdb_livefiles_t *lf = rocksdb_livefiles(s->db);
+    if (!lf) return;
+    for (unsigned t = 0; t < ts->n; t++) {
+        if (!(mask >> t & 1)) continue;
+        cmp_direct *d = direct_make(s, ts, t, lf);
+        pthread_mutex_lock(&s->gen_mu);
+        cmp_direct *old = ts->direct[t];
+        ts->direct[t] = d;
+        pthread_mutex_unlock(&s->gen_mu);
+        cmp_direct_unref(old);
+    }
+    rocksdb_livefiles_destroy(lf);
+}
+
+/* Before a write to the run space of the tables in mask: their files no
+ * longer hold all of it. */
+static void direct_drop(st_store *s, uint64_t mask)
+{
+    pthread_mutex_lock(&s->gen_mu);
+    for (unsigned t = 0; t < s->cur->n; t++)
+        if (mask >> t & 1) {
+            cmp_direct_unref(s->cur->direct[t]);
+            s->cur->direct[t] = NULL;
+        }
+    pthread_mutex_unlock(&s->gen_mu);
+}
+
+/* The pool's call: unmap the pages of the current generation's files. */
+static void direct_drop_pages(void *payload)
+{
+    st_store *s = payload;
+    pthread_mutex_lock(&s->gen_mu);
+    for (unsigned t = 0; t < s->cur->n; t++)
+        if (s->cur->direct[t]) cmp_direct_drop_pages(s->cur->direct[t]);
+    pthread_mutex_unlock(&s->gen_mu);
+}
+
+cmp_direct *st_table_direct(st_store *s, unsigned t)
+{
+    pthread_mutex_lock(&s->gen_mu);
+    cmp_direct *d = t < s->cur->n ? cmp_direct_ref(s->cur->direct[t]) : NULL;
+    pthread_mutex_unlock(&s->gen_mu);
+    return d;
+}
+
+/* At a writable open: flush the tables whose memtables hold what the WAL
+ * replayed, so that their run spaces can be judged from files alone. A
+ * failure only leaves those tables read through RocksDB. */
+static void flush_table_memtables(st_store *s)
+{
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    if (!fo) return;
+    rocksdb_flushoptions_set_wait(fo, 1);
+    for (unsigned t = 0; t < s->cur->n; t++) {
+        char *err = NULL;
+        rocksdb_column_family_handle_t *h = s->cur->cf[ST_CF_TABLE(t)];
+        if (memtables_empty(s, h)) continue;
+        rocksdb_flush_cf(s->db, fo, h, &err);
+        if (err) rocksdb_free(err);
+    }
+    rocksdb_flushoptions_destroy(fo);
+}
+
+/* All of a store's tables (bit t). */
+static uint64_t all_tables(unsigned n) { return n >= 64 ? UINT64_MAX : (1ull << n) - 1; }
+
 /* Read options of point reads (gets and the iterators of probes). */
 static const rocksdb_readoptions_t *point_ropts(st_store *s)
 {
@@ -526,6 +651,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
+    s->pool.drop = direct_drop_pages;
+    s->pool.payload = s;
     s->readonly = o->readonly;
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
@@ -562,6 +689,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         free(tmp);
     }
     ND_TRY(cmp_fresh_new(&s->fresh, s, s->ntables));
+    if (!o->readonly) flush_table_memtables(s);
+    direct_remake(s, s->cur, all_tables(s->ntables));
     fill_refresh(s);
     *out = s;
     return ND_OK;
@@ -829,6 +958,8 @@ int st_regen_end(st_regen *g)
                                             &err);
             rc = take_error(err, "ingesting a rewritten family");
         }
+        if (rc == ND_OK && g->cf >= ST_CF_TABLE0)
+            direct_remake(g->s, g->next, 1ull << (g->cf - ST_CF_TABLE0));
     }
     regen_drop_writer(g);
     if (rc == ND_OK) g->written[g->cf] = 1;
@@ -911,6 +1042,7 @@ int st_write(st_store *s, st_batch *b, int sync)
      * families are dropped right after, and that drop is durable at once. */
     if (b->regen) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
+    if (b->log.runs_t) direct_drop(s, b->log.runs_t);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
     int rc = take_error(err, "write");
@@ -1159,6 +1291,7 @@ int st_compact_files(st_store *s)
     for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n; i++)
         if (!st_family_settled(s, (int)i))
             rocksdb_compact_range_cf_opt(s->db, cf_handle(s, ts, (int)i), co, NULL, 0, NULL, 0);
+    direct_remake(s, ts, all_tables(ts->n));
     gen_release(s, ts);
     rocksdb_compactoptions_destroy(co);
     fill_refresh(s);

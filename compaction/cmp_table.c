@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cmp_codec.h"
+#include "cmp_direct.h"
 #include "cmp_fresh.h"
 #include "cmp_table.h"
 #include "nd_endian.h"
@@ -36,6 +37,8 @@ struct st_reader {
     /* Creating a RocksDB iterator costs about as much as a seek; a table's
      * iterator is kept and reused while the runs did not change. */
     st_iter *it[ND_MAX_TABLES];
+    /* Or, while table t's runs are one file, its direct reader. */
+    cmp_direct *dir[ND_MAX_TABLES];
     uint64_t it_seq[ND_MAX_TABLES];  /* st_runs_seq when it was made */
     uint64_t it_wseq[ND_MAX_TABLES]; /* st_write_seq when it was made */
 };
@@ -95,7 +98,10 @@ void st_reader_free(st_reader *r)
     if (!r) return;
     cmp_codec_free(r->codec);
     st_u64s_dispose(&r->fresh);
-    for (unsigned t = 0; t < ND_MAX_TABLES; t++) st_iter_free(r->it[t]);
+    for (unsigned t = 0; t < ND_MAX_TABLES; t++) {
+        st_iter_free(r->it[t]);
+        cmp_direct_unref(r->dir[t]);
+    }
     free(r->buf);
     free(r);
 }
@@ -189,28 +195,59 @@ static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
     return *rc == ND_OK;
 }
 
-/* Append the run entries e of table t with lo <= e <= hi, read through
- * it, to out. */
-static int runs_range(st_reader *r, st_iter *it, unsigned t, uint64_t lo, uint64_t hi,
-                      st_u64s *out)
+/* Where runs_range reads the run space: a RocksDB iterator, or the
+ * table's file through its direct reader (cmp_direct.h). */
+typedef struct run_src {
+    st_iter *it;
+    cmp_direct *d;
+    cmp_direct_it dit;
+    int first; /* no step before the entry under the iterator */
+} run_src;
+
+/* Position src before the first run whose tail is >= x. */
+static int src_seek(run_src *src, uint64_t x)
 {
     uint8_t kb[TBL_KEY_LEN];
-    uint64_t v;
+    if (src->d) return cmp_direct_seek(src->d, x, &src->dit);
+    tbl_key(kb, TBL_RUN, x);
+    st_iter_seek(src->it, kb, sizeof kb);
+    src->first = 1;
+    return ND_OK;
+}
+
+/* The next run: 1 with its tail and bytes, 0 past the run space, or an
+ * error. The iterator steps only when asked for the next run. */
+static int src_next(run_src *src, unsigned t, uint64_t *tail, const char **val, size_t *vlen)
+{
     int rc = ND_OK;
+    if (src->d) return cmp_direct_next(&src->dit, tail, val, vlen);
+    if (!src->first) st_iter_next(src->it);
+    src->first = 0;
+    if (!at_space(src->it, TBL_RUN, t, tail, &rc)) return rc < 0 ? rc : st_iter_status(src->it);
+    *val = st_iter_value(src->it, vlen);
+    return 1;
+}
+
+/* Append the run entries e of table t with lo <= e <= hi, read from src,
+ * to out. */
+static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint64_t hi,
+                      st_u64s *out)
+{
+    uint64_t v;
+    const char *val;
+    size_t vlen, n;
+    int rc;
     /* Runs: the first whose tail is >= lo, then onwards while they start
      * at or below hi. */
-    tbl_key(kb, TBL_RUN, lo);
-    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &v, &rc); st_iter_next(it)) {
-        size_t vlen, n;
-        const char *val = st_iter_value(it, &vlen);
+    ND_FORWARD(src_seek(src, lo));
+    while ((rc = src_next(src, t, &v, &val, &vlen)) > 0) {
         ND_FORWARD(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
         if (r->buf[0] > hi) break;
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
             if (r->buf[i] >= lo) ND_FORWARD(st_u64s_push(out, r->buf[i]));
         if (v >= hi) break; /* the next run starts above this tail */
     }
-    ND_FORWARD(rc);
-    return st_iter_status(it);
+    return rc < 0 ? rc : ND_OK;
 }
 
 /* Append the fresh entries in [lo, hi] as of snap to out, through an
@@ -248,7 +285,8 @@ static int range_at_snapshot(st_reader *r, unsigned t, uint64_t lo, uint64_t hi,
     r->fresh.n = 0;
     ND_TRY(st_snap_new(&snap, r->store));
     ND_TRY(st_iter_new_at(&it, r->store, ST_CF_TABLE(t), snap));
-    ND_TRY(runs_range(r, it, t, lo, hi, out));
+    run_src src = {.it = it};
+    ND_TRY(runs_range(r, &src, t, lo, hi, out));
     if (with_fresh) ND_TRY(fresh_range_at(r->store, t, lo, hi, snap, &r->fresh));
 cleanup:
     st_iter_free(it);
@@ -268,16 +306,20 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
         /* The sequences are read before the iterator is made: a write
          * finishing in between only makes the next call remake it. */
         uint64_t wseq = st_write_seq(r->store);
-        if (!r->it[t] || r->it_seq[t] != seq || wseq - r->it_wseq[t] > READER_MAX_WRITES) {
+        if ((!r->it[t] && !r->dir[t]) || r->it_seq[t] != seq ||
+            wseq - r->it_wseq[t] > READER_MAX_WRITES) {
             st_iter_free(r->it[t]);
             r->it[t] = NULL;
-            ND_TRY(st_iter_new_probe(&r->it[t], r->store, t));
+            cmp_direct_unref(r->dir[t]);
+            r->dir[t] = st_table_direct(r->store, t);
+            if (!r->dir[t]) ND_TRY(st_iter_new_probe(&r->it[t], r->store, t));
             r->it_seq[t] = seq;
             r->it_wseq[t] = wseq;
         }
         out->n = start;
         r->fresh.n = 0;
-        ND_TRY(runs_range(r, r->it[t], t, lo, hi, out));
+        run_src src = {.it = r->it[t], .d = r->dir[t]};
+        ND_TRY(runs_range(r, &src, t, lo, hi, out));
         if (with_fresh) {
             rc = cmp_fresh_range(mirror, t, lo, hi, &r->fresh);
             ND_TRY(rc);

@@ -1,0 +1,400 @@
+/*
+ * cmp_direct.c — a table's runs read from its SST file through a mapping
+ * (cmp_direct.h says why and when).
+ *
+ * The parts of RocksDB's block-based table format read here:
+ *   footer (last 53 bytes): checksum type (1 byte), metaindex and index
+ *     block handles (varint64 offset, varint64 size), padding, format
+ *     version (fixed32), magic (fixed64);
+ *   a block: entries, then restart offsets (fixed32 each) and their count
+ *     (fixed32; its top bit set would mean a hash index, not used here),
+ *     followed by a 5-byte trailer: compression type (0, none) and the
+ *     lower 32 bits of XXH3-64 of the block (the type, 0, mixes in as 0);
+ *   an entry: shared key bytes, unshared key bytes and (not in the index
+ *     when its values are delta-encoded) value length, as varint32s, then
+ *     the unshared key bytes and the value;
+ *   data block keys: the user key ('R' || BE64(tail)) and 8 bytes of
+ *     sequence number and type (1: a value);
+ *   index keys: user keys, each a separator S_i with the last key of
+ *     block i <= S_i < the first key of block i + 1; values at restart
+ *     points (every entry, as RocksDB writes index blocks) a full handle.
+ */
+#include "cmp_direct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "cmp_table.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+#define FOOTER_LEN 53
+#define TABLE_MAGIC 0x88e241b785f4cff7ull
+#define CHECKSUM_XXH3 4
+#define TRAILER_LEN 5
+#define DATA_KEY_LEN (TBL_KEY_LEN + 8)
+#define TYPE_VALUE 1
+#define DIR_BITS 16
+
+struct cmp_direct {
+    _Atomic int refs;
+    cmp_direct_pool *pool; /* counts block reads; NULL: none */
+    const uint8_t *map;
+    size_t size;
+    char *path;
+    unsigned t;
+    size_t n;        /* data blocks */
+    uint64_t *bound; /* the first run with tail >= x is in block i or later, i the first with x <= bound[i] */
+    uint64_t *off;   /* where block i starts */
+    uint32_t *len;   /* its size, without the trailer */
+    uint32_t dir[(1u << DIR_BITS) + 1]; /* first i with bound[i] >= h << 48 */
+};
+
+/* What open found wrong: a format this reader does not know is not an
+ * error (RocksDB reads the file instead). */
+#define UNSUPPORTED 1
+
+static uint32_t load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t load_le64(const uint8_t *p)
+{
+    return (uint64_t)load_le32(p) | (uint64_t)load_le32(p + 4) << 32;
+}
+
+/* A varint at p (before end): the byte after it, or NULL if malformed. */
+static const uint8_t *get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned s = 0; s < 64 && p < end; s += 7) {
+        uint8_t c = *p++;
+        r |= (uint64_t)(c & 0x7f) << s;
+        if (c < 0x80) {
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
+{
+    return nd_err_set(ND_ECORRUPT, "table %u, file %s: %s at offset %llu", d->t, d->path, what,
+                      (unsigned long long)off);
+}
+
+/* The block at off (len bytes), its checksum verified; *entries_end is
+ * where its entries end, *restarts the restart array, *nr its count. */
+static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, const uint8_t **out,
+                    const uint8_t **entries_end, uint32_t *nr)
+{
+    if (off > d->size || len > d->size - off || d->size - off - len < TRAILER_LEN || len < 4)
+        return corrupt(d, "block out of the file", off);
+    const uint8_t *b = d->map + off;
+    if (b[len] != 0) return corrupt(d, "compressed block", off);
+    if ((uint32_t)XXH3_64bits(b, (size_t)len) != load_le32(b + len + 1))
+        return corrupt(d, "block checksum mismatch", off);
+    uint32_t n = load_le32(b + len - 4);
+    if (n & 0x80000000u) return corrupt(d, "block with a hash index", off);
+    if (n == 0 || n > (len - 4) / 4) return corrupt(d, "bad restart count", off);
+    *out = b;
+    *entries_end = b + len - 4 - 4 * (uint64_t)n;
+    *nr = n;
+    return ND_OK;
+}
+
+/* One entry at *p of a block: the key rebuilt in key[0..*klen) (cap
+ * bytes), the value; with_len = 0 for delta-encoded index entries, whose
+ * value (a handle) the caller parses: *val is where it starts, *vlen 0. */
+static int entry_at(const uint8_t **p, const uint8_t *end, int with_len, uint8_t *key,
+                    size_t *klen, size_t cap, const uint8_t **val, size_t *vlen)
+{
+    uint64_t shared, unshared, vl = 0;
+    const uint8_t *q = get_varint(*p, end, &shared);
+    if (q) q = get_varint(q, end, &unshared);
+    if (q && with_len) q = get_varint(q, end, &vl);
+    if (!q || shared > *klen || unshared > cap - shared || unshared > (uint64_t)(end - q) ||
+        vl > (uint64_t)(end - q) - unshared)
+        return -1;
+    memcpy(key + shared, q, (size_t)unshared);
+    *klen = (size_t)(shared + unshared);
+    *val = q + unshared;
+    *vlen = (size_t)vl;
+    *p = q + unshared + vl;
+    return 0;
+}
+
+/* The bound of index key S (see struct cmp_direct): x <= bound iff
+ * S >= 'R' || BE64(x) bytewise. UNSUPPORTED for a key below the run
+ * space (the file holds other keys). */
+static int index_bound(const uint8_t *k, size_t klen, uint64_t *bound)
+{
+    if (klen == 0 || k[0] < TBL_RUN || (k[0] == TBL_RUN && (klen == 1 || klen > TBL_KEY_LEN)))
+        return UNSUPPORTED;
+    if (k[0] > TBL_RUN) {
+        *bound = UINT64_MAX;
+        return ND_OK;
+    }
+    uint8_t pad[8] = {0};
+    memcpy(pad, k + 1, klen - 1);
+    uint64_t s = nd_load_be64(pad);
+    if (klen == TBL_KEY_LEN) *bound = s;
+    else if (s == 0) return UNSUPPORTED; /* "R" || zeros is below every run key */
+    else *bound = s - 1;                 /* a proper prefix: above x exactly when x < s */
+    return ND_OK;
+}
+
+/* The properties this reader relies on; UNSUPPORTED when one differs. */
+static int check_properties(cmp_direct *d, uint64_t off, uint64_t len)
+{
+    const uint8_t *b, *end, *val;
+    uint32_t nr;
+    uint8_t key[128];
+    size_t klen = 0, vlen;
+    int user_key = 0, delta = 0, binary = 0, plain = 0, clean = 1;
+    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
+    for (const uint8_t *p = b; p < end;) {
+        if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
+            return corrupt(d, "malformed properties", off);
+        uint64_t v = 0;
+#define IS(name) (klen == sizeof name - 1 && memcmp(key, name, klen) == 0)
+        if (IS("rocksdb.index.key.is.user.key"))
+            user_key = get_varint(val, val + vlen, &v) && v == 1;
+        else if (IS("rocksdb.index.value.is.delta.encoded"))
+            delta = get_varint(val, val + vlen, &v) && v == 1;
+        else if (IS("rocksdb.block.based.table.index.type"))
+            binary = vlen == 4 && load_le32(val) == 0;
+        else if (IS("rocksdb.compression"))
+            plain = vlen == 13 && memcmp(val, "NoCompression", 13) == 0;
+        else if (IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions") ||
+                 IS("rocksdb.merge.operands"))
+            clean &= get_varint(val, val + vlen, &v) && v == 0;
+#undef IS
+    }
+    return user_key && delta && binary && plain && clean ? ND_OK : UNSUPPORTED;
+}
+
+/* The handle of the metaindex entry "rocksdb.properties". */
+static int find_properties(cmp_direct *d, uint64_t off, uint64_t len, uint64_t *poff,
+                           uint64_t *plen)
+{
+    static const char name[] = "rocksdb.properties";
+    const uint8_t *b, *end, *val;
+    uint32_t nr;
+    uint8_t key[128];
+    size_t klen = 0, vlen;
+    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
+    for (const uint8_t *p = b; p < end;) {
+        if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
+            return corrupt(d, "malformed metaindex", off);
+        if (klen == sizeof name - 1 && memcmp(key, name, klen) == 0) {
+            const uint8_t *q = get_varint(val, val + vlen, poff);
+            if (!q || !get_varint(q, val + vlen, plen))
+                return corrupt(d, "malformed properties handle", off);
+            return ND_OK;
+        }
+    }
+    return UNSUPPORTED;
+}
+
+/* Index entries into bound/off/len, and the direct index over them. */
+static int load_index(cmp_direct *d, uint64_t off, uint64_t len)
+{
+    const uint8_t *b, *end, *val;
+    uint32_t nr;
+    uint8_t key[TBL_KEY_LEN + 8];
+    size_t klen = 0, vlen, i = 0;
+    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
+    d->bound = malloc(nr * sizeof *d->bound);
+    d->off = malloc(nr * sizeof *d->off);
+    d->len = malloc(nr * sizeof *d->len);
+    ND_RETURN_IF(!d->bound || !d->off || !d->len, ND_ENOMEM,
+                 "table %u: out of memory indexing %u blocks of %s", d->t, nr, d->path);
+    const uint8_t *restarts = end;
+    for (const uint8_t *p = b; p < end; i++) {
+        /* Every entry a restart point: a full handle, no deltas. */
+        if (i >= nr || (uint64_t)(p - b) != load_le32(restarts + 4 * i)) return UNSUPPORTED;
+        uint64_t bo, bl;
+        if (entry_at(&p, end, 0, key, &klen, sizeof key, &val, &vlen) < 0 ||
+            !(val = get_varint(val, end, &bo)) || !(val = get_varint(val, end, &bl)))
+            return corrupt(d, "malformed index entry", off);
+        p = val;
+        int rc = index_bound(key, klen, &d->bound[i]);
+        if (rc != ND_OK) return rc;
+        if (bl > UINT32_MAX || bo > d->size || bl > d->size - bo ||
+            (i && (d->bound[i] < d->bound[i - 1] || bo < d->off[i - 1] + d->len[i - 1])))
+            return corrupt(d, "index entry out of order", off);
+        d->off[i] = bo;
+        d->len[i] = (uint32_t)bl;
+    }
+    if (i != nr) return corrupt(d, "index restart count", off);
+    d->n = i;
+    size_t j = 0;
+    for (uint64_t h = 0; h <= (1u << DIR_BITS); h++) {
+        if (h == (1u << DIR_BITS)) j = d->n;
+        else
+            while (j < d->n && d->bound[j] < (h << (64 - DIR_BITS))) j++;
+        d->dir[h] = (uint32_t)j;
+    }
+    return ND_OK;
+}
+
+static int parse(cmp_direct *d)
+{
+    if (d->size < FOOTER_LEN) return UNSUPPORTED;
+    const uint8_t *f = d->map + d->size - FOOTER_LEN;
+    if (load_le64(f + 45) != TABLE_MAGIC) return corrupt(d, "bad table magic", d->size);
+    uint32_t version = load_le32(f + 41);
+    if (version < 4 || version > 5 || f[0] != CHECKSUM_XXH3) return UNSUPPORTED;
+    uint64_t mo, ml, io, il, po = 0, pl = 0;
+    const uint8_t *q = get_varint(f + 1, f + 41, &mo);
+    if (q) q = get_varint(q, f + 41, &ml);
+    if (q) q = get_varint(q, f + 41, &io);
+    if (q) q = get_varint(q, f + 41, &il);
+    if (!q) return corrupt(d, "malformed footer", d->size - FOOTER_LEN);
+    int rc = find_properties(d, mo, ml, &po, &pl);
+    if (rc == ND_OK) rc = check_properties(d, po, pl);
+    if (rc == ND_OK) rc = load_index(d, io, il);
+    return rc;
+}
+
+int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, cmp_direct_pool *pool)
+{
+    struct stat st;
+    *out = NULL;
+    cmp_direct *d = calloc(1, sizeof *d);
+    ND_RETURN_IF(!d, ND_ENOMEM, "table %u: out of memory opening %s", t, path);
+    d->t = t;
+    d->pool = pool;
+    d->path = strdup(path);
+    atomic_init(&d->refs, 1);
+    int rc = ND_OK, fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (!d->path) ND_FAIL(ND_ENOMEM, "table %u: out of memory opening %s", t, path);
+    if (fd < 0 || fstat(fd, &st) != 0)
+        ND_FAIL(ND_EIO, "table %u: cannot open %s: %s", t, path, strerror(errno));
+    d->size = (size_t)st.st_size;
+    if (d->size) {
+        void *m = mmap(NULL, d->size, PROT_READ, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) ND_FAIL(ND_EIO, "table %u: cannot map %s: %s", t, path, strerror(errno));
+        d->map = m;
+        /* Probes land anywhere: read ahead of none. */
+        (void)madvise(m, d->size, MADV_RANDOM);
+    }
+    rc = parse(d);
+    if (rc == UNSUPPORTED) rc = ND_OK;
+    else if (rc == ND_OK) *out = d;
+cleanup:
+    if (fd >= 0) close(fd);
+    if (!*out) {
+        cmp_direct_unref(d);
+        if (rc != ND_OK) return rc;
+    }
+    return ND_OK;
+}
+
+cmp_direct *cmp_direct_ref(cmp_direct *d)
+{
+    if (d) atomic_fetch_add(&d->refs, 1);
+    return d;
+}
+
+void cmp_direct_unref(cmp_direct *d)
+{
+    if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
+    if (d->map) munmap((void *)d->map, d->size);
+    free(d->bound);
+    free(d->off);
+    free(d->len);
+    free(d->path);
+    free(d);
+}
+
+size_t cmp_direct_blocks(const cmp_direct *d) { return d->n; }
+
+void cmp_direct_drop_pages(cmp_direct *d)
+{
+    if (d->map) (void)madvise((void *)d->map, d->size, MADV_DONTNEED);
+}
+
+/* Make block i the current one, at its first entry. */
+static int enter_block(cmp_direct_it *it, size_t i)
+{
+    const cmp_direct *d = it->d;
+    const uint8_t *b;
+    uint32_t nr;
+    it->block = i;
+    it->p = it->end = NULL;
+    it->klen = 0;
+    if (i >= d->n) return ND_OK;
+    ND_FORWARD(block_at(d, d->off[i], d->len[i], &b, &it->end, &nr));
+    it->p = b;
+    cmp_direct_pool *pool = d->pool;
+    if (pool && (atomic_fetch_add(&pool->reads, 1) + 1) % DIRECT_DROP_READS == 0)
+        pool->drop(pool->payload);
+    return ND_OK;
+}
+
+int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t *vlen)
+{
+    const cmp_direct *d = it->d;
+    const uint8_t *v;
+    while (it->p == it->end) {
+        if (it->block >= d->n) return 0;
+        ND_FORWARD(enter_block(it, it->block + 1));
+        if (it->block >= d->n) return 0;
+    }
+    uint64_t at = (uint64_t)(it->p - d->map);
+    if (entry_at(&it->p, it->end, 1, it->key, &it->klen, sizeof it->key, &v, vlen) < 0 ||
+        it->klen != DATA_KEY_LEN || it->key[0] != TBL_RUN || it->key[TBL_KEY_LEN] != TYPE_VALUE)
+        return corrupt(d, "malformed run entry", at);
+    *tail = nd_load_be64(it->key + 1);
+    *val = (const char *)v;
+    return 1;
+}
+
+int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_it *it)
+{
+    size_t h = (size_t)(x >> (64 - DIR_BITS));
+    size_t lo = d->dir[h], hi = d->dir[h + 1] < d->n ? d->dir[h + 1] : d->n;
+    while (lo < hi) { /* bound[hi] >= x whenever hi < n */
+        size_t mid = (lo + hi) / 2;
+        if (d->bound[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    it->d = d;
+    ND_FORWARD(enter_block(it, lo));
+    /* Step over the runs below x, keeping the first one at or above it
+     * unread: the key state before it is saved and restored. */
+    for (;;) {
+        const uint8_t *p = it->p;
+        size_t block = it->block, klen = it->klen;
+        uint8_t key[sizeof it->key];
+        memcpy(key, it->key, klen);
+        uint64_t tail;
+        const char *val;
+        size_t vlen;
+        int rc = cmp_direct_next(it, &tail, &val, &vlen);
+        if (rc <= 0) return rc;
+        if (tail >= x) {
+            if (it->block != block) { /* it was the first of the next block */
+                it->p = (const uint8_t *)d->map + d->off[it->block];
+                it->klen = 0;
+            } else {
+                it->p = p;
+                it->klen = klen;
+                memcpy(it->key, key, klen);
+            }
+            return ND_OK;
+        }
+    }
+}

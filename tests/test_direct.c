@@ -1,0 +1,322 @@
+/*
+ * test_direct.c — runs read straight from a table's file (cmp_direct.h):
+ * when a store uses it (after a generation is written, at open, after
+ * compaction) and when not (after a write to the run space), its ranges
+ * against the sorted set of values written (brute force), with fresh
+ * entries beside it, and a damaged or foreign file refused.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "cmp_direct.h"
+#include "storage.h"
+#include "tmpdir.h"
+
+#define NTABLES 2
+#define RUN_SIZE 128
+
+static uint64_t rng = 11;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* n distinct sorted values: random ones, clusters sharing their top 48
+ * bits (many runs within one entry of the direct index), 0 and the top. */
+static size_t make_values(uint64_t *v, size_t n)
+{
+    size_t m = 0;
+    v[m++] = 0;
+    v[m++] = UINT64_MAX;
+    while (m < n) {
+        uint64_t x = rnd();
+        if (m % 3 == 0)
+            for (int i = 0; i < 50 && m < n; i++) v[m++] = (x & ~0xffffull) | (rnd() & 0xffff);
+        else v[m++] = x;
+    }
+    qsort(v, m, sizeof *v, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || v[u - 1] != v[i]) v[u++] = v[i];
+    return u;
+}
+
+/* A new generation whose tables both hold vals[0..n). */
+static void write_generation(st_store *s, const uint64_t *vals, size_t n)
+{
+    st_regen *g = NULL;
+    st_batch *b = NULL;
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++)
+        assert_int_equal(st_table_rewrite(g, s, t, RUN_SIZE, vals, n, NULL), ND_OK);
+    for (int cf = ST_CF_DOCS; cf <= ST_CF_REV; cf++) {
+        assert_int_equal(st_regen_begin(g, cf), ND_OK);
+        assert_int_equal(st_regen_end(g), ND_OK);
+    }
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, 1), ND_OK);
+    st_batch_free(b);
+    st_regen_free(g);
+}
+
+/* Every range read of table t equals the brute-force one over want. */
+static void check_ranges(st_store *s, unsigned t, const uint64_t *want, size_t n)
+{
+    st_reader *r = NULL;
+    st_u64s got = {0};
+    assert_int_equal(st_reader_new(&r, s), ND_OK);
+    for (int q = 0; q < 3000; q++) {
+        uint64_t lo, hi;
+        switch (q % 6) {
+        case 0: lo = rnd(); hi = lo + (rnd() >> 20); break;           /* a few runs wide */
+        case 1: lo = want[rnd() % n]; hi = lo; break;                  /* one stored value */
+        case 2: lo = want[rnd() % n] + 1; hi = lo + (rnd() >> 40); break; /* just past one */
+        case 3: lo = rnd(); hi = lo + (rnd() >> 50); break;           /* mostly empty */
+        case 4: lo = want[rnd() % n] & ~0xffffull; hi = lo | 0xffff; break; /* a cluster */
+        default: lo = rnd() >> 1; hi = UINT64_MAX; break;             /* to the end */
+        }
+        if (hi < lo) hi = UINT64_MAX;
+        if (q == 0) { lo = 0; hi = UINT64_MAX; }
+        got.n = 0;
+        assert_int_equal(st_table_range(r, t, lo, hi, 1, &got), ND_OK);
+        size_t a = st_u64_lower_bound(want, n, lo), m = 0;
+        while (a + m < n && want[a + m] <= hi) m++;
+        assert_int_equal(got.n, m);
+        if (m) assert_memory_equal(got.v, want + a, m * sizeof *want);
+    }
+    st_u64s_dispose(&got);
+    st_reader_free(r);
+}
+
+static void direct_present(st_store *s, unsigned t, int want)
+{
+    cmp_direct *d = st_table_direct(s, t);
+    if (want) {
+        assert_non_null(d);
+        assert_true(cmp_direct_blocks(d) > 10);
+    } else {
+        assert_null(d);
+    }
+    cmp_direct_unref(d);
+}
+
+static st_store *open_store(const char *path, int create, int readonly)
+{
+    st_store *s = NULL;
+    st_open_opts o = {.create = create, .ntables = NTABLES, .readonly = readonly};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    return s;
+}
+
+/* Insert x as a fresh entry of every table. */
+static void insert_fresh(st_store *s, uint64_t x)
+{
+    st_batch *b = NULL;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_insert(s, b, t, x), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_batch_free(b);
+}
+
+/* Add x to the sorted set v[0..*n) (x not in it). */
+static void set_add(uint64_t *v, size_t *n, uint64_t x)
+{
+    size_t i = st_u64_lower_bound(v, *n, x);
+    memmove(v + i + 1, v + i, (*n - i) * sizeof *v);
+    v[i] = x;
+    (*n)++;
+}
+
+static void test_lifecycle(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    size_t cap = 60000;
+    uint64_t *v = malloc((cap + 100) * sizeof *v);
+    assert_non_null(v);
+    size_t n = make_values(v, cap);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+
+    /* A new store has no files: RocksDB reads it. */
+    st_store *s = open_store(path, 1, 0);
+    direct_present(s, 0, 0);
+    write_generation(s, v, n);
+    for (unsigned t = 0; t < NTABLES; t++) {
+        direct_present(s, t, 1);
+        check_ranges(s, t, v, n);
+    }
+
+    /* Fresh entries leave the run space alone: still direct, and ranges
+     * merge them in. */
+    for (int i = 0; i < 50; i++) {
+        uint64_t x;
+        do x = rnd(); while (st_u64_lower_bound(v, n, x) < n && v[st_u64_lower_bound(v, n, x)] == x);
+        insert_fresh(s, x);
+        set_add(v, &n, x);
+    }
+    direct_present(s, 0, 1);
+    check_ranges(s, 0, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+
+    /* Reopened (the fresh entries flushed to their own file): direct
+     * again, read-only too. */
+    s = open_store(path, 0, 1);
+    direct_present(s, 1, 1);
+    check_ranges(s, 1, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+    s = open_store(path, 0, 0);
+    direct_present(s, 0, 1);
+
+    /* A removal from a run writes the run space: table 0 goes back to
+     * RocksDB (table 1, untouched, keeps its file), answers stay exact,
+     * and a reopen still finds more than one file holding runs. */
+    st_batch *b = NULL;
+    uint64_t gone = v[n / 2];
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_table_remove(s, b, 0, gone), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_batch_free(b);
+    direct_present(s, 0, 0);
+    direct_present(s, 1, 1);
+    uint64_t *w = malloc(n * sizeof *w);
+    assert_non_null(w);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != gone) w[m++] = v[i];
+    check_ranges(s, 0, w, m);
+    check_ranges(s, 1, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+    s = open_store(path, 0, 0);
+    direct_present(s, 0, 0);
+    check_ranges(s, 0, w, m);
+
+    /* Folding the fresh entries and compacting leaves one file of runs
+     * per table: direct again. */
+    for (unsigned t = 0; t < NTABLES; t++)
+        assert_int_equal(st_table_fold(s, t, RUN_SIZE, 0, NULL, NULL, NULL, NULL), ND_OK);
+    assert_int_equal(st_compact_files(s), ND_OK);
+    direct_present(s, 0, 1);
+    check_ranges(s, 0, w, m);
+    check_ranges(s, 1, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+    free(w);
+    free(v);
+    tmpdir_remove(dir);
+}
+
+/* The .sst files of dir that open as direct readers (table runs). */
+static size_t run_files(const char *dir, char names[][256], size_t cap)
+{
+    size_t k = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) && k < cap;) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".sst") != 0) continue;
+        cmp_direct *c = NULL;
+        snprintf(names[k], 256, "%s/%s", dir, e->d_name);
+        assert_int_equal(cmp_direct_open(&c, names[k], 0, NULL), ND_OK);
+        if (c) k++;
+        cmp_direct_unref(c);
+    }
+    closedir(d);
+    return k;
+}
+
+static void copy_file(const char *from, const char *to, long flip_at)
+{
+    FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+    assert_non_null(f);
+    assert_non_null(g);
+    long i = 0;
+    for (int c; (c = fgetc(f)) != EOF; i++) fputc(i == flip_at ? c ^ 0x10 : c, g);
+    fclose(f);
+    fclose(g);
+}
+
+/* Walk every run of a direct reader: 1 if all read, else the error. */
+static int walk_all(cmp_direct *d)
+{
+    cmp_direct_it it;
+    uint64_t tail;
+    const char *val;
+    size_t vlen;
+    int rc = cmp_direct_seek(d, 0, &it);
+    while (rc == ND_OK && (rc = cmp_direct_next(&it, &tail, &val, &vlen)) == 1) rc = ND_OK;
+    return rc;
+}
+
+static void test_damaged_and_foreign(void **state)
+{
+    (void)state;
+    char dir[64], path[128], copy[160], names[8][256];
+    size_t cap = 30000;
+    uint64_t *v = malloc(cap * sizeof *v);
+    assert_non_null(v);
+    size_t n = make_values(v, cap);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_store *s = open_store(path, 1, 0);
+    write_generation(s, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+
+    /* Exactly the two tables' files are run files (docs, rev, meta are
+     * not: other keys, compression). */
+    assert_int_equal(run_files(path, names, 8), NTABLES);
+    cmp_direct *d = NULL;
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, NULL), ND_OK);
+    assert_int_equal(walk_all(d), 0);
+    cmp_direct_unref(d);
+
+    /* A flipped byte in a data block: found by the block's checksum when
+     * a walk reaches it. */
+    snprintf(copy, sizeof copy, "%s/copy.sst", dir);
+    copy_file(names[0], copy, 100);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, NULL), ND_OK);
+    assert_non_null(d);
+    assert_int_equal(walk_all(d), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "checksum"));
+    cmp_direct_unref(d);
+
+    /* A flipped byte in the magic number: refused at open. */
+    struct stat st;
+    assert_int_equal(stat(names[0], &st), 0);
+    copy_file(names[0], copy, (long)st.st_size - 3);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, NULL), ND_ECORRUPT);
+    assert_null(d);
+
+    /* A missing file. */
+    snprintf(copy, sizeof copy, "%s/absent.sst", dir);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, NULL), ND_EIO);
+    assert_null(d);
+    free(v);
+    tmpdir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lifecycle),
+        cmocka_unit_test(test_damaged_and_foreign),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
