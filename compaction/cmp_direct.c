@@ -2,7 +2,8 @@
  * cmp_direct.c — a table's runs read from its SST file through a mapping
  * (cmp_direct.h says why and when).
  *
- * The parts of RocksDB's block-based table format read here:
+ * The parts of RocksDB's block-based table format read here (each block
+ * read with one pread into the reader's buffer):
  *   footer (last 53 bytes): checksum type (1 byte), metaindex and index
  *     block handles (varint64 offset, varint64 size), padding, format
  *     version (fixed32), magic (fixed64);
@@ -24,9 +25,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,8 +47,7 @@
 
 struct cmp_direct {
     _Atomic int refs;
-    cmp_direct_pool *pool; /* counts block reads; NULL: none */
-    const uint8_t *map;
+    int fd;
     size_t size;
     char *path;
     unsigned t;
@@ -93,21 +93,36 @@ static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
                       (unsigned long long)off);
 }
 
-/* The block at off (len bytes), its checksum verified; *entries_end is
- * where its entries end, *restarts the restart array, *nr its count. */
-static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, const uint8_t **out,
+/* Read the block at off (len bytes) and its trailer into buf, verify
+ * its checksum; *entries_end is where its entries end, *nr the count of
+ * its restart points (the array starts at *entries_end). */
+static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
                     const uint8_t **entries_end, uint32_t *nr)
 {
     if (off > d->size || len > d->size - off || d->size - off - len < TRAILER_LEN || len < 4)
         return corrupt(d, "block out of the file", off);
-    const uint8_t *b = d->map + off;
+    size_t need = (size_t)len + TRAILER_LEN;
+    if (buf->cap < need) {
+        uint8_t *p = realloc(buf->p, need);
+        ND_RETURN_IF(!p, ND_ENOMEM, "table %u: out of memory reading %s", d->t, d->path);
+        buf->p = p;
+        buf->cap = need;
+    }
+    uint8_t *b = buf->p;
+    for (size_t got = 0; got < need;) {
+        ssize_t r = pread(d->fd, b + got, need - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0)
+            return nd_err_set(ND_EIO, "table %u: reading %s at offset %llu: %s", d->t, d->path,
+                              (unsigned long long)(off + got), r < 0 ? strerror(errno) : "end of file");
+        got += (size_t)r;
+    }
     if (b[len] != 0) return corrupt(d, "compressed block", off);
     if ((uint32_t)XXH3_64bits(b, (size_t)len) != load_le32(b + len + 1))
         return corrupt(d, "block checksum mismatch", off);
     uint32_t n = load_le32(b + len - 4);
     if (n & 0x80000000u) return corrupt(d, "block with a hash index", off);
     if (n == 0 || n > (len - 4) / 4) return corrupt(d, "bad restart count", off);
-    *out = b;
     *entries_end = b + len - 4 - 4 * (uint64_t)n;
     *nr = n;
     return ND_OK;
@@ -155,15 +170,15 @@ static int index_bound(const uint8_t *k, size_t klen, uint64_t *bound)
 }
 
 /* The properties this reader relies on; UNSUPPORTED when one differs. */
-static int check_properties(cmp_direct *d, uint64_t off, uint64_t len)
+static int check_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf)
 {
-    const uint8_t *b, *end, *val;
+    const uint8_t *end, *val;
     uint32_t nr;
     uint8_t key[128];
     size_t klen = 0, vlen;
     int user_key = 0, delta = 0, binary = 0, plain = 0, clean = 1;
-    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
-    for (const uint8_t *p = b; p < end;) {
+    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
+    for (const uint8_t *p = buf->p; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
             return corrupt(d, "malformed properties", off);
         uint64_t v = 0;
@@ -185,16 +200,16 @@ static int check_properties(cmp_direct *d, uint64_t off, uint64_t len)
 }
 
 /* The handle of the metaindex entry "rocksdb.properties". */
-static int find_properties(cmp_direct *d, uint64_t off, uint64_t len, uint64_t *poff,
-                           uint64_t *plen)
+static int find_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
+                           uint64_t *poff, uint64_t *plen)
 {
     static const char name[] = "rocksdb.properties";
-    const uint8_t *b, *end, *val;
+    const uint8_t *end, *val;
     uint32_t nr;
     uint8_t key[128];
     size_t klen = 0, vlen;
-    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
-    for (const uint8_t *p = b; p < end;) {
+    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
+    for (const uint8_t *p = buf->p; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
             return corrupt(d, "malformed metaindex", off);
         if (klen == sizeof name - 1 && memcmp(key, name, klen) == 0) {
@@ -208,13 +223,14 @@ static int find_properties(cmp_direct *d, uint64_t off, uint64_t len, uint64_t *
 }
 
 /* Index entries into bound/off/len, and the direct index over them. */
-static int load_index(cmp_direct *d, uint64_t off, uint64_t len)
+static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf)
 {
     const uint8_t *b, *end, *val;
     uint32_t nr;
     uint8_t key[TBL_KEY_LEN + 8];
     size_t klen = 0, vlen, i = 0;
-    ND_FORWARD(block_at(d, off, len, &b, &end, &nr));
+    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
+    b = buf->p;
     d->bound = malloc(nr * sizeof *d->bound);
     d->off = malloc(nr * sizeof *d->off);
     d->len = malloc(nr * sizeof *d->len);
@@ -249,10 +265,13 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len)
     return ND_OK;
 }
 
-static int parse(cmp_direct *d)
+static int parse(cmp_direct *d, cmp_direct_buf *buf)
 {
+    uint8_t f[FOOTER_LEN];
     if (d->size < FOOTER_LEN) return UNSUPPORTED;
-    const uint8_t *f = d->map + d->size - FOOTER_LEN;
+    if (pread(d->fd, f, FOOTER_LEN, (off_t)(d->size - FOOTER_LEN)) != FOOTER_LEN)
+        return nd_err_set(ND_EIO, "table %u: reading the footer of %s: %s", d->t, d->path,
+                          strerror(errno));
     if (load_le64(f + 45) != TABLE_MAGIC) return corrupt(d, "bad table magic", d->size);
     uint32_t version = load_le32(f + 41);
     if (version < 4 || version > 5 || f[0] != CHECKSUM_XXH3) return UNSUPPORTED;
@@ -262,39 +281,33 @@ static int parse(cmp_direct *d)
     if (q) q = get_varint(q, f + 41, &io);
     if (q) q = get_varint(q, f + 41, &il);
     if (!q) return corrupt(d, "malformed footer", d->size - FOOTER_LEN);
-    int rc = find_properties(d, mo, ml, &po, &pl);
-    if (rc == ND_OK) rc = check_properties(d, po, pl);
-    if (rc == ND_OK) rc = load_index(d, io, il);
+    int rc = find_properties(d, mo, ml, buf, &po, &pl);
+    if (rc == ND_OK) rc = check_properties(d, po, pl, buf);
+    if (rc == ND_OK) rc = load_index(d, io, il, buf);
     return rc;
 }
 
-int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, cmp_direct_pool *pool)
+int cmp_direct_open(cmp_direct **out, const char *path, unsigned t)
 {
     struct stat st;
+    cmp_direct_buf buf = {0};
     *out = NULL;
     cmp_direct *d = calloc(1, sizeof *d);
     ND_RETURN_IF(!d, ND_ENOMEM, "table %u: out of memory opening %s", t, path);
     d->t = t;
-    d->pool = pool;
     d->path = strdup(path);
     atomic_init(&d->refs, 1);
-    int rc = ND_OK, fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = ND_OK;
+    d->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (!d->path) ND_FAIL(ND_ENOMEM, "table %u: out of memory opening %s", t, path);
-    if (fd < 0 || fstat(fd, &st) != 0)
+    if (d->fd < 0 || fstat(d->fd, &st) != 0)
         ND_FAIL(ND_EIO, "table %u: cannot open %s: %s", t, path, strerror(errno));
     d->size = (size_t)st.st_size;
-    if (d->size) {
-        void *m = mmap(NULL, d->size, PROT_READ, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED) ND_FAIL(ND_EIO, "table %u: cannot map %s: %s", t, path, strerror(errno));
-        d->map = m;
-        /* Probes land anywhere: read ahead of none. */
-        (void)madvise(m, d->size, MADV_RANDOM);
-    }
-    rc = parse(d);
+    rc = parse(d, &buf);
     if (rc == UNSUPPORTED) rc = ND_OK;
     else if (rc == ND_OK) *out = d;
 cleanup:
-    if (fd >= 0) close(fd);
+    free(buf.p);
     if (!*out) {
         cmp_direct_unref(d);
         if (rc != ND_OK) return rc;
@@ -311,7 +324,7 @@ cmp_direct *cmp_direct_ref(cmp_direct *d)
 void cmp_direct_unref(cmp_direct *d)
 {
     if (!d || atomic_fetch_sub(&d->refs, 1) != 1) return;
-    if (d->map) munmap((void *)d->map, d->size);
+    if (d->fd >= 0) close(d->fd);
     free(d->bound);
     free(d->off);
     free(d->len);
@@ -321,26 +334,17 @@ void cmp_direct_unref(cmp_direct *d)
 
 size_t cmp_direct_blocks(const cmp_direct *d) { return d->n; }
 
-void cmp_direct_drop_pages(cmp_direct *d)
-{
-    if (d->map) (void)madvise((void *)d->map, d->size, MADV_DONTNEED);
-}
-
 /* Make block i the current one, at its first entry. */
 static int enter_block(cmp_direct_it *it, size_t i)
 {
     const cmp_direct *d = it->d;
-    const uint8_t *b;
     uint32_t nr;
     it->block = i;
     it->p = it->end = NULL;
     it->klen = 0;
     if (i >= d->n) return ND_OK;
-    ND_FORWARD(block_at(d, d->off[i], d->len[i], &b, &it->end, &nr));
-    it->p = b;
-    cmp_direct_pool *pool = d->pool;
-    if (pool && (atomic_fetch_add(&pool->reads, 1) + 1) % DIRECT_DROP_READS == 0)
-        pool->drop(pool->payload);
+    ND_FORWARD(block_at(d, d->off[i], d->len[i], it->buf, &it->end, &nr));
+    it->p = it->buf->p;
     return ND_OK;
 }
 
@@ -353,7 +357,7 @@ int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t 
         ND_FORWARD(enter_block(it, it->block + 1));
         if (it->block >= d->n) return 0;
     }
-    uint64_t at = (uint64_t)(it->p - d->map);
+    uint64_t at = d->off[it->block] + (uint64_t)(it->p - it->buf->p);
     if (entry_at(&it->p, it->end, 1, it->key, &it->klen, sizeof it->key, &v, vlen) < 0 ||
         it->klen != DATA_KEY_LEN || it->key[0] != TBL_RUN || it->key[TBL_KEY_LEN] != TYPE_VALUE)
         return corrupt(d, "malformed run entry", at);
@@ -362,7 +366,7 @@ int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t 
     return 1;
 }
 
-int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_it *it)
+int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_direct_it *it)
 {
     size_t h = (size_t)(x >> (64 - DIR_BITS));
     size_t lo = d->dir[h], hi = d->dir[h + 1] < d->n ? d->dir[h + 1] : d->n;
@@ -372,6 +376,7 @@ int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_it *it)
         else hi = mid;
     }
     it->d = d;
+    it->buf = buf;
     ND_FORWARD(enter_block(it, lo));
     /* Step over the runs below x, keeping the first one at or above it
      * unread: the key state before it is saved and restored. */
@@ -387,7 +392,7 @@ int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_it *it)
         if (rc <= 0) return rc;
         if (tail >= x) {
             if (it->block != block) { /* it was the first of the next block */
-                it->p = (const uint8_t *)d->map + d->off[it->block];
+                it->p = it->buf->p;
                 it->klen = 0;
             } else {
                 it->p = p;

@@ -7,10 +7,14 @@
  * cache and the read path around it: 4-5 us a probe, where the in-memory
  * reference takes 0.3 us. After an import a table's run space is exactly
  * one file that nothing rewrites (the generation's ingested SST), so this
- * reader maps that file, keeps the index of its data blocks as an array
- * of 64-bit bounds with a direct index on their top 16 bits, and finds a
- * run by one lookup and a walk of one block, reading it through the
- * mapping: no syscall when the page is mapped, a minor fault when not.
+ * reader keeps the index of its data blocks as an array of 64-bit bounds
+ * with a direct index on their top 16 bits, and finds a run by one lookup,
+ * one pread of its block and a walk of the block's entries.
+ *
+ * Why pread and not a mapping: a mapping is cheaper per read, but its
+ * touched pages count in the process's RSS (the kernel maps whole folios
+ * around a fault), and at 100M the k=6 queries of bench_db took RSS from
+ * 0.3 to 4.2 GiB even with the pages dropped every 4096 reads.
  *
  * The file stays RocksDB's: RocksDB wrote it (block-based table, format
  * version 5, XXH3 checksums, no compression, user keys in the index and
@@ -19,65 +23,52 @@
  * NULL) for a file written otherwise, so callers fall back to RocksDB.
  * Every block read here has its checksum verified, as RocksDB does.
  *
- * A mapping's touched pages count in the process's RSS although they are
- * the kernel's page cache, and a fault maps up to 16 pages around the one
- * touched. The readers of a store share a pool that counts their block
- * reads: every DIRECT_DROP_READS of them it calls the store back to unmap
- * the pages of every file (madvise DONTNEED), which bounds that share at
- * about DIRECT_DROP_READS x 64 KB whatever the number of tables or N.
- *
- * Thread-safety: immutable after open (the read counter is atomic); any
- * number of threads read at once. Reference counted.
+ * Thread-safety: immutable after open; any number of threads read at
+ * once, each with its own cmp_direct_buf. Reference counted.
  */
 #ifndef CMP_DIRECT_H
 #define CMP_DIRECT_H
 
 #include <stddef.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 typedef struct cmp_direct cmp_direct;
 
-/* Block reads by all of a store's readers between two drops of their
- * mapped pages. */
-#define DIRECT_DROP_READS 4096u
-
-/* What the readers of one store share (owned by the store). */
-typedef struct cmp_direct_pool {
-    _Atomic unsigned reads;
-    void (*drop)(void *payload); /* unmap every reader's pages */
-    void *payload;
-} cmp_direct_pool;
-
-/* Map the SST file at path, which holds table t's runs and nothing else,
+/* Open the SST file at path, which holds table t's runs and nothing else,
  * and index its data blocks. ND_OK with *out NULL if the file is not in
  * the format above (or holds a key outside the run space, a deletion);
- * ND_EIO if it cannot be opened or mapped, ND_ECORRUPT for a checksum
+ * ND_EIO if it cannot be opened or read, ND_ECORRUPT for a checksum
  * mismatch or malformed structure, ND_ENOMEM; each names path. The
- * result holds one reference. */
-int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, cmp_direct_pool *pool);
-/* Unmap d's pages (they stay in the page cache; the next read maps them
- * again). */
-void cmp_direct_drop_pages(cmp_direct *d);
+ * result holds one reference (and the file open). */
+int cmp_direct_open(cmp_direct **out, const char *path, unsigned t);
 /* Take another reference; returns d. Accepts NULL. */
 cmp_direct *cmp_direct_ref(cmp_direct *d);
-/* Drop a reference; the last one unmaps and frees. Accepts NULL. */
+/* Drop a reference; the last one closes and frees. Accepts NULL. */
 void cmp_direct_unref(cmp_direct *d);
+
+/* A reader's block buffer, grown as needed; free(p) when done. */
+typedef struct cmp_direct_buf {
+    uint8_t *p;
+    size_t cap;
+} cmp_direct_buf;
 
 /* A position among the runs of the file, in key order. */
 typedef struct cmp_direct_it {
     const cmp_direct *d;
+    cmp_direct_buf *buf;     /* holds the current block */
     size_t block;            /* index of the current block */
     const uint8_t *p, *end;  /* next entry, end of the current block's entries */
     uint8_t key[24];         /* the last key read (prefix-compressed) */
     size_t klen;
 } cmp_direct_it;
 
-/* Position it before the first run whose tail is >= x. */
-int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_it *it);
-/* The next run: 1 with its tail and encoded bytes (valid while the
- * cmp_direct lives), 0 after the last, or ND_ECORRUPT naming the file and
- * block for a malformed entry or a block whose checksum does not match. */
+/* Position it before the first run whose tail is >= x, reading blocks
+ * into buf. */
+int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_direct_it *it);
+/* The next run: 1 with its tail and encoded bytes (valid until the next
+ * call), 0 after the last, or ND_ECORRUPT naming the file and block for a
+ * malformed entry or a block whose checksum does not match (ND_EIO,
+ * ND_ENOMEM). */
 int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t *vlen);
 
 /* Table t's direct reader in the current generation, referenced (drop

@@ -82,7 +82,6 @@ struct st_store {
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
     cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
-    cmp_direct_pool pool;       /* what the direct readers share */
 };
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one
@@ -324,6 +323,11 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
 
     rocksdb_block_based_options_set_block_cache(s->table_bbt, s->cache);
     rocksdb_block_based_options_set_block_size(s->table_bbt, 4096);
+    /* What cmp_direct.c reads (this RocksDB's defaults, pinned): table
+     * format 5, XXH3 block checksums, index entries one restart each. */
+    rocksdb_block_based_options_set_format_version(s->table_bbt, 5);
+    rocksdb_block_based_options_set_checksum(s->table_bbt, 4 /* kXXH3 */);
+    rocksdb_block_based_options_set_index_block_restart_interval(s->table_bbt, 1);
     rocksdb_block_based_options_set_cache_index_and_filter_blocks(s->table_bbt, 0);
     rocksdb_options_set_block_based_table_factory(s->table_opts, s->table_bbt);
     rocksdb_options_set_compression(s->table_opts, rocksdb_no_compression);
@@ -560,7 +564,7 @@ static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
     cmp_direct *d = NULL;
     if (path) {
         sprintf(path, "%s%s%s", s->path, name[0] == '/' ? "" : "/", name);
-        (void)cmp_direct_open(&d, path, t, &s->pool);
+        (void)cmp_direct_open(&d, path, t);
     }
     free(path);
     return d;
@@ -595,16 +599,6 @@ static void direct_drop(st_store *s, uint64_t mask)
             cmp_direct_unref(s->cur->direct[t]);
             s->cur->direct[t] = NULL;
         }
-    pthread_mutex_unlock(&s->gen_mu);
-}
-
-/* The pool's call: unmap the pages of the current generation's files. */
-static void direct_drop_pages(void *payload)
-{
-    st_store *s = payload;
-    pthread_mutex_lock(&s->gen_mu);
-    for (unsigned t = 0; t < s->cur->n; t++)
-        if (s->cur->direct[t]) cmp_direct_drop_pages(s->cur->direct[t]);
     pthread_mutex_unlock(&s->gen_mu);
 }
 
@@ -651,8 +645,6 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
-    s->pool.drop = direct_drop_pages;
-    s->pool.payload = s;
     s->readonly = o->readonly;
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");

@@ -39,6 +39,7 @@ struct st_reader {
     st_iter *it[ND_MAX_TABLES];
     /* Or, while table t's runs are one file, its direct reader. */
     cmp_direct *dir[ND_MAX_TABLES];
+    cmp_direct_buf dbuf; /* their block buffer */
     uint64_t it_seq[ND_MAX_TABLES];  /* st_runs_seq when it was made */
     uint64_t it_wseq[ND_MAX_TABLES]; /* st_write_seq when it was made */
 };
@@ -102,6 +103,7 @@ void st_reader_free(st_reader *r)
         st_iter_free(r->it[t]);
         cmp_direct_unref(r->dir[t]);
     }
+    free(r->dbuf.p);
     free(r->buf);
     free(r);
 }
@@ -200,6 +202,7 @@ static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
 typedef struct run_src {
     st_iter *it;
     cmp_direct *d;
+    cmp_direct_buf *buf;
     cmp_direct_it dit;
     int first; /* no step before the entry under the iterator */
 } run_src;
@@ -208,7 +211,7 @@ typedef struct run_src {
 static int src_seek(run_src *src, uint64_t x)
 {
     uint8_t kb[TBL_KEY_LEN];
-    if (src->d) return cmp_direct_seek(src->d, x, &src->dit);
+    if (src->d) return cmp_direct_seek(src->d, x, src->buf, &src->dit);
     tbl_key(kb, TBL_RUN, x);
     st_iter_seek(src->it, kb, sizeof kb);
     src->first = 1;
@@ -318,7 +321,7 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
         }
         out->n = start;
         r->fresh.n = 0;
-        run_src src = {.it = r->it[t], .d = r->dir[t]};
+        run_src src = {.it = r->it[t], .d = r->dir[t], .buf = &r->dbuf};
         ND_TRY(runs_range(r, &src, t, lo, hi, out));
         if (with_fresh) {
             rc = cmp_fresh_range(mirror, t, lo, hi, &r->fresh);
