@@ -19,20 +19,15 @@
 #include <cmocka.h>
 
 #include "cmp_direct.h"
+#include "oracle.h"
 #include "storage.h"
 #include "tmpdir.h"
 
 #define NTABLES 2
 #define RUN_SIZE 128
 
-static uint64_t rng = 11;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static oracle_rng rng = {11};
+static uint64_t rnd(void) { return oracle_next(&rng); }
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -333,14 +328,13 @@ static void *race_reader(void *arg)
     race *r = arg;
     st_reader *rd = NULL;
     st_u64s got = {0};
-    uint64_t x = (uint64_t)(uintptr_t)&got | 1; /* this thread's own xorshift */
+    oracle_rng own = {(uint64_t)(uintptr_t)&got}; /* this thread's own */
     if (st_reader_new(&rd, r->s) != ND_OK) {
         r->bad = 1;
         return NULL;
     }
     while (!atomic_load(&r->stop) && !r->bad) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        uint64_t lo = x * 0x9e3779b97f4a7c15ull, hi = lo + (x >> 18);
+        uint64_t lo = oracle_next(&own), hi = lo + (oracle_next(&own) >> 18);
         if (hi < lo) hi = UINT64_MAX;
         got.n = 0;
         if (st_table_range(rd, 0, lo, hi, 1, &got) != ND_OK) r->bad = 2;
