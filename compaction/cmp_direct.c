@@ -25,17 +25,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "cmp_table.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "nd_hash.h"
 
 #define FOOTER_LEN 53
 #define TABLE_MAGIC 0x88e241b785f4cff7ull
@@ -118,7 +116,7 @@ static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_
         got += (size_t)r;
     }
     if (b[len] != 0) return corrupt(d, "compressed block", off);
-    if ((uint32_t)XXH3_64bits(b, (size_t)len) != load_le32(b + len + 1))
+    if ((uint32_t)nd_xxh3_64(b, (size_t)len) != load_le32(b + len + 1))
         return corrupt(d, "block checksum mismatch", off);
     uint32_t n = load_le32(b + len - 4);
     if (n & 0x80000000u) return corrupt(d, "block with a hash index", off);
@@ -169,57 +167,81 @@ static int index_bound(const uint8_t *k, size_t klen, uint64_t *bound)
     return ND_OK;
 }
 
-/* The properties this reader relies on; UNSUPPORTED when one differs. */
-static int check_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf)
+/* One entry of a block with value lengths: 0 to go on, else stop with it. */
+typedef int (*entry_fn)(void *payload, const uint8_t *key, size_t klen, const uint8_t *val,
+                        size_t vlen);
+
+/* Visit the entries of the block at off (the metaindex or the properties;
+ * what names it in errors). ND_OK after the last, or what cb stopped with. */
+static int walk_block(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
+                      const char *what, entry_fn cb, void *payload)
 {
     const uint8_t *end, *val;
     uint32_t nr;
     uint8_t key[128];
     size_t klen = 0, vlen;
-    int user_key = 0, delta = 0, binary = 0, plain = 0, clean = 1;
     ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
     for (const uint8_t *p = buf->p; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
-            return corrupt(d, "malformed properties", off);
-        uint64_t v = 0;
-#define IS(name) (klen == sizeof name - 1 && memcmp(key, name, klen) == 0)
-        if (IS("rocksdb.index.key.is.user.key"))
-            user_key = get_varint(val, val + vlen, &v) && v == 1;
-        else if (IS("rocksdb.index.value.is.delta.encoded"))
-            delta = get_varint(val, val + vlen, &v) && v == 1;
-        else if (IS("rocksdb.block.based.table.index.type"))
-            binary = vlen == 4 && load_le32(val) == 0;
-        else if (IS("rocksdb.compression"))
-            plain = vlen == 13 && memcmp(val, "NoCompression", 13) == 0;
-        else if (IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions") ||
-                 IS("rocksdb.merge.operands"))
-            clean &= get_varint(val, val + vlen, &v) && v == 0;
-#undef IS
+            return corrupt(d, what, off);
+        int rc = cb(payload, key, klen, val, vlen);
+        if (rc) return rc;
     }
-    return user_key && delta && binary && plain && clean ? ND_OK : UNSUPPORTED;
+    return ND_OK;
 }
 
-/* The handle of the metaindex entry "rocksdb.properties". */
-static int find_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
-                           uint64_t *poff, uint64_t *plen)
+#define IS(name) (klen == sizeof name - 1 && memcmp(key, name, klen) == 0)
+
+/* The properties this reader relies on, as found. */
+typedef struct props {
+    int user_key, delta, binary, plain, clean;
+} props;
+
+static int note_property(void *payload, const uint8_t *key, size_t klen, const uint8_t *val,
+                         size_t vlen)
 {
-    static const char name[] = "rocksdb.properties";
-    const uint8_t *end, *val;
-    uint32_t nr;
-    uint8_t key[128];
-    size_t klen = 0, vlen;
-    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
-    for (const uint8_t *p = buf->p; p < end;) {
-        if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
-            return corrupt(d, "malformed metaindex", off);
-        if (klen == sizeof name - 1 && memcmp(key, name, klen) == 0) {
-            const uint8_t *q = get_varint(val, val + vlen, poff);
-            if (!q || !get_varint(q, val + vlen, plen))
-                return corrupt(d, "malformed properties handle", off);
-            return ND_OK;
-        }
-    }
-    return UNSUPPORTED;
+    props *pr = payload;
+    uint64_t v = 0;
+    if (IS("rocksdb.index.key.is.user.key"))
+        pr->user_key = get_varint(val, val + vlen, &v) && v == 1;
+    else if (IS("rocksdb.index.value.is.delta.encoded"))
+        pr->delta = get_varint(val, val + vlen, &v) && v == 1;
+    else if (IS("rocksdb.block.based.table.index.type"))
+        pr->binary = vlen == 4 && load_le32(val) == 0;
+    else if (IS("rocksdb.compression"))
+        pr->plain = vlen == 13 && memcmp(val, "NoCompression", 13) == 0;
+    else if (IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions") ||
+             IS("rocksdb.merge.operands"))
+        pr->clean &= get_varint(val, val + vlen, &v) && v == 0;
+    return 0;
+}
+
+/* The metaindex entry "rocksdb.properties": its handle (payload: two
+ * uint64s), then FOUND, or BAD_HANDLE. */
+#define FOUND 2
+#define BAD_HANDLE 3
+static int note_properties_handle(void *payload, const uint8_t *key, size_t klen,
+                                  const uint8_t *val, size_t vlen)
+{
+    uint64_t *h = payload;
+    if (!IS("rocksdb.properties")) return 0;
+    const uint8_t *q = get_varint(val, val + vlen, &h[0]);
+    return q && get_varint(q, val + vlen, &h[1]) ? FOUND : BAD_HANDLE;
+}
+#undef IS
+
+/* Through the metaindex at off, the properties block: ND_OK when it has
+ * every property this reader relies on, UNSUPPORTED when one differs or
+ * it is absent. */
+static int check_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf)
+{
+    uint64_t h[2];
+    props pr = {.clean = 1};
+    int rc = walk_block(d, off, len, buf, "malformed metaindex", note_properties_handle, h);
+    if (rc == BAD_HANDLE) return corrupt(d, "malformed properties handle", off);
+    if (rc != FOUND) return rc < 0 ? rc : UNSUPPORTED;
+    ND_FORWARD(walk_block(d, h[0], h[1], buf, "malformed properties", note_property, &pr));
+    return pr.user_key && pr.delta && pr.binary && pr.plain && pr.clean ? ND_OK : UNSUPPORTED;
 }
 
 /* Index entries into bound/off/len, and the direct index over them. */
@@ -275,14 +297,13 @@ static int parse(cmp_direct *d, cmp_direct_buf *buf)
     if (load_le64(f + 45) != TABLE_MAGIC) return corrupt(d, "bad table magic", d->size);
     uint32_t version = load_le32(f + 41);
     if (version < 4 || version > 5 || f[0] != CHECKSUM_XXH3) return UNSUPPORTED;
-    uint64_t mo, ml, io, il, po = 0, pl = 0;
+    uint64_t mo, ml, io, il;
     const uint8_t *q = get_varint(f + 1, f + 41, &mo);
     if (q) q = get_varint(q, f + 41, &ml);
     if (q) q = get_varint(q, f + 41, &io);
     if (q) q = get_varint(q, f + 41, &il);
     if (!q) return corrupt(d, "malformed footer", d->size - FOOTER_LEN);
-    int rc = find_properties(d, mo, ml, buf, &po, &pl);
-    if (rc == ND_OK) rc = check_properties(d, po, pl, buf);
+    int rc = check_properties(d, mo, ml, buf);
     if (rc == ND_OK) rc = load_index(d, io, il, buf);
     return rc;
 }

@@ -55,8 +55,7 @@ int cmp_flog_note(cmp_flog *l, unsigned t, const void *key, size_t klen, int put
     if (klen != TBL_KEY_LEN || k[0] != TBL_FRESH) {
         /* A run key, or one no reader expects: readers of the run space
          * must look again; a malformed fresh key makes the mirror unsure. */
-        l->runs = 1;
-        l->runs_t |= 1ull << t;
+        l->runs |= 1ull << t;
         if (klen && k[0] == TBL_FRESH) l->bad |= 1ull << t;
         return ND_OK;
     }
@@ -75,7 +74,6 @@ void cmp_flog_clear(cmp_flog *l)
 {
     l->n = 0;
     l->runs = 0;
-    l->runs_t = 0;
     l->bad = 0;
 }
 

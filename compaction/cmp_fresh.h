@@ -45,8 +45,7 @@ typedef struct cmp_fop {
 typedef struct cmp_flog {
     cmp_fop *op;
     size_t n, cap;
-    int runs;           /* it writes the run space (or an unknown key) */
-    uint64_t runs_t;    /* ... of these tables (bit t) */
+    uint64_t runs;      /* tables whose run space it writes, or given an unknown key (bit t) */
     uint64_t bad;       /* tables given a malformed fresh key (bit t) */
 } cmp_flog;
 

@@ -1034,7 +1034,7 @@ int st_write(st_store *s, st_batch *b, int sync)
      * families are dropped right after, and that drop is durable at once. */
     if (b->regen) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
-    if (b->log.runs_t) direct_drop(s, b->log.runs_t);
+    if (b->log.runs) direct_drop(s, b->log.runs);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);
     int rc = take_error(err, "write");

@@ -1,6 +1,7 @@
 /*
  * fp_simhash.c — the simhash accumulator, the feature hash and the Hamming
- * distance. The only file that includes <xxhash.h>.
+ * distance. The only file that includes <xxhash.h>; it lends XXH3 to the
+ * other layers through common/nd_hash.h (nd_xxh3_64).
  *
  * Charikar's simhash keeps 64 counters; a feature with hash h and weight w
  * adds w to counter i where bit i of h is 1 and subtracts it where it is 0.
@@ -17,6 +18,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "nd_hash.h"
 #include "neardup.h"
 
 unsigned nd_hamming(uint64_t a, uint64_t b) { return (unsigned)__builtin_popcountll(a ^ b); }
@@ -25,6 +27,8 @@ uint64_t nd_feature_hash(const void *bytes, size_t len)
 {
     return XXH3_64bits_withSeed(bytes, len, ND_FEATURE_SEED);
 }
+
+uint64_t nd_xxh3_64(const void *bytes, size_t len) { return XXH3_64bits(bytes, len); }
 
 void nd_simhash_init(nd_simhash *acc) { memset(acc, 0, sizeof *acc); }
 
