@@ -543,7 +543,10 @@ static int rr_unary_slow(bitr *r, uint64_t qmax, uint64_t *out)
     }
 }
 
-static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *end)
+/* Decode up to n values; past stop (the first value above it is not kept)
+ * leave early with *got the values kept, the rest of the stream unread. */
+static int decode_v2(uint64_t *out, size_t n, size_t *got, uint64_t stop, const uint8_t *p,
+                     const uint8_t *end)
 {
     if (p == end) return nd_err_set(ND_ECORRUPT, "run: truncated header");
     unsigned b = *p++;
@@ -581,8 +584,13 @@ static int decode_v2(uint64_t *out, size_t n, const uint8_t *p, const uint8_t *e
         if (q > qmax || (q << b | low) > limit)
             return nd_err_set(ND_ECORRUPT, "run: gap past 2^64 - 1 at entry %zu", i);
         prev += (q << b | low) + 1;
+        if (prev > stop) {
+            *got = i;
+            return ND_OK;
+        }
         out[i] = prev;
     }
+    *got = n;
     return finish_stream(&r);
 truncated:
     return nd_err_set(ND_ECORRUPT, "run: bitstream truncated");
@@ -590,6 +598,12 @@ truncated:
 
 int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
                    uint64_t head, const void *data, size_t len)
+{
+    return cmp_run_decode_upto(c, out, cap, out_n, head, data, len, UINT64_MAX);
+}
+
+int cmp_run_decode_upto(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
+                        uint64_t head, const void *data, size_t len, uint64_t stop)
 {
     const uint8_t *p = data, *end = p + len;
     unsigned flags = 0;
@@ -604,8 +618,9 @@ int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
         return ND_OK;
     }
     if (flags == CODEC_V2) {
-        int rc = decode_v2(out, (size_t)n, p, end);
-        if (rc == ND_OK) *out_n = (size_t)n;
+        size_t got = 0;
+        int rc = decode_v2(out, (size_t)n, &got, stop, p, end);
+        if (rc == ND_OK) *out_n = got;
         return rc;
     }
     cmp_codec *own = NULL;

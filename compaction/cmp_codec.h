@@ -45,6 +45,15 @@ int cmp_run_count(size_t *out, const void *data, size_t len);
 int cmp_run_decode(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
                    uint64_t head, const void *data, size_t len);
 
+/* The values up to stop: as cmp_run_decode, but a version 2 run stops
+ * before its first value after the head that is above stop (*out_n counts
+ * those kept; the head always is), leaving the rest unread and unchecked:
+ * a probe needs the values up to its range's end, and a block checksum
+ * already covers the bytes. Version 1 runs decode whole. stop = UINT64_MAX
+ * is cmp_run_decode. */
+int cmp_run_decode_upto(cmp_codec *c, uint64_t *out, size_t cap, size_t *out_n,
+                        uint64_t head, const void *data, size_t len, uint64_t stop);
+
 /* Set the run format version cmp_run_encode writes, process-wide: 2 (the
  * default) or 1 (only for tests that build what an older build wrote; a
  * database holding version 2 runs must record format version >= 2).

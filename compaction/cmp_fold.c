@@ -124,7 +124,7 @@ static int merge_runs(merger *m, st_batch *b, st_iter *it, const uint64_t *vals,
         ND_FORWARD(st_iter_status(it));
         if (have_run) {
             const char *val = st_iter_value(it, &vlen);
-            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, val, vlen));
+            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, 0, val, vlen));
         }
         size_t j = i;
         while (j < n && (!have_run || vals[j] <= tail)) j++;
@@ -235,7 +235,7 @@ static int rewrite_group(merger *m, const tbl_out *o, rewrite_src *r, const char
             return ND_OK;
         }
         if (have_run && !decoded) {
-            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, run_val, run_len));
+            ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, 0, run_val, run_len));
             decoded = 1;
         }
         const uint64_t *g = r->w.v + r->i;

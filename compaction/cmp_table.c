@@ -127,9 +127,10 @@ int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t kl
 }
 
 int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
-                   const char *val, size_t vlen)
+                   uint64_t lo, const char *val, size_t vlen)
 {
-    int rc = cmp_run_decode(c, buf, CMP_RUN_MAX, n, ~tail, val, vlen);
+    /* Stored from the tail down as complements: values >= lo come first. */
+    int rc = cmp_run_decode_upto(c, buf, CMP_RUN_MAX, n, ~tail, val, vlen, ~lo);
     if (rc < 0)
         return nd_err_wrap(rc == ND_ELIMIT ? ND_ECORRUPT : rc, "table %u, run %016llx", t,
                            (unsigned long long)tail);
@@ -244,7 +245,7 @@ static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint6
      * at or below hi. */
     ND_FORWARD(src_seek(src, lo));
     while ((rc = src_next(src, t, &v, &val, &vlen)) > 0) {
-        ND_FORWARD(tbl_decode_run(r->codec, r->buf, &n, t, v, val, vlen));
+        ND_FORWARD(tbl_decode_run(r->codec, r->buf, &n, t, v, lo, val, vlen));
         if (r->buf[0] > hi) break;
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
             if (r->buf[i] >= lo) ND_FORWARD(st_u64s_push(out, r->buf[i]));
@@ -406,7 +407,7 @@ int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     const char *val = st_iter_value(it, &vlen);
     vals = malloc(CMP_RUN_MAX * sizeof *vals);
     if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, val, vlen));
+    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, 0, val, vlen));
     size_t lo = st_u64_lower_bound(vals, n, pfp);
     if (lo == n || vals[lo] != pfp)
         ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
@@ -498,7 +499,7 @@ int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
          st_iter_next(it)) {
         size_t vlen, n;
         const char *val = st_iter_value(it, &vlen);
-        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, tail, val, vlen));
+        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, tail, 0, val, vlen));
         uint64_t head = bufs[cur][0];
         rc = emit_fresh(&st, 1, head); /* checked against the previous run */
         if (rc) goto cleanup;          /* an error, or the callback's stop */
@@ -596,7 +597,7 @@ static int cursor_run(st_cursor *c, uint64_t *tail, int *rc)
         size_t vlen;
         const char *val = st_iter_value(c->runs, &vlen);
         c->have_buf = 0;
-        *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, val, vlen);
+        *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, 0, val, vlen);
         if (*rc < 0) return 0;
         c->have_buf = 1;
         c->buf_tail = *tail;

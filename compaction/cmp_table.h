@@ -44,9 +44,12 @@ void tbl_key(uint8_t out[TBL_KEY_LEN], char tag, uint64_t v);
 int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t klen);
 
 /* Decode the run stored under tail into buf (CMP_RUN_MAX capacity),
- * ascending. ND_ECORRUPT naming table t and the key for anything malformed. */
+ * ascending. With lo > 0 only its values >= lo are sure to be there (as
+ * cmp_run_decode_upto: the smaller ones may be left out, unread and
+ * unchecked); lo = 0 decodes and checks it whole. ND_ECORRUPT naming table
+ * t and the key for anything malformed. */
 int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
-                   const char *val, size_t vlen);
+                   uint64_t lo, const char *val, size_t vlen);
 
 /* Where the runs of table t go: batch b, or (b NULL) the file of the new
  * generation g, in ascending key order. */

@@ -1,7 +1,8 @@
 /*
  * test_codec.c — the run codec, both versions (2 written by default, 1
  * still read; the encoder writes 1 when cmp_codec_write_version asks):
- * round trips over edge cases and random runs, golden encodings (the
+ * round trips over edge cases and random runs (whole, and up to a stop),
+ * golden encodings (the
  * on-disk formats are frozen), version 2's size against the entropy, and
  * hostile bytes (every truncation and random flips decode to ND_ECORRUPT or
  * to a valid ascending run, never a crash; decoded from exact-size copies
@@ -76,6 +77,18 @@ static void roundtrip_one(cmp_codec *c, const uint64_t *v, size_t n, unsigned ve
     assert_int_equal(cmp_run_decode(NULL, back, n, &got, v[0], buf, len), ND_OK);
     assert_memory_equal(back, v, n * sizeof *v);
     if (n > 1) assert_int_equal(cmp_run_decode(c, back, n - 1, &got, v[0], buf, len), ND_ELIMIT);
+    /* Up to a stop: at, just below and just above values, and the ends. */
+    for (size_t j = 0; j < 8 * 3 + 2; j++) {
+        size_t at = j < 24 ? (j / 3) * (n - 1) / 7 : 0;
+        uint64_t stop = j == 24 ? 0 : j == 25 ? UINT64_MAX : v[at] + (uint64_t)(j % 3) - 1;
+        size_t want = 1;
+        while (want < n && v[want] <= stop) want++;
+        if (version == 1) want = n;
+        memset(back, 0, n * sizeof *back);
+        assert_int_equal(cmp_run_decode_upto(c, back, n, &got, v[0], buf, len, stop), ND_OK);
+        assert_int_equal(got, want);
+        assert_memory_equal(back, v, want * sizeof *v);
+    }
     free(buf);
     free(back);
 }

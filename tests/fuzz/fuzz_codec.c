@@ -59,6 +59,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (cmp_run_decode(codec, back, CMP_RUN_MAX, &m, head, enc, len) != ND_OK) abort();
             if (m != n || memcmp(out, back, n * sizeof *out) != 0) abort();
         }
+        /* Up to a stop inside the run: exactly the values up to it (the
+         * head always), for version 1 the whole run. */
+        uint64_t stop = out[(size_t)(head % n)];
+        size_t want = 1, m = 0;
+        while (want < n && out[want] <= stop) want++;
+        if ((copy[0] & 0x0f) != 2) want = n;
+        if (cmp_run_decode_upto(codec, back, CMP_RUN_MAX, &m, head, copy, size, stop) != ND_OK ||
+            m != want || memcmp(out, back, m * sizeof *out) != 0)
+            abort();
     }
     free(copy);
     return 0;
