@@ -24,12 +24,6 @@
 /* Model units (entries decoded): a probe's seek vs a scan's entry. */
 #define QUERY_SEEK_COST 200.0
 
-static int cmp_u64p(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -83,34 +77,20 @@ static int collect_flips(st_u64s *out, uint64_t prefix, unsigned p, unsigned d, 
     return ND_OK;
 }
 
-/* Beyond the plan's k: probe every prefix within d flipped bits, in
- * ascending order through one forward cursor per table (one snapshot and
- * iterator instead of one per probe). */
+/* Beyond the plan's k: probe every prefix within d flipped bits, each as
+ * a probe of the plan's k does (the reader's direct reader or iterator),
+ * in ascending order. */
 static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, unsigned d)
 {
     const nd_perm *perm = &c->db->plan.table[t];
     uint64_t mask = prefix_mask(perm->prefix_bits);
     st_u64s prefixes = {0};
-    st_cursor *cur = NULL;
     int rc;
     ND_TRY(collect_flips(&prefixes, q & mask, perm->prefix_bits, d, 0));
-    qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, cmp_u64p);
-    ND_TRY(st_cursor_new(&cur, c->db->store, t, 0));
-    for (size_t i = 0; i < prefixes.n && !c->found; i++) {
-        c->cand.n = 0;
-        ND_TRY(st_cursor_range(cur, prefixes.v[i], prefixes.v[i] | ~mask, &c->cand));
-        for (size_t j = 0; j < c->cand.n; j++) {
-            if ((unsigned)__builtin_popcountll(c->cand.v[j] ^ q) > c->k) continue;
-            ND_TRY(st_u64s_push(c->out, nd_perm_invert(perm, c->cand.v[j])));
-            if (c->first) {
-                c->found = 1;
-                break;
-            }
-        }
-    }
+    qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, cmp_u64);
+    for (size_t i = 0; i < prefixes.n && !c->found; i++) ND_TRY(probe(c, t, q, prefixes.v[i]));
     rc = ND_OK;
 cleanup:
-    st_cursor_free(cur);
     st_u64s_dispose(&prefixes);
     return rc;
 }
