@@ -74,6 +74,7 @@
 #include <zstd.h>
 
 #include "nd_error.h"
+#include "nd_varint.h"
 
 #define CODEC_V1 1u
 #define CODEC_V2 2u
@@ -181,34 +182,6 @@ static inline int br_get64(bitr *r, unsigned bits, uint64_t *out)
     return 0;
 }
 
-/* ---- varints -------------------------------------------------------- */
-
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (*p == end) return -1;
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ---- encode --------------------------------------------------------- */
 
 size_t cmp_run_bound(size_t n)
@@ -257,7 +230,7 @@ static int encode_v1(cmp_codec *c, void *out, size_t cap, size_t *out_len,
     size_t pos = 0;
     unsigned base = 63, top = 0;
     o[pos++] = CODEC_V1;
-    pos += put_varint(o + pos, n);
+    pos += nd_put_varint(o + pos, n);
     if (n == 1) {
         *out_len = pos;
         return ND_OK;
@@ -279,12 +252,12 @@ static int encode_v1(cmp_codec *c, void *out, size_t cap, size_t *out_len,
     if (n >= ZSTD_MIN_N) {
         ND_FORWARD(zstd_lz(c, n - 1, &zlen));
         uint8_t vb[10];
-        use_zstd = put_varint(vb, zlen) + zlen + (resid_bits + 7) / 8 < packed;
+        use_zstd = nd_put_varint(vb, zlen) + zlen + (resid_bits + 7) / 8 < packed;
     }
     bitw w = {0};
     if (use_zstd) {
         o[0] |= FLAG_ZSTD;
-        pos += put_varint(o + pos, zlen);
+        pos += nd_put_varint(o + pos, zlen);
         memcpy(o + pos, c->tmp, zlen);
         pos += zlen;
         w.p = o + pos;
@@ -347,7 +320,7 @@ static int encode_v2(void *out, size_t *out_len, const uint64_t *vals, size_t n)
     uint8_t *o = out;
     size_t pos = 0;
     o[pos++] = CODEC_V2;
-    pos += put_varint(o + pos, n);
+    pos += nd_put_varint(o + pos, n);
     if (n == 1) {
         *out_len = pos;
         return ND_OK;
@@ -394,7 +367,7 @@ static int read_header(const uint8_t **p, const uint8_t *end, unsigned *flags, u
     *flags = *(*p)++;
     if (!(*flags == CODEC_V2 || *flags == CODEC_V1 || *flags == (CODEC_V1 | FLAG_ZSTD)))
         return nd_err_set(ND_ECORRUPT, "run: unknown format byte 0x%02x", *flags);
-    if (get_varint(p, end, n) || *n == 0 || *n > CMP_RUN_MAX)
+    if (!(*p = nd_get_varint(*p, end, n)) || *n == 0 || *n > CMP_RUN_MAX)
         return nd_err_set(ND_ECORRUPT, "run: bad entry count");
     return ND_OK;
 }
@@ -447,7 +420,7 @@ static int decode_v1(cmp_codec *c, uint64_t *out, size_t n, unsigned flags,
         return finish_stream(&r);
     }
     uint64_t zlen;
-    if (get_varint(&p, end, &zlen) || zlen > (uint64_t)(end - p))
+    if (!(p = nd_get_varint(p, end, &zlen)) || zlen > (uint64_t)(end - p))
         return nd_err_set(ND_ECORRUPT, "run: bad zstd section length");
     if (!c->dctx) {
         c->dctx = ZSTD_createDCtx();

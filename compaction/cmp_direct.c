@@ -1,5 +1,5 @@
 /*
- * cmp_direct.c — a table's runs read from its SST file through a mapping
+ * cmp_direct.c — a table's runs read from its SST file with pread
  * (cmp_direct.h says why and when).
  *
  * The parts of RocksDB's block-based table format read here (each block
@@ -34,6 +34,7 @@
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_hash.h"
+#include "nd_varint.h"
 
 #define FOOTER_LEN 53
 #define TABLE_MAGIC 0x88e241b785f4cff7ull
@@ -68,21 +69,6 @@ static uint32_t load_le32(const uint8_t *p)
 static uint64_t load_le64(const uint8_t *p)
 {
     return (uint64_t)load_le32(p) | (uint64_t)load_le32(p + 4) << 32;
-}
-
-/* A varint at p (before end): the byte after it, or NULL if malformed. */
-static const uint8_t *get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (unsigned s = 0; s < 64 && p < end; s += 7) {
-        uint8_t c = *p++;
-        r |= (uint64_t)(c & 0x7f) << s;
-        if (c < 0x80) {
-            *v = r;
-            return p;
-        }
-    }
-    return NULL;
 }
 
 static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
@@ -133,9 +119,9 @@ static int entry_at(const uint8_t **p, const uint8_t *end, int with_len, uint8_t
                     size_t *klen, size_t cap, const uint8_t **val, size_t *vlen)
 {
     uint64_t shared, unshared, vl = 0;
-    const uint8_t *q = get_varint(*p, end, &shared);
-    if (q) q = get_varint(q, end, &unshared);
-    if (q && with_len) q = get_varint(q, end, &vl);
+    const uint8_t *q = nd_get_varint(*p, end, &shared);
+    if (q) q = nd_get_varint(q, end, &unshared);
+    if (q && with_len) q = nd_get_varint(q, end, &vl);
     if (!q || shared > *klen || unshared > cap - shared || unshared > (uint64_t)(end - q) ||
         vl > (uint64_t)(end - q) - unshared)
         return -1;
@@ -203,16 +189,16 @@ static int note_property(void *payload, const uint8_t *key, size_t klen, const u
     props *pr = payload;
     uint64_t v = 0;
     if (IS("rocksdb.index.key.is.user.key"))
-        pr->user_key = get_varint(val, val + vlen, &v) && v == 1;
+        pr->user_key = nd_get_varint(val, val + vlen, &v) && v == 1;
     else if (IS("rocksdb.index.value.is.delta.encoded"))
-        pr->delta = get_varint(val, val + vlen, &v) && v == 1;
+        pr->delta = nd_get_varint(val, val + vlen, &v) && v == 1;
     else if (IS("rocksdb.block.based.table.index.type"))
         pr->binary = vlen == 4 && load_le32(val) == 0;
     else if (IS("rocksdb.compression"))
         pr->plain = vlen == 13 && memcmp(val, "NoCompression", 13) == 0;
     else if (IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions") ||
              IS("rocksdb.merge.operands"))
-        pr->clean &= get_varint(val, val + vlen, &v) && v == 0;
+        pr->clean &= nd_get_varint(val, val + vlen, &v) && v == 0;
     return 0;
 }
 
@@ -225,8 +211,8 @@ static int note_properties_handle(void *payload, const uint8_t *key, size_t klen
 {
     uint64_t *h = payload;
     if (!IS("rocksdb.properties")) return 0;
-    const uint8_t *q = get_varint(val, val + vlen, &h[0]);
-    return q && get_varint(q, val + vlen, &h[1]) ? FOUND : BAD_HANDLE;
+    const uint8_t *q = nd_get_varint(val, val + vlen, &h[0]);
+    return q && nd_get_varint(q, val + vlen, &h[1]) ? FOUND : BAD_HANDLE;
 }
 #undef IS
 
@@ -264,7 +250,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
         if (i >= nr || (uint64_t)(p - b) != load_le32(restarts + 4 * i)) return UNSUPPORTED;
         uint64_t bo, bl;
         if (entry_at(&p, end, 0, key, &klen, sizeof key, &val, &vlen) < 0 ||
-            !(val = get_varint(val, end, &bo)) || !(val = get_varint(val, end, &bl)))
+            !(val = nd_get_varint(val, end, &bo)) || !(val = nd_get_varint(val, end, &bl)))
             return corrupt(d, "malformed index entry", off);
         p = val;
         int rc = index_bound(key, klen, &d->bound[i]);
@@ -298,10 +284,10 @@ static int parse(cmp_direct *d, cmp_direct_buf *buf)
     uint32_t version = load_le32(f + 41);
     if (version < 4 || version > 5 || f[0] != CHECKSUM_XXH3) return UNSUPPORTED;
     uint64_t mo, ml, io, il;
-    const uint8_t *q = get_varint(f + 1, f + 41, &mo);
-    if (q) q = get_varint(q, f + 41, &ml);
-    if (q) q = get_varint(q, f + 41, &io);
-    if (q) q = get_varint(q, f + 41, &il);
+    const uint8_t *q = nd_get_varint(f + 1, f + 41, &mo);
+    if (q) q = nd_get_varint(q, f + 41, &ml);
+    if (q) q = nd_get_varint(q, f + 41, &io);
+    if (q) q = nd_get_varint(q, f + 41, &il);
     if (!q) return corrupt(d, "malformed footer", d->size - FOOTER_LEN);
     int rc = check_properties(d, mo, ml, buf);
     if (rc == ND_OK) rc = load_index(d, io, il, buf);
