@@ -40,7 +40,7 @@ struct nd_db {
 
     pthread_mutex_t write_mu;
     uint64_t ndocs, nfps;     /* counters (write_mu) */
-    uint64_t fresh_pending;   /* table entries since the last fold (write_mu) */
+    uint64_t fresh_pending;   /* table entries since the last fold, or at open (write_mu) */
     /* Per table, at least the number of its fresh entries: raised before a
      * write that inserts them, lowered after a fold moved them into runs.
      * A probe that reads 0 (before it opens its iterator) skips the fresh

@@ -402,9 +402,17 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         uint64_t n;
         ND_TRY(st_table_fresh_count(db->store, t, &n));
         atomic_store(&db->fresh_live[t], n);
+        /* What earlier opens left unfolded counts toward the next fold:
+         * else a writer that closes before adding fold_threshold entries
+         * (a crawler restarted daily) would never fold, and the fresh
+         * space, its mirror and the time to open would grow for ever. */
+        db->fresh_pending += n;
     }
     if (!db->readonly) db_load_sweep(db);
-    if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) ND_TRY(db_bg_start(db));
+    if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) {
+        ND_TRY(db_bg_start(db));
+        db_fold_kick(db);
+    }
     *out = db;
     nd_err_clear();
     return ND_OK;

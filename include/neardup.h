@@ -251,7 +251,9 @@ typedef struct nd_db_options {
     unsigned run_size;      /**< entries per compressed run; default 128 */
     uint64_t cache_bytes;   /**< block cache; default 64 MiB */
     uint64_t fold_threshold;/**< fresh entries (all tables) that trigger a
-                                background fold; default 1M; UINT64_MAX never */
+                                background fold, counting those an earlier
+                                open left unfolded; default 1M; UINT64_MAX
+                                never */
     const nd_fp_options *fp;/**< (create) fingerprint configuration; at open,
                                 if non-NULL, must match the stored one
                                 (else ND_EMISMATCH) */

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "cmp_codec.h"
@@ -502,6 +503,89 @@ static void test_stream_races(void **state)
     tmpdir_remove(dir);
 }
 
+/* Open with background folds every 400 table entries (100 fingerprints). */
+static nd_db *open_folding(const char *path, uint64_t threshold)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE;
+    o.k = 3;
+    o.tables = 4;
+    o.run_size = 8;
+    o.expected_docs = 100000;
+    o.fold_threshold = threshold;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    return db;
+}
+
+static void add_random(nd_db *db, oracle_rng *rng, unsigned n, unsigned *next_key)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char key[16];
+        int kl = snprintf(key, sizeof key, "d%u", (*next_key)++);
+        assert_int_equal(nd_add(db, key, (size_t)kl, oracle_next(rng), 0, 0), ND_OK);
+    }
+}
+
+/* Fresh entries of table 0 (all tables hold as many). */
+static uint64_t fresh_of(nd_db *db)
+{
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    return st.table[0].fresh;
+}
+
+/* Wait (at most about 30 s) for a background fold to leave at most
+ * bound fresh entries per table; the count then. */
+static uint64_t fresh_after_fold(nd_db *db, uint64_t bound)
+{
+    uint64_t f = fresh_of(db);
+    for (int i = 0; i < 3000 && f > bound; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        f = fresh_of(db);
+    }
+    return f;
+}
+
+/* The fold threshold counts what earlier opens left unfolded: a writer
+ * that closes before reaching it still folds over several sessions. */
+static void test_fold_across_opens(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    oracle_rng rng = {77};
+    unsigned key = 0;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    /* 60 fingerprints: 240 table entries, below 400. */
+    nd_db *db = open_folding(path, 400);
+    add_random(db, &rng, 60, &key);
+    assert_int_equal(fresh_of(db), 60);
+    nd_close(db);
+    /* 60 more cross 400 only with the 240 left by the first session, at
+     * the 40th: the fold it starts leaves at most the 20 added after. */
+    db = open_folding(path, 400);
+    assert_int_equal(fresh_of(db), 60);
+    add_random(db, &rng, 60, &key);
+    assert_in_range(fresh_after_fold(db, 20), 0, 20);
+    nd_close(db);
+    /* Past the threshold already at open: the open itself starts a fold. */
+    db = open_folding(path, UINT64_MAX);
+    uint64_t left = fresh_of(db);
+    add_random(db, &rng, 120, &key);
+    assert_int_equal(fresh_of(db), left + 120);
+    nd_close(db);
+    db = open_folding(path, 400);
+    assert_int_equal(fresh_after_fold(db, 0), 0);
+    uint64_t ndocs;
+    assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+    assert_int_equal(ndocs, 240);
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
 /* ---- open errors, verify, expire, backup ------------------------------ */
 
 static void test_open_errors(void **state)
@@ -774,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_stream_races),
+        cmocka_unit_test(test_fold_across_opens),
         cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
         cmocka_unit_test(test_format1_database),
     };
