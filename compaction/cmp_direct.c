@@ -134,11 +134,15 @@ static int entry_at(const uint8_t **p, const uint8_t *end, int with_len, uint8_t
 }
 
 /* The bound of index key S (see struct cmp_direct): x <= bound iff
- * S >= 'R' || BE64(x) bytewise. UNSUPPORTED for a key below the run
- * space (the file holds other keys). */
+ * S >= 'R' || BE64(x) bytewise. BELOW when S is below the run space (its
+ * block holds fresh entries only: a compaction that ran while they
+ * waited for a fold wrote them beside the runs), UNSUPPORTED for a key
+ * this reader does not expect. */
+#define BELOW 2
 static int index_bound(const uint8_t *k, size_t klen, uint64_t *bound)
 {
-    if (klen == 0 || k[0] < TBL_RUN || (k[0] == TBL_RUN && (klen == 1 || klen > TBL_KEY_LEN)))
+    if (klen && k[0] < TBL_RUN) return BELOW;
+    if (klen == 0 || (k[0] == TBL_RUN && (klen == 1 || klen > TBL_KEY_LEN)))
         return UNSUPPORTED;
     if (k[0] > TBL_RUN) {
         *bound = UINT64_MAX;
@@ -236,7 +240,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
     const uint8_t *b, *end, *val;
     uint32_t nr;
     uint8_t key[TBL_KEY_LEN + 8];
-    size_t klen = 0, vlen, i = 0;
+    size_t klen = 0, vlen, i = 0, n = 0;
     ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
     b = buf->p;
     d->bound = malloc(nr * sizeof *d->bound);
@@ -253,16 +257,19 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
             !(val = nd_get_varint(val, end, &bo)) || !(val = nd_get_varint(val, end, &bl)))
             return corrupt(d, "malformed index entry", off);
         p = val;
-        int rc = index_bound(key, klen, &d->bound[i]);
+        int rc = index_bound(key, klen, &d->bound[n]);
+        if (rc == BELOW && n == 0) continue; /* fresh entries before the runs */
+        if (rc == BELOW) return corrupt(d, "index entry out of order", off);
         if (rc != ND_OK) return rc;
         if (bl > UINT32_MAX || bo > d->size || bl > d->size - bo ||
-            (i && (d->bound[i] < d->bound[i - 1] || bo < d->off[i - 1] + d->len[i - 1])))
+            (n && (d->bound[n] < d->bound[n - 1] || bo < d->off[n - 1] + d->len[n - 1])))
             return corrupt(d, "index entry out of order", off);
-        d->off[i] = bo;
-        d->len[i] = (uint32_t)bl;
+        d->off[n] = bo;
+        d->len[n] = (uint32_t)bl;
+        n++;
     }
     if (i != nr) return corrupt(d, "index restart count", off);
-    d->n = i;
+    d->n = n;
     size_t j = 0;
     for (uint64_t h = 0; h <= (1u << DIR_BITS); h++) {
         if (h == (1u << DIR_BITS)) j = d->n;
@@ -359,14 +366,19 @@ int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t 
 {
     const cmp_direct *d = it->d;
     const uint8_t *v;
-    while (it->p == it->end) {
-        if (it->block >= d->n) return 0;
-        ND_FORWARD(enter_block(it, it->block + 1));
-        if (it->block >= d->n) return 0;
-    }
-    uint64_t at = d->off[it->block] + (uint64_t)(it->p - it->buf->p);
-    if (entry_at(&it->p, it->end, 1, it->key, &it->klen, sizeof it->key, &v, vlen) < 0 ||
-        it->klen != DATA_KEY_LEN || it->key[0] != TBL_RUN || it->key[TBL_KEY_LEN] != TYPE_VALUE)
+    uint64_t at;
+    do { /* fresh entries (keys below the run space) open the first block */
+        while (it->p == it->end) {
+            if (it->block >= d->n) return 0;
+            ND_FORWARD(enter_block(it, it->block + 1));
+            if (it->block >= d->n) return 0;
+        }
+        at = d->off[it->block] + (uint64_t)(it->p - it->buf->p);
+        if (entry_at(&it->p, it->end, 1, it->key, &it->klen, sizeof it->key, &v, vlen) < 0 ||
+            it->klen == 0)
+            return corrupt(d, "malformed run entry", at);
+    } while (it->key[0] < TBL_RUN && it->block == 0);
+    if (it->klen != DATA_KEY_LEN || it->key[0] != TBL_RUN || it->key[TBL_KEY_LEN] != TYPE_VALUE)
         return corrupt(d, "malformed run entry", at);
     *tail = nd_load_be64(it->key + 1);
     *val = (const char *)v;

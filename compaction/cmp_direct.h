@@ -34,9 +34,10 @@
 
 typedef struct cmp_direct cmp_direct;
 
-/* Open the SST file at path, which holds table t's runs and nothing else,
- * and index its data blocks. ND_OK with *out NULL if the file is not in
- * the format above (or holds a key outside the run space, a deletion);
+/* Open the SST file at path, which holds table t's runs and possibly,
+ * before them, fresh entries (skipped), and index its data blocks. ND_OK
+ * with *out NULL if the file is not in the format above (or holds a key
+ * above the run space, a deletion);
  * ND_EIO if it cannot be opened or read, ND_ECORRUPT for a checksum
  * mismatch or malformed structure, ND_ENOMEM; each names path. The
  * result holds one reference (and the file open). */

@@ -78,6 +78,7 @@ struct st_store {
     st_gen *cur; /* the current generation; swapped by st_write only */
     unsigned ntables;
     int readonly;
+    _Atomic int stop_compacting; /* st_stop_compacting */
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
@@ -344,6 +345,10 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     rocksdb_block_based_options_set_whole_key_filtering(s->table_bbt, 0);
     rocksdb_options_set_block_based_table_factory(s->table_opts, s->table_bbt);
     rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->table_opts, 0.001);
+    /* A compaction writes a table's runs as one file (RocksDB's default
+     * would cut them at 64 MB), which the direct reader can read: a table
+     * of 100M fingerprints is about 500 MB. */
+    rocksdb_options_set_target_file_size_base(s->table_opts, 16ull << 30);
     return ND_OK;
 }
 
@@ -536,26 +541,26 @@ static int memtables_empty(st_store *s, rocksdb_column_family_handle_t *h)
 }
 
 /* The direct reader of table t of generation ts when its run space is
- * exactly one file: the memtables hold nothing, one live file of the
- * family holds run keys, only those and no deletion, and every other
- * holds fresh keys only. NULL otherwise, or when the reader cannot be
- * made (RocksDB reads the runs then). lf: the database's live files. */
+ * exactly one file: the memtables hold nothing (or, memtables_checked,
+ * the caller knows they hold no run key), one live file of the family
+ * holds run keys (and maybe fresh ones) and no deletion, and every other
+ * holds fresh keys only. NULL otherwise, or when the reader cannot be made (RocksDB
+ * reads the runs then). lf: the database's live files. */
 static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
-                               const rocksdb_livefiles_t *lf)
+                               const rocksdb_livefiles_t *lf, int memtables_checked)
 {
     char family[32];
     int runs = -1;
     rocksdb_column_family_handle_t *h = ts->cf[ST_CF_TABLE(t)];
-    if (!h || !memtables_empty(s, h)) return NULL;
+    if (!h || (!memtables_checked && !memtables_empty(s, h))) return NULL;
     family_name(family, ST_CF_TABLE(t), ts->gen);
     for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
-        size_t sl, ll;
+        size_t ll;
         const char *cf = rocksdb_livefiles_column_family_name(lf, i);
         if (!cf || strcmp(cf, family) != 0) continue;
-        const char *sk = rocksdb_livefiles_smallestkey(lf, i, &sl);
         const char *lk = rocksdb_livefiles_largestkey(lf, i, &ll);
         if (ll && lk[0] < TBL_RUN) continue; /* fresh entries only */
-        if (runs >= 0 || !sl || sk[0] != TBL_RUN || rocksdb_livefiles_deletions(lf, i)) return NULL;
+        if (runs >= 0 || !ll || rocksdb_livefiles_deletions(lf, i)) return NULL;
         runs = i;
     }
     if (runs < 0) return NULL;
@@ -579,7 +584,7 @@ static void direct_remake(st_store *s, st_gen *ts, uint64_t mask)
     if (!lf) return;
     for (unsigned t = 0; t < ts->n; t++) {
         if (!(mask >> t & 1)) continue;
-        cmp_direct *d = direct_make(s, ts, t, lf);
+        cmp_direct *d = direct_make(s, ts, t, lf, 0);
         pthread_mutex_lock(&s->gen_mu);
         cmp_direct *old = ts->direct[t];
         ts->direct[t] = d;
@@ -1270,15 +1275,65 @@ int st_family_settled(st_store *s, int cf)
     return settled;
 }
 
+/* Compaction options that rewrite the bottom level too: that is where
+ * deleted entries and their tombstones meet and are dropped. */
+static rocksdb_compactoptions_t *compact_all_levels(void)
+{
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    if (co) rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    return co;
+}
+
+int st_compact_tables(st_store *s)
+{
+    if (s->readonly) return ND_OK;
+    rocksdb_compactoptions_t *co = compact_all_levels();
+    ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
+    /* RocksDB's own compactions (of flushed fresh entries, docs, rev) go
+     * on beside it. */
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+    st_gen *ts = gen_acquire(s);
+    for (unsigned t = 0; t < ts->n && !atomic_load(&s->stop_compacting); t++) {
+        /* Writers go on meanwhile: fresh entries may reach the memtables,
+         * but a run key only with a run-space write, which moves runs_seq
+         * (and drops the direct reader). So if runs_seq is where it was
+         * before the compaction (which flushes the memtables first), the
+         * files alone hold the run space. */
+        uint64_t seq = atomic_load(&s->runs_seq);
+        if (seq & 1) continue; /* a run-space write is being applied */
+        rocksdb_compact_range_cf_opt(s->db, ts->cf[ST_CF_TABLE(t)], co, NULL, 0, NULL, 0);
+        const rocksdb_livefiles_t *lf = rocksdb_livefiles(s->db);
+        cmp_direct *d = lf ? direct_make(s, ts, t, lf, 1) : NULL, *old = d;
+        if (lf) rocksdb_livefiles_destroy(lf);
+        pthread_mutex_lock(&s->gen_mu);
+        if (d && ts == s->cur && atomic_load(&s->runs_seq) == seq) {
+            old = ts->direct[t];
+            ts->direct[t] = d;
+            /* Readers remake their views of the run space when runs_seq
+             * moves: that is how they find the direct reader. */
+            atomic_fetch_add(&s->runs_seq, 2);
+        }
+        pthread_mutex_unlock(&s->gen_mu);
+        cmp_direct_unref(old);
+    }
+    gen_release(s, ts);
+    rocksdb_compactoptions_destroy(co);
+    return ND_OK;
+}
+
+void st_stop_compacting(st_store *s, int stop)
+{
+    atomic_store(&s->stop_compacting, stop);
+    if (stop) rocksdb_disable_manual_compaction(s->db);
+    else rocksdb_enable_manual_compaction(s->db);
+}
+
 int st_compact_files(st_store *s)
 {
     if (s->readonly) return ND_OK;
     ND_FORWARD(st_flush(s));
-    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_t *co = compact_all_levels();
     ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
-    /* Force the bottom level too: that is where deleted entries and their
-     * tombstones meet and are dropped. */
-    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
     st_gen *ts = gen_acquire(s);
     for (unsigned i = 0; i < ST_CF_TABLE0 + ts->n; i++)
         if (!st_family_settled(s, (int)i))

@@ -296,6 +296,13 @@ int st_flush(st_store *s);
  * tombstones are dropped, so their disk space comes back. Costs a full
  * rewrite of the database, less the settled families. */
 int st_compact_files(st_store *s);
+/* Rewrite the tables' files alone (after a fold: its rewritten runs are
+ * merged into the one file of each table), then read each table's runs
+ * straight from that file again if no run-space write came meanwhile. */
+int st_compact_tables(st_store *s);
+/* With stop, make a running st_compact_tables (or st_compact_files) end
+ * soon, its work unfinished; without, allow them again. */
+void st_stop_compacting(st_store *s, int stop);
 /* Is family cf (not ST_CF_META) settled: the single file a generation
  * switch of this handle ingested, untouched by any write since? Such a
  * family holds no deletions and st_compact_files leaves it alone. A

@@ -78,8 +78,11 @@ static void *bg_main(void *p)
         db->bg_kick = 0;
         pthread_mutex_unlock(&db->bg_mu);
         /* A failed background fold leaves the tables as they were (each
-         * step is atomic); the next kick or nd_compact tries again. */
-        (void)db_fold_all(db);
+         * step is atomic); the next kick or nd_compact tries again. After
+         * a fold its rewritten runs are spread over new files, read
+         * through RocksDB (10M, 4 tables: k=3 p50 25 -> 110 us) until a
+         * compaction makes each table's runs one file again. */
+        if (db_fold_all(db) == ND_OK) (void)st_compact_tables(db->store);
         pthread_mutex_lock(&db->bg_mu);
     }
     pthread_mutex_unlock(&db->bg_mu);
@@ -101,7 +104,11 @@ void db_bg_stop(nd_db *db)
     db->bg_stop = 1;
     pthread_cond_signal(&db->bg_cv);
     pthread_mutex_unlock(&db->bg_mu);
+    /* A compaction after a fold may take minutes at 100M: cut it short
+     * (the files stay as they were; the next fold compacts again). */
+    st_stop_compacting(db->store, 1);
     pthread_join(db->bg, NULL);
+    st_stop_compacting(db->store, 0);
     db->bg_started = 0;
 }
 

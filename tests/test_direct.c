@@ -220,6 +220,72 @@ static void test_lifecycle(void **state)
     tmpdir_remove(dir);
 }
 
+/* Add a random value not in v to v and, fresh, to every table. */
+static void add_fresh(st_store *s, uint64_t *v, size_t *n)
+{
+    uint64_t x;
+    size_t i;
+    do {
+        x = rnd();
+        i = st_u64_lower_bound(v, *n, x);
+    } while (i < *n && v[i] == x);
+    insert_fresh(s, x);
+    set_add(v, n, x);
+}
+
+/* After a fold (runs rewritten into new files), st_compact_tables makes
+ * each table's runs one file again and reads them directly, while fresh
+ * entries wait in the memtables; a reader made before finds it too; a
+ * stopped compaction leaves the table read through RocksDB. */
+static void test_compact_tables(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    size_t cap = 60000;
+    uint64_t *v = malloc((cap + 2000) * sizeof *v);
+    assert_non_null(v);
+    size_t n = make_values(v, cap);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_store *s = open_store(path, 1, 0);
+    write_generation(s, v, n);
+    for (int i = 0; i < 1000; i++) add_fresh(s, v, &n);
+    for (unsigned t = 0; t < NTABLES; t++) {
+        assert_int_equal(st_table_fold(s, t, RUN_SIZE, 0, NULL, NULL, NULL, NULL), ND_OK);
+        direct_present(s, t, 0);
+    }
+    /* Fresh entries in the memtables, after the fold. */
+    for (int i = 0; i < 200; i++) add_fresh(s, v, &n);
+    st_reader *r = NULL;
+    st_u64s got = {0};
+    assert_int_equal(st_reader_new(&r, s), ND_OK);
+    assert_int_equal(st_table_range(r, 0, 0, UINT64_MAX, 1, &got), ND_OK);
+    assert_int_equal(got.n, n);
+
+    st_stop_compacting(s, 1);
+    assert_int_equal(st_compact_tables(s), ND_OK);
+    direct_present(s, 0, 0);
+    st_stop_compacting(s, 0);
+    assert_int_equal(st_compact_tables(s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++) {
+        direct_present(s, t, 1);
+        check_ranges(s, t, v, n);
+    }
+    got.n = 0;
+    assert_int_equal(st_table_range(r, 0, 0, UINT64_MAX, 1, &got), ND_OK);
+    assert_int_equal(got.n, n);
+    assert_memory_equal(got.v, v, n * sizeof *v);
+    /* More fresh entries leave it direct. */
+    for (int i = 0; i < 100; i++) add_fresh(s, v, &n);
+    direct_present(s, 1, 1);
+    check_ranges(s, 1, v, n);
+    st_u64s_dispose(&got);
+    st_reader_free(r);
+    assert_int_equal(st_close(s), ND_OK);
+    free(v);
+    tmpdir_remove(dir);
+}
+
 /* The .sst files of dir that open as direct readers (table runs). */
 static size_t run_files(const char *dir, char names[][256], size_t cap)
 {
@@ -396,6 +462,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle),
+        cmocka_unit_test(test_compact_tables),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_race_with_removals),
     };
