@@ -544,8 +544,8 @@ static int memtables_empty(st_store *s, rocksdb_column_family_handle_t *h)
  * exactly one file: the memtables hold nothing (or, memtables_checked,
  * the caller knows they hold no run key), one live file of the family
  * holds run keys (and maybe fresh ones) and no deletion, and every other
- * holds fresh keys only. NULL otherwise, or when the reader cannot be made (RocksDB
- * reads the runs then). lf: the database's live files. */
+ * holds fresh keys only. NULL otherwise, or when the reader cannot be
+ * made (RocksDB reads the runs then). lf: the database's live files. */
 static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
                                const rocksdb_livefiles_t *lf, int memtables_checked)
 {
