@@ -21,6 +21,8 @@
 #define DB_DEFAULT_K 3u
 #define DB_DEFAULT_DOCS 100000000ull
 #define DB_DEFAULT_RUN_SIZE 128u
+/* The default fold threshold: this many table entries, or about one per
+ * run when that is more (db_fold_threshold). */
 #define DB_DEFAULT_FOLD_THRESHOLD 1000000ull
 #define DB_POOL_MAX 16
 #define DB_DOC_VALUE_LEN 24 /* BE64 fp, BE64 score bits, BE64 time */
@@ -31,7 +33,7 @@ struct nd_db {
     char *path;
     int readonly, sync;
     unsigned run_size;
-    uint64_t fold_threshold;
+    uint64_t fold_threshold; /* the option; 0: the default, which grows with the store */
     nd_fp_options fp;      /* stopwords point into stop_buf */
     char fp_config[256];
     char *stop_buf;        /* the stop words, each NUL-terminated */
@@ -115,6 +117,10 @@ void db_reader_put(nd_db *db, st_reader *r);
 
 /* Background fold: wake it if the fresh backlog passed the threshold. */
 void db_fold_kick(nd_db *db);
+/* Fresh entries (all tables) past which a background fold starts: the
+ * option if set, else about one per run (fps x tables / run_size), at
+ * least DB_DEFAULT_FOLD_THRESHOLD. */
+uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsigned run_size);
 int db_fold_all(nd_db *db);
 /* Fold every table now; the caller holds fold_mu and write_mu. */
 int db_fold_locked(nd_db *db);

@@ -112,11 +112,25 @@ void db_bg_stop(nd_db *db)
     db->bg_started = 0;
 }
 
+/* A fold rewrites every run a fresh entry falls into: with fewer fresh
+ * entries than runs each costs a run rewrite (and the compaction after
+ * rewrites every table), so by default a fold waits for about one per
+ * run, at least DB_DEFAULT_FOLD_THRESHOLD. At 100M with 10 tables that is
+ * 7.8M entries (a fold every 780k documents; the mirror holds them in
+ * about 16 bytes each) where a fixed 1M folded every 100k. */
+uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsigned run_size)
+{
+    if (option) return option;
+    uint64_t per_run = fps / (run_size ? run_size : 1) * tables;
+    return per_run > DB_DEFAULT_FOLD_THRESHOLD ? per_run : DB_DEFAULT_FOLD_THRESHOLD;
+}
+
 void db_fold_kick(nd_db *db)
 {
     if (!db->bg_started) return;
     pthread_mutex_lock(&db->write_mu);
-    int due = db->fresh_pending >= db->fold_threshold;
+    int due = db->fresh_pending >=
+              db_fold_threshold(db->fold_threshold, db->nfps, db->plan.info.tables, db->run_size);
     if (due) db->fresh_pending = 0;
     pthread_mutex_unlock(&db->write_mu);
     if (!due) return;

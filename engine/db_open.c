@@ -362,7 +362,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
     if (!db->path) ND_FAIL(ND_ENOMEM, "nd_open: out of memory");
     db->readonly = (opts->flags & ND_DB_READONLY) != 0;
     db->sync = (opts->flags & ND_DB_SYNC) != 0;
-    db->fold_threshold = opts->fold_threshold ? opts->fold_threshold : DB_DEFAULT_FOLD_THRESHOLD;
+    db->fold_threshold = opts->fold_threshold;
 
     /* Plan and fingerprint config first: a bad request creates nothing. */
     nd_plan *plan = &db->plan;

@@ -252,8 +252,9 @@ typedef struct nd_db_options {
     uint64_t cache_bytes;   /**< block cache; default 64 MiB */
     uint64_t fold_threshold;/**< fresh entries (all tables) that trigger a
                                 background fold, counting those an earlier
-                                open left unfolded; default 1M; UINT64_MAX
-                                never */
+                                open left unfolded; default about one per
+                                run (fingerprints x tables / run_size), at
+                                least 1M; UINT64_MAX never */
     const nd_fp_options *fp;/**< (create) fingerprint configuration; at open,
                                 if non-NULL, must match the stored one
                                 (else ND_EMISMATCH) */

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "cmp_codec.h"
+#include "db.h"
 #include "neardup.h"
 #include "oracle.h"
 #include "storage.h"
@@ -548,6 +549,18 @@ static uint64_t fresh_after_fold(nd_db *db, uint64_t bound)
     return f;
 }
 
+/* The default threshold grows with the store to about one fresh entry
+ * per run; an explicit option is kept as given. */
+static void test_fold_threshold_default(void **state)
+{
+    (void)state;
+    assert_int_equal(db_fold_threshold(0, 100000000, 10, 128), 7812500);
+    assert_int_equal(db_fold_threshold(0, 10000000, 4, 128), 1000000); /* 312500: the floor */
+    assert_int_equal(db_fold_threshold(0, 0, 4, 128), 1000000);
+    assert_int_equal(db_fold_threshold(400, 100000000, 10, 128), 400);
+    assert_int_equal(db_fold_threshold(0, 1000000000, 12, 64), 187500000);
+}
+
 /* The fold threshold counts what earlier opens left unfolded: a writer
  * that closes before reaching it still folds over several sessions. */
 static void test_fold_across_opens(void **state)
@@ -858,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_stream_races),
+        cmocka_unit_test(test_fold_threshold_default),
         cmocka_unit_test(test_fold_across_opens),
         cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
         cmocka_unit_test(test_format1_database),
