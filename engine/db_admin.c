@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db.h"
 #include "nd_endian.h"
@@ -18,7 +19,16 @@
 /* ---- folding ---------------------------------------------------------- */
 
 static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }
-static void unlock_writer(void *p) { pthread_mutex_unlock(&((nd_db *)p)->write_mu); }
+
+/* Between two fold steps: a mutex is not fair, and the fold thread would
+ * take it back before a waiting writer wakes up; a short sleep lets the
+ * writer in (the fold's thousands of steps lose a few ms in all). */
+static void unlock_writer(void *p)
+{
+    pthread_mutex_unlock(&((nd_db *)p)->write_mu);
+    struct timespec ts = {0, 20 * 1000};
+    nanosleep(&ts, NULL);
+}
 
 /* After a fold moved n fresh entries of table t into runs (written). */
 static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
