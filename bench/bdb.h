@@ -84,6 +84,8 @@ size_t bdb_ref_query(const bdb_ref *r, uint64_t q, unsigned qk, bdb_ref_scratch 
 /* ---- utilities (bdb_util.c) ---------------------------------------- */
 
 double bdb_now(void); /* monotonic seconds */
+/* qsort's comparator of uint64_t, ascending. */
+int bdb_cmp_u64(const void *a, const void *b);
 /* Sort lat[0..n) and return the q-quantile (0 <= q <= 1). */
 double bdb_quantile(double *lat, size_t n, double q);
 double bdb_median(double *v, size_t n);

@@ -37,16 +37,10 @@ void bdb_fail(bdb_state *s, const char *fmt, ...)
     s->failures++;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static size_t sort_unique(uint64_t *v, size_t n)
 {
     if (n < 2) return n;
-    qsort(v, n, sizeof *v, cmp_u64);
+    qsort(v, n, sizeof *v, bdb_cmp_u64);
     size_t w = 1;
     for (size_t i = 1; i < n; i++)
         if (v[i] != v[w - 1]) v[w++] = v[i];

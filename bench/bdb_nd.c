@@ -323,12 +323,6 @@ static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void selfjoin_phase(bdb_state *s)
 {
     const bdb_opts *o = &s->o;
@@ -351,7 +345,7 @@ static void selfjoin_phase(bdb_state *s)
         look[i][0] = s->js_idx[i];
         look[i][1] = i;
     }
-    qsort(look, ns, sizeof *look, cmp_u64);
+    qsort(look, ns, sizeof *look, bdb_cmp_u64);
     for (size_t pi = 0; pi < ps.n; pi++)
         for (int side = 0; side < 2; side++) {
             uint64_t e = ps.p[pi][side], other = ps.p[pi][!side];
@@ -373,7 +367,7 @@ static void selfjoin_phase(bdb_state *s)
         }
     for (size_t i = 0; i < ns; i++) {
         size_t want = s->jorc_off[i + 1] - s->jorc_off[i];
-        if (ng[i]) qsort(got[i], ng[i], sizeof **got, cmp_u64);
+        if (ng[i]) qsort(got[i], ng[i], sizeof **got, bdb_cmp_u64);
         if (ng[i] != want ||
             (want && memcmp(got[i], s->jorc + s->jorc_off[i], want * sizeof **got) != 0))
             bdb_fail(s, "nd_selfjoin: element %llu has %zu partners within 3, the scan %zu",

@@ -238,12 +238,6 @@ static int probe_flips(const probe_ctx *c, uint64_t bucket, unsigned d, unsigned
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 size_t bdb_ref_query(const bdb_ref *r, uint64_t q, unsigned qk, bdb_ref_scratch *s)
 {
     unsigned d = 0;
@@ -257,7 +251,7 @@ size_t bdb_ref_query(const bdb_ref *r, uint64_t q, unsigned qk, bdb_ref_scratch 
         if (probe_flips(&c, c.pq >> (64 - r->r), d, 0)) return SIZE_MAX;
     }
     if (s->n > 1) {
-        qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+        qsort(s->v, s->n, sizeof *s->v, bdb_cmp_u64);
         size_t w = 1;
         for (size_t i = 1; i < s->n; i++)
             if (s->v[i] != s->v[w - 1]) s->v[w++] = s->v[i];

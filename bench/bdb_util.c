@@ -284,3 +284,9 @@ uint64_t bdb_du(const char *path)
     nftw(path, du_one, 32, FTW_PHYS);
     return g_du;
 }
+
+int bdb_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}

@@ -21,6 +21,7 @@
 
 #include "neardup.h"
 #include "nd_error.h"
+#include "sort.h"
 
 int nd_cluster_greedy(uint32_t *out_rep, const uint32_t *order, size_t n,
                       const size_t *adj_start, const uint32_t *adj)
@@ -56,12 +57,6 @@ typedef struct cl_entry {
     uint32_t idx;  /* position in items: the final tie-break */
     uint32_t slot; /* dense index of the document */
 } cl_entry;
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -126,7 +121,7 @@ int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
     assigned = malloc(n);
     if (!pairs || !slot || !group_ids || !cur || !assigned) ND_FAIL(ND_ENOMEM, "nd_cluster: out of memory");
     for (size_t i = 0; i < n; i++) pairs[i] = (uint64_t)items[i].doc << 32 | i;
-    qsort(pairs, n, sizeof *pairs, cmp_u64);
+    qsort(pairs, n, sizeof *pairs, sort_cmp_u64);
     uint32_t n_slots = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && pairs[i] >> 32 != pairs[i - 1] >> 32) n_slots++;

@@ -20,15 +20,10 @@
 #include "db.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "sort.h"
 
 /* Model units (entries decoded): a probe's seek vs a scan's entry. */
 #define QUERY_SEEK_COST 200.0
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static uint64_t prefix_mask(unsigned p)
 {
@@ -87,7 +82,7 @@ static int probe_flips(probe_ctx *c, unsigned t, uint64_t q, unsigned d)
     st_u64s prefixes = {0};
     int rc;
     ND_TRY(collect_flips(&prefixes, q & mask, perm->prefix_bits, d, 0));
-    qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, cmp_u64);
+    qsort(prefixes.v, prefixes.n, sizeof *prefixes.v, sort_cmp_u64);
     for (size_t i = 0; i < prefixes.n && !c->found; i++) ND_TRY(probe(c, t, q, prefixes.v[i]));
     rc = ND_OK;
 cleanup:
@@ -145,7 +140,7 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
         }
     }
     if (out->n > 1) {
-        qsort(out->v, out->n, sizeof *out->v, cmp_u64);
+        qsort(out->v, out->n, sizeof *out->v, sort_cmp_u64);
         size_t m = 1;
         for (size_t i = 1; i < out->n; i++)
             if (out->v[i] != out->v[m - 1]) out->v[m++] = out->v[i];

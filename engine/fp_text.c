@@ -47,6 +47,7 @@
 
 #include "fp_internal.h"
 #include "nd_error.h"
+#include "sort.h"
 
 /* ---- growable byte buffer -------------------------------------------- */
 
@@ -434,12 +435,6 @@ static void replay_words(uint64_t h, const char *bytes, size_t len, void *ctx)
     f->cb(h, f->weight, f->payload);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Normalised stop-word hashes, sorted. */
 static int stop_hashes(const fp_resolved *o, uint64_t **out)
 {
@@ -458,7 +453,7 @@ static int stop_hashes(const fp_resolved *o, uint64_t **out)
         h[i] = nd_feature_hash(nb.p, nb.n);
         free(nb.p);
     }
-    qsort(h, o->n_stopwords, sizeof *h, cmp_u64);
+    qsort(h, o->n_stopwords, sizeof *h, sort_cmp_u64);
     *out = h;
     return ND_OK;
 }

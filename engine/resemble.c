@@ -15,6 +15,7 @@
 
 #include "neardup.h"
 #include "nd_error.h"
+#include "sort.h"
 
 void nd_sketch_begin(nd_sketch_builder *b)
 {
@@ -109,12 +110,6 @@ static void set_add(uint64_t h, int32_t w, void *p)
     s->v[s->n++] = h;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int nd_shingle_set(uint64_t **out, size_t *out_n, const char *text, size_t len, unsigned w)
 {
     nd_fp_options o = ND_FP_OPTIONS_INIT;
@@ -129,7 +124,7 @@ int nd_shingle_set(uint64_t **out, size_t *out_n, const char *text, size_t len, 
         free(s.v);
         return rc;
     }
-    qsort(s.v, s.n, sizeof *s.v, cmp_u64);
+    qsort(s.v, s.n, sizeof *s.v, sort_cmp_u64);
     size_t m = 0;
     for (size_t i = 0; i < s.n; i++)
         if (m == 0 || s.v[i] != s.v[m - 1]) s.v[m++] = s.v[i];

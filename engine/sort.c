@@ -51,3 +51,9 @@ size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n)
         if (m == 0 || a[i] != a[m - 1]) a[m++] = a[i];
     return m;
 }
+
+int sort_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}

@@ -26,4 +26,8 @@ void sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 /* Sort ascending and drop repeats; returns the new length. */
 size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n);
 
+/* qsort's comparator of uint64_t, ascending: for the small arrays where a
+ * radix sort's passes and scratch do not pay. */
+int sort_cmp_u64(const void *a, const void *b);
+
 #endif /* ND_SORT_H */
