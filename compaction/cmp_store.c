@@ -575,22 +575,32 @@ static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
     return d;
 }
 
-/* (Re)make the direct readers of ts's tables in mask (bit t), holding
- * gen_mu while it swaps them in: the run space is the same before and
- * after (a compaction rewrites files, not contents). */
+/* Make d table t's direct reader in ts, under gen_mu. With if_seq, only
+ * while ts is current and runs_seq still reads *if_seq (else d is
+ * dropped), and then runs_seq moves by 2: readers remake their views of
+ * the run space when it moves, and so find d. */
+static void direct_swap(st_store *s, st_gen *ts, unsigned t, cmp_direct *d, const uint64_t *if_seq)
+{
+    cmp_direct *old = d;
+    pthread_mutex_lock(&s->gen_mu);
+    if (!if_seq || (ts == s->cur && atomic_load(&s->runs_seq) == *if_seq)) {
+        old = ts->direct[t];
+        ts->direct[t] = d;
+        if (if_seq) atomic_fetch_add(&s->runs_seq, 2);
+    }
+    pthread_mutex_unlock(&s->gen_mu);
+    cmp_direct_unref(old);
+}
+
+/* (Re)make the direct readers of ts's tables in mask (bit t): the run
+ * space is the same before and after (a compaction rewrites files, not
+ * contents). */
 static void direct_remake(st_store *s, st_gen *ts, uint64_t mask)
 {
     const rocksdb_livefiles_t *lf = rocksdb_livefiles(s->db);
     if (!lf) return;
-    for (unsigned t = 0; t < ts->n; t++) {
-        if (!(mask >> t & 1)) continue;
-        cmp_direct *d = direct_make(s, ts, t, lf, 0);
-        pthread_mutex_lock(&s->gen_mu);
-        cmp_direct *old = ts->direct[t];
-        ts->direct[t] = d;
-        pthread_mutex_unlock(&s->gen_mu);
-        cmp_direct_unref(old);
-    }
+    for (unsigned t = 0; t < ts->n; t++)
+        if (mask >> t & 1) direct_swap(s, ts, t, direct_make(s, ts, t, lf, 0), NULL);
     rocksdb_livefiles_destroy(lf);
 }
 
@@ -1303,18 +1313,9 @@ int st_compact_tables(st_store *s)
         if (seq & 1) continue; /* a run-space write is being applied */
         rocksdb_compact_range_cf_opt(s->db, ts->cf[ST_CF_TABLE(t)], co, NULL, 0, NULL, 0);
         const rocksdb_livefiles_t *lf = rocksdb_livefiles(s->db);
-        cmp_direct *d = lf ? direct_make(s, ts, t, lf, 1) : NULL, *old = d;
+        cmp_direct *d = lf ? direct_make(s, ts, t, lf, 1) : NULL;
         if (lf) rocksdb_livefiles_destroy(lf);
-        pthread_mutex_lock(&s->gen_mu);
-        if (d && ts == s->cur && atomic_load(&s->runs_seq) == seq) {
-            old = ts->direct[t];
-            ts->direct[t] = d;
-            /* Readers remake their views of the run space when runs_seq
-             * moves: that is how they find the direct reader. */
-            atomic_fetch_add(&s->runs_seq, 2);
-        }
-        pthread_mutex_unlock(&s->gen_mu);
-        cmp_direct_unref(old);
+        if (d) direct_swap(s, ts, t, d, &seq);
     }
     gen_release(s, ts);
     rocksdb_compactoptions_destroy(co);

@@ -454,6 +454,22 @@ static void *sr_reader(void *p)
     return NULL;
 }
 
+/* Open with background folds past threshold fresh entries (4 tables,
+ * runs of 8). */
+static nd_db *open_folding(const char *path, uint64_t threshold)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE;
+    o.k = 3;
+    o.tables = 4;
+    o.run_size = 8;
+    o.expected_docs = 100000;
+    o.fold_threshold = threshold;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    return db;
+}
+
 static void test_stream_races(void **state)
 {
     (void)state;
@@ -463,15 +479,8 @@ static void test_stream_races(void **state)
     pthread_mutex_init(&r.mu, NULL);
     tmpdir_make(dir);
     snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = NULL;
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE; /* background folds on */
-    o.k = 3;
-    o.tables = 4;
-    o.run_size = 8;
-    o.expected_docs = 100000;
-    o.fold_threshold = 400; /* table entries: a fold every 100 new fingerprints */
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    /* background folds every 400 table entries: 100 new fingerprints */
+    nd_db *db = open_folding(path, 400);
     r.db = db;
     for (size_t i = 0; i < SR_ADDERS * SR_ADDS + SR_VICTIMS; i++)
         r.tried[i] = sr_fp((int)(i / SR_ADDS), i);
@@ -502,21 +511,6 @@ static void test_stream_races(void **state)
     nd_close(db);
     pthread_mutex_destroy(&r.mu);
     tmpdir_remove(dir);
-}
-
-/* Open with background folds every 400 table entries (100 fingerprints). */
-static nd_db *open_folding(const char *path, uint64_t threshold)
-{
-    nd_db *db = NULL;
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE;
-    o.k = 3;
-    o.tables = 4;
-    o.run_size = 8;
-    o.expected_docs = 100000;
-    o.fold_threshold = threshold;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    return db;
 }
 
 static void add_random(nd_db *db, oracle_rng *rng, unsigned n, unsigned *next_key)

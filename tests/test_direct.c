@@ -142,19 +142,41 @@ static void set_add(uint64_t *v, size_t *n, uint64_t x)
     (*n)++;
 }
 
+/* Add a random value not in v to v and, fresh, to every table. */
+static void add_fresh(st_store *s, uint64_t *v, size_t *n)
+{
+    uint64_t x;
+    size_t i;
+    do {
+        x = rnd();
+        i = st_u64_lower_bound(v, *n, x);
+    } while (i < *n && v[i] == x);
+    insert_fresh(s, x);
+    set_add(v, n, x);
+}
+
+/* n values in a new array v with room for extra more, and a new store
+ * at dir/db (dir: 64 bytes, path: 128). */
+static st_store *new_store(char *dir, char *path, uint64_t **v, size_t *n, size_t extra)
+{
+    size_t cap = 60000;
+    *v = malloc((cap + extra) * sizeof **v);
+    assert_non_null(*v);
+    *n = make_values(*v, cap);
+    tmpdir_make(dir);
+    snprintf(path, 128, "%s/db", dir);
+    return open_store(path, 1, 0);
+}
+
 static void test_lifecycle(void **state)
 {
     (void)state;
     char dir[64], path[128];
-    size_t cap = 60000;
-    uint64_t *v = malloc((cap + 100) * sizeof *v);
-    assert_non_null(v);
-    size_t n = make_values(v, cap);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
+    uint64_t *v;
+    size_t n;
 
     /* A new store has no files: RocksDB reads it. */
-    st_store *s = open_store(path, 1, 0);
+    st_store *s = new_store(dir, path, &v, &n, 100);
     direct_present(s, 0, 0);
     write_generation(s, v, n);
     for (unsigned t = 0; t < NTABLES; t++) {
@@ -164,12 +186,7 @@ static void test_lifecycle(void **state)
 
     /* Fresh entries leave the run space alone: still direct, and ranges
      * merge them in. */
-    for (int i = 0; i < 50; i++) {
-        uint64_t x;
-        do x = rnd(); while (st_u64_lower_bound(v, n, x) < n && v[st_u64_lower_bound(v, n, x)] == x);
-        insert_fresh(s, x);
-        set_add(v, &n, x);
-    }
+    for (int i = 0; i < 50; i++) add_fresh(s, v, &n);
     direct_present(s, 0, 1);
     check_ranges(s, 0, v, n);
     assert_int_equal(st_close(s), ND_OK);
@@ -220,19 +237,6 @@ static void test_lifecycle(void **state)
     tmpdir_remove(dir);
 }
 
-/* Add a random value not in v to v and, fresh, to every table. */
-static void add_fresh(st_store *s, uint64_t *v, size_t *n)
-{
-    uint64_t x;
-    size_t i;
-    do {
-        x = rnd();
-        i = st_u64_lower_bound(v, *n, x);
-    } while (i < *n && v[i] == x);
-    insert_fresh(s, x);
-    set_add(v, n, x);
-}
-
 /* After a fold (runs rewritten into new files), st_compact_tables makes
  * each table's runs one file again and reads them directly, while fresh
  * entries wait in the memtables; a reader made before finds it too; a
@@ -241,13 +245,9 @@ static void test_compact_tables(void **state)
 {
     (void)state;
     char dir[64], path[128];
-    size_t cap = 60000;
-    uint64_t *v = malloc((cap + 2000) * sizeof *v);
-    assert_non_null(v);
-    size_t n = make_values(v, cap);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_store *s = open_store(path, 1, 0);
+    uint64_t *v;
+    size_t n;
+    st_store *s = new_store(dir, path, &v, &n, 2000);
     write_generation(s, v, n);
     for (int i = 0; i < 1000; i++) add_fresh(s, v, &n);
     for (unsigned t = 0; t < NTABLES; t++) {
