@@ -19,6 +19,16 @@
  * between (or during: the batch is atomic) steps loses nothing. A step only
  * ever reads the database as it was before the step, so groups of one step
  * never overlap runs the step itself wrote.
+ *
+ * Where fresh entries fall into most runs, a seek and a rewrite through
+ * the WAL per run cost more than rewriting the whole table: the refold
+ * (st_table_refold) walks the runs of a snapshot once, merges the fresh
+ * entries of that snapshot in, and writes one file that deletes those
+ * fresh keys and the whole run space (a range deletion, which does not
+ * cover the file's own runs) and holds the new runs. The writers are held
+ * off only to take the snapshot and to ingest the file; a write between
+ * that deleted a fresh entry or changed runs would be undone by the file,
+ * so then nothing is ingested and the run-by-run fold takes over.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -268,16 +278,41 @@ static int rewrite_group(merger *m, const tbl_out *o, rewrite_src *r, const char
     return ND_OK;
 }
 
+/* Write into o the runs read through it (from the first) merged with the
+ * source: one forward walk, runs no new value falls into are copied as
+ * they are stored, the others decoded, merged and re-cut. */
+static int walk_runs(merger *m, const tbl_out *o, st_iter *it, rewrite_src *r, int skip,
+                     st_u64s *added, uint64_t *put)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    uint64_t tail;
+    int rc = ND_OK, as_stored;
+    *put = 0;
+    tbl_key(kb, TBL_RUN, 0);
+    for (st_iter_seek(it, kb, sizeof kb); on_run(it, m->t, &tail, &rc); st_iter_next(it)) {
+        size_t klen, vlen;
+        const char *val = st_iter_value(it, &vlen);
+        ND_FORWARD(rewrite_group(m, o, r, val, vlen, 1, tail, skip, added, put, &as_stored));
+        if (!as_stored) continue;
+        const char *key = st_iter_key(it, &klen);
+        ND_FORWARD(st_regen_put(o->g, key, klen, val, vlen));
+    }
+    ND_FORWARD(rc);
+    ND_FORWARD(st_iter_status(it));
+    if (st_iter_valid(it))
+        return nd_err_set(ND_ECORRUPT, "table %u: key outside the table's spaces", m->t);
+    /* above the last run */
+    return rewrite_group(m, o, r, NULL, 0, 0, 0, skip, added, put, &as_stored);
+}
+
 static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewrite_src *r,
                    int skip, st_u64s *added, uint64_t *put)
 {
     merger m;
     st_iter *it = NULL;
-    uint8_t kb[TBL_KEY_LEN];
-    uint64_t tail, fresh = 0;
+    uint64_t fresh = 0;
     tbl_out o = {.g = g, .t = t};
-    int rc, as_stored;
-    *put = 0;
+    int rc;
     ND_TRY(merger_init(&m, s, t, run_size));
     ND_TRY(st_table_fresh_count(s, t, &fresh));
     if (fresh)
@@ -285,23 +320,7 @@ static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewr
                 (unsigned long long)fresh);
     ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
     ND_TRY(st_iter_new_scan(&it, s, ST_CF_TABLE(t)));
-    tbl_key(kb, TBL_RUN, 0);
-    rc = ND_OK;
-    /* One forward walk: runs no new value falls into are copied as they
-     * are stored, the others decoded, merged and re-cut. */
-    for (st_iter_seek(it, kb, sizeof kb); on_run(it, t, &tail, &rc); st_iter_next(it)) {
-        size_t klen, vlen;
-        const char *val = st_iter_value(it, &vlen);
-        ND_TRY(rewrite_group(&m, &o, r, val, vlen, 1, tail, skip, added, put, &as_stored));
-        if (!as_stored) continue;
-        const char *key = st_iter_key(it, &klen);
-        ND_TRY(st_regen_put(g, key, klen, val, vlen));
-    }
-    ND_TRY(rc);
-    ND_TRY(st_iter_status(it));
-    if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
-    /* above the last run */
-    ND_TRY(rewrite_group(&m, &o, r, NULL, 0, 0, 0, skip, added, put, &as_stored));
+    ND_TRY(walk_runs(&m, &o, it, r, skip, added, put));
     ND_TRY(st_regen_end(g));
 cleanup:
     st_iter_free(it);
@@ -413,6 +432,81 @@ int st_table_fold(st_store *s, unsigned t, unsigned run_size, int sync, st_lock_
 cleanup:
     if (out_folded) *out_folded = folded;
     st_batch_free(b);
+    st_u64s_dispose(&fresh);
+    merger_dispose(&m);
+    return rc;
+}
+
+/* ---- refold: the fold as one sequential rewrite of the table ---------- */
+
+/* Table t's fresh values as of snap, ascending, into out; each one's key
+ * deleted in g's file. */
+static int take_fresh(st_regen *g, st_store *s, unsigned t, const st_snap *snap, st_u64s *out)
+{
+    st_iter *it = NULL;
+    uint8_t kb[TBL_KEY_LEN];
+    int rc = ND_OK;
+    ND_TRY(st_iter_new_scan_at(&it, s, ST_CF_TABLE(t), snap));
+    tbl_key(kb, TBL_FRESH, 0);
+    for (st_iter_seek(it, kb, sizeof kb); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen;
+        char tag;
+        uint64_t v;
+        const char *k = st_iter_key(it, &klen);
+        if (klen == 0 || k[0] != TBL_FRESH) break;
+        ND_TRY(tbl_parse_key(&tag, &v, t, k, klen));
+        ND_TRY(st_u64s_push(out, v));
+        ND_TRY(st_regen_delete(g, k, klen));
+    }
+    ND_TRY(st_iter_status(it));
+cleanup:
+    st_iter_free(it);
+    return rc;
+}
+
+int st_table_refold(st_store *s, unsigned t, unsigned run_size, st_lock_fn lock,
+                    st_lock_fn unlock, void *payload, uint64_t *folded)
+{
+    merger m;
+    st_regen *g = NULL;
+    const st_snap *snap = NULL;
+    st_iter *it = NULL;
+    st_u64s fresh = {0};
+    tbl_out o = {.t = t};
+    /* The whole run space, ['R', 'S'): replaced by the file's runs, which
+     * a range deletion in the same file does not cover (it shares their
+     * sequence number). */
+    const char run_lo[1] = {TBL_RUN}, run_hi[1] = {TBL_RUN + 1};
+    uint64_t put = 0;
+    int rc, applied = 0;
+    *folded = 0;
+    ND_TRY(merger_init(&m, s, t, run_size));
+    if (lock) lock(payload);
+    rc = st_regen_new_table(&g, s, t, &snap);
+    if (unlock) unlock(payload);
+    ND_TRY(rc);
+    o.g = g;
+    ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
+    ND_TRY(take_fresh(g, s, t, snap, &fresh));
+    if (fresh.n == 0) goto cleanup; /* nothing to fold: the file is dropped */
+    ND_TRY(st_regen_delete_range(g, run_lo, sizeof run_lo, run_hi, sizeof run_hi));
+    array_src a = {fresh.v, fresh.n, 0};
+    rewrite_src r = {.read = array_read, .payload = &a, .t = t};
+    ND_TRY(st_iter_new_scan_at(&it, s, ST_CF_TABLE(t), snap));
+    rc = walk_runs(&m, &o, it, &r, 0, NULL, &put);
+    st_u64s_dispose(&r.w);
+    ND_TRY(rc);
+    st_iter_free(it);
+    it = NULL;
+    ND_TRY(st_regen_end(g));
+    if (lock) lock(payload);
+    rc = st_regen_apply_table(g, &applied);
+    if (unlock) unlock(payload);
+    ND_TRY(rc);
+    if (applied) *folded = put;
+cleanup:
+    st_iter_free(it);
+    st_regen_free(g);
     st_u64s_dispose(&fresh);
     merger_dispose(&m);
     return rc;

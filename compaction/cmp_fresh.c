@@ -67,6 +67,7 @@ int cmp_flog_note(cmp_flog *l, unsigned t, const void *key, size_t klen, int put
         l->cap = cap;
     }
     l->op[l->n++] = (cmp_fop){nd_load_be64(k + 1), t, put != 0};
+    if (!put) l->dels |= 1ull << t;
     return ND_OK;
 }
 
@@ -75,6 +76,7 @@ void cmp_flog_clear(cmp_flog *l)
     l->n = 0;
     l->runs = 0;
     l->bad = 0;
+    l->dels = 0;
 }
 
 void cmp_flog_dispose(cmp_flog *l)

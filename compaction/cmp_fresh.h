@@ -47,6 +47,7 @@ typedef struct cmp_flog {
     size_t n, cap;
     uint64_t runs;      /* tables whose run space it writes, or given an unknown key (bit t) */
     uint64_t bad;       /* tables given a malformed fresh key (bit t) */
+    uint64_t dels;      /* tables whose fresh entries it deletes (bit t) */
 } cmp_flog;
 
 /* Note a put (put = 1) or delete of key in table t. ND_ENOMEM if the log

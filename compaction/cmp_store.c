@@ -82,6 +82,7 @@ struct st_store {
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
+    _Atomic uint64_t dels_seq;  /* writes that deleted fresh entries */
     cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
 };
 
@@ -625,22 +626,26 @@ cmp_direct *st_table_direct(st_store *s, unsigned t)
     return d;
 }
 
+/* Flush family h's memtables into a file, if they hold anything (best
+ * effort: a failure leaves them where they are). */
+static void flush_family(st_store *s, rocksdb_column_family_handle_t *h)
+{
+    char *err = NULL;
+    if (memtables_empty(s, h)) return;
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    if (!fo) return;
+    rocksdb_flushoptions_set_wait(fo, 1);
+    rocksdb_flush_cf(s->db, fo, h, &err);
+    if (err) rocksdb_free(err);
+    rocksdb_flushoptions_destroy(fo);
+}
+
 /* At a writable open: flush the tables whose memtables hold what the WAL
  * replayed, so that their run spaces can be judged from files alone. A
  * failure only leaves those tables read through RocksDB. */
 static void flush_table_memtables(st_store *s)
 {
-    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
-    if (!fo) return;
-    rocksdb_flushoptions_set_wait(fo, 1);
-    for (unsigned t = 0; t < s->cur->n; t++) {
-        char *err = NULL;
-        rocksdb_column_family_handle_t *h = s->cur->cf[ST_CF_TABLE(t)];
-        if (memtables_empty(s, h)) continue;
-        rocksdb_flush_cf(s->db, fo, h, &err);
-        if (err) rocksdb_free(err);
-    }
-    rocksdb_flushoptions_destroy(fo);
+    for (unsigned t = 0; t < s->cur->n; t++) flush_family(s, s->cur->cf[ST_CF_TABLE(t)]);
 }
 
 /* All of a store's tables (bit t). */
@@ -873,6 +878,13 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
 struct st_regen {
     st_store *s;
     st_gen *next;              /* the new families, until made current */
+    /* Or a table rewritten in place (st_regen_new_table): which, the view
+     * it is read from, the sequences then, and the fresh entries its file
+     * deletes (for the mirror). */
+    int table;
+    st_snap *snap;
+    uint64_t runs_seq, dels_seq;
+    cmp_flog log;
     rocksdb_envoptions_t *env;
     rocksdb_sstfilewriter_t *w;   /* the family being written, or NULL */
     rocksdb_ingestexternalfileoptions_t *ingest;
@@ -882,22 +894,36 @@ struct st_regen {
     char *file;                   /* the file's path */
 };
 
-int st_regen_new(st_regen **out, st_store *s)
+/* What both kinds of rewrite need: the file's writer options and path,
+ * and how it is ingested. */
+static int regen_alloc(st_regen **out, st_store *s)
 {
-    char *err = NULL, name[32];
-    int rc = ND_OK;
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
     st_regen *g = calloc(1, sizeof *g);
     ND_RETURN_IF(!g, ND_ENOMEM, "storage: out of memory");
     g->s = s;
-    g->next = calloc(1, sizeof *g->next);
+    g->table = -1;
     g->env = rocksdb_envoptions_create();
     g->ingest = rocksdb_ingestexternalfileoptions_create();
     g->file = regen_file_path(s->path);
-    if (!g->next || !g->env || !g->ingest || !g->file)
-        ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    if (!g->env || !g->ingest || !g->file) {
+        st_regen_free(g);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
     /* The file is linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(g->ingest, 1);
+    *out = g;
+    return ND_OK;
+}
+
+int st_regen_new(st_regen **out, st_store *s)
+{
+    char *err = NULL, name[32];
+    int rc = ND_OK;
+    st_regen *g;
+    ND_FORWARD(regen_alloc(&g, s));
+    g->next = calloc(1, sizeof *g->next);
+    if (!g->next) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     g->next->refs = 1;
     g->next->gen = s->cur->gen + 1;
     g->next->n = s->ntables;
@@ -920,10 +946,30 @@ cleanup:
     return rc;
 }
 
+int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap)
+{
+    st_regen *g;
+    int rc;
+    ND_RETURN_IF(t >= s->ntables, ND_EINVAL, "storage: no table %u", t);
+    ND_FORWARD(regen_alloc(&g, s));
+    g->table = (int)t;
+    g->runs_seq = atomic_load(&s->runs_seq);
+    g->dels_seq = atomic_load(&s->dels_seq);
+    ND_TRY(st_snap_new(&g->snap, s));
+    *snap = g->snap;
+    *out = g;
+    return ND_OK;
+cleanup:
+    st_regen_free(g);
+    return rc;
+}
+
 int st_regen_begin(st_regen *g, int cf)
 {
     char *err = NULL;
-    ND_RETURN_IF(g->w || cf == ST_CF_META || cf >= ST_CF_TABLE((int)g->next->n) ||
+    int in_place = g->table >= 0;
+    ND_RETURN_IF(g->w || cf == ST_CF_META ||
+                     (in_place ? cf != ST_CF_TABLE(g->table) : cf >= ST_CF_TABLE((int)g->next->n)) ||
                      g->written[cf],
                  ND_EINVAL, "storage: family %d cannot be begun here", cf);
     g->w = rocksdb_sstfilewriter_create(g->env,
@@ -939,6 +985,28 @@ int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, siz
 {
     char *err = NULL;
     rocksdb_sstfilewriter_put(g->w, key, klen, val, vlen, &err);
+    g->keys++;
+    return take_error(err, g->file);
+}
+
+int st_regen_delete(st_regen *g, const void *key, size_t klen)
+{
+    char *err = NULL;
+    ND_RETURN_IF(g->table < 0 || !g->w, ND_EINVAL,
+                 "storage: only a table rewritten in place deletes");
+    rocksdb_sstfilewriter_delete(g->w, key, klen, &err);
+    ND_FORWARD(take_error(err, g->file));
+    g->keys++;
+    return cmp_flog_note(&g->log, (unsigned)g->table, key, klen, 0);
+}
+
+int st_regen_delete_range(st_regen *g, const void *lo, size_t lolen, const void *hi,
+                          size_t hilen)
+{
+    char *err = NULL;
+    ND_RETURN_IF(g->table < 0 || !g->w, ND_EINVAL,
+                 "storage: only a table rewritten in place deletes");
+    rocksdb_sstfilewriter_delete_range(g->w, lo, lolen, hi, hilen, &err);
     g->keys++;
     return take_error(err, g->file);
 }
@@ -959,6 +1027,16 @@ int st_regen_end(st_regen *g)
     if (g->keys) { /* an empty family needs no file (RocksDB refuses one) */
         rocksdb_sstfilewriter_finish(g->w, &err);
         rc = take_error(err, g->file);
+        if (rc == ND_OK && g->table >= 0) {
+            /* Ingested later (st_regen_apply_table), with the writers held
+             * off: flushing the memtables now leaves that ingest less to
+             * flush first (a file overlapping them waits for their flush). */
+            rocksdb_sstfilewriter_destroy(g->w);
+            g->w = NULL;
+            g->written[g->cf] = 1;
+            flush_family(g->s, g->snap->gen->cf[g->cf]);
+            return ND_OK;
+        }
         if (rc == ND_OK) {
             const char *files[1] = {g->file};
             rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->cf], files, 1, g->ingest,
@@ -973,9 +1051,41 @@ int st_regen_end(st_regen *g)
     return rc;
 }
 
+int st_regen_apply_table(st_regen *g, int *applied)
+{
+    st_store *s = g->s;
+    char *err = NULL;
+    int cf = ST_CF_TABLE(g->table);
+    *applied = 0;
+    ND_RETURN_IF(g->table < 0 || !g->written[cf], ND_EINVAL,
+                 "storage: no table rewritten in place to apply");
+    if (atomic_load(&s->runs_seq) != g->runs_seq || atomic_load(&s->dels_seq) != g->dels_seq)
+        return ND_OK; /* the file no longer says what the table holds */
+    if (!g->keys) { /* an empty table without fresh entries */
+        *applied = 1;
+        return ND_OK;
+    }
+    /* A run-space write (cmp_store.c, st_write): readers meanwhile read
+     * one snapshot; the table's file no longer holds its runs. The runs_seq
+     * above (the same generation: a switch moves it) names the family. */
+    atomic_fetch_add(&s->runs_seq, 1);
+    direct_drop(s, 1ull << g->table);
+    const char *files[1] = {g->file};
+    rocksdb_ingest_external_file_cf(s->db, g->snap->gen->cf[cf], files, 1, g->ingest, &err);
+    int rc = take_error(err, "ingesting a rewritten table");
+    if (rc == ND_OK) {
+        atomic_store(&g->snap->gen->settled[cf], 0);
+        cmp_fresh_commit(s->fresh, &g->log);
+        *applied = 1;
+    }
+    atomic_fetch_add(&s->runs_seq, 1);
+    return rc;
+}
+
 int st_batch_set_regen(st_batch *b, st_regen *g)
 {
     char v[24];
+    ND_RETURN_IF(!g->next, ND_EINVAL, "storage: a table rewritten in place switches nothing");
     ND_RETURN_IF(g->w, ND_EINVAL, "storage: family %d is still being written", g->cf);
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->next->n); cf++)
         ND_RETURN_IF(!g->written[cf], ND_EINVAL,
@@ -1026,6 +1136,9 @@ void st_regen_free(st_regen *g)
         }
         gen_destroy(g->next);
     }
+    if (g->table >= 0 && g->file) (void)unlink(g->file); /* not ingested */
+    st_snap_free(g->snap);
+    cmp_flog_dispose(&g->log);
     if (g->env) rocksdb_envoptions_destroy(g->env);
     if (g->ingest) rocksdb_ingestexternalfileoptions_destroy(g->ingest);
     free(g->file);
@@ -1049,6 +1162,7 @@ int st_write(st_store *s, st_batch *b, int sync)
      * families are dropped right after, and that drop is durable at once. */
     if (b->regen) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
+    if (b->log.dels) atomic_fetch_add(&s->dels_seq, 1);
     if (b->log.runs) direct_drop(s, b->log.runs);
     if (b->wb) rocksdb_write_writebatch_wi(s->db, sync ? s->wopts_sync : s->wopts, b->wb, &err);
     else rocksdb_write(s->db, sync ? s->wopts_sync : s->wopts, b->plain, &err);

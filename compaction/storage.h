@@ -227,6 +227,24 @@ void st_regen_free(st_regen *g);
 /* The current generation number (0 until the first switch). */
 uint64_t st_generation(st_store *s);
 
+/* A table rewritten in place, within the current generation: the
+ * sequential fold (st_table_refold). st_regen_new_table (the caller holds
+ * the writers off for the call) takes the view *snap (g's) the rewrite
+ * reads; then st_regen_begin(g, ST_CF_TABLE(t)), deletes and puts in
+ * ascending key order, st_regen_end (writes and closes the file), and
+ * st_regen_apply_table with the writers held off again: the file is
+ * ingested over the table (its deletions of fresh entries reach the
+ * mirror) unless a write since the view moved runs or deleted fresh
+ * entries, which the file would undo: then *applied = 0 and nothing
+ * changed. */
+int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap);
+/* A deletion of key, or of the keys in [lo, hi), in the file (in place
+ * only: a generation's files hold no deletions). */
+int st_regen_delete(st_regen *g, const void *key, size_t klen);
+int st_regen_delete_range(st_regen *g, const void *lo, size_t lolen, const void *hi,
+                          size_t hilen);
+int st_regen_apply_table(st_regen *g, int *applied);
+
 /* The i-th new entry of st_family_merge (0 <= i < n, asked in order). */
 typedef int (*st_kv_fn)(void *payload, size_t i, const void **key, size_t *klen,
                         const void **val, size_t *vlen);
@@ -263,6 +281,18 @@ typedef int (*st_u64_read_fn)(void *payload, uint64_t *buf, size_t cap, size_t *
  * *put = how many values were new to the table. */
 int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_size,
                             st_u64_read_fn read, void *payload, uint64_t *put);
+
+/* Fold table t's fresh entries into its runs by rewriting the whole table
+ * in one forward walk into one file (st_regen_new_table), which replaces
+ * its run space and deletes the fresh entries it placed. Cheaper than
+ * st_table_fold when fresh entries touch most runs: no seek per run, no
+ * rewritten run through the WAL and the memtables. lock and unlock (may be
+ * NULL) hold the writers off at the start and at the end only; writers go
+ * on in between. *folded = fresh entries moved (0 when a write during
+ * the walk deleted some or changed runs: nothing is changed then, and
+ * st_table_fold does the fold). */
+int st_table_refold(st_store *s, unsigned t, unsigned run_size, st_lock_fn lock,
+                    st_lock_fn unlock, void *payload, uint64_t *folded);
 
 /* A cursor reads ranges of one table in ascending order of lo (a merge
  * walk, as batch mode does): it keeps its iterators and the last decoded

@@ -38,17 +38,35 @@ static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
     }
 }
 
+/* Fold table t. Where its fresh entries fall into most runs (about one
+ * per REFOLD_RUNS runs or more) the table is rewritten in one sequential
+ * pass (st_table_refold: no seek per run, nothing through the WAL); else,
+ * or if a write during that pass deleted or changed runs, run by run
+ * (st_table_fold). fps: the store's fingerprints, one entry each. */
+#define REFOLD_RUNS 4
+static int fold_table(nd_db *db, unsigned t, uint64_t fps, st_lock_fn lock, st_lock_fn unlock,
+                      uint64_t *folded)
+{
+    uint64_t fresh = atomic_load(&db->fresh_live[t]), more = 0;
+    *folded = 0;
+    if (fresh && fresh * db->run_size * REFOLD_RUNS >= fps)
+        ND_FORWARD(st_table_refold(db->store, t, db->run_size, lock, unlock, db, folded));
+    int rc = st_table_fold(db->store, t, db->run_size, db->sync, lock, unlock, db, &more);
+    *folded += more;
+    return rc;
+}
+
 int db_fold_all(nd_db *db)
 {
     int rc = ND_OK;
     pthread_mutex_lock(&db->fold_mu);
     pthread_mutex_lock(&db->write_mu);
     db->fresh_pending = 0;
+    uint64_t fps = db->nfps;
     pthread_mutex_unlock(&db->write_mu);
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded = 0;
-        rc = st_table_fold(db->store, t, db->run_size, db->sync, lock_writer, unlock_writer, db,
-                           &folded);
+        rc = fold_table(db, t, fps, lock_writer, unlock_writer, &folded);
         fresh_lower(db, t, folded);
     }
     pthread_mutex_unlock(&db->fold_mu);
@@ -60,7 +78,8 @@ int db_fold_locked(nd_db *db)
     int rc = ND_OK;
     db->fresh_pending = 0;
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
-        rc = st_table_fold(db->store, t, db->run_size, db->sync, NULL, NULL, NULL, NULL);
+        uint64_t folded;
+        rc = fold_table(db, t, db->nfps, NULL, NULL, &folded);
         /* No writer could run: the fresh space is now empty. */
         if (rc == ND_OK) atomic_store(&db->fresh_live[t], 0);
     }

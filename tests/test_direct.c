@@ -142,8 +142,9 @@ static void set_add(uint64_t *v, size_t *n, uint64_t x)
     (*n)++;
 }
 
-/* Add a random value not in v to v and, fresh, to every table. */
-static void add_fresh(st_store *s, uint64_t *v, size_t *n)
+/* Add a random value not in v to v and, fresh, to every table; it is
+ * returned. */
+static uint64_t add_fresh(st_store *s, uint64_t *v, size_t *n)
 {
     uint64_t x;
     size_t i;
@@ -153,6 +154,7 @@ static void add_fresh(st_store *s, uint64_t *v, size_t *n)
     } while (i < *n && v[i] == x);
     insert_fresh(s, x);
     set_add(v, n, x);
+    return x;
 }
 
 /* n values in a new array v with room for extra more, and a new store
@@ -282,6 +284,149 @@ static void test_compact_tables(void **state)
     st_u64s_dispose(&got);
     st_reader_free(r);
     assert_int_equal(st_close(s), ND_OK);
+    free(v);
+    tmpdir_remove(dir);
+}
+
+/* What a refold's callbacks do: the first unlock (the view is taken, the
+ * walk not begun) makes one write to the store. */
+typedef struct interfere {
+    st_store *s;
+    int unlocks;
+    enum { NOTHING, FRESH_INSERT, FRESH_DELETE, RUN_DELETE } what;
+    uint64_t x; /* the value inserted or deleted (every table) */
+} interfere;
+
+static void refold_lock(void *p) { (void)p; }
+
+static void refold_unlock(void *p)
+{
+    interfere *f = p;
+    if (f->unlocks++ != 0 || f->what == NOTHING) return;
+    if (f->what == FRESH_INSERT) {
+        insert_fresh(f->s, f->x);
+        return;
+    }
+    st_batch *b = NULL;
+    assert_int_equal(st_batch_new(&b, f->s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_remove(f->s, b, t, f->x), ND_OK);
+    assert_int_equal(st_write(f->s, b, 0), ND_OK);
+    st_batch_free(b);
+}
+
+/* Remove x from the sorted set v[0..*n) (x in it). */
+static void set_remove(uint64_t *v, size_t *n, uint64_t x)
+{
+    size_t i = st_u64_lower_bound(v, *n, x);
+    assert_true(i < *n && v[i] == x);
+    memmove(v + i, v + i + 1, (*n - i - 1) * sizeof *v);
+    (*n)--;
+}
+
+static uint64_t fresh_count(st_store *s, unsigned t)
+{
+    uint64_t c = 0;
+    assert_int_equal(st_table_fresh_count(s, t, &c), ND_OK);
+    return c;
+}
+
+/* The whole of table t through reader r equals v[0..n). */
+static void check_all(st_reader *r, unsigned t, const uint64_t *v, size_t n)
+{
+    st_u64s got = {0};
+    assert_int_equal(st_table_range(r, t, 0, UINT64_MAX, 1, &got), ND_OK);
+    assert_int_equal(got.n, n);
+    assert_memory_equal(got.v, v, n * sizeof *v);
+    st_u64s_dispose(&got);
+}
+
+/* The sequential fold (st_table_refold): one file replaces the run space
+ * and deletes the fresh entries it placed; ranges stay exact after it,
+ * after compaction (direct again) and after a reopen, for a reader made
+ * before it too. A fresh insert during its walk stays fresh; a fresh
+ * deletion or a run-space write during it makes it give up: nothing
+ * changed, and the deleted value stays deleted. */
+static void test_refold(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    uint64_t *v, folded = 99;
+    size_t n, nf = 0;
+    st_store *s = new_store(dir, path, &v, &n, 1600);
+    write_generation(s, v, n);
+    uint64_t in_run = v[n / 2];
+
+    /* No fresh entries: nothing to do, the file stays direct. */
+    assert_int_equal(st_table_refold(s, 0, RUN_SIZE, NULL, NULL, NULL, &folded), ND_OK);
+    assert_int_equal(folded, 0);
+    direct_present(s, 0, 1);
+
+    /* About three fresh entries per run. */
+    uint64_t *fv = malloc(1500 * sizeof *fv);
+    assert_non_null(fv);
+    for (nf = 0; nf < 1500; nf++) fv[nf] = add_fresh(s, v, &n);
+    qsort(fv, nf, sizeof *fv, cmp_u64);
+    st_reader *r = NULL;
+    assert_int_equal(st_reader_new(&r, s), ND_OK);
+    check_all(r, 0, v, n);
+
+    interfere f = {.s = s, .what = FRESH_DELETE, .x = fv[nf / 2]};
+    assert_int_equal(st_table_refold(s, 0, RUN_SIZE, refold_lock, refold_unlock, &f, &folded),
+                     ND_OK);
+    assert_int_equal(f.unlocks, 2);
+    assert_int_equal(folded, 0);
+    set_remove(v, &n, f.x);
+    assert_int_equal(fresh_count(s, 0), nf - 1);
+    direct_present(s, 0, 1);
+    check_ranges(s, 0, v, n);
+    check_all(r, 0, v, n);
+
+    f = (interfere){.s = s, .what = RUN_DELETE, .x = in_run};
+    assert_int_equal(st_table_refold(s, 0, RUN_SIZE, refold_lock, refold_unlock, &f, &folded),
+                     ND_OK);
+    assert_int_equal(folded, 0);
+    set_remove(v, &n, in_run);
+    assert_int_equal(fresh_count(s, 0), nf - 1);
+    check_ranges(s, 0, v, n);
+    check_all(r, 0, v, n);
+
+    /* A fresh insert during the walk: the others are folded, it stays. */
+    uint64_t y;
+    size_t at;
+    do {
+        y = rnd();
+        at = st_u64_lower_bound(v, n, y);
+    } while (at < n && v[at] == y);
+    f = (interfere){.s = s, .what = FRESH_INSERT, .x = y};
+    assert_int_equal(st_table_refold(s, 0, RUN_SIZE, refold_lock, refold_unlock, &f, &folded),
+                     ND_OK);
+    assert_int_equal(folded, nf - 1);
+    set_add(v, &n, y);
+    assert_int_equal(fresh_count(s, 0), 1);
+    check_ranges(s, 0, v, n);
+    check_all(r, 0, v, n);
+
+    /* Table 1 without callbacks: all of its fresh entries. */
+    assert_int_equal(st_table_refold(s, 1, RUN_SIZE, NULL, NULL, NULL, &folded), ND_OK);
+    assert_int_equal(folded, nf);
+    assert_int_equal(fresh_count(s, 1), 0);
+    check_ranges(s, 1, v, n);
+    check_all(r, 1, v, n);
+
+    /* Compacted, each table's runs are one file again: direct. */
+    assert_int_equal(st_compact_tables(s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++) {
+        direct_present(s, t, 1);
+        check_ranges(s, t, v, n);
+        check_all(r, t, v, n);
+    }
+    st_reader_free(r);
+    assert_int_equal(st_close(s), ND_OK);
+    s = open_store(path, 0, 0);
+    for (unsigned t = 0; t < NTABLES; t++) check_ranges(s, t, v, n);
+    assert_int_equal(fresh_count(s, 0), 1);
+    assert_int_equal(st_close(s), ND_OK);
+    free(fv);
     free(v);
     tmpdir_remove(dir);
 }
@@ -463,6 +608,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_compact_tables),
+        cmocka_unit_test(test_refold),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_race_with_removals),
     };
