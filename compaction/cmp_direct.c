@@ -185,6 +185,7 @@ static int walk_block(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direc
 /* The properties this reader relies on, as found. */
 typedef struct props {
     int user_key, delta, binary, plain, clean;
+    int over; /* deletions allowed (cmp_direct_open) */
 } props;
 
 static int note_property(void *payload, const uint8_t *key, size_t klen, const uint8_t *val,
@@ -200,7 +201,7 @@ static int note_property(void *payload, const uint8_t *key, size_t klen, const u
         pr->binary = vlen == 4 && load_le32(val) == 0;
     else if (IS("rocksdb.compression"))
         pr->plain = vlen == 13 && memcmp(val, "NoCompression", 13) == 0;
-    else if (IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions") ||
+    else if (((IS("rocksdb.deleted.keys") || IS("rocksdb.num.range-deletions")) && !pr->over) ||
              IS("rocksdb.merge.operands"))
         pr->clean &= nd_get_varint(val, val + vlen, &v) && v == 0;
     return 0;
@@ -223,10 +224,11 @@ static int note_properties_handle(void *payload, const uint8_t *key, size_t klen
 /* Through the metaindex at off, the properties block: ND_OK when it has
  * every property this reader relies on, UNSUPPORTED when one differs or
  * it is absent. */
-static int check_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf)
+static int check_properties(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
+                            int over)
 {
-    uint64_t h[2];
-    props pr = {.clean = 1};
+    uint64_t h[2] = {0, 0};
+    props pr = {.clean = 1, .over = over};
     int rc = walk_block(d, off, len, buf, "malformed metaindex", note_properties_handle, h);
     if (rc == BAD_HANDLE) return corrupt(d, "malformed properties handle", off);
     if (rc != FOUND) return rc < 0 ? rc : UNSUPPORTED;
@@ -280,7 +282,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
     return ND_OK;
 }
 
-static int parse(cmp_direct *d, cmp_direct_buf *buf)
+static int parse(cmp_direct *d, cmp_direct_buf *buf, int over)
 {
     uint8_t f[FOOTER_LEN];
     if (d->size < FOOTER_LEN) return UNSUPPORTED;
@@ -296,12 +298,12 @@ static int parse(cmp_direct *d, cmp_direct_buf *buf)
     if (q) q = nd_get_varint(q, f + 41, &io);
     if (q) q = nd_get_varint(q, f + 41, &il);
     if (!q) return corrupt(d, "malformed footer", d->size - FOOTER_LEN);
-    int rc = check_properties(d, mo, ml, buf);
+    int rc = check_properties(d, mo, ml, buf, over);
     if (rc == ND_OK) rc = load_index(d, io, il, buf);
     return rc;
 }
 
-int cmp_direct_open(cmp_direct **out, const char *path, unsigned t)
+int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, int over)
 {
     struct stat st;
     cmp_direct_buf buf = {0};
@@ -317,7 +319,7 @@ int cmp_direct_open(cmp_direct **out, const char *path, unsigned t)
     if (d->fd < 0 || fstat(d->fd, &st) != 0)
         ND_FAIL(ND_EIO, "table %u: cannot open %s: %s", t, path, strerror(errno));
     d->size = (size_t)st.st_size;
-    rc = parse(d, &buf);
+    rc = parse(d, &buf, over);
     if (rc == UNSUPPORTED) rc = ND_OK;
     else if (rc == ND_OK) *out = d;
 cleanup:
@@ -327,6 +329,11 @@ cleanup:
         if (rc != ND_OK) return rc;
     }
     return ND_OK;
+}
+
+void cmp_direct_prefetch(const cmp_direct *d)
+{
+    (void)posix_fadvise(d->fd, 0, 0, POSIX_FADV_WILLNEED);
 }
 
 cmp_direct *cmp_direct_ref(cmp_direct *d)

@@ -37,11 +37,19 @@ typedef struct cmp_direct cmp_direct;
 /* Open the SST file at path, which holds table t's runs and possibly,
  * before them, fresh entries (skipped), and index its data blocks. ND_OK
  * with *out NULL if the file is not in the format above (or holds a key
- * above the run space, a deletion);
+ * above the run space, a deletion unless over);
  * ND_EIO if it cannot be opened or read, ND_ECORRUPT for a checksum
  * mismatch or malformed structure, ND_ENOMEM; each names path. The
  * result holds one reference (and the file open). */
-int cmp_direct_open(cmp_direct **out, const char *path, unsigned t);
+int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, int over);
+/* over: the file of a refold (cmp_fold.c), whose deletions are of fresh
+ * keys (skipped as fresh entries are) and of the whole run space below
+ * its own runs (a range deletion: its block is not read). A deletion of a
+ * run key in its data blocks is still corruption. */
+/* Ask the OS to read d's whole file into its page cache, without waiting
+ * (a file written through RocksDB's SstFileWriter leaves it: the writer
+ * drops what it wrote, and probes would then read the disk). */
+void cmp_direct_prefetch(const cmp_direct *d);
 /* Take another reference; returns d. Accepts NULL. */
 cmp_direct *cmp_direct_ref(cmp_direct *d);
 /* Drop a reference; the last one closes and frees. Accepts NULL. */

@@ -570,7 +570,7 @@ static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
     cmp_direct *d = NULL;
     if (path) {
         sprintf(path, "%s%s%s", s->path, name[0] == '/' ? "" : "/", name);
-        (void)cmp_direct_open(&d, path, t);
+        (void)cmp_direct_open(&d, path, t, 0);
     }
     free(path);
     return d;
@@ -885,6 +885,7 @@ struct st_regen {
     st_snap *snap;
     uint64_t runs_seq, dels_seq;
     cmp_flog log;
+    cmp_direct *direct; /* its runs read from the file, once ingested */
     rocksdb_envoptions_t *env;
     rocksdb_sstfilewriter_t *w;   /* the family being written, or NULL */
     rocksdb_ingestexternalfileoptions_t *ingest;
@@ -1035,6 +1036,11 @@ int st_regen_end(st_regen *g)
             g->w = NULL;
             g->written[g->cf] = 1;
             flush_family(g->s, g->snap->gen->cf[g->cf]);
+            /* Opened now, read once ingested: the ingest links the file
+             * into the database (the same inode) and unlinks this name.
+             * If it cannot be read directly, RocksDB reads it. */
+            (void)cmp_direct_open(&g->direct, g->file, (unsigned)g->table, 1);
+            if (g->direct) cmp_direct_prefetch(g->direct);
             return ND_OK;
         }
         if (rc == ND_OK) {
@@ -1076,6 +1082,11 @@ int st_regen_apply_table(st_regen *g, int *applied)
     if (rc == ND_OK) {
         atomic_store(&g->snap->gen->settled[cf], 0);
         cmp_fresh_commit(s->fresh, &g->log);
+        /* The file holds every run (its range deletion hides the older
+         * ones), so queries read it directly without waiting for a
+         * compaction; the next run-space write drops the reader. */
+        direct_swap(s, g->snap->gen, (unsigned)g->table, g->direct, NULL);
+        g->direct = NULL;
         *applied = 1;
     }
     atomic_fetch_add(&s->runs_seq, 1);
@@ -1139,6 +1150,7 @@ void st_regen_free(st_regen *g)
     if (g->table >= 0 && g->file) (void)unlink(g->file); /* not ingested */
     st_snap_free(g->snap);
     cmp_flog_dispose(&g->log);
+    cmp_direct_unref(g->direct);
     if (g->env) rocksdb_envoptions_destroy(g->env);
     if (g->ingest) rocksdb_ingestexternalfileoptions_destroy(g->ingest);
     free(g->file);
