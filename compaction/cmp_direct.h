@@ -46,9 +46,9 @@ int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, int over);
  * keys (skipped as fresh entries are) and of the whole run space below
  * its own runs (a range deletion: its block is not read). A deletion of a
  * run key in its data blocks is still corruption. */
-/* Ask the OS to read d's whole file into its page cache, without waiting
- * (a file written through RocksDB's SstFileWriter leaves it: the writer
- * drops what it wrote, and probes would then read the disk). */
+/* Read d's whole file once, so that the OS page cache holds it (RocksDB's
+ * SstFileWriter drops what it wrote from the cache, and probes would read
+ * the disk). Best effort: a failed read only leaves it uncached. */
 void cmp_direct_prefetch(const cmp_direct *d);
 /* Take another reference; returns d. Accepts NULL. */
 cmp_direct *cmp_direct_ref(cmp_direct *d);
