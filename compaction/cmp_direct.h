@@ -42,10 +42,10 @@ typedef struct cmp_direct cmp_direct;
  * mismatch or malformed structure, ND_ENOMEM; each names path. The
  * result holds one reference (and the file open). */
 int cmp_direct_open(cmp_direct **out, const char *path, unsigned t, int over);
-/* over: the file of a refold (cmp_fold.c), whose deletions are of fresh
- * keys (skipped as fresh entries are) and of the whole run space below
- * its own runs (a range deletion: its block is not read). A deletion of a
- * run key in its data blocks is still corruption. */
+/* over: the runs file of a refold (cmp_fold.c), whose range deletion of
+ * the whole run space lies below its own runs (its block is not read).
+ * Deletions of fresh keys are skipped as fresh entries are; a deletion of
+ * a run key in its data blocks is still corruption. */
 /* Read d's whole file once, so that the OS page cache holds it (RocksDB's
  * SstFileWriter drops what it wrote from the cache, and probes would read
  * the disk). Best effort: a failed read only leaves it uncached. */

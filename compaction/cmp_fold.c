@@ -23,12 +23,13 @@
  * Where fresh entries fall into most runs, a seek and a rewrite through
  * the WAL per run cost more than rewriting the whole table: the refold
  * (st_table_refold) walks the runs of a snapshot once, merges the fresh
- * entries of that snapshot in, and writes one file that deletes those
- * fresh keys and the whole run space (a range deletion, which does not
- * cover the file's own runs) and holds the new runs. The writers are held
- * off only to take the snapshot and to ingest the file; a write between
- * that deleted a fresh entry or changed runs would be undone by the file,
- * so then nothing is ingested and the run-by-run fold takes over.
+ * entries of that snapshot in, and writes a file that deletes the whole
+ * run space (a range deletion, which does not cover the file's own runs)
+ * and holds the new runs, and one that deletes those fresh keys; both are
+ * ingested at once. The writers are held off only to take the snapshot
+ * and to ingest; a write between that deleted a fresh entry or changed
+ * runs would be undone by the files, so then nothing is ingested and the
+ * run-by-run fold takes over.
  */
 #include <stdlib.h>
 #include <string.h>

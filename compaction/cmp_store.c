@@ -370,14 +370,16 @@ static int probe_dir(const char *path)
 
 /* Meta record of the current generation (decimal; absent: 0). */
 #define GEN_KEY "st.gen"
-/* The file of the family being written into a new generation. */
+/* The file of the family being written into a new generation, or of a
+ * table's runs rewritten in place; the deletions of the latter. */
 #define REGEN_FILE "regen.sst.tmp"
+#define REGEN_DEL_FILE "regen-del.sst.tmp"
 
-/* dir/REGEN_FILE, malloc'd; NULL when out of memory. */
-static char *regen_file_path(const char *dir)
+/* dir/name, malloc'd; NULL when out of memory. */
+static char *regen_file_path(const char *dir, const char *name)
 {
-    char *p = malloc(strlen(dir) + sizeof "/" REGEN_FILE);
-    if (p) sprintf(p, "%s/" REGEN_FILE, dir);
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    if (p) sprintf(p, "%s/%s", dir, name);
     return p;
 }
 
@@ -694,11 +696,14 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         rc = open_db(s, path, state == 0, o->ntables, o->readonly);
     }
     if (rc < 0) goto cleanup;
-    if (!o->readonly) { /* a crash mid-way left it (the lock is ours now) */
-        char *tmp = regen_file_path(path);
-        if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-        (void)unlink(tmp);
-        free(tmp);
+    if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
+        const char *names[2] = {REGEN_FILE, REGEN_DEL_FILE};
+        for (int i = 0; i < 2; i++) {
+            char *tmp = regen_file_path(path, names[i]);
+            if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+            (void)unlink(tmp);
+            free(tmp);
+        }
     }
     ND_TRY(cmp_fresh_new(&s->fresh, s, s->ntables));
     if (!o->readonly) flush_table_memtables(s);
@@ -886,6 +891,14 @@ struct st_regen {
     uint64_t runs_seq, dels_seq;
     cmp_flog log;
     cmp_direct *direct; /* its runs read from the file, once ingested */
+    /* The deletions of its fresh keys go to a file of their own: a file
+     * holding them and the runs would span the fresh keys flushed since
+     * the view, and RocksDB would ingest it into level 0 and compact it
+     * down level by level, where the runs alone go just above the
+     * table's runs. */
+    rocksdb_sstfilewriter_t *dw;
+    char *dfile;
+    uint64_t dkeys;
     rocksdb_envoptions_t *env;
     rocksdb_sstfilewriter_t *w;   /* the family being written, or NULL */
     rocksdb_ingestexternalfileoptions_t *ingest;
@@ -906,7 +919,7 @@ static int regen_alloc(st_regen **out, st_store *s)
     g->table = -1;
     g->env = rocksdb_envoptions_create();
     g->ingest = rocksdb_ingestexternalfileoptions_create();
-    g->file = regen_file_path(s->path);
+    g->file = regen_file_path(s->path, REGEN_FILE);
     if (!g->env || !g->ingest || !g->file) {
         st_regen_free(g);
         return nd_err_set(ND_ENOMEM, "storage: out of memory");
@@ -954,6 +967,8 @@ int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **
     ND_RETURN_IF(t >= s->ntables, ND_EINVAL, "storage: no table %u", t);
     ND_FORWARD(regen_alloc(&g, s));
     g->table = (int)t;
+    g->dfile = regen_file_path(s->path, REGEN_DEL_FILE);
+    if (!g->dfile) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     g->runs_seq = atomic_load(&s->runs_seq);
     g->dels_seq = atomic_load(&s->dels_seq);
     ND_TRY(st_snap_new(&g->snap, s));
@@ -995,9 +1010,15 @@ int st_regen_delete(st_regen *g, const void *key, size_t klen)
     char *err = NULL;
     ND_RETURN_IF(g->table < 0 || !g->w, ND_EINVAL,
                  "storage: only a table rewritten in place deletes");
-    rocksdb_sstfilewriter_delete(g->w, key, klen, &err);
-    ND_FORWARD(take_error(err, g->file));
-    g->keys++;
+    if (!g->dw) {
+        g->dw = rocksdb_sstfilewriter_create(g->env, g->s->table_opts);
+        ND_RETURN_IF(!g->dw, ND_ENOMEM, "storage: out of memory");
+        rocksdb_sstfilewriter_open(g->dw, g->dfile, &err);
+        ND_FORWARD(take_error(err, g->dfile));
+    }
+    rocksdb_sstfilewriter_delete(g->dw, key, klen, &err);
+    ND_FORWARD(take_error(err, g->dfile));
+    g->dkeys++;
     return cmp_flog_note(&g->log, (unsigned)g->table, key, klen, 0);
 }
 
@@ -1014,10 +1035,40 @@ int st_regen_delete_range(st_regen *g, const void *lo, size_t lolen, const void 
 
 static void regen_drop_writer(st_regen *g)
 {
+    if (g->dw) {
+        rocksdb_sstfilewriter_destroy(g->dw);
+        g->dw = NULL;
+        (void)unlink(g->dfile);
+    }
     if (!g->w) return;
     rocksdb_sstfilewriter_destroy(g->w);
     g->w = NULL;
     (void)unlink(g->file);
+}
+
+/* st_regen_end in place: the files are ingested later
+ * (st_regen_apply_table), with the writers held off. */
+static int regen_end_table(st_regen *g)
+{
+    char *err = NULL;
+    if (g->keys) rocksdb_sstfilewriter_finish(g->w, &err);
+    ND_FORWARD(take_error(err, g->file));
+    if (g->dkeys) rocksdb_sstfilewriter_finish(g->dw, &err);
+    ND_FORWARD(take_error(err, g->dfile));
+    rocksdb_sstfilewriter_destroy(g->w);
+    g->w = NULL;
+    if (g->dw) rocksdb_sstfilewriter_destroy(g->dw);
+    g->dw = NULL;
+    g->written[g->cf] = 1;
+    /* Flushing the memtables now leaves that ingest less to flush first
+     * (a file overlapping them waits for their flush). */
+    flush_family(g->s, g->snap->gen->cf[g->cf]);
+    /* Opened now, read once ingested: the ingest links the file into the
+     * database (the same inode) and unlinks this name. If it cannot be
+     * read directly, RocksDB reads it. */
+    if (g->keys) (void)cmp_direct_open(&g->direct, g->file, (unsigned)g->table, 1);
+    if (g->direct) cmp_direct_prefetch(g->direct);
+    return ND_OK;
 }
 
 int st_regen_end(st_regen *g)
@@ -1025,24 +1076,10 @@ int st_regen_end(st_regen *g)
     char *err = NULL;
     int rc = ND_OK;
     ND_RETURN_IF(!g->w, ND_EINVAL, "storage: no family is being written");
+    if (g->table >= 0) return regen_end_table(g);
     if (g->keys) { /* an empty family needs no file (RocksDB refuses one) */
         rocksdb_sstfilewriter_finish(g->w, &err);
         rc = take_error(err, g->file);
-        if (rc == ND_OK && g->table >= 0) {
-            /* Ingested later (st_regen_apply_table), with the writers held
-             * off: flushing the memtables now leaves that ingest less to
-             * flush first (a file overlapping them waits for their flush). */
-            rocksdb_sstfilewriter_destroy(g->w);
-            g->w = NULL;
-            g->written[g->cf] = 1;
-            flush_family(g->s, g->snap->gen->cf[g->cf]);
-            /* Opened now, read once ingested: the ingest links the file
-             * into the database (the same inode) and unlinks this name.
-             * If it cannot be read directly, RocksDB reads it. */
-            (void)cmp_direct_open(&g->direct, g->file, (unsigned)g->table, 1);
-            if (g->direct) cmp_direct_prefetch(g->direct);
-            return ND_OK;
-        }
         if (rc == ND_OK) {
             const char *files[1] = {g->file};
             rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->cf], files, 1, g->ingest,
@@ -1067,7 +1104,12 @@ int st_regen_apply_table(st_regen *g, int *applied)
                  "storage: no table rewritten in place to apply");
     if (atomic_load(&s->runs_seq) != g->runs_seq || atomic_load(&s->dels_seq) != g->dels_seq)
         return ND_OK; /* the file no longer says what the table holds */
-    if (!g->keys) { /* an empty table without fresh entries */
+    /* Key order: the fresh space ('F') below the runs ('R'). */
+    const char *files[2];
+    size_t n = 0;
+    if (g->dkeys) files[n++] = g->dfile;
+    if (g->keys) files[n++] = g->file;
+    if (n == 0) { /* an empty table without fresh entries */
         *applied = 1;
         return ND_OK;
     }
@@ -1076,8 +1118,7 @@ int st_regen_apply_table(st_regen *g, int *applied)
      * above (the same generation: a switch moves it) names the family. */
     atomic_fetch_add(&s->runs_seq, 1);
     direct_drop(s, 1ull << g->table);
-    const char *files[1] = {g->file};
-    rocksdb_ingest_external_file_cf(s->db, g->snap->gen->cf[cf], files, 1, g->ingest, &err);
+    rocksdb_ingest_external_file_cf(s->db, g->snap->gen->cf[cf], files, n, g->ingest, &err);
     int rc = take_error(err, "ingesting a rewritten table");
     if (rc == ND_OK) {
         atomic_store(&g->snap->gen->settled[cf], 0);
@@ -1147,13 +1188,17 @@ void st_regen_free(st_regen *g)
         }
         gen_destroy(g->next);
     }
-    if (g->table >= 0 && g->file) (void)unlink(g->file); /* not ingested */
+    if (g->table >= 0) { /* not ingested */
+        if (g->file) (void)unlink(g->file);
+        if (g->dfile) (void)unlink(g->dfile);
+    }
     st_snap_free(g->snap);
     cmp_flog_dispose(&g->log);
     cmp_direct_unref(g->direct);
     if (g->env) rocksdb_envoptions_destroy(g->env);
     if (g->ingest) rocksdb_ingestexternalfileoptions_destroy(g->ingest);
     free(g->file);
+    free(g->dfile);
     free(g);
 }
 

@@ -231,14 +231,15 @@ uint64_t st_generation(st_store *s);
  * sequential fold (st_table_refold). st_regen_new_table (the caller holds
  * the writers off for the call) takes the view *snap (g's) the rewrite
  * reads; then st_regen_begin(g, ST_CF_TABLE(t)), deletes and puts in
- * ascending key order, st_regen_end (writes and closes the file), and
- * st_regen_apply_table with the writers held off again: the file is
- * ingested over the table (its deletions of fresh entries reach the
- * mirror) unless a write since the view moved runs or deleted fresh
- * entries, which the file would undo: then *applied = 0 and nothing
- * changed. */
+ * ascending key order, st_regen_end (writes and closes its files: the
+ * deletions of fresh keys, the range deletion and the runs), and
+ * st_regen_apply_table with the writers held off again: the files are
+ * ingested over the table at once (the deletions of fresh entries reach
+ * the mirror, the runs file is read directly) unless a write since the
+ * view moved runs or deleted fresh entries, which the files would undo:
+ * then *applied = 0 and nothing changed. */
 int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap);
-/* A deletion of key, or of the keys in [lo, hi), in the file (in place
+/* A deletion of fresh key key, or of the run keys in [lo, hi) (in place
  * only: a generation's files hold no deletions). */
 int st_regen_delete(st_regen *g, const void *key, size_t klen);
 int st_regen_delete_range(st_regen *g, const void *lo, size_t lolen, const void *hi,
@@ -283,8 +284,8 @@ int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_s
                             st_u64_read_fn read, void *payload, uint64_t *put);
 
 /* Fold table t's fresh entries into its runs by rewriting the whole table
- * in one forward walk into one file (st_regen_new_table), which replaces
- * its run space and deletes the fresh entries it placed. Cheaper than
+ * in one forward walk (st_regen_new_table) into a file that replaces its
+ * run space, ingested with one that deletes the fresh entries it placed. Cheaper than
  * st_table_fold when fresh entries touch most runs: no seek per run, no
  * rewritten run through the WAL and the memtables. lock and unlock (may be
  * NULL) hold the writers off at the start and at the end only; writers go
