@@ -5,8 +5,8 @@
  * random values with the spacing of a table of N fingerprints (mean gap
  * 2^64 / N). Every query decodes runs, so decode time is on its path.
  *
- * The one bench program that uses an internal header (cmp_codec.h, through
- * neardup_internal_dep): the codec has no public API.
+ * It uses an internal header (cmp_codec.h, through neardup_internal_dep):
+ * the codec has no public API.
  *
  * usage: bench_codec [--runs R] [--n ENTRIES_PER_RUN] [--reps K]
  * Prints, per N in 1M, 10M, 100M and per version: bits per entry of the

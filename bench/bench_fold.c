@@ -1,0 +1,165 @@
+/*
+ * bench_fold.c — what a fold costs on a kept bench_db database, and how
+ * queries fare right after it: the run-by-run fold (st_table_fold) against
+ * the sequential refold (st_table_refold), each followed by the table
+ * compaction a background fold does (st_compact_tables).
+ *
+ * usage: bench_fold DB [--add N] [--start S] [--fold run|refold]
+ *                      [--queries Q]
+ *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
+ *              opened without background folds
+ *   --add N    first nd_add_if_new N documents of bench_db's stream (k=3),
+ *              ids S.. (default 200M: not among a 100M database's)
+ *   --fold F   then fold every table (run or refold), time it, and compact
+ *              the tables (timed)
+ *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
+ *              open, after the fold and after the compaction (default 5000)
+ * Prints one line per step: the fresh entries at open, add rate, each
+ * table's fold time, p50/p90 query latency, which tables are read directly.
+ * Copy DB first to compare the two folds on the same state (a fold changes
+ * it). Internal: the folds and the compaction have no public API.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bdb.h"
+#include "cmp_direct.h"
+#include "db.h"
+#include "neardup.h"
+#include "storage.h"
+
+#define TRY(call)                                                                   \
+    do {                                                                            \
+        if ((call) != ND_OK) {                                                      \
+            fprintf(stderr, "bench_fold: %s: %s\n", #call, nd_errmsg());            \
+            exit(2);                                                                \
+        }                                                                           \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Latency of nq fingerprint-only k=3 queries, and the direct tables. */
+static void queries(nd_db *db, const bdb_gen *g, size_t nq, const char *when)
+{
+    if (!nq) return;
+    nd_results *r;
+    double *lat = malloc(nq * sizeof *lat);
+    if (!lat) exit(2);
+    TRY(nd_results_new(&r));
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FP_ONLY;
+    for (size_t j = 0; j < nq; j++) {
+        uint64_t q = bdb_query(g, BDB_QUERY, j, NULL);
+        double t0 = now_s();
+        TRY(nd_query(r, db, q, 3, &qo));
+        lat[j] = (now_s() - t0) * 1e6;
+    }
+    qsort(lat, nq, sizeof *lat, cmp_double);
+    unsigned direct = 0;
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        cmp_direct *d = st_table_direct(db->store, t);
+        direct += d != NULL;
+        cmp_direct_unref(d);
+    }
+    printf("%s: k=3 fp-only p50 %.1f us, p90 %.1f us; %u of %u tables direct\n", when,
+           lat[nq / 2], lat[nq * 9 / 10], direct, db->plan.info.tables);
+    fflush(stdout);
+    nd_results_free(r);
+    free(lat);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t add = 0, start = 200000000;
+    size_t nq = 5000;
+    const char *fold = NULL;
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: bench_fold DB [--add N] [--start S] [--fold run|refold] "
+                        "[--queries Q]\n");
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "bench_fold: %s needs a value\n", a);
+            return 2;
+        }
+        if (strcmp(a, "--add") == 0) add = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--start") == 0) start = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--queries") == 0) nq = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
+        else {
+            fprintf(stderr, "bench_fold: unknown option %s %s\n", a, v);
+            return 2;
+        }
+        i++;
+    }
+    nd_db *db;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_NO_BACKGROUND;
+    o.fold_threshold = UINT64_MAX;
+    double t0 = now_s();
+    TRY(nd_open(&db, argv[1], &o));
+    uint64_t nfps = 0, fresh = 0;
+    TRY(nd_db_count(db, NULL, &nfps));
+    unsigned nt = db->plan.info.tables;
+    for (unsigned t = 0; t < nt; t++) {
+        uint64_t f;
+        TRY(st_table_fresh_count(db->store, t, &f));
+        fresh += f;
+    }
+    bdb_gen g = {1, nfps};
+    printf("open %.1f s: %llu fingerprints, %llu fresh entries in %u tables\n", now_s() - t0,
+           (unsigned long long)nfps, (unsigned long long)fresh, nt);
+    queries(db, &g, nq, "at open");
+
+    if (add) {
+        nd_results *r;
+        TRY(nd_results_new(&r));
+        t0 = now_s();
+        for (uint64_t j = 0; j < add; j++) {
+            uint8_t key[8];
+            uint64_t id = (1ull << 62) | (start + j);
+            for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
+            TRY(nd_add_if_new(r, db, key, 8, bdb_query(&g, BDB_STREAM, start + j, NULL), 0, 2, 3));
+        }
+        printf("add_if_new %llu documents: %.0f docs/s\n", (unsigned long long)add,
+               (double)add / (now_s() - t0));
+        nd_results_free(r);
+    }
+
+    if (fold) {
+        double all = now_s();
+        for (unsigned t = 0; t < nt; t++) {
+            uint64_t folded = 0;
+            t0 = now_s();
+            if (strcmp(fold, "refold") == 0)
+                TRY(st_table_refold(db->store, t, db->run_size, NULL, NULL, NULL, &folded));
+            else TRY(st_table_fold(db->store, t, db->run_size, 0, NULL, NULL, NULL, &folded));
+            printf("  %s table %u: %llu entries in %.1f s\n", fold, t,
+                   (unsigned long long)folded, now_s() - t0);
+        }
+        printf("%s: %.1f s\n", fold, now_s() - all);
+        queries(db, &g, nq, "after the fold");
+        t0 = now_s();
+        TRY(st_compact_tables(db->store));
+        printf("table compaction: %.1f s\n", now_s() - t0);
+        queries(db, &g, nq, "after the compaction");
+    }
+    TRY(nd_close(db));
+    return 0;
+}
