@@ -121,7 +121,10 @@ void db_fold_kick(nd_db *db);
  * option if set, else about one per run (fps x tables / run_size), at
  * least DB_DEFAULT_FOLD_THRESHOLD. */
 uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsigned run_size);
-int db_fold_all(nd_db *db);
+/* Fold every table (takes fold_mu; writers go on between steps). With
+ * all, also what writers add meanwhile; without (the background fold),
+ * what they add during a table's sequential refold waits for the next. */
+int db_fold_all(nd_db *db, int all);
 /* Fold every table now; the caller holds fold_mu and write_mu. */
 int db_fold_locked(nd_db *db);
 int db_bg_start(nd_db *db);

@@ -42,21 +42,26 @@ static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
  * per REFOLD_RUNS runs or more) the table is rewritten in one sequential
  * pass (st_table_refold: no seek per run, nothing through the WAL); else,
  * or if a write during that pass deleted or changed runs, run by run
- * (st_table_fold). fps: the store's fingerprints, one entry each. */
+ * (st_table_fold). What writers added during a refold stays fresh unless
+ * all (nd_compact): folding it run by run would write the run space and
+ * so take the table's direct reader away until a compaction.
+ * fps: the store's fingerprints, one entry each. */
 #define REFOLD_RUNS 4
-static int fold_table(nd_db *db, unsigned t, uint64_t fps, st_lock_fn lock, st_lock_fn unlock,
-                      uint64_t *folded)
+static int fold_table(nd_db *db, unsigned t, uint64_t fps, int all, st_lock_fn lock,
+                      st_lock_fn unlock, uint64_t *folded)
 {
     uint64_t fresh = atomic_load(&db->fresh_live[t]), more = 0;
     *folded = 0;
-    if (fresh && fresh * db->run_size * REFOLD_RUNS >= fps)
+    if (fresh && fresh * db->run_size * REFOLD_RUNS >= fps) {
         ND_FORWARD(st_table_refold(db->store, t, db->run_size, lock, unlock, db, folded));
+        if (*folded && !all) return ND_OK;
+    }
     int rc = st_table_fold(db->store, t, db->run_size, db->sync, lock, unlock, db, &more);
     *folded += more;
     return rc;
 }
 
-int db_fold_all(nd_db *db)
+int db_fold_all(nd_db *db, int all)
 {
     int rc = ND_OK;
     pthread_mutex_lock(&db->fold_mu);
@@ -66,7 +71,7 @@ int db_fold_all(nd_db *db)
     pthread_mutex_unlock(&db->write_mu);
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded = 0;
-        rc = fold_table(db, t, fps, lock_writer, unlock_writer, &folded);
+        rc = fold_table(db, t, fps, all, lock_writer, unlock_writer, &folded);
         fresh_lower(db, t, folded);
     }
     pthread_mutex_unlock(&db->fold_mu);
@@ -79,7 +84,7 @@ int db_fold_locked(nd_db *db)
     db->fresh_pending = 0;
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded;
-        rc = fold_table(db, t, db->nfps, NULL, NULL, &folded);
+        rc = fold_table(db, t, db->nfps, 1, NULL, NULL, &folded);
         /* No writer could run: the fresh space is now empty. */
         if (rc == ND_OK) atomic_store(&db->fresh_live[t], 0);
     }
@@ -89,7 +94,7 @@ int db_fold_locked(nd_db *db)
 int nd_compact(nd_db *db)
 {
     ND_FORWARD(db_check_writable(db));
-    ND_FORWARD(db_fold_all(db));
+    ND_FORWARD(db_fold_all(db, 1));
     /* The fold deleted fresh keys and rewritten runs, expire deleted
      * documents: RocksDB keeps their bytes until its files are compacted. */
     return st_compact_files(db->store);
@@ -111,7 +116,7 @@ static void *bg_main(void *p)
          * a fold its rewritten runs are spread over new files, read
          * through RocksDB (10M, 4 tables: k=3 p50 25 -> 110 us) until a
          * compaction makes each table's runs one file again. */
-        if (db_fold_all(db) == ND_OK) (void)st_compact_tables(db->store);
+        if (db_fold_all(db, 0) == ND_OK) (void)st_compact_tables(db->store);
         pthread_mutex_lock(&db->bg_mu);
     }
     pthread_mutex_unlock(&db->bg_mu);
