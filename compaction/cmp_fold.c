@@ -365,6 +365,25 @@ int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_s
     return rc;
 }
 
+/* Append to out table t's fresh values from `from` on, ascending, read
+ * through it: up to max of them. */
+static int read_fresh(st_iter *it, unsigned t, uint64_t from, size_t max, st_u64s *out)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    size_t n = 0;
+    tbl_key(kb, TBL_FRESH, from);
+    for (st_iter_seek(it, kb, sizeof kb); n < max && st_iter_valid(it); st_iter_next(it), n++) {
+        size_t klen;
+        char tag;
+        uint64_t v;
+        const char *k = st_iter_key(it, &klen);
+        if (klen == 0 || k[0] != TBL_FRESH) break;
+        ND_FORWARD(tbl_parse_key(&tag, &v, t, k, klen));
+        ND_FORWARD(st_u64s_push(out, v));
+    }
+    return st_iter_status(it);
+}
+
 /* One fold step from fresh value *pos; sets *done when no fresh entry is
  * left at or above it. */
 static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int *done,
@@ -377,18 +396,7 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
     st_batch_clear(b);
     fresh->n = 0;
     ND_TRY(st_iter_new(&fit, m->s, ST_CF_TABLE(m->t), NULL, 1));
-    tbl_key(kb, TBL_FRESH, *pos);
-    for (st_iter_seek(fit, kb, sizeof kb); fresh->n < FOLD_STEP_READ && st_iter_valid(fit);
-         st_iter_next(fit)) {
-        size_t klen;
-        char tag;
-        uint64_t v;
-        const char *k = st_iter_key(fit, &klen);
-        if (klen == 0 || k[0] != TBL_FRESH) break;
-        ND_TRY(tbl_parse_key(&tag, &v, m->t, k, klen));
-        ND_TRY(st_u64s_push(fresh, v));
-    }
-    ND_TRY(st_iter_status(fit));
+    ND_TRY(read_fresh(fit, m->t, *pos, FOLD_STEP_READ, fresh));
     if (fresh->n == 0) {
         *done = 1;
         /* Writers are excluded here: a table whose mirror was given up
@@ -446,20 +454,13 @@ static int take_fresh(st_regen *g, st_store *s, unsigned t, const st_snap *snap,
 {
     st_iter *it = NULL;
     uint8_t kb[TBL_KEY_LEN];
-    int rc = ND_OK;
+    int rc;
     ND_TRY(st_iter_new_scan_at(&it, s, ST_CF_TABLE(t), snap));
-    tbl_key(kb, TBL_FRESH, 0);
-    for (st_iter_seek(it, kb, sizeof kb); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen;
-        char tag;
-        uint64_t v;
-        const char *k = st_iter_key(it, &klen);
-        if (klen == 0 || k[0] != TBL_FRESH) break;
-        ND_TRY(tbl_parse_key(&tag, &v, t, k, klen));
-        ND_TRY(st_u64s_push(out, v));
-        ND_TRY(st_regen_delete(g, k, klen));
+    ND_TRY(read_fresh(it, t, 0, SIZE_MAX, out));
+    for (size_t i = 0; i < out->n; i++) {
+        tbl_key(kb, TBL_FRESH, out->v[i]);
+        ND_TRY(st_regen_delete(g, kb, sizeof kb));
     }
-    ND_TRY(st_iter_status(it));
 cleanup:
     st_iter_free(it);
     return rc;
