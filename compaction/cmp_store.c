@@ -324,7 +324,13 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->small_opts, 0.02);
 
     rocksdb_block_based_options_set_block_cache(s->table_bbt, s->cache);
-    rocksdb_block_based_options_set_block_size(s->table_bbt, 4096);
+    /* 1 KB blocks (1-2 runs each at 100M), not RocksDB's 4 KB: a probe
+     * reads and checksums one block, and the pread of a block from the
+     * page cache costs 2.6 us at 4 KB against 1.6-1.9 at 1 KB (10 random
+     * reads a query over 10 table files of 500 MB). 100M, 10 tables, k=3
+     * fingerprint-only p50 of 7 alternated runs: 27.0 -> 24.5 us. Costs
+     * 1.6% more table bytes and 4x the block index entries. */
+    rocksdb_block_based_options_set_block_size(s->table_bbt, 1024);
     /* What cmp_direct.c reads (this RocksDB's defaults, pinned): table
      * format 5, XXH3 block checksums, index entries one restart each. */
     rocksdb_block_based_options_set_format_version(s->table_bbt, 5);
