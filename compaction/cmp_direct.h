@@ -3,9 +3,9 @@
  * that holds them (compaction internal; engine/ never includes this).
  *
  * Why: at 100M a k=3 query makes 10 probes, and through RocksDB each is a
- * binary search of the file's index block, a 4 KB pread from the page
- * cache and the read path around it: 4-5 us a probe, where the in-memory
- * reference takes 0.3 us. After an import a table's run space is exactly
+ * binary search of the file's index block, a pread of a block (4 KB then,
+ * 1 KB now) from the page cache and the read path around it: 4-5 us a
+ * probe, where the in-memory reference takes 0.3 us. After an import a table's run space is exactly
  * one file that nothing rewrites (the generation's ingested SST), so this
  * reader keeps the index of its data blocks as an array of 64-bit bounds
  * with a direct index on their top 16 bits, and finds a run by one lookup,
@@ -74,6 +74,12 @@ typedef struct cmp_direct_it {
 /* Position it before the first run whose tail is >= x, reading blocks
  * into buf. */
 int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_direct_it *it);
+/* A hint that a seek at x comes soon, so that the cache misses of the
+ * index look-ups of several files (a query probes one per table) overlap
+ * instead of following each other: stage 1 asks for the direct index's
+ * entry of x; stage 2, after stage 1 of every file, reads it and asks
+ * for the block bounds and offsets it points to. Changes nothing else. */
+void cmp_direct_hint(const cmp_direct *d, uint64_t x, int stage);
 /* The next run: 1 with its tail and encoded bytes (valid until the next
  * call), 0 after the last, or ND_ECORRUPT naming the file and block for a
  * malformed entry or a block whose checksum does not match (ND_EIO,

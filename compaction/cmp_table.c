@@ -298,6 +298,11 @@ cleanup:
     return rc;
 }
 
+void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int stage)
+{
+    if (r->dir[t]) cmp_direct_hint(r->dir[t], lo, stage);
+}
+
 int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
                    st_u64s *out)
 {
