@@ -77,30 +77,47 @@ static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
                       (unsigned long long)off);
 }
 
-/* Read the block at off (len bytes) and its trailer into buf, verify
- * its checksum; *entries_end is where its entries end, *nr the count of
- * its restart points (the array starts at *entries_end). */
+/* Make buf hold the block at off (len bytes) and its trailer, verify its
+ * checksum; *blk is where the block starts, *entries_end where its
+ * entries end, *nr the count of its restart points (the array starts at
+ * *entries_end). A buffer that reads ahead keeps what it read and serves
+ * the next blocks from it. */
 static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
-                    const uint8_t **entries_end, uint32_t *nr)
+                    const uint8_t **blk, const uint8_t **entries_end, uint32_t *nr)
 {
     if (off > d->size || len > d->size - off || d->size - off - len < TRAILER_LEN || len < 4)
         return corrupt(d, "block out of the file", off);
     size_t need = (size_t)len + TRAILER_LEN;
-    if (buf->cap < need) {
-        uint8_t *p = realloc(buf->p, need);
-        ND_RETURN_IF(!p, ND_ENOMEM, "table %u: out of memory reading %s", d->t, d->path);
-        buf->p = p;
-        buf->cap = need;
+    uint8_t *b;
+    if (buf->ahead && buf->wd == d && off >= buf->woff && need <= buf->wlen &&
+        off - buf->woff <= buf->wlen - need) {
+        b = buf->p + (off - buf->woff);
+    } else {
+        size_t want = need;
+        if (buf->ahead && buf->ahead > need)
+            want = d->size - off < buf->ahead ? (size_t)(d->size - off) : buf->ahead;
+        if (buf->cap < want) {
+            uint8_t *p = realloc(buf->p, want);
+            ND_RETURN_IF(!p, ND_ENOMEM, "table %u: out of memory reading %s", d->t, d->path);
+            buf->p = p;
+            buf->cap = want;
+        }
+        buf->wd = NULL; /* nothing held while the read is partial */
+        b = buf->p;
+        for (size_t got = 0; got < want;) {
+            ssize_t r = pread(d->fd, b + got, want - got, (off_t)(off + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0)
+                return nd_err_set(ND_EIO, "table %u: reading %s at offset %llu: %s", d->t,
+                                  d->path, (unsigned long long)(off + got),
+                                  r < 0 ? strerror(errno) : "end of file");
+            got += (size_t)r;
+        }
+        buf->wd = d;
+        buf->woff = off;
+        buf->wlen = want;
     }
-    uint8_t *b = buf->p;
-    for (size_t got = 0; got < need;) {
-        ssize_t r = pread(d->fd, b + got, need - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0)
-            return nd_err_set(ND_EIO, "table %u: reading %s at offset %llu: %s", d->t, d->path,
-                              (unsigned long long)(off + got), r < 0 ? strerror(errno) : "end of file");
-        got += (size_t)r;
-    }
+    *blk = b;
     if (b[len] != 0) return corrupt(d, "compressed block", off);
     if ((uint32_t)nd_xxh3_64(b, (size_t)len) != load_le32(b + len + 1))
         return corrupt(d, "block checksum mismatch", off);
@@ -170,8 +187,9 @@ static int walk_block(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direc
     uint32_t nr;
     uint8_t key[128];
     size_t klen = 0, vlen;
-    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
-    for (const uint8_t *p = buf->p; p < end;) {
+    const uint8_t *b;
+    ND_FORWARD(block_at(d, off, len, buf, &b, &end, &nr));
+    for (const uint8_t *p = b; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
             return corrupt(d, what, off);
         int rc = cb(payload, key, klen, val, vlen);
@@ -243,8 +261,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
     uint32_t nr;
     uint8_t key[TBL_KEY_LEN + 8];
     size_t klen = 0, vlen, i = 0, n = 0;
-    ND_FORWARD(block_at(d, off, len, buf, &end, &nr));
-    b = buf->p;
+    ND_FORWARD(block_at(d, off, len, buf, &b, &end, &nr));
     d->bound = malloc(nr * sizeof *d->bound);
     d->off = malloc((nr + 1) * sizeof *d->off);
     ND_RETURN_IF(!d->bound || !d->off, ND_ENOMEM,
@@ -381,8 +398,8 @@ static int enter_block(cmp_direct_it *it, size_t i)
     it->klen = 0;
     if (i >= d->n) return ND_OK;
     ND_FORWARD(block_at(d, d->off[i], d->off[i + 1] - d->off[i] - TRAILER_LEN, it->buf,
-                        &it->end, &nr));
-    it->p = it->buf->p;
+                        &it->blk, &it->end, &nr));
+    it->p = it->blk;
     return ND_OK;
 }
 
@@ -397,7 +414,7 @@ int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t 
             ND_FORWARD(enter_block(it, it->block + 1));
             if (it->block >= d->n) return 0;
         }
-        at = d->off[it->block] + (uint64_t)(it->p - it->buf->p);
+        at = d->off[it->block] + (uint64_t)(it->p - it->blk);
         if (entry_at(&it->p, it->end, 1, it->key, &it->klen, sizeof it->key, &v, vlen) < 0 ||
             it->klen == 0)
             return corrupt(d, "malformed run entry", at);
@@ -450,7 +467,7 @@ int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_di
         if (rc <= 0) return rc;
         if (tail >= x) {
             if (it->block != block) { /* it was the first of the next block */
-                it->p = it->buf->p;
+                it->p = it->blk;
                 it->klen = 0;
             } else {
                 it->p = p;

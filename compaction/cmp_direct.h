@@ -55,10 +55,17 @@ cmp_direct *cmp_direct_ref(cmp_direct *d);
 /* Drop a reference; the last one closes and frees. Accepts NULL. */
 void cmp_direct_unref(cmp_direct *d);
 
-/* A reader's block buffer, grown as needed; free(p) when done. */
+/* A reader's block buffer, grown as needed; free(p) when done. Zeroed,
+ * it reads one block at a time (probes); with ahead set, the reader of a
+ * walk through a file reads ahead bytes at once and serves the following
+ * blocks from them (a 1 KB block a pread would cost a syscall each). */
 typedef struct cmp_direct_buf {
     uint8_t *p;
     size_t cap;
+    size_t ahead;           /* bytes read at once; 0: a block at a time */
+    const cmp_direct *wd;   /* p holds bytes [woff, woff + wlen) of wd's file */
+    uint64_t woff;
+    size_t wlen;
 } cmp_direct_buf;
 
 /* A position among the runs of the file, in key order. */
@@ -66,6 +73,7 @@ typedef struct cmp_direct_it {
     const cmp_direct *d;
     cmp_direct_buf *buf;     /* holds the current block */
     size_t block;            /* index of the current block */
+    const uint8_t *blk;      /* where it starts (in buf) */
     const uint8_t *p, *end;  /* next entry, end of the current block's entries */
     uint8_t key[24];         /* the last key read (prefix-compressed) */
     size_t klen;

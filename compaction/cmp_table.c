@@ -541,6 +541,9 @@ cleanup:
 
 /* How many runs a cursor steps over with next() before it seeks instead. */
 #define CURSOR_MAX_STEPS 8
+/* What a scanning cursor reads of a table's file at once when it reads
+ * the file directly (RocksDB's scans read ahead SCAN_READAHEAD). */
+#define CURSOR_AHEAD (256u << 10)
 
 /* The run iterator stands on the current run: the first whose tail is >=
  * the last lo asked for. Runs only ever come after it, so the cursor moves
@@ -550,6 +553,15 @@ struct st_cursor {
     unsigned t;
     st_snap *snap;
     st_iter *runs, *fresh;
+    /* Or the runs read from the table's file, when it holds the run space
+     * of the snapshot: the run under the cursor (valid until it moves). */
+    cmp_direct *d;
+    cmp_direct_buf dbuf;
+    cmp_direct_it dit;
+    int don, drc;       /* on a run; the error that ended the walk */
+    uint64_t dtail;
+    const char *dval;
+    size_t dvlen;
     cmp_codec *codec;
     uint64_t *buf;      /* the decoded run under the iterator, if have_buf */
     size_t nbuf;
@@ -557,6 +569,8 @@ struct st_cursor {
     uint64_t buf_tail;
     int fresh_done;     /* the fresh space holds nothing at or above here */
 };
+
+static int cursor_seek(st_cursor *c, uint64_t x);
 
 int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
 {
@@ -567,15 +581,24 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
     c->buf = malloc(CMP_RUN_MAX * sizeof *c->buf);
     if (!c->buf) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(cmp_codec_new(&c->codec));
+    /* The table's direct reader holds the snapshot's runs when no
+     * run-space write began (runs_seq moves first) from before the reader
+     * was taken until the snapshot was: its file never changes. */
+    uint64_t seq = st_runs_seq(s);
+    if (!(seq & 1)) c->d = st_table_direct(s, t);
     ND_TRY(st_snap_new(&c->snap, s));
-    if (scan) ND_TRY(st_iter_new_scan_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
-    else ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    if (c->d && st_runs_seq(s) != seq) {
+        cmp_direct_unref(c->d);
+        c->d = NULL;
+    }
+    if (!c->d && scan) ND_TRY(st_iter_new_scan_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    else if (!c->d) ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
     ND_TRY(st_iter_new_at(&c->fresh, s, ST_CF_TABLE(t), c->snap));
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, 0);
     st_iter_seek(c->fresh, kb, sizeof kb);
-    tbl_key(kb, TBL_RUN, 0);
-    st_iter_seek(c->runs, kb, sizeof kb);
+    c->dbuf.ahead = scan ? CURSOR_AHEAD : 0;
+    ND_TRY(cursor_seek(c, 0));
     *out = c;
     return ND_OK;
 cleanup:
@@ -589,18 +612,56 @@ void st_cursor_free(st_cursor *c)
     st_iter_free(c->runs);
     st_iter_free(c->fresh);
     st_snap_free(c->snap);
+    cmp_direct_unref(c->d);
+    free(c->dbuf.p);
     cmp_codec_free(c->codec);
     free(c->buf);
     free(c);
 }
 
-/* The run under the iterator, decoded (once). 0 when past the last run. */
+/* Is the cursor on a run? 1 with its tail; 0 past the last run or on an
+ * error (then in *rc). */
+static int cursor_on(st_cursor *c, uint64_t *tail, int *rc)
+{
+    if (!c->d) return at_space(c->runs, TBL_RUN, c->t, tail, rc);
+    *rc = c->drc;
+    *tail = c->dtail;
+    return c->don;
+}
+
+static void cursor_next(st_cursor *c)
+{
+    if (!c->d) {
+        st_iter_next(c->runs);
+        return;
+    }
+    int rc = cmp_direct_next(&c->dit, &c->dtail, &c->dval, &c->dvlen);
+    c->don = rc > 0;
+    if (rc < 0) c->drc = rc;
+}
+
+/* Onto the first run whose tail is >= x. */
+static int cursor_seek(st_cursor *c, uint64_t x)
+{
+    if (!c->d) {
+        uint8_t kb[TBL_KEY_LEN];
+        tbl_key(kb, TBL_RUN, x);
+        st_iter_seek(c->runs, kb, sizeof kb);
+        return ND_OK;
+    }
+    c->drc = cmp_direct_seek(c->d, x, &c->dbuf, &c->dit);
+    c->don = 0;
+    if (c->drc == ND_OK) cursor_next(c);
+    return c->drc;
+}
+
+/* The run under the cursor, decoded (once). 0 when past the last run. */
 static int cursor_run(st_cursor *c, uint64_t *tail, int *rc)
 {
-    if (!at_space(c->runs, TBL_RUN, c->t, tail, rc)) return 0;
+    if (!cursor_on(c, tail, rc)) return 0;
     if (!c->have_buf || c->buf_tail != *tail) {
-        size_t vlen;
-        const char *val = st_iter_value(c->runs, &vlen);
+        size_t vlen = c->dvlen;
+        const char *val = c->d ? c->dval : st_iter_value(c->runs, &vlen);
         c->have_buf = 0;
         *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, 0, val, vlen);
         if (*rc < 0) return 0;
@@ -617,13 +678,12 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     size_t start = out->n, nfresh = 0;
     int rc = ND_OK, steps = 0;
     /* Forward to the first run whose tail is >= lo. */
-    while (at_space(c->runs, TBL_RUN, c->t, &tail, &rc) && tail < lo) {
+    while (cursor_on(c, &tail, &rc) && tail < lo) {
         if (++steps > CURSOR_MAX_STEPS) {
-            tbl_key(kb, TBL_RUN, lo);
-            st_iter_seek(c->runs, kb, sizeof kb);
+            ND_FORWARD(cursor_seek(c, lo));
             break;
         }
-        st_iter_next(c->runs);
+        cursor_next(c);
     }
     ND_FORWARD(rc);
     while (cursor_run(c, &tail, &rc)) {
@@ -632,10 +692,10 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
         while (c->buf[i] < lo) i++; /* tail >= lo: stops inside */
         for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
         if (tail >= hi) break;
-        st_iter_next(c->runs);
+        cursor_next(c);
     }
     ND_FORWARD(rc);
-    ND_FORWARD(st_iter_status(c->runs));
+    if (!c->d) ND_FORWARD(st_iter_status(c->runs));
     /* Fresh entries in [lo, hi], merged in. */
     if (!c->fresh_done) {
         if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {

@@ -312,7 +312,8 @@ typedef struct st_cursor st_cursor;
  * a time, and not put in the block cache. */
 int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan);
 void st_cursor_free(st_cursor *c); /* accepts NULL */
-/* As st_table_range; lo must not be below the previous call's lo. */
+/* As st_table_range; the ranges ascend and do not overlap: lo above the
+ * previous call's hi. */
 int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out);
 
 /* Visit table t in key order: for every key, cb gets the decoded entries

@@ -139,7 +139,8 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
         /* One probe per table: their index look-ups miss the CPU cache
          * at once rather than one after another (at 100M, 10 tables). */
         for (int stage = 1; !d && stage <= 2; stage++)
-            for (unsigned t = 0; t < nt; t++) st_table_hint(c.r, t, q[t], stage);
+            for (unsigned t = 0; t < nt; t++)
+                st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits), stage);
         for (unsigned t = 0; t < nt && !c.found; t++) {
             if (d) ND_TRY(probe_flips(&c, t, q[t], d));
             else ND_TRY(probe(&c, t, q[t], q[t]));

@@ -74,7 +74,47 @@ static void write_generation(st_store *s, const uint64_t *vals, size_t n)
     st_regen_free(g);
 }
 
-/* Every range read of table t equals the brute-force one over want. */
+/* got equals the values of want[0..n) in [lo, hi]. */
+static void check_range(const st_u64s *got, const uint64_t *want, size_t n, uint64_t lo,
+                        uint64_t hi)
+{
+    size_t a = st_u64_lower_bound(want, n, lo), m = 0;
+    while (a + m < n && want[a + m] <= hi) m++;
+    assert_int_equal(got->n, m);
+    if (m) assert_memory_equal(got->v, want + a, m * sizeof *want);
+}
+
+/* Ascending disjoint ranges through a cursor (as a batch reads them:
+ * steps of a fraction of a run, of a few runs, past CURSOR_MAX_STEPS
+ * runs) equal the
+ * brute-force ones; scan: read ahead, as a dense batch reads. */
+static void check_cursor(st_store *s, unsigned t, const uint64_t *want, size_t n, int scan)
+{
+    st_cursor *c = NULL;
+    st_u64s got = {0};
+    assert_int_equal(st_cursor_new(&c, s, t, scan), ND_OK);
+    uint64_t lo = 0;
+    for (int q = 0; q < 5000; q++) {
+        uint64_t hi = lo + (rnd() >> (q % 3 ? 16 : 10));
+        if (hi < lo) hi = UINT64_MAX;
+        got.n = 0;
+        assert_int_equal(st_cursor_range(c, lo, hi, &got), ND_OK);
+        check_range(&got, want, n, lo, hi);
+        uint64_t step = q % 200 == 0 ? rnd() >> 4 : q % 50 == 0 ? rnd() >> 6 : rnd() >> 12;
+        if (hi == UINT64_MAX || hi + 1 + step <= hi) break;
+        lo = hi + 1 + step;
+        if (q % 5 == 0) { /* onto a stored value */
+            size_t i = st_u64_lower_bound(want, n, lo);
+            if (i == n) break;
+            lo = want[i];
+        }
+    }
+    st_u64s_dispose(&got);
+    st_cursor_free(c);
+}
+
+/* Every range read of table t equals the brute-force one over want, read
+ * one at a time and through cursors. */
 static void check_ranges(st_store *s, unsigned t, const uint64_t *want, size_t n)
 {
     st_reader *r = NULL;
@@ -94,13 +134,12 @@ static void check_ranges(st_store *s, unsigned t, const uint64_t *want, size_t n
         if (q == 0) { lo = 0; hi = UINT64_MAX; }
         got.n = 0;
         assert_int_equal(st_table_range(r, t, lo, hi, 1, &got), ND_OK);
-        size_t a = st_u64_lower_bound(want, n, lo), m = 0;
-        while (a + m < n && want[a + m] <= hi) m++;
-        assert_int_equal(got.n, m);
-        if (m) assert_memory_equal(got.v, want + a, m * sizeof *want);
+        check_range(&got, want, n, lo, hi);
     }
     st_u64s_dispose(&got);
     st_reader_free(r);
+    check_cursor(s, t, want, n, 0);
+    check_cursor(s, t, want, n, 1);
 }
 
 static void direct_present(st_store *s, unsigned t, int want)
