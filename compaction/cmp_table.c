@@ -553,15 +553,15 @@ struct st_cursor {
     unsigned t;
     st_snap *snap;
     st_iter *runs, *fresh;
-    /* Or the runs read from the table's file, when it holds the run space
-     * of the snapshot: the run under the cursor (valid until it moves). */
+    /* Or the table's file, when it holds the run space of the snapshot. */
     cmp_direct *d;
     cmp_direct_buf dbuf;
-    cmp_direct_it dit;
-    int don, drc;       /* on a run; the error that ended the walk */
-    uint64_t dtail;
-    const char *dval;
-    size_t dvlen;
+    run_src src;        /* reads runs from either */
+    /* The run under the cursor (val valid until it moves). */
+    int on, src_rc;     /* on a run; the error that ended the walk */
+    uint64_t tail;
+    const char *val;
+    size_t vlen;
     cmp_codec *codec;
     uint64_t *buf;      /* the decoded run under the iterator, if have_buf */
     size_t nbuf;
@@ -598,6 +598,7 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
     tbl_key(kb, TBL_FRESH, 0);
     st_iter_seek(c->fresh, kb, sizeof kb);
     c->dbuf.ahead = scan ? CURSOR_AHEAD : 0;
+    c->src = (run_src){.it = c->runs, .d = c->d, .buf = &c->dbuf};
     ND_TRY(cursor_seek(c, 0));
     *out = c;
     return ND_OK;
@@ -623,36 +624,25 @@ void st_cursor_free(st_cursor *c)
  * error (then in *rc). */
 static int cursor_on(st_cursor *c, uint64_t *tail, int *rc)
 {
-    if (!c->d) return at_space(c->runs, TBL_RUN, c->t, tail, rc);
-    *rc = c->drc;
-    *tail = c->dtail;
-    return c->don;
+    *rc = c->src_rc;
+    *tail = c->tail;
+    return c->on;
 }
 
 static void cursor_next(st_cursor *c)
 {
-    if (!c->d) {
-        st_iter_next(c->runs);
-        return;
-    }
-    int rc = cmp_direct_next(&c->dit, &c->dtail, &c->dval, &c->dvlen);
-    c->don = rc > 0;
-    if (rc < 0) c->drc = rc;
+    int rc = src_next(&c->src, c->t, &c->tail, &c->val, &c->vlen);
+    c->on = rc > 0;
+    c->src_rc = rc < 0 ? rc : ND_OK;
 }
 
 /* Onto the first run whose tail is >= x. */
 static int cursor_seek(st_cursor *c, uint64_t x)
 {
-    if (!c->d) {
-        uint8_t kb[TBL_KEY_LEN];
-        tbl_key(kb, TBL_RUN, x);
-        st_iter_seek(c->runs, kb, sizeof kb);
-        return ND_OK;
-    }
-    c->drc = cmp_direct_seek(c->d, x, &c->dbuf, &c->dit);
-    c->don = 0;
-    if (c->drc == ND_OK) cursor_next(c);
-    return c->drc;
+    c->on = 0;
+    c->src_rc = src_seek(&c->src, x);
+    if (c->src_rc == ND_OK) cursor_next(c);
+    return c->src_rc;
 }
 
 /* The run under the cursor, decoded (once). 0 when past the last run. */
@@ -660,10 +650,8 @@ static int cursor_run(st_cursor *c, uint64_t *tail, int *rc)
 {
     if (!cursor_on(c, tail, rc)) return 0;
     if (!c->have_buf || c->buf_tail != *tail) {
-        size_t vlen = c->dvlen;
-        const char *val = c->d ? c->dval : st_iter_value(c->runs, &vlen);
         c->have_buf = 0;
-        *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, 0, val, vlen);
+        *rc = tbl_decode_run(c->codec, c->buf, &c->nbuf, c->t, *tail, 0, c->val, c->vlen);
         if (*rc < 0) return 0;
         c->have_buf = 1;
         c->buf_tail = *tail;
@@ -695,7 +683,6 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
         cursor_next(c);
     }
     ND_FORWARD(rc);
-    if (!c->d) ND_FORWARD(st_iter_status(c->runs));
     /* Fresh entries in [lo, hi], merged in. */
     if (!c->fresh_done) {
         if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {
