@@ -26,6 +26,10 @@
 #define DB_DEFAULT_FOLD_THRESHOLD 1000000ull
 #define DB_POOL_MAX 16
 #define DB_DOC_VALUE_LEN 24 /* BE64 fp, BE64 score bits, BE64 time */
+/* A rev entry's value (format 3): the doc value without its fp, which the
+ * rev key already holds. Format-2 entries have an empty value. */
+#define DB_REV_VALUE_LEN (DB_DOC_VALUE_LEN - 8)
+#define DB_REV_VALUE(docval) ((const uint8_t *)(docval) + 8)
 
 struct nd_db {
     st_store *store;
@@ -91,6 +95,10 @@ size_t db_rev_key_encode(uint8_t *out, uint64_t fp, const void *key, size_t klen
 /* Doc value codec. */
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);
 int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time);
+/* Score and time from a rev entry's value: 1 when it holds them, 0 when it
+ * is empty (written before format 3: read the docs family instead), or
+ * ND_ECORRUPT. */
+int db_rev_decode(const char *val, size_t len, double *score, int64_t *time);
 
 /* Stage adding / deleting one document into batch b (write_mu held).
  * Counters are updated in *docs / *fps (applied by the caller after a

@@ -175,10 +175,11 @@ static int rev_kv(void *payload, size_t i, const void **key, size_t *klen, const
 {
     kv_state *st = payload;
     const nd_doc *d = kv_doc(st, i);
+    db_doc_encode(st->val, d->fp, d->score, d->time);
     *key = st->rk;
     *klen = db_rev_key_encode(st->rk, d->fp, d->key, d->key_len);
-    *val = "";
-    *vlen = 0;
+    *val = DB_REV_VALUE(st->val);
+    *vlen = DB_REV_VALUE_LEN;
     return ND_OK;
 }
 

@@ -231,8 +231,9 @@ static int spill_family(nd_loader *l, const nd_doc *docs, const size_t *idx, siz
         if (i + 8 < n) __builtin_prefetch(docs[order[i + 8].idx].key);
         const nd_doc *d = &docs[order[i].idx];
         if (rev) {
-            ND_TRY(spill_put_record(o, buf, db_rev_key_encode(buf, d->fp, d->key, d->key_len), "",
-                                    0));
+            db_doc_encode(val, d->fp, d->score, d->time);
+            ND_TRY(spill_put_record(o, buf, db_rev_key_encode(buf, d->fp, d->key, d->key_len),
+                                    DB_REV_VALUE(val), DB_REV_VALUE_LEN));
         } else if (replaced && replaced[order[i].idx]) {
             ND_TRY(spill_put_record(o, d->key, d->key_len, "", 0)); /* a marker */
         } else {

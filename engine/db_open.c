@@ -14,10 +14,14 @@
  *
  * Format versions: 1 = every run is in run codec version 1; 2 = runs may be
  * in run codec version 2 (cmp_codec.c), which a format-1 build would
- * refuse as corrupt. This build reads both and writes version 2 runs, so a
- * format-1 database opened for writing has its "format" record set to 2
- * (synced) before anything else is written; a read-only open leaves it at
- * 1, still readable by older builds.
+ * refuse as corrupt; 3 = rev entries written since carry the document's
+ * score and time (DB_REV_VALUE_LEN), so a query needs no docs look-up, and
+ * a format-2 build, which writes docs without rev, must not write to it.
+ * Entries written before format 3 keep an empty value (read through docs).
+ * This build reads all three and writes format 3, so an older database
+ * opened for writing has its "format" record set to 3 (synced) before
+ * anything else is written; a read-only open leaves it as it was, still
+ * readable by older builds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +67,17 @@ int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int6
     if (score) memcpy(score, &bits, sizeof *score);
     if (time) *time = (int64_t)nd_load_be64(val + 16);
     return ND_OK;
+}
+
+int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
+{
+    if (len == 0) return 0;
+    ND_RETURN_IF(len != DB_REV_VALUE_LEN, ND_ECORRUPT, "rev entry value of %zu bytes (want 0 or %d)",
+                 len, DB_REV_VALUE_LEN);
+    uint64_t bits = nd_load_be64(val);
+    memcpy(score, &bits, sizeof *score);
+    *time = (int64_t)nd_load_be64(val + 8);
+    return 1;
 }
 
 int db_check_writable(nd_db *db)

@@ -160,8 +160,27 @@ cleanup:
     return rc;
 }
 
+/* Score and time of key's document under fp: from its rev value, or, for
+ * an entry written before format 3, from docs (ND_ENOTFOUND when the
+ * document was deleted or moved to another fingerprint since rev was read). */
+static int doc_of(nd_db *db, uint64_t fp, const char *key, size_t klen, const char *rv,
+                  size_t rlen, double *score, int64_t *time)
+{
+    int rc = db_rev_decode(rv, rlen, score, time);
+    if (rc != 0) return rc < 0 ? rc : ND_OK;
+    char *v = NULL;
+    size_t vlen;
+    uint64_t dfp;
+    ND_FORWARD(st_get(db->store, ST_CF_DOCS, key, klen, &v, &vlen));
+    rc = db_doc_decode(v, vlen, &dfp, score, time);
+    free(v);
+    ND_FORWARD(rc);
+    return dfp == fp ? ND_OK : ND_ENOTFOUND;
+}
+
 /* Append every document of fingerprint fp (via rev) to out, or only the
- * first (smallest key) with first. */
+ * first (smallest key) with first. One iterator reads rev's keys and
+ * values at one snapshot, so they agree with each other. */
 static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int first)
 {
     st_iter *it;
@@ -173,19 +192,13 @@ static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, i
         size_t klen, vlen;
         const char *k = st_iter_key(it, &klen);
         if (klen < 8 || memcmp(k, kb, 8) != 0) break;
-        char *v = NULL;
-        double score = 0;
-        int64_t time = 0;
-        rc = st_get(db->store, ST_CF_DOCS, k + 8, klen - 8, &v, &vlen);
-        if (rc == ND_ENOTFOUND) { /* deleted since the rev entry was read */
+        const char *v = st_iter_value(it, &vlen);
+        double score;
+        int64_t time;
+        rc = doc_of(db, fp, k + 8, klen - 8, v, vlen, &score, &time);
+        if (rc == ND_ENOTFOUND) {
             rc = ND_OK;
             continue;
-        }
-        if (rc == ND_OK) {
-            uint64_t dfp;
-            rc = db_doc_decode(v, vlen, &dfp, &score, &time);
-            free(v);
-            if (rc == ND_OK && dfp != fp) continue; /* moved meanwhile */
         }
         if (rc == ND_OK) rc = results_push(out, fp, dist, k + 8, klen - 8, score, time);
         if (rc < 0 || first) break;

@@ -2,7 +2,7 @@
  * db_write.c — adding and deleting documents.
  *
  * One document touches up to four families: docs (key -> fp, score, time),
- * rev (fp || key), every table (the permuted fp, once per fingerprint) and
+ * rev (fp || key -> score, time), every table (the permuted fp, once per fingerprint) and
  * the counters. All of it is staged into one batch that reads its own
  * writes, so a call that stages many documents (nd_add_many, expire) sees
  * its earlier changes, and st_write applies everything atomically: a crash
@@ -83,21 +83,37 @@ static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size
     return ND_OK;
 }
 
+/* Put key's docs entry and its rev entry under fp, both with score and
+ * time: a query reads them from rev alone, so every change of a
+ * document's score or time rewrites both. */
+static int stage_doc(st_batch *b, const void *key, size_t klen, uint64_t fp, double score,
+                     int64_t time)
+{
+    uint8_t val[DB_DOC_VALUE_LEN];
+    uint8_t *rk = NULL;
+    db_doc_encode(val, fp, score, time);
+    ND_FORWARD(st_batch_put(b, ST_CF_DOCS, key, klen, val, sizeof val));
+    ND_FORWARD(rev_key(&rk, fp, key, klen));
+    int rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, DB_REV_VALUE(val), DB_REV_VALUE_LEN);
+    free(rk);
+    return rc;
+}
+
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
                  double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
                  uint64_t *fresh)
 {
     char *old = NULL;
     size_t olen;
-    uint8_t val[DB_DOC_VALUE_LEN];
     int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
     if (rc == ND_OK) {
         uint64_t oldfp;
         rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
         free(old);
         ND_FORWARD(rc);
-        if (oldfp != fp) ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
-        else goto put_doc; /* same fingerprint: only score and time change */
+        /* Same fingerprint: only score and time change. */
+        if (oldfp == fp) return stage_doc(b, key, klen, fp, score, time);
+        ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
     } else if (rc == ND_ENOTFOUND) {
         (*docs)++;
     } else {
@@ -105,19 +121,12 @@ int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t 
     }
     int has = 0;
     if (!fp_absent) ND_FORWARD(fp_has_docs(db, b, fp, &has));
-    uint8_t *rk = NULL;
-    ND_FORWARD(rev_key(&rk, fp, key, klen));
-    rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, "", 0);
-    free(rk);
-    ND_FORWARD(rc);
     if (!has) {
         ND_FORWARD(tables_insert(db, b, fp));
         (*fps)++;
         *fresh += db->plan.info.tables;
     }
-put_doc:
-    db_doc_encode(val, fp, score, time);
-    return st_batch_put(b, ST_CF_DOCS, key, klen, val, sizeof val);
+    return stage_doc(b, key, klen, fp, score, time);
 }
 
 int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
@@ -231,9 +240,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
         const nd_match *m = nd_results_get(out, 0);
         if (m->key_len == key_len && memcmp(m->key, key, key_len) == 0) {
             /* Seen again: refresh its last-seen time, keep the rest. */
-            uint8_t val[DB_DOC_VALUE_LEN];
-            db_doc_encode(val, m->fp, m->score, time);
-            ND_TRY(st_batch_put(b, ST_CF_DOCS, key, key_len, val, sizeof val));
+            ND_TRY(stage_doc(b, key, key_len, m->fp, m->score, time));
             ND_TRY(st_write(db->store, b, db->sync));
         }
         goto cleanup;

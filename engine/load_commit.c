@@ -279,17 +279,19 @@ static int rev_next(void *payload, const void **key, size_t *klen, const void **
             c->fp = fp;
             c->fp_any = 1;
         }
-        int keep = 0;
+        /* The occurrence kept is the chunk whose document won: its value
+         * holds that document's score and time. */
+        const rec_copy *kept = NULL;
         for (size_t i = 0; i < c->gr.nocc; i++) {
             if (skipped(c, occ[i].buf, occ[i].klen, occ[i].src)) c->fp_skipped = 1;
-            else keep = 1;
+            else kept = &occ[i];
         }
-        if (!keep) continue;
+        if (!kept) continue;
         c->fp_kept = 1;
-        *key = occ[0].buf;
-        *klen = occ[0].klen;
-        *val = "";
-        *vlen = 0;
+        *key = kept->buf;
+        *klen = kept->klen;
+        *val = kept->buf + kept->klen;
+        *vlen = kept->vlen;
         return 1;
     }
 }

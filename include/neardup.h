@@ -34,9 +34,11 @@ extern "C" {
 #define ND_VERSION_STRING "0.1.0"
 
 /** On-disk format version written by this build and checked at open.
- *  2: table runs in Golomb-Rice run codec (version 2). A database of
- *  format 1 is still read; opening it for writing upgrades it to 2. */
-#define ND_FORMAT_VERSION 2u
+ *  2: table runs in Golomb-Rice run codec (version 2); 3: the reverse
+ *  family's entries carry each document's score and time. Databases of
+ *  formats 1 and 2 are still read; opening one for writing upgrades it to
+ *  3, which older builds refuse to open. */
+#define ND_FORMAT_VERSION 3u
 /** Version of the fingerprint function (text -> features -> simhash). A
  *  change of the output for any input under any options bumps it. */
 #define ND_FP_VERSION 1u

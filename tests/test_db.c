@@ -14,8 +14,14 @@
  *
  * Format upgrade: a database of format 1 (runs in codec version 1, made
  * with the encoder switched to version 1) answers every query exactly,
- * stays at format 1 when opened read-only, is upgraded to format 2 by the
- * first open for writing, and answers exactly with both run versions mixed.
+ * stays at format 1 when opened read-only, is upgraded to the current
+ * format by the first open for writing, and answers exactly with both run
+ * versions mixed.
+ *
+ * Rev values (format 3): a query's score and time come from the rev entry;
+ * entries written before format 3 (empty values) are read through docs, a
+ * change of score or time rewrites both families, and verify catches a rev
+ * value that disagrees with docs.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -852,13 +858,139 @@ static void test_format1_database(void **state)
     meta_format(path, ND_FORMAT_VERSION + 1);
     o.flags = ND_DB_READONLY;
     assert_int_equal(nd_open(&db, path, &o), ND_EVERSION);
-    assert_non_null(strstr(nd_errmsg(), "format version 3; this build reads 1 to 2"));
+    char want[96];
+    snprintf(want, sizeof want, "format version %u; this build reads 1 to %u",
+             ND_FORMAT_VERSION + 1, ND_FORMAT_VERSION);
+    assert_non_null(strstr(nd_errmsg(), want));
+    tmpdir_remove(dir);
+}
+
+/* ---- rev values ------------------------------------------------------- */
+
+/* Rewrite every rev entry of the closed database at path with value
+ * (vlen bytes; 0: empty, as format 2 wrote them). */
+static void rev_values_set(const char *path, const void *value, size_t vlen)
+{
+    st_store *s = NULL;
+    st_open_opts so = {0};
+    st_iter *it = NULL;
+    st_batch *b = NULL;
+    assert_int_equal(st_open(&s, path, &so), ND_OK);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_iter_new(&it, s, ST_CF_REV, NULL, 1), ND_OK);
+    size_t n = 0;
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it), n++) {
+        size_t klen;
+        const char *k = st_iter_key(it, &klen);
+        assert_int_equal(st_batch_put(b, ST_CF_REV, k, klen, value, vlen), ND_OK);
+    }
+    assert_int_equal(st_iter_status(it), ND_OK);
+    assert_true(n > 0);
+    st_iter_free(it);
+    assert_int_equal(st_write(s, b, 1), ND_OK);
+    st_batch_free(b);
+    st_close(s);
+}
+
+/* The one document of fp that nd_query(k=0) returns: key, score, time. */
+static void expect_doc(nd_db *db, uint64_t fp, const char *key, double score, int64_t time)
+{
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    assert_int_equal(nd_query(res, db, fp, 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 1);
+    const nd_match *m = nd_results_get(res, 0);
+    assert_int_equal(m->key_len, strlen(key));
+    assert_memory_equal(m->key, key, m->key_len);
+    assert_true(m->score == score);
+    assert_int_equal(m->time, time);
+    nd_results_free(res);
+}
+
+static void test_rev_values(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[32];
+    enum { N = 200 };
+    uint64_t fps[N + 1];
+    oracle_rng r = {777};
+    for (size_t i = 0; i <= N; i++) fps[i] = oracle_next(&r);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 4, 16);
+    for (size_t i = 0; i < N; i++) {
+        key_of(key, i);
+        assert_int_equal(nd_add(db, key, strlen(key), fps[i], (double)i / 4, (int64_t)i * 10), ND_OK);
+    }
+    assert_int_equal(nd_close(db), ND_OK);
+
+    /* What a format-2 build wrote: empty rev values, read through docs. */
+    rev_values_set(path, "", 0);
+    meta_format(path, 2);
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    for (size_t i = 0; i < N; i++) {
+        key_of(key, i);
+        expect_doc(db, fps[i], key, (double)i / 4, (int64_t)i * 10);
+    }
+    assert_int_equal(nd_verify(db), ND_OK);
+    nd_close(db);
+    assert_int_equal(meta_format(path, 0), 2);
+
+    /* Written to: format 3. A new score and time (same fingerprint) and a
+     * move to another fingerprint reach the query through rev; the
+     * entries left empty still read through docs. */
+    o.flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_add(db, "d1", 2, fps[1], 100.5, 1001), ND_OK);
+    assert_int_equal(nd_add(db, "d2", 2, fps[N], 200.5, 2002), ND_OK);
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    /* add_if_new of a stored document: its time is refreshed, score kept */
+    assert_int_equal(nd_add_if_new(res, db, "d3", 2, fps[3], 0, 3003, 3), ND_OK);
+    assert_int_equal(nd_query(res, db, fps[2], 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 0);
+    expect_doc(db, fps[1], "d1", 100.5, 1001);
+    expect_doc(db, fps[N], "d2", 200.5, 2002);
+    /* d2's rev entry now holds a value: both paths must rewrite it */
+    assert_int_equal(nd_add(db, "d2", 2, fps[N], 250.5, 2502), ND_OK);
+    expect_doc(db, fps[N], "d2", 250.5, 2502);
+    assert_int_equal(nd_add_if_new(res, db, "d2", 2, fps[N], 0, 2602, 3), ND_OK);
+    expect_doc(db, fps[N], "d2", 250.5, 2602);
+    nd_results_free(res);
+    expect_doc(db, fps[3], "d3", 3.0 / 4, 3003);
+    expect_doc(db, fps[4], "d4", 1.0, 40);
+    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_compact(db), ND_OK);
+    expect_doc(db, fps[1], "d1", 100.5, 1001);
+    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
+
+    /* A rev value that disagrees with docs fails verify; one of a wrong
+     * length fails the query, naming the family. */
+    uint8_t bad[DB_REV_VALUE_LEN] = {0};
+    bad[DB_REV_VALUE_LEN - 1] = 1;
+    rev_values_set(path, bad, sizeof bad);
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_verify(db), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "rev entry holds another score or time"));
+    nd_close(db);
+    rev_values_set(path, "abc", 3);
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    assert_int_equal(nd_query(res, db, fps[5], 0, NULL), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "rev entry value of 3 bytes"));
+    nd_results_free(res);
+    nd_close(db);
     tmpdir_remove(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rev_values),
         cmocka_unit_test(test_exact_k0),     cmocka_unit_test(test_exact_k1),
         cmocka_unit_test(test_exact_k2),     cmocka_unit_test(test_exact_k3),
         cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),

@@ -665,6 +665,15 @@ static void test_same_key_chunks(void **state)
     get_score_time(db, "K1", &sc, &tm);
     assert_true(sc == 9);
     assert_int_equal(tm, 99);
+    { /* a query reads them from rev: the entry of the chunk that won */
+        nd_results *res;
+        assert_int_equal(nd_results_new(&res), ND_OK);
+        assert_int_equal(nd_query(res, db, fp[B], 0, NULL), ND_OK);
+        assert_int_equal(nd_results_count(res), 1);
+        assert_true(nd_results_get(res, 0)->score == 9);
+        assert_int_equal(nd_results_get(res, 0)->time, 99);
+        nd_results_free(res);
+    }
     assert_true(get_fp(db, "K2") == fp[D]);
     get_score_time(db, "K2", &sc, &tm);
     assert_true(sc == 4);
