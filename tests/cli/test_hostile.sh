@@ -211,7 +211,7 @@ expect_err_match 'format version 4'
 expect_exit 2 "$ND" verify vdb
 check "a refused database is not written to" "$("$META_POKE" vdb format)" = 4
 # format 1 (before run codec version 2) is read; read-only commands leave it
-# at 1, the first open for writing records 2
+# at 1, the first open for writing records the current format (3)
 "$META_POKE" vdb format 1
 run "$ND" stats vdb --json
 expect_out_match '"documents":1,"fingerprints":1'
