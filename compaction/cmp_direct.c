@@ -94,7 +94,7 @@ static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_
         b = buf->p + (off - buf->woff);
     } else {
         size_t want = need;
-        if (buf->ahead && buf->ahead > need)
+        if (buf->ahead > need)
             want = d->size - off < buf->ahead ? (size_t)(d->size - off) : buf->ahead;
         if (buf->cap < want) {
             uint8_t *p = realloc(buf->p, want);

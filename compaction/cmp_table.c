@@ -591,8 +591,8 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
         cmp_direct_unref(c->d);
         c->d = NULL;
     }
-    if (!c->d && scan) ND_TRY(st_iter_new_scan_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
-    else if (!c->d) ND_TRY(st_iter_new_at(&c->runs, s, ST_CF_TABLE(t), c->snap));
+    if (!c->d)
+        ND_TRY((scan ? st_iter_new_scan_at : st_iter_new_at)(&c->runs, s, ST_CF_TABLE(t), c->snap));
     ND_TRY(st_iter_new_at(&c->fresh, s, ST_CF_TABLE(t), c->snap));
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, 0);

@@ -58,14 +58,20 @@ void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int
     nd_store_be64(out + 16, (uint64_t)time);
 }
 
+/* BE64 score bits, BE64 time: a doc value after its fp, a rev value. */
+static void score_time_decode(const char *p, double *score, int64_t *time)
+{
+    uint64_t bits = nd_load_be64(p);
+    if (score) memcpy(score, &bits, sizeof *score);
+    if (time) *time = (int64_t)nd_load_be64(p + 8);
+}
+
 int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time)
 {
     ND_RETURN_IF(len != DB_DOC_VALUE_LEN, ND_ECORRUPT, "document record of %zu bytes (want %d)",
                  len, DB_DOC_VALUE_LEN);
-    uint64_t bits = nd_load_be64(val + 8);
     if (fp) *fp = nd_load_be64(val);
-    if (score) memcpy(score, &bits, sizeof *score);
-    if (time) *time = (int64_t)nd_load_be64(val + 16);
+    score_time_decode(val + 8, score, time);
     return ND_OK;
 }
 
@@ -74,9 +80,7 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
     if (len == 0) return 0;
     ND_RETURN_IF(len != DB_REV_VALUE_LEN, ND_ECORRUPT, "rev entry value of %zu bytes (want 0 or %d)",
                  len, DB_REV_VALUE_LEN);
-    uint64_t bits = nd_load_be64(val);
-    memcpy(score, &bits, sizeof *score);
-    *time = (int64_t)nd_load_be64(val + 8);
+    score_time_decode(val, score, time);
     return 1;
 }
 
