@@ -57,8 +57,11 @@ void cmp_direct_unref(cmp_direct *d);
 
 /* A reader's block buffer, grown as needed; free(p) when done. Zeroed,
  * it reads one block at a time (probes); with ahead set, the reader of a
- * walk through a file reads ahead bytes at once and serves the following
- * blocks from them (a 1 KB block a pread would cost a syscall each). */
+ * walk through a file reads ahead bytes at once (a 1 KB block a pread
+ * would cost a syscall each). Either way a block that the bytes held
+ * cover is served from them. wd identifies the file by its reader's
+ * address: whoever drops its last reference to a cmp_direct that wd may
+ * point to sets wd to NULL (an address can be reused). */
 typedef struct cmp_direct_buf {
     uint8_t *p;
     size_t cap;
@@ -66,6 +69,8 @@ typedef struct cmp_direct_buf {
     const cmp_direct *wd;   /* p holds bytes [woff, woff + wlen) of wd's file */
     uint64_t woff;
     size_t wlen;
+    uint64_t checked;       /* 1 + offset of the held block last checksummed, or 0 */
+    uint64_t reads;         /* reads from the file so far (tests) */
 } cmp_direct_buf;
 
 /* A position among the runs of the file, in key order. */

@@ -320,6 +320,7 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
             st_iter_free(r->it[t]);
             r->it[t] = NULL;
             cmp_direct_unref(r->dir[t]);
+            r->dbuf.wd = NULL; /* it may have held that file's block */
             r->dir[t] = st_table_direct(r->store, t);
             if (!r->dir[t]) ND_TRY(st_iter_new_probe(&r->it[t], r->store, t));
             r->it_seq[t] = seq;

@@ -520,6 +520,73 @@ static int walk_all(cmp_direct *d)
     return rc;
 }
 
+/* Tail of the run a seek at x stands on (the first whose tail is >= x). */
+static uint64_t seek_tail(cmp_direct *d, cmp_direct_buf *buf, uint64_t x)
+{
+    cmp_direct_it it;
+    uint64_t tail;
+    const char *val;
+    size_t vlen;
+    assert_int_equal(cmp_direct_seek(d, x, buf, &it), ND_OK);
+    assert_int_equal(cmp_direct_next(&it, &tail, &val, &vlen), 1);
+    return tail;
+}
+
+/* A probe buffer serves a block it holds again (a k=6 query's flipped
+ * prefixes often fall into the block just read) and reads the file for
+ * any other block, of the same file or another; the runs found are the
+ * same either way. */
+static void test_block_reuse(void **state)
+{
+    (void)state;
+    char dir[64], path[128], names[8][256];
+    size_t cap = 30000;
+    uint64_t *v = malloc(cap * sizeof *v);
+    assert_non_null(v);
+    size_t n = make_values(v, cap);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    st_store *s = open_store(path, 1, 0);
+    write_generation(s, v, n);
+    assert_int_equal(st_close(s), ND_OK);
+    assert_int_equal(run_files(path, names, 8), NTABLES);
+    cmp_direct *d = NULL, *e = NULL;
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&e, names[1], 0, 0), ND_OK);
+    assert_non_null(d);
+    assert_non_null(e);
+    assert_true(cmp_direct_blocks(d) > 2);
+    cmp_direct_buf buf = {0}, fresh = {0};
+    size_t i = n / 3;
+    while (seek_tail(d, &fresh, v[i]) == v[i]) i++; /* not the last of its run */
+    fresh.reads = 0;
+    uint64_t t1 = seek_tail(d, &buf, v[i]);
+    assert_int_equal(buf.reads, 1);
+    assert_true(t1 >= v[i]);
+    /* The next value: the same run, so the same block; no read. */
+    assert_int_equal(seek_tail(d, &buf, v[i + 1]), t1);
+    assert_int_equal(buf.reads, 1);
+    /* The last value: another block. */
+    assert_int_equal(seek_tail(d, &buf, v[n - 1]), v[n - 1]);
+    assert_int_equal(buf.reads, 2);
+    /* Back: read again; the same run as a buffer that holds nothing. */
+    assert_int_equal(seek_tail(d, &buf, v[i]), t1);
+    assert_int_equal(buf.reads, 3);
+    fresh.wd = NULL;
+    assert_int_equal(seek_tail(d, &fresh, v[i]), t1);
+    assert_int_equal(fresh.reads, 1);
+    /* The same offset in another file is another block. */
+    uint64_t te = seek_tail(e, &fresh, v[i]);
+    assert_int_equal(fresh.reads, 2);
+    assert_true(te >= v[i]);
+    free(buf.p);
+    free(fresh.p);
+    cmp_direct_unref(d);
+    cmp_direct_unref(e);
+    free(v);
+    tmpdir_remove(dir);
+}
+
 static void test_damaged_and_foreign(void **state)
 {
     (void)state;
@@ -537,19 +604,28 @@ static void test_damaged_and_foreign(void **state)
     /* Exactly the two tables' files are run files (docs, rev, meta are
      * not: other keys, compression). */
     assert_int_equal(run_files(path, names, 8), NTABLES);
-    cmp_direct *d = NULL;
-    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
-    assert_int_equal(walk_all(d), 0);
-    cmp_direct_unref(d);
+    cmp_direct *d = NULL, *good = NULL;
+    assert_int_equal(cmp_direct_open(&good, names[0], 0, 0), ND_OK);
+    assert_int_equal(walk_all(good), 0);
 
     /* A flipped byte in a data block: found by the block's checksum when
-     * a walk reaches it. */
+     * a walk reaches it; and by a probe whose buffer holds the same block
+     * of the intact file, checked (another file's bytes are checked anew). */
     snprintf(copy, sizeof copy, "%s/copy.sst", dir);
     copy_file(names[0], copy, 100);
     assert_int_equal(cmp_direct_open(&d, copy, 0, 0), ND_OK);
     assert_non_null(d);
     assert_int_equal(walk_all(d), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "checksum"));
+    cmp_direct_buf buf = {0};
+    cmp_direct_it it;
+    assert_int_equal(cmp_direct_seek(good, 0, &buf, &it), ND_OK);
+    assert_int_equal(cmp_direct_seek(good, 0, &buf, &it), ND_OK);
+    assert_int_equal(buf.reads, 1);
+    assert_int_equal(cmp_direct_seek(d, 0, &buf, &it), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "checksum"));
+    free(buf.p);
+    cmp_direct_unref(good);
     cmp_direct_unref(d);
 
     /* A flipped byte in the magic number: refused at open. */
@@ -655,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_compact_tables),
         cmocka_unit_test(test_refold),
         cmocka_unit_test(test_damaged_and_foreign),
+        cmocka_unit_test(test_block_reuse),
         cmocka_unit_test(test_race_with_removals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
