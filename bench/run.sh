@@ -15,7 +15,8 @@
 # which the 100M size sets unless FAISS_ARGS is given). $LABEL names a
 # variant: LABEL=k6plan BENCH_ARGS="--plan-k 6" bench/run.sh 100M 1 writes
 # bench/results/<date>-100M-k6plan.json and the `### N = 100M-k6plan` table,
-# leaving the plain 100M record alone.
+# leaving the plain 100M record alone. NO_FAISS=1 leaves the FAISS peers
+# out (a record of neardup and its in-process baselines only).
 # Exit status: 0, or 1 when a check disagreed (the report still records it).
 set -eu
 
@@ -47,8 +48,9 @@ bench_db="$tmp/bin/bench_db"
 export LD_LIBRARY_PATH="$tmp/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # A python with FAISS: Debian's python3-faiss lives in /usr/bin/python3.
+# NO_FAISS=1 leaves the FAISS peers out even when they are installed.
 faiss_py=
-for py in /usr/bin/python3 python3; do
+[ "${NO_FAISS:-0}" = 1 ] || for py in /usr/bin/python3 python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import faiss' 2>/dev/null; then
         faiss_py=$py
         break
@@ -77,7 +79,10 @@ while [ "$r" -le "$runs" ]; do
     fi
     r=$((r + 1))
 done
-if [ -z "$faiss_py" ]; then
+if [ "${NO_FAISS:-0}" = 1 ]; then
+    faiss_note="FAISS left out (NO_FAISS=1)"
+    echo "bench/run.sh: $faiss_note" >&2
+elif [ -z "$faiss_py" ]; then
     faiss_note="FAISS skipped: python3-faiss is not installed (apt-get install python3-faiss)"
     echo "bench/run.sh: $faiss_note" >&2
 fi
