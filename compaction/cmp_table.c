@@ -40,6 +40,12 @@ struct st_reader {
     /* Or, while table t's runs are one file, its direct reader. */
     cmp_direct *dir[ND_MAX_TABLES];
     cmp_direct_buf dbuf; /* their block buffer */
+    /* buf holds run_tail's run of run_d's file, every value >= run_lo
+     * (run_d NULL: nothing known). A k=6 query's ascending probes of one
+     * table often fall into the run the previous one decoded. */
+    const cmp_direct *run_d;
+    uint64_t run_tail, run_lo;
+    size_t run_n;
     uint64_t it_seq[ND_MAX_TABLES];  /* st_runs_seq when it was made */
     uint64_t it_wseq[ND_MAX_TABLES]; /* st_write_seq when it was made */
 };
@@ -232,6 +238,28 @@ static int src_next(run_src *src, unsigned t, uint64_t *tail, const char **val, 
     return 1;
 }
 
+/* Decode into r->buf the values >= lo of the run (tail, val) that src
+ * stands on, unless r->buf holds them from the previous decode (a file
+ * read directly never changes; runs read through RocksDB are decoded
+ * anew). */
+static int decode_run(st_reader *r, const run_src *src, unsigned t, uint64_t tail, uint64_t lo,
+                      const char *val, size_t vlen, size_t *n)
+{
+    if (src->d && r->run_d == src->d && r->run_tail == tail && r->run_lo <= lo) {
+        *n = r->run_n;
+        return ND_OK;
+    }
+    r->run_d = NULL;
+    ND_FORWARD(tbl_decode_run(r->codec, r->buf, n, t, tail, lo, val, vlen));
+    if (src->d) {
+        r->run_d = src->d;
+        r->run_tail = tail;
+        r->run_lo = lo;
+        r->run_n = *n;
+    }
+    return ND_OK;
+}
+
 /* Append the run entries e of table t with lo <= e <= hi, read from src,
  * to out. */
 static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint64_t hi,
@@ -245,7 +273,7 @@ static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint6
      * at or below hi. */
     ND_FORWARD(src_seek(src, lo));
     while ((rc = src_next(src, t, &v, &val, &vlen)) > 0) {
-        ND_FORWARD(tbl_decode_run(r->codec, r->buf, &n, t, v, lo, val, vlen));
+        ND_FORWARD(decode_run(r, src, t, v, lo, val, vlen, &n));
         if (r->buf[0] > hi) break;
         for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
             if (r->buf[i] >= lo) ND_FORWARD(st_u64s_push(out, r->buf[i]));
@@ -320,7 +348,8 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
             st_iter_free(r->it[t]);
             r->it[t] = NULL;
             cmp_direct_unref(r->dir[t]);
-            r->dbuf.wd = NULL; /* it may have held that file's block */
+            r->dbuf.wd = NULL; /* they may have held that file's block and run */
+            r->run_d = NULL;
             r->dir[t] = st_table_direct(r->store, t);
             if (!r->dir[t]) ND_TRY(st_iter_new_probe(&r->it[t], r->store, t));
             r->it_seq[t] = seq;
