@@ -520,6 +520,19 @@ static int walk_all(cmp_direct *d)
     return rc;
 }
 
+/* new_store's store whose tables hold one generation of its values,
+ * closed; names receives the run files of its tables (checked to be
+ * exactly NTABLES). */
+static void written_store(char *dir, char *path, char names[8][256], uint64_t **v, size_t *n)
+{
+    st_store *s = new_store(dir, path, v, n, 0);
+    write_generation(s, *v, *n);
+    assert_int_equal(st_close(s), ND_OK);
+    /* Exactly the two tables' files are run files (docs, rev, meta are
+     * not: other keys, compression). */
+    assert_int_equal(run_files(path, names, 8), NTABLES);
+}
+
 /* Tail of the run a seek at x stands on (the first whose tail is >= x). */
 static uint64_t seek_tail(cmp_direct *d, cmp_direct_buf *buf, uint64_t x)
 {
@@ -540,16 +553,9 @@ static void test_block_reuse(void **state)
 {
     (void)state;
     char dir[64], path[128], names[8][256];
-    size_t cap = 30000;
-    uint64_t *v = malloc(cap * sizeof *v);
-    assert_non_null(v);
-    size_t n = make_values(v, cap);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_store *s = open_store(path, 1, 0);
-    write_generation(s, v, n);
-    assert_int_equal(st_close(s), ND_OK);
-    assert_int_equal(run_files(path, names, 8), NTABLES);
+    uint64_t *v;
+    size_t n;
+    written_store(dir, path, names, &v, &n);
     cmp_direct *d = NULL, *e = NULL;
     assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
     assert_int_equal(cmp_direct_open(&e, names[1], 0, 0), ND_OK);
@@ -591,19 +597,9 @@ static void test_damaged_and_foreign(void **state)
 {
     (void)state;
     char dir[64], path[128], copy[160], names[8][256];
-    size_t cap = 30000;
-    uint64_t *v = malloc(cap * sizeof *v);
-    assert_non_null(v);
-    size_t n = make_values(v, cap);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    st_store *s = open_store(path, 1, 0);
-    write_generation(s, v, n);
-    assert_int_equal(st_close(s), ND_OK);
-
-    /* Exactly the two tables' files are run files (docs, rev, meta are
-     * not: other keys, compression). */
-    assert_int_equal(run_files(path, names, 8), NTABLES);
+    uint64_t *v;
+    size_t n;
+    written_store(dir, path, names, &v, &n);
     cmp_direct *d = NULL, *good = NULL;
     assert_int_equal(cmp_direct_open(&good, names[0], 0, 0), ND_OK);
     assert_int_equal(walk_all(good), 0);
