@@ -380,6 +380,8 @@ static int probe_dir(const char *path)
  * table's runs rewritten in place; the deletions of the latter. */
 #define REGEN_FILE "regen.sst.tmp"
 #define REGEN_DEL_FILE "regen-del.sst.tmp"
+/* A fork's finished file of family %d (st_regen_fork), until joined. */
+#define REGEN_FORK_FILE "regen-%d.sst.tmp"
 
 /* dir/name, malloc'd; NULL when out of memory. */
 static char *regen_file_path(const char *dir, const char *name)
@@ -704,8 +706,10 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if (rc < 0) goto cleanup;
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[2] = {REGEN_FILE, REGEN_DEL_FILE};
-        for (int i = 0; i < 2; i++) {
-            char *tmp = regen_file_path(path, names[i]);
+        for (int i = 0; i < (int)(2 + ST_CF_TABLE0 + ND_MAX_TABLES); i++) {
+            char fork[32];
+            if (i >= 2) snprintf(fork, sizeof fork, REGEN_FORK_FILE, i - 2);
+            char *tmp = regen_file_path(path, i < 2 ? names[i] : fork);
             if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
             (void)unlink(tmp);
             free(tmp);
@@ -912,6 +916,10 @@ struct st_regen {
     uint64_t keys;                /* keys put into its file */
     unsigned char written[ST_CF_TABLE0 + ND_MAX_TABLES]; /* families finished */
     char *file;                   /* the file's path */
+    /* A fork (st_regen_fork) writes into its parent's next, and keeps the
+     * files it finished for st_regen_join to ingest. */
+    st_regen *parent;
+    char *done[ST_CF_TABLE0 + ND_MAX_TABLES];
 };
 
 /* What both kinds of rewrite need: the file's writer options and path,
@@ -986,14 +994,34 @@ cleanup:
     return rc;
 }
 
+int st_regen_fork(st_regen **out, st_regen *g)
+{
+    st_regen *f;
+    ND_RETURN_IF(!g->next || g->parent, ND_EINVAL,
+                 "storage: only the writer of a new generation forks");
+    ND_FORWARD(regen_alloc(&f, g->s));
+    f->parent = g;
+    f->next = g->next;
+    *out = f;
+    return ND_OK;
+}
+
 int st_regen_begin(st_regen *g, int cf)
 {
     char *err = NULL;
     int in_place = g->table >= 0;
-    ND_RETURN_IF(g->w || cf == ST_CF_META ||
+    ND_RETURN_IF(g->w || cf < ST_CF_DOCS ||
                      (in_place ? cf != ST_CF_TABLE(g->table) : cf >= ST_CF_TABLE((int)g->next->n)) ||
                      g->written[cf],
                  ND_EINVAL, "storage: family %d cannot be begun here", cf);
+    if (g->parent) { /* a file of its own for each family, kept until joined */
+        char name[32];
+        snprintf(name, sizeof name, REGEN_FORK_FILE, cf);
+        char *path = regen_file_path(g->s->path, name);
+        ND_RETURN_IF(!path, ND_ENOMEM, "storage: out of memory");
+        free(g->file);
+        g->file = path;
+    }
     g->w = rocksdb_sstfilewriter_create(g->env,
                                         cf >= ST_CF_TABLE0 ? g->s->table_opts : g->s->small_opts);
     ND_RETURN_IF(!g->w, ND_ENOMEM, "storage: out of memory");
@@ -1049,7 +1077,7 @@ static void regen_drop_writer(st_regen *g)
     if (!g->w) return;
     rocksdb_sstfilewriter_destroy(g->w);
     g->w = NULL;
-    (void)unlink(g->file);
+    if (g->file) (void)unlink(g->file);
 }
 
 /* st_regen_end in place: the files are ingested later
@@ -1077,6 +1105,18 @@ static int regen_end_table(st_regen *g)
     return ND_OK;
 }
 
+/* Ingest file into family cf of g's new generation. */
+static int regen_ingest(st_regen *g, int cf, const char *file)
+{
+    char *err = NULL;
+    const char *files[1] = {file};
+    rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[cf], files, 1, g->ingest, &err);
+    int rc = take_error(err, "ingesting a rewritten family");
+    if (rc == ND_OK && cf >= ST_CF_TABLE0)
+        direct_remake(g->s, g->next, 1ull << (cf - ST_CF_TABLE0));
+    return rc;
+}
+
 int st_regen_end(st_regen *g)
 {
     char *err = NULL;
@@ -1086,17 +1126,36 @@ int st_regen_end(st_regen *g)
     if (g->keys) { /* an empty family needs no file (RocksDB refuses one) */
         rocksdb_sstfilewriter_finish(g->w, &err);
         rc = take_error(err, g->file);
-        if (rc == ND_OK) {
-            const char *files[1] = {g->file};
-            rocksdb_ingest_external_file_cf(g->s->db, g->next->cf[g->cf], files, 1, g->ingest,
-                                            &err);
-            rc = take_error(err, "ingesting a rewritten family");
+        if (rc == ND_OK && g->parent) { /* st_regen_join ingests it */
+            g->done[g->cf] = g->file;
+            g->file = NULL;
+        } else if (rc == ND_OK) {
+            rc = regen_ingest(g, g->cf, g->file);
         }
-        if (rc == ND_OK && g->cf >= ST_CF_TABLE0)
-            direct_remake(g->s, g->next, 1ull << (g->cf - ST_CF_TABLE0));
     }
     regen_drop_writer(g);
     if (rc == ND_OK) g->written[g->cf] = 1;
+    return rc;
+}
+
+int st_regen_join(st_regen *g, st_regen *part, int keep)
+{
+    int rc = ND_OK;
+    if (part->parent != g)
+        rc = nd_err_set(ND_EINVAL, "storage: a fork joined to another writer");
+    else if (keep && part->w)
+        rc = nd_err_set(ND_EINVAL, "storage: family %d of a fork is still being written", part->cf);
+    for (int cf = ST_CF_DOCS; rc == ND_OK && keep && cf < ST_CF_TABLE((int)g->next->n); cf++) {
+        if (!part->written[cf]) continue;
+        if (g->written[cf] || (g->w && g->cf == cf)) {
+            rc = nd_err_set(ND_EINVAL, "storage: family %d of the new generation written twice",
+                            cf);
+            break;
+        }
+        if (part->done[cf]) rc = regen_ingest(g, cf, part->done[cf]);
+        if (rc == ND_OK) g->written[cf] = 1;
+    }
+    st_regen_free(part);
     return rc;
 }
 
@@ -1185,7 +1244,11 @@ void st_regen_free(st_regen *g)
 {
     if (!g) return;
     regen_drop_writer(g);
-    if (g->next) { /* never made current: its families go */
+    for (int cf = 0; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
+        if (g->done[cf]) (void)unlink(g->done[cf]); /* a fork's, not ingested */
+        free(g->done[cf]);
+    }
+    if (g->next && !g->parent) { /* never made current: its families go */
         for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
             char *err = NULL;
             if (!g->next->cf[cf]) continue;

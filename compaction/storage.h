@@ -225,6 +225,19 @@ int st_regen_new(st_regen **out, st_store *s);
 int st_regen_begin(st_regen *g, int cf);
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen);
 int st_regen_end(st_regen *g);
+/* A second writer of g's new generation, for another thread: it begins,
+ * fills and ends families as g does, with files of its own, each family
+ * written once by g or by one of its forks. What a fork ends is ingested
+ * only when st_regen_join keeps it (after a fork's work turned out
+ * not to be needed, it is dropped instead). ND_EINVAL for a table
+ * rewritten in place or a fork. */
+int st_regen_fork(st_regen **out, st_regen *g);
+/* Ingest into g's generation every family that part finished (keep), or
+ * drop them (also a family left open by a failure); frees part either
+ * way. ND_EINVAL if part is not g's fork, or, to keep, has a family still
+ * open or finished one that g wrote too (or is writing); an ingest's
+ * failure as st_regen_end's. */
+int st_regen_join(st_regen *g, st_regen *part, int keep);
 /* Make b's write switch to generation g (g must outlive that write).
  * ND_EINVAL unless every family of g was written (an empty one too). */
 int st_batch_set_regen(st_batch *b, st_regen *g);

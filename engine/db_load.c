@@ -21,6 +21,7 @@
 #include "load_internal.h"
 #include "load_spill.h"
 #include "nd_error.h"
+#include "nd_task.h"
 #include "sort.h"
 
 /* Prefix of a loader's temporary directory in the database directory. */
@@ -209,6 +210,20 @@ cleanup:
     return rc;
 }
 
+/* spill_tables' arguments, for a task. */
+typedef struct tables_job {
+    nd_loader *l;
+    const nd_doc *docs;
+    const size_t *idx;
+    size_t n;
+} tables_job;
+
+static int spill_tables_task(void *arg)
+{
+    tables_job *j = arg;
+    return spill_tables(j->l, j->docs, j->idx, j->n);
+}
+
 /* The chunk's docs or (rev) rev entries, in key order. idx is in key
  * order already unless it holds replaced keys too (replaced non-NULL
  * flags them: new keys, then replaced ones). */
@@ -250,6 +265,30 @@ cleanup:
     return rc;
 }
 
+/* The chunk's docs file (fresh documents, and a marker for each of the
+ * rep keys replaced) and rev file (fresh documents). */
+static int spill_docs_rev(nd_loader *l, const size_t *fresh, size_t nfresh, const size_t *rep,
+                          size_t nrep)
+{
+    size_t *all = NULL;
+    unsigned char *replaced = NULL;
+    int rc;
+    if (nrep) {
+        all = malloc((nfresh + nrep) * sizeof *all);
+        replaced = calloc(l->n, 1);
+        if (!all || !replaced) ND_FAIL(ND_ENOMEM, "load: out of memory");
+        memcpy(all, fresh, nfresh * sizeof *all);
+        memcpy(all + nfresh, rep, nrep * sizeof *all);
+        for (size_t i = 0; i < nrep; i++) replaced[rep[i]] = 1;
+    }
+    ND_TRY(spill_family(l, l->docs, all ? all : fresh, nfresh + nrep, 0, replaced));
+    ND_TRY(spill_family(l, l->docs, fresh, nfresh, 1, NULL));
+cleanup:
+    free(all);
+    free(replaced);
+    return rc;
+}
+
 /* Replace the chunk's stored keys, then write the rest out as chunk
  * nchunks. The docs file also holds a marker (an empty value) for each
  * key replaced: the commit's merge drops that key's documents of earlier
@@ -257,8 +296,7 @@ cleanup:
 static int spill_chunk(nd_loader *l)
 {
     nd_db *db = l->db;
-    size_t *rep = NULL, *fresh = NULL, *all = NULL, nrep = 0, nfresh = 0;
-    unsigned char *replaced = NULL;
+    size_t *rep = NULL, *fresh = NULL, nrep = 0, nfresh = 0;
     int rc;
     point_keys(l);
     pthread_mutex_lock(&db->fold_mu);
@@ -271,25 +309,20 @@ static int spill_chunk(nd_loader *l)
     pthread_mutex_unlock(&db->write_mu);
     pthread_mutex_unlock(&db->fold_mu);
     ND_TRY(rc);
-    ND_TRY(spill_tables(l, l->docs, fresh, nfresh));
-    if (nrep) {
-        all = malloc((nfresh + nrep) * sizeof *all);
-        replaced = calloc(l->n, 1);
-        if (!all || !replaced) ND_FAIL(ND_ENOMEM, "load: out of memory");
-        memcpy(all, fresh, nfresh * sizeof *all);
-        memcpy(all + nfresh, rep, nrep * sizeof *all);
-        for (size_t i = 0; i < nrep; i++) replaced[rep[i]] = 1;
-    }
-    ND_TRY(spill_family(l, l->docs, all ? all : fresh, nfresh + nrep, 0, replaced));
-    ND_TRY(spill_family(l, l->docs, fresh, nfresh, 1, NULL));
+    /* The tables' files on a thread of their own beside docs and rev: the
+     * two halves read the chunk and write files of their own (about 7 s
+     * against 5 s for 8M documents and 10 tables). */
+    tables_job tj = {l, l->docs, fresh, nfresh};
+    nd_task tables;
+    nd_task_start(&tables, spill_tables_task, &tj);
+    rc = spill_docs_rev(l, fresh, nfresh, rep, nrep);
+    ND_TRY(nd_task_wait(&tables, rc));
     l->nchunks++;
     l->n = 0;
     l->alen = 0;
 cleanup:
     free(rep);
     free(fresh);
-    free(all);
-    free(replaced);
     return rc;
 }
 

@@ -18,6 +18,12 @@
  * then the late documents go through the replacement path. Skipped
  * entries are few in a normal load (a key repeated in a later chunk);
  * they are kept in memory.
+ *
+ * On a machine of several cores (nd_task.h) the passes overlap: rev is
+ * written beside docs as if nothing were skipped, and written again after
+ * docs when something was (its first file dropped); then the tables are
+ * shared between two threads. At 10M documents the docs and rev passes
+ * take about 6 s each, a table 0.7 s.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +33,7 @@
 #include "load_spill.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "nd_task.h"
 
 /* Late replacements go through the staged path in batches of this many. */
 #define LATE_BATCH 65536u
@@ -146,10 +153,14 @@ typedef struct commit_ctx {
     uint64_t fp;
     int fp_any, fp_skipped, fp_kept;
     st_u64s dead;         /* ascending */
-    /* table walk */
+} commit_ctx;
+
+/* A walk through one table's chunk files, without the dead fingerprints. */
+typedef struct table_walk {
     spill_u64_merge *um;
     const nd_perm *perm;
-} commit_ctx;
+    const st_u64s *dead;
+} table_walk;
 
 static int arena_put(commit_ctx *c, const void *p, size_t n, size_t *off)
 {
@@ -299,15 +310,16 @@ static int rev_next(void *payload, const void **key, size_t *klen, const void **
 /* The chunks' values of one table, without the dead fingerprints. */
 static int table_read(void *payload, uint64_t *buf, size_t cap, size_t *got)
 {
-    commit_ctx *c = payload;
+    table_walk *w = payload;
+    const st_u64s *dead = w->dead;
     for (;;) {
-        ND_FORWARD(spill_u64_merge_read(c->um, buf, cap, got));
-        if (c->dead.n == 0 || *got == 0) return ND_OK;
+        ND_FORWARD(spill_u64_merge_read(w->um, buf, cap, got));
+        if (dead->n == 0 || *got == 0) return ND_OK;
         size_t k = 0;
         for (size_t i = 0; i < *got; i++) {
-            uint64_t fp = nd_perm_invert(c->perm, buf[i]);
-            size_t at = st_u64_lower_bound(c->dead.v, c->dead.n, fp);
-            if (at == c->dead.n || c->dead.v[at] != fp) buf[k++] = buf[i];
+            uint64_t fp = nd_perm_invert(w->perm, buf[i]);
+            size_t at = st_u64_lower_bound(dead->v, dead->n, fp);
+            if (at == dead->n || dead->v[at] != fp) buf[k++] = buf[i];
         }
         *got = k;
         if (k) return ND_OK;
@@ -329,21 +341,120 @@ cleanup:
     return rc;
 }
 
-static int merge_table(commit_ctx *c, st_regen *g, unsigned t, uint64_t *put)
+static int merge_table(nd_loader *l, const st_u64s *dead, st_regen *g, unsigned t,
+                       uint64_t *put)
 {
-    nd_loader *l = c->l;
+    table_walk w = {.perm = &l->db->plan.table[t], .dead = dead};
     char what[16], **paths = NULL;
     int rc;
     snprintf(what, sizeof what, "t%02u", t);
     ND_TRY(load_chunk_paths(l, what, &paths));
-    ND_TRY(spill_u64_merge_open(&c->um, paths, l->nchunks));
-    c->perm = &l->db->plan.table[t];
-    ND_TRY(st_table_rewrite_stream(g, l->db->store, t, l->db->run_size, table_read, c, put));
+    ND_TRY(spill_u64_merge_open(&w.um, paths, l->nchunks));
+    ND_TRY(st_table_rewrite_stream(g, l->db->store, t, l->db->run_size, table_read, &w, put));
 cleanup:
-    spill_u64_merge_close(c->um);
-    c->um = NULL;
+    spill_u64_merge_close(w.um);
     load_free_paths(paths, l->nchunks);
     return rc;
+}
+
+/* Tables first, first + step, ... into g; *put: table first's new values. */
+typedef struct tables_job {
+    nd_loader *l;
+    const st_u64s *dead;
+    st_regen *g;
+    unsigned first, step;
+    uint64_t put;
+} tables_job;
+
+static int merge_tables(void *arg)
+{
+    tables_job *j = arg;
+    for (unsigned t = j->first; t < j->l->db->plan.info.tables; t += j->step) {
+        uint64_t put = 0;
+        ND_FORWARD(merge_table(j->l, j->dead, j->g, t, &put));
+        if (t == j->first) j->put = put;
+    }
+    return ND_OK;
+}
+
+/* Every table; *added: table 0's new values (the new fingerprints). The
+ * odd tables go to a fork of g on a thread of its own. */
+static int commit_tables(commit_ctx *c, st_regen *g, uint64_t *added)
+{
+    tables_job even = {c->l, &c->dead, g, 0, 2, 0}, odd = {c->l, &c->dead, NULL, 1, 2, 0};
+    nd_task task;
+    int rc;
+    if (!nd_task_parallel()) {
+        even.step = 1;
+        ND_FORWARD(merge_tables(&even));
+        *added = even.put;
+        return ND_OK;
+    }
+    ND_FORWARD(st_regen_fork(&odd.g, g));
+    nd_task_start(&task, merge_tables, &odd);
+    rc = nd_task_wait(&task, merge_tables(&even));
+    int jrc = st_regen_join(g, odd.g, rc == ND_OK);
+    ND_FORWARD(rc);
+    ND_FORWARD(jrc);
+    *added = even.put;
+    return ND_OK;
+}
+
+static void commit_dispose(commit_ctx *c)
+{
+    grouper_dispose(&c->gr);
+    free(c->arena);
+    free(c->skip);
+    free(c->late);
+    st_u64s_dispose(&c->dead);
+}
+
+/* rev after docs: without the entries docs left out. */
+static int commit_rev(commit_ctx *c, st_regen *g)
+{
+    skip_arena = c->arena;
+    if (c->nskip) qsort(c->skip, c->nskip, sizeof *c->skip, skip_cmp);
+    return merge_family(c, g, ST_CF_REV, rev_next, NULL);
+}
+
+/* rev as if docs left nothing out, into a fork, for a task. */
+typedef struct rev_job {
+    commit_ctx c;
+    st_regen *g;
+} rev_job;
+
+static int rev_guess(void *arg)
+{
+    rev_job *j = arg;
+    return merge_family(&j->c, j->g, ST_CF_REV, rev_next, NULL);
+}
+
+/* docs, and rev: beside docs on a thread of its own as if nothing were
+ * left out (no key in two chunks, none stored meanwhile: then no rev
+ * entry is skipped and no fingerprint dead), again after docs if
+ * something was. */
+static int commit_docs_rev(commit_ctx *c, st_regen *g)
+{
+    rev_job guess = {.c = {.l = c->l}};
+    nd_task task;
+    if (!nd_task_parallel()) {
+        ND_FORWARD(merge_family(c, g, ST_CF_DOCS, docs_next, docs_clash));
+        return commit_rev(c, g);
+    }
+    ND_FORWARD(st_regen_fork(&guess.g, g));
+    nd_task_start(&task, rev_guess, &guess);
+    int drc = merge_family(c, g, ST_CF_DOCS, docs_next, docs_clash);
+    int grc = nd_task_wait(&task, drc); /* docs' failure, else the guess's result */
+    /* Is the guess what rev after docs would be? Not when docs left an
+     * entry out: then it may even have failed (on a rev entry stored by a
+     * writer since the spill, which rev after docs leaves out). */
+    int right = drc == ND_OK && c->nskip == 0;
+    int jrc = st_regen_join(g, guess.g, right && grc == ND_OK);
+    commit_dispose(&guess.c);
+    ND_FORWARD(drc);
+    if (right) ND_FORWARD(grc);
+    ND_FORWARD(jrc);
+    return right ? ND_OK : commit_rev(c, g);
 }
 
 /* Documents the store held by the commit, through the replacement path. */
@@ -379,15 +490,8 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
     int rc;
     ND_TRY(db_fold_locked(db));
     ND_TRY(st_regen_new(&g, db->store));
-    ND_TRY(merge_family(&c, g, ST_CF_DOCS, docs_next, docs_clash));
-    skip_arena = c.arena;
-    if (c.nskip) qsort(c.skip, c.nskip, sizeof *c.skip, skip_cmp);
-    ND_TRY(merge_family(&c, g, ST_CF_REV, rev_next, NULL));
-    for (unsigned t = 0; t < db->plan.info.tables; t++) {
-        uint64_t put = 0;
-        ND_TRY(merge_table(&c, g, t, &put));
-        if (t == 0) added = put;
-    }
+    ND_TRY(commit_docs_rev(&c, g));
+    ND_TRY(commit_tables(&c, g, &added));
     ND_TRY(st_batch_new_plain(&b, db->store));
     ND_TRY(st_batch_set_regen(b, g));
     ND_TRY(db_commit(db, b, db->ndocs + c.ndocs_new, db->nfps + added, 0));
@@ -396,11 +500,7 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
 cleanup:
     st_batch_free(b);
     st_regen_free(g);
-    grouper_dispose(&c.gr);
-    free(c.arena);
-    free(c.skip);
-    free(c.late);
-    st_u64s_dispose(&c.dead);
+    commit_dispose(&c);
     return rc;
 }
 

@@ -28,7 +28,8 @@
  * Another writer storing a spilled key before the commit is overridden by
  * the loader's document, also when the load holds that key again in a
  * later chunk (spilled after the other writer's store, or the last one):
- * then the later document wins; a key of the unspilled last chunk stored
+ * then the later document wins, and when the other writer stored the
+ * loader's own fingerprint; a key of the unspilled last chunk stored
  * by another writer is replaced too. A key stored before the load,
  * replaced at its spill and stored again by another writer keeps the other
  * writer's document.
@@ -39,7 +40,9 @@
  * replacements written at spills. A stale "nd-load-*" directory is removed
  * by the next writable nd_open and left alone by a read-only one.
  *
- * Errors: add after commit and a second commit give ND_EINVAL; a read-only
+ * Errors: a chunk file lost before the commit fails it with ND_EIO naming
+ * the file, whichever pass (and thread) reads it, and the store keeps what
+ * it held; add after commit and a second commit give ND_EINVAL; a read-only
  * handle gives ND_EREADONLY; a key over ND_MAX_KEY_LEN gives ND_ELIMIT and
  * adds nothing of that call (the loader goes on); NULL docs give
  * ND_EINVAL; an empty key is refused as nd_import refuses it;
@@ -54,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "neardup.h"
@@ -939,6 +943,47 @@ static void test_racing_writer_superseded(void **state)
     tmpdir_remove(dir);
 }
 
+/* The other writer stores a spilled key with the loader's own fingerprint:
+ * its rev entry is the one the loader's document would write. rev after
+ * docs leaves the loader's entry out (the key is replaced after the
+ * switch); a rev written beside docs as if nothing were left out meets
+ * the stored entry, which must not fail the commit. The loader's score
+ * and time win. */
+static void test_racing_writer_same_fp(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    enum { L, A1, A2, B1, NF };
+    uint64_t fp[NF];
+    random_fps(fp, NF, 35);
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, K, 0, 16);
+    model m = {0};
+    nd_loader *l = NULL;
+    assert_int_equal(nd_loader_new(&l, db, 2), ND_OK);
+    nd_doc c1[2] = {{"K", 1, fp[L], 1, 1}, {"a1", 2, fp[A1], 1, 1}};
+    assert_int_equal(nd_loader_add(l, c1, 2), ND_OK); /* spilled */
+    assert_int_equal(nd_add(db, "K", 1, fp[L], 2, 2), ND_OK);
+    nd_doc c2[2] = {{"a2", 2, fp[A2], 3, 3}, {"b1", 2, fp[B1], 3, 3}};
+    assert_int_equal(nd_loader_add(l, c2, 2), ND_OK);
+    uint64_t nw = 0;
+    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
+    nd_loader_free(l);
+    assert_int_equal(nw, 3); /* K was stored by the commit */
+    expect_ok(nd_verify(db), "verify");
+    double sc;
+    int64_t tm;
+    get_score_time(db, "K", &sc, &tm);
+    assert_true(sc == 1);
+    assert_int_equal(tm, 1);
+    model_put_docs(&m, c1, 2);
+    model_put_docs(&m, c2, 2);
+    check_hand(db, path, &m, fp, NF, 1);
+    free(m.d);
+    tmpdir_remove(dir);
+}
+
 /* ---- free without commit; temporary files ----------------------------- */
 
 static void test_free_without_commit(void **state)
@@ -1002,6 +1047,52 @@ static void test_free_without_commit(void **state)
     check_hand(db, path, &m, fp, NF, 1);
     free(m.d);
     tmpdir_remove(dir);
+}
+
+/* A chunk file lost before the commit: the commit fails with ND_EIO
+ * naming it, whichever pass reads it (docs; rev, written beside docs
+ * where cores allow; an even table and an odd one, which go to a second
+ * thread there), and the store keeps what it held. */
+static void test_lost_chunk_file(void **state)
+{
+    (void)state;
+    const char *lost[] = {"c000000.docs", "c000001.rev", "c000000.t00", "c000001.t01"};
+    for (size_t f = 0; f < sizeof lost / sizeof *lost; f++) {
+        char dir[64], path[128], file[512];
+        tmpdir_make(dir);
+        snprintf(path, sizeof path, "%s/db", dir);
+        nd_db *db = open_db(path, K, 4, 16);
+        assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
+        nd_loader *l = NULL;
+        assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
+        uint64_t fp[10];
+        random_fps(fp, 10, 36 + (unsigned)f);
+        nd_doc docs[10];
+        char keys[10][8];
+        for (int i = 0; i < 10; i++) {
+            snprintf(keys[i], sizeof keys[i], "k%d", i);
+            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fp[i], 1, 1};
+        }
+        assert_int_equal(nd_loader_add(l, docs, 10), ND_OK); /* 2 chunks spill */
+        DIR *d = opendir(path);
+        assert_non_null(d);
+        file[0] = '\0';
+        for (struct dirent *e; (e = readdir(d));)
+            if (strncmp(e->d_name, "nd-load-", 8) == 0)
+                snprintf(file, sizeof file, "%s/%s/%s", path, e->d_name, lost[f]);
+        closedir(d);
+        assert_int_equal(unlink(file), 0);
+        assert_int_equal(nd_loader_commit(l, NULL), ND_EIO);
+        if (!strstr(nd_errmsg(), lost[f])) fail_msg("%s: %s", lost[f], nd_errmsg());
+        nd_loader_free(l);
+        assert_int_equal(count_load_dirs(path), 0);
+        uint64_t ndocs = 0;
+        assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+        assert_int_equal(ndocs, 1);
+        expect_ok(nd_verify(db), "verify");
+        assert_int_equal(nd_close(db), ND_OK);
+        tmpdir_remove(dir);
+    }
 }
 
 /* A stale "nd-load-*" directory (a crashed load's) goes at the next
@@ -1136,8 +1227,9 @@ int main(void)
         cmocka_unit_test(test_exact_full_last_chunk), cmocka_unit_test(test_exact_unspilled),
         cmocka_unit_test(test_same_key_chunks),     cmocka_unit_test(test_stored_keys_replaced),
         cmocka_unit_test(test_racing_writer),       cmocka_unit_test(test_racing_writer_superseded),
+        cmocka_unit_test(test_racing_writer_same_fp),
         cmocka_unit_test(test_free_without_commit),
-        cmocka_unit_test(test_stale_dir_removed),   cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_stale_dir_removed),   cmocka_unit_test(test_lost_chunk_file),   cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

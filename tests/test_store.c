@@ -977,6 +977,141 @@ static void test_regen(void **state)
     tmpdir_remove(dir);
 }
 
+/* A fork's table rewrite, for a thread. */
+typedef struct fork_job {
+    st_regen *g;
+    st_store *s;
+    const uint64_t *vals;
+    size_t n;
+    int rc;
+} fork_job;
+
+static void *fork_main(void *arg)
+{
+    fork_job *j = arg;
+    j->rc = st_table_rewrite(j->g, j->s, 1, 16, j->vals, j->n, NULL);
+    return NULL;
+}
+
+/* Forks of a generation's writer (st_regen_fork): a fork writes table 1
+ * on another thread while the parent writes table 0 and docs, and rev
+ * too; joined and kept, the switch shows both tables' union and the
+ * docs. A fork dropped leaves its family unwritten (the switch refuses)
+ * until the parent writes it; a family written by both is refused at the
+ * join; forks of forks and of a table rewritten in place are refused. A
+ * crash left a fork's finished file: the next writable open removes it
+ * and the generation stays. */
+static void test_regen_fork(void **state)
+{
+    (void)state;
+    char dir[64], path[128], forkfile[160];
+    st_store *s = store_create(dir, path, sizeof path, 2);
+    st_batch *b;
+    st_regen *g, *f, *f2;
+    enum { N = 20000 };
+    ref r = {malloc(4 * N * sizeof(uint64_t)), 0};
+    uint64_t *vals = malloc(N * sizeof *vals);
+    size_t n = fresh_values(vals, 3000, &r);
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(st_table_insert(s, b, 0, vals[i]), ND_OK);
+        assert_int_equal(st_table_insert(s, b, 1, vals[i]), ND_OK);
+        ref_insert(&r, vals[i]);
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    for (unsigned t = 0; t < 2; t++)
+        assert_int_equal(st_table_fold(s, t, 16, 0, NULL, NULL, NULL, NULL), ND_OK);
+
+    /* Kept: table 1 and rev by the fork, on a thread, the rest by g. */
+    n = fresh_values(vals, N, &r);
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    assert_int_equal(st_regen_fork(&f, g), ND_OK);
+    assert_int_equal(st_regen_fork(&f2, f), ND_EINVAL);
+    fork_job j = {f, s, vals, n, -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fork_main, &j), 0);
+    assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, n, NULL), ND_OK);
+    doc_src d = {vals, ""};
+    assert_int_equal(st_family_merge(g, s, ST_CF_DOCS, n, doc_src_kv, &d), ND_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(j.rc, ND_OK);
+    assert_int_equal(st_family_merge(f, s, ST_CF_REV, 0, doc_src_kv, &d), ND_OK);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_set_regen(b, g), ND_EINVAL); /* not joined yet */
+    assert_int_equal(st_regen_join(g, f, 1), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_regen_free(g);
+    for (size_t i = 0; i < n; i++) ref_insert(&r, vals[i]);
+    check_ranges(s, &r);
+    assert_int_equal(family_keys(s, ST_CF_DOCS, NULL), n);
+
+    /* Dropped: table 1 must be written again, by g. */
+    ref r1 = r;
+    r1.v = malloc(4 * N * sizeof(uint64_t));
+    memcpy(r1.v, r.v, r.n * sizeof *r.v);
+    size_t n2 = fresh_values(vals, 1000, &r1);
+    for (size_t i = 0; i < n2; i++) ref_insert(&r1, vals[i]);
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    assert_int_equal(st_regen_fork(&f, g), ND_OK);
+    uint64_t other = vals[0] ^ 1; /* what the dropped file held */
+    assert_int_equal(st_table_rewrite(f, s, 1, 16, &other, 1, NULL), ND_OK);
+    assert_int_equal(st_regen_join(g, f, 0), ND_OK);
+    assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, n2, NULL), ND_OK);
+    assert_int_equal(st_family_merge(g, s, ST_CF_DOCS, 0, doc_src_kv, &d), ND_OK);
+    assert_int_equal(st_family_merge(g, s, ST_CF_REV, 0, doc_src_kv, &d), ND_OK);
+    st_batch_clear(b);
+    assert_int_equal(st_batch_set_regen(b, g), ND_EINVAL); /* table 1 dropped */
+    assert_int_equal(st_table_rewrite(g, s, 1, 16, vals, n2, NULL), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_regen_free(g);
+    check_ranges(s, &r1);
+
+    /* Written twice: refused at the join (and g still switches). */
+    assert_int_equal(st_regen_new(&g, s), ND_OK);
+    assert_int_equal(st_regen_fork(&f, g), ND_OK);
+    assert_int_equal(st_table_rewrite(f, s, 0, 16, &other, 1, NULL), ND_OK);
+    assert_int_equal(st_table_rewrite(g, s, 0, 16, NULL, 0, NULL), ND_OK);
+    assert_int_equal(st_regen_join(g, f, 1), ND_EINVAL);
+    st_regen_free(g);
+    check_ranges(s, &r1);
+    const st_snap *view;
+    assert_int_equal(st_regen_new_table(&g, s, 0, &view), ND_OK);
+    assert_int_equal(st_regen_fork(&f, g), ND_EINVAL);
+    st_regen_free(g);
+
+    /* A crash after a fork finished its file. */
+    st_batch_free(b);
+    st_close(s);
+    snprintf(forkfile, sizeof forkfile, "%s/regen-%d.sst.tmp", path, ST_CF_TABLE(1));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        st_open_opts oc = {.create = 0};
+        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
+            st_regen_fork(&f, g) != ND_OK ||
+            st_table_rewrite(f, s, 1, 16, &other, 1, NULL) != ND_OK)
+            _exit(1);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat sb;
+    assert_int_equal(stat(forkfile, &sb), 0);
+    st_open_opts o = {.create = 0};
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_not_equal(stat(forkfile, &sb), 0);
+    assert_int_equal(st_generation(s), 2);
+    check_ranges(s, &r1);
+    st_close(s);
+    free(vals);
+    free(r.v);
+    free(r1.v);
+    tmpdir_remove(dir);
+}
+
 static void test_range_races(void **state)
 {
     (void)state;
@@ -1024,7 +1159,7 @@ int main(void)
         cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
         cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
         cmocka_unit_test(test_range_races),     cmocka_unit_test(test_cache_fill),
-        cmocka_unit_test(test_regen),          cmocka_unit_test(test_probe_across_files),
+        cmocka_unit_test(test_regen), cmocka_unit_test(test_regen_fork),          cmocka_unit_test(test_probe_across_files),
         cmocka_unit_test(test_rewrite_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
