@@ -44,6 +44,11 @@
 #define DATA_KEY_LEN (TBL_KEY_LEN + 8)
 #define TYPE_VALUE 1
 #define DIR_BITS 16
+/* A walk of a probe reads the blocks up to where it stops at once, up to
+ * this many bytes: the runs of one 16-bit prefix at 100M in a plan of
+ * 28 tables for k=6 span about 8 blocks of 1 KB, and their 8 preads from
+ * the page cache cost several times one of 8 KB. */
+#define SPAN_MAX 65536u
 
 struct cmp_direct {
     _Atomic int refs;
@@ -80,10 +85,12 @@ static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
 /* Make buf hold the block at off (len bytes) and its trailer, verify its
  * checksum; *blk is where the block starts, *entries_end where its
  * entries end, *nr the count of its restart points (the array starts at
- * *entries_end). The buffer keeps what it read and serves the blocks it
- * covers from it. */
-static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf *buf,
-                    const uint8_t **blk, const uint8_t **entries_end, uint32_t *nr)
+ * *entries_end). A read takes at least span bytes (the blocks after it
+ * that a walk will want) or buf->ahead. The buffer keeps what it read and
+ * serves the blocks it covers from it. */
+static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, size_t span,
+                    cmp_direct_buf *buf, const uint8_t **blk, const uint8_t **entries_end,
+                    uint32_t *nr)
 {
     if (off > d->size || len > d->size - off || d->size - off - len < TRAILER_LEN || len < 4)
         return corrupt(d, "block out of the file", off);
@@ -99,6 +106,7 @@ static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_
         size_t want = need;
         if (buf->ahead > need)
             want = d->size - off < buf->ahead ? (size_t)(d->size - off) : buf->ahead;
+        if (span > want) want = span;
         if (buf->cap < want) {
             uint8_t *p = realloc(buf->p, want);
             ND_RETURN_IF(!p, ND_ENOMEM, "table %u: out of memory reading %s", d->t, d->path);
@@ -197,7 +205,7 @@ static int walk_block(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direc
     uint8_t key[128];
     size_t klen = 0, vlen;
     const uint8_t *b;
-    ND_FORWARD(block_at(d, off, len, buf, &b, &end, &nr));
+    ND_FORWARD(block_at(d, off, len, 0, buf, &b, &end, &nr));
     for (const uint8_t *p = b; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
             return corrupt(d, what, off);
@@ -270,7 +278,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
     uint32_t nr;
     uint8_t key[TBL_KEY_LEN + 8];
     size_t klen = 0, vlen, i = 0, n = 0;
-    ND_FORWARD(block_at(d, off, len, buf, &b, &end, &nr));
+    ND_FORWARD(block_at(d, off, len, 0, buf, &b, &end, &nr));
     d->bound = malloc(nr * sizeof *d->bound);
     d->off = malloc((nr + 1) * sizeof *d->off);
     ND_RETURN_IF(!d->bound || !d->off, ND_ENOMEM,
@@ -397,7 +405,18 @@ void cmp_direct_unref(cmp_direct *d)
 
 size_t cmp_direct_blocks(const cmp_direct *d) { return d->n; }
 
-/* Make block i the current one, at its first entry. */
+/* Bytes of blocks i.. up to the one where a walk stops at the first run
+ * whose tail is >= until (the first block whose bound is >= until), at
+ * most SPAN_MAX unless block i alone is larger. until = 0: block i. */
+static size_t span_from(const cmp_direct *d, size_t i, uint64_t until)
+{
+    size_t j = i;
+    while (j + 1 < d->n && d->bound[j] < until && d->off[j + 2] - d->off[i] <= SPAN_MAX) j++;
+    return (size_t)(d->off[j + 1] - d->off[i]);
+}
+
+/* Make block i the current one, at its first entry, reading the blocks
+ * the walk goes on to with it. */
 static int enter_block(cmp_direct_it *it, size_t i)
 {
     const cmp_direct *d = it->d;
@@ -406,8 +425,8 @@ static int enter_block(cmp_direct_it *it, size_t i)
     it->p = it->end = NULL;
     it->klen = 0;
     if (i >= d->n) return ND_OK;
-    ND_FORWARD(block_at(d, d->off[i], d->off[i + 1] - d->off[i] - TRAILER_LEN, it->buf,
-                        &it->blk, &it->end, &nr));
+    ND_FORWARD(block_at(d, d->off[i], d->off[i + 1] - d->off[i] - TRAILER_LEN,
+                        span_from(d, i, it->until), it->buf, &it->blk, &it->end, &nr));
     it->p = it->blk;
     return ND_OK;
 }
@@ -447,7 +466,8 @@ void cmp_direct_hint(const cmp_direct *d, uint64_t x, int stage)
     __builtin_prefetch(&d->off[lo]);
 }
 
-int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_direct_it *it)
+int cmp_direct_seek(const cmp_direct *d, uint64_t x, uint64_t until, cmp_direct_buf *buf,
+                    cmp_direct_it *it)
 {
     size_t h = (size_t)(x >> (64 - DIR_BITS));
     size_t lo = d->dir[h], hi = d->dir[h + 1] < d->n ? d->dir[h + 1] : d->n;
@@ -461,6 +481,7 @@ int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_di
     }
     it->d = d;
     it->buf = buf;
+    it->until = until;
     ND_FORWARD(enter_block(it, lo));
     /* Step over the runs below x, keeping the first one at or above it
      * unread: the key state before it is saved and restored. */

@@ -80,13 +80,18 @@ typedef struct cmp_direct_it {
     size_t block;            /* index of the current block */
     const uint8_t *blk;      /* where it starts (in buf) */
     const uint8_t *p, *end;  /* next entry, end of the current block's entries */
+    uint64_t until;          /* the walk stops at the first run whose tail is >= until */
     uint8_t key[24];         /* the last key read (prefix-compressed) */
     size_t klen;
 } cmp_direct_it;
 
 /* Position it before the first run whose tail is >= x, reading blocks
- * into buf. */
-int cmp_direct_seek(const cmp_direct *d, uint64_t x, cmp_direct_buf *buf, cmp_direct_it *it);
+ * into buf. The caller's walk stops at the first run whose tail is >=
+ * until (0 when not known: a block at a time): each read from the file takes every
+ * block up to that run's at once (at most 64 KB), so a probe whose runs
+ * fill several blocks reads once, not once a block. */
+int cmp_direct_seek(const cmp_direct *d, uint64_t x, uint64_t until, cmp_direct_buf *buf,
+                    cmp_direct_it *it);
 /* A hint that a seek at x comes soon, so that the cache misses of the
  * index look-ups of several files (a query probes one per table) overlap
  * instead of following each other: stage 1 asks for the direct index's

@@ -55,16 +55,28 @@ struct st_reader {
 /* Mirror reads raced by run-space writes before a reader uses a snapshot. */
 #define READER_TRIES 3
 
-int st_u64s_push(st_u64s *a, uint64_t x)
+int st_u64s_reserve(st_u64s *a, size_t extra)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        uint64_t *v = realloc(a->v, cap * sizeof *v);
-        ND_RETURN_IF(!v, ND_ENOMEM, "out of memory growing an array to %zu entries", cap);
-        a->v = v;
-        a->cap = cap;
+    if (a->cap - a->n >= extra) return ND_OK;
+    size_t cap = a->cap ? a->cap : 64;
+    while (cap - a->n < extra) {
+        ND_RETURN_IF(cap > SIZE_MAX / 2 / sizeof *a->v, ND_ENOMEM,
+                     "out of memory growing an array of %zu entries by %zu", a->n, extra);
+        cap *= 2;
     }
-    a->v[a->n++] = x;
+    uint64_t *v = realloc(a->v, cap * sizeof *v);
+    ND_RETURN_IF(!v, ND_ENOMEM, "out of memory growing an array to %zu entries", cap);
+    a->v = v;
+    a->cap = cap;
+    return ND_OK;
+}
+
+int st_u64s_append(st_u64s *a, const uint64_t *v, size_t n)
+{
+    if (n == 0) return ND_OK;
+    ND_FORWARD(st_u64s_reserve(a, n));
+    memcpy(a->v + a->n, v, n * sizeof *v);
+    a->n += n;
     return ND_OK;
 }
 
@@ -214,11 +226,12 @@ typedef struct run_src {
     int first; /* no step before the entry under the iterator */
 } run_src;
 
-/* Position src before the first run whose tail is >= x. */
-static int src_seek(run_src *src, uint64_t x)
+/* Position src before the first run whose tail is >= x, for a walk that
+ * stops at the first run whose tail is >= until. */
+static int src_seek(run_src *src, uint64_t x, uint64_t until)
 {
     uint8_t kb[TBL_KEY_LEN];
-    if (src->d) return cmp_direct_seek(src->d, x, src->buf, &src->dit);
+    if (src->d) return cmp_direct_seek(src->d, x, until, src->buf, &src->dit);
     tbl_key(kb, TBL_RUN, x);
     st_iter_seek(src->it, kb, sizeof kb);
     src->first = 1;
@@ -260,6 +273,16 @@ static int decode_run(st_reader *r, const run_src *src, unsigned t, uint64_t tai
     return ND_OK;
 }
 
+/* Append the values of run[0..n) (ascending) within [lo, hi] to out: one
+ * slice of it, copied at once. */
+static int append_slice(st_u64s *out, const uint64_t *run, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t i = 0, j;
+    while (i < n && run[i] < lo) i++;
+    for (j = i; j < n && run[j] <= hi; j++) {}
+    return st_u64s_append(out, run + i, j - i);
+}
+
 /* Append the run entries e of table t with lo <= e <= hi, read from src,
  * to out. */
 static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint64_t hi,
@@ -271,12 +294,11 @@ static int runs_range(st_reader *r, run_src *src, unsigned t, uint64_t lo, uint6
     int rc;
     /* Runs: the first whose tail is >= lo, then onwards while they start
      * at or below hi. */
-    ND_FORWARD(src_seek(src, lo));
+    ND_FORWARD(src_seek(src, lo, hi));
     while ((rc = src_next(src, t, &v, &val, &vlen)) > 0) {
         ND_FORWARD(decode_run(r, src, t, v, lo, val, vlen, &n));
         if (r->buf[0] > hi) break;
-        for (size_t i = 0; i < n && r->buf[i] <= hi; i++)
-            if (r->buf[i] >= lo) ND_FORWARD(st_u64s_push(out, r->buf[i]));
+        ND_FORWARD(append_slice(out, r->buf, n, lo, hi));
         if (v >= hi) break; /* the next run starts above this tail */
     }
     return rc < 0 ? rc : ND_OK;
@@ -373,7 +395,8 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
     }
     if (r->fresh.n) { /* merge the two ascending lists in place, from the back */
         size_t nr = out->n - start, nf = r->fresh.n;
-        for (size_t i = 0; i < nf; i++) ND_TRY(st_u64s_push(out, 0));
+        ND_TRY(st_u64s_reserve(out, nf));
+        out->n += nf;
         uint64_t *a = out->v + start;
         size_t i = nr, j = nf, w = nr + nf;
         while (j > 0) {
@@ -670,7 +693,7 @@ static void cursor_next(st_cursor *c)
 static int cursor_seek(st_cursor *c, uint64_t x)
 {
     c->on = 0;
-    c->src_rc = src_seek(&c->src, x);
+    c->src_rc = src_seek(&c->src, x, 0);
     if (c->src_rc == ND_OK) cursor_next(c);
     return c->src_rc;
 }
@@ -706,9 +729,7 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     ND_FORWARD(rc);
     while (cursor_run(c, &tail, &rc)) {
         if (c->buf[0] > hi) break; /* it may serve a later range */
-        size_t i = 0;
-        while (c->buf[i] < lo) i++; /* tail >= lo: stops inside */
-        for (; i < c->nbuf && c->buf[i] <= hi; i++) ND_FORWARD(st_u64s_push(out, c->buf[i]));
+        ND_FORWARD(append_slice(out, c->buf, c->nbuf, lo, hi));
         if (tail >= hi) break;
         cursor_next(c);
     }

@@ -153,7 +153,20 @@ typedef struct st_u64s {
     uint64_t *v;
     size_t n, cap;
 } st_u64s;
-int st_u64s_push(st_u64s *a, uint64_t x);
+/* Make room for extra more entries (ND_OK or ND_ENOMEM). */
+int st_u64s_reserve(st_u64s *a, size_t extra);
+/* Append x; inline, as a probe appends every entry of its range. */
+static inline int st_u64s_push(st_u64s *a, uint64_t x)
+{
+    if (a->n == a->cap) {
+        int rc = st_u64s_reserve(a, 1);
+        if (rc) return rc;
+    }
+    a->v[a->n++] = x;
+    return ND_OK;
+}
+/* Append v[0..n). */
+int st_u64s_append(st_u64s *a, const uint64_t *v, size_t n);
 void st_u64s_dispose(st_u64s *a);
 /* Index of the first of a[0..n) (ascending) that is >= x; n if none. */
 size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x);

@@ -514,7 +514,7 @@ static int walk_all(cmp_direct *d)
     const char *val;
     size_t vlen;
     cmp_direct_buf buf = {0};
-    int rc = cmp_direct_seek(d, 0, &buf, &it);
+    int rc = cmp_direct_seek(d, 0, 0, &buf, &it);
     while (rc == ND_OK && (rc = cmp_direct_next(&it, &tail, &val, &vlen)) == 1) rc = ND_OK;
     free(buf.p);
     return rc;
@@ -540,7 +540,7 @@ static uint64_t seek_tail(cmp_direct *d, cmp_direct_buf *buf, uint64_t x)
     uint64_t tail;
     const char *val;
     size_t vlen;
-    assert_int_equal(cmp_direct_seek(d, x, buf, &it), ND_OK);
+    assert_int_equal(cmp_direct_seek(d, x, 0, buf, &it), ND_OK);
     assert_int_equal(cmp_direct_next(&it, &tail, &val, &vlen), 1);
     return tail;
 }
@@ -593,6 +593,88 @@ static void test_block_reuse(void **state)
     tmpdir_remove(dir);
 }
 
+/* The tails of the runs a probe's walk from lo visits: up to the first
+ * whose tail is >= hi, told to the reader as until (or not: 0).
+ * Returns how many; ND_ECORRUPT etc. as a negative count. */
+static long walk_range(cmp_direct *d, cmp_direct_buf *buf, uint64_t lo, uint64_t hi,
+                       uint64_t until, uint64_t *tails, size_t cap)
+{
+    cmp_direct_it it;
+    uint64_t tail;
+    const char *val;
+    size_t vlen, n = 0;
+    int rc = cmp_direct_seek(d, lo, until, buf, &it);
+    while (rc == ND_OK && (rc = cmp_direct_next(&it, &tail, &val, &vlen)) == 1) {
+        assert_true(n < cap);
+        tails[n++] = tail;
+        rc = ND_OK;
+        if (tail >= hi) break;
+    }
+    return rc < 0 ? rc : (long)n;
+}
+
+/* A probe whose runs fill several blocks reads them at once when the
+ * reader knows where its walk stops; the runs are those of a walk a
+ * block at a time. A range past 64 KB reads in several steps; every
+ * block read so is still checksummed. */
+static void test_span_read(void **state)
+{
+    (void)state;
+    char dir[64], path[128], copy[160], names[8][256];
+    uint64_t *v;
+    size_t n;
+    written_store(dir, path, names, &v, &n);
+    cmp_direct *d = NULL;
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
+    assert_non_null(d);
+    uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    cmp_direct_buf one = {0}, span = {0};
+    /* About 3 KB of runs: several blocks. */
+    uint64_t lo = v[n / 4], hi = v[n / 4 + 600];
+    long na = walk_range(d, &one, lo, hi, 0, a, n);
+    assert_true(na > 0);
+    assert_true(one.reads >= 3);
+    long nb = walk_range(d, &span, lo, hi, hi, b, n);
+    assert_int_equal(nb, na);
+    assert_memory_equal(a, b, (size_t)na * sizeof *a);
+    assert_int_equal(span.reads, 1);
+    /* A probe within one block reads one block's bytes. */
+    span.wd = NULL;
+    span.reads = 0;
+    assert_true(walk_range(d, &span, lo, lo, lo, b, n) > 0);
+    assert_int_equal(span.reads, 1);
+    assert_true(span.wlen < 4096);
+    /* The whole file: in steps of at most 64 KB. */
+    struct stat st;
+    assert_int_equal(stat(names[0], &st), 0);
+    one = (cmp_direct_buf){.p = one.p, .cap = one.cap};
+    span = (cmp_direct_buf){.p = span.p, .cap = span.cap};
+    na = walk_range(d, &one, v[0], v[n - 1], 0, a, n);
+    nb = walk_range(d, &span, v[0], v[n - 1], v[n - 1], b, n);
+    assert_int_equal(nb, na);
+    assert_memory_equal(a, b, (size_t)na * sizeof *a);
+    assert_true(span.reads >= (uint64_t)st.st_size / 65536);
+    assert_true(span.reads <= (uint64_t)st.st_size / 65536 + 2);
+    assert_true(span.reads * 8 < one.reads);
+    /* A flipped byte in the middle of the file (a data block): found. */
+    snprintf(copy, sizeof copy, "%s/copy.sst", dir);
+    copy_file(names[0], copy, (long)st.st_size / 2);
+    cmp_direct *c = NULL;
+    assert_int_equal(cmp_direct_open(&c, copy, 0, 0), ND_OK);
+    assert_non_null(c);
+    span.wd = NULL;
+    assert_int_equal(walk_range(c, &span, v[0], v[n - 1], v[n - 1], b, n), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "checksum"));
+    cmp_direct_unref(c);
+    free(one.p);
+    free(span.p);
+    free(a);
+    free(b);
+    cmp_direct_unref(d);
+    free(v);
+    tmpdir_remove(dir);
+}
+
 static void test_damaged_and_foreign(void **state)
 {
     (void)state;
@@ -615,10 +697,10 @@ static void test_damaged_and_foreign(void **state)
     assert_non_null(strstr(nd_errmsg(), "checksum"));
     cmp_direct_buf buf = {0};
     cmp_direct_it it;
-    assert_int_equal(cmp_direct_seek(good, 0, &buf, &it), ND_OK);
-    assert_int_equal(cmp_direct_seek(good, 0, &buf, &it), ND_OK);
+    assert_int_equal(cmp_direct_seek(good, 0, 0, &buf, &it), ND_OK);
+    assert_int_equal(cmp_direct_seek(good, 0, 0, &buf, &it), ND_OK);
     assert_int_equal(buf.reads, 1);
-    assert_int_equal(cmp_direct_seek(d, 0, &buf, &it), ND_ECORRUPT);
+    assert_int_equal(cmp_direct_seek(d, 0, 0, &buf, &it), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "checksum"));
     free(buf.p);
     cmp_direct_unref(good);
@@ -728,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_refold),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_block_reuse),
+        cmocka_unit_test(test_span_read),
         cmocka_unit_test(test_race_with_removals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
