@@ -1,0 +1,106 @@
+/*
+ * test_sort.c — the engine's radix sorts (engine/sort.c) against qsort:
+ * random keys, keys whose bytes are all alike in some positions (passes
+ * skipped, an odd count of passes moved), equal keys (sort_items keeps
+ * their order), the smallest sizes, and sort_u64_unique.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sort.h"
+
+static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const sort_item *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx); /* stable: input order */
+}
+
+/* Keys of n random values kept to the bits of mask. */
+static void fill(uint64_t *a, size_t n, uint64_t mask)
+{
+    for (size_t i = 0; i < n; i++) a[i] = rnd() & mask;
+}
+
+static void check_u64(size_t n, uint64_t mask)
+{
+    uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b),
+             *tmp = malloc((n + 1) * sizeof *tmp);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(tmp);
+    fill(a, n, mask);
+    memcpy(b, a, n * sizeof *a);
+    sort_u64(a, tmp, n);
+    qsort(b, n, sizeof *b, sort_cmp_u64);
+    assert_memory_equal(a, b, n * sizeof *a);
+    /* Unique: the distinct values, ascending. */
+    for (size_t i = 0; i < n; i++) a[i] = b[n - 1 - i]; /* descending input */
+    size_t m = sort_u64_unique(a, tmp, n), want = 0;
+    for (size_t i = 0; i < n; i++)
+        if (want == 0 || b[i] != b[want - 1]) b[want++] = b[i];
+    assert_int_equal(m, want);
+    assert_memory_equal(a, b, m * sizeof *a);
+    free(a);
+    free(b);
+    free(tmp);
+}
+
+static void test_u64(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {0, 1, 2, 3, 255, 256, 1000, 100003};
+    /* Every byte random; one byte alike everywhere (7 passes: the result
+     * comes back from scratch); only the low 16 bits (6 passes skipped);
+     * a few values (many repeats); all keys equal. */
+    const uint64_t masks[] = {~0ull, ~0xff00ull, 0xffffull, 0x3ull, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (size_t m = 0; m < sizeof masks / sizeof *masks; m++) check_u64(sizes[s], masks[m]);
+}
+
+static void test_items_stable(void **state)
+{
+    (void)state;
+    const size_t n = 50000;
+    sort_item *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *tmp = malloc(n * sizeof *tmp);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(tmp);
+    const uint64_t masks[] = {~0ull, 0xf0f0000000000000ull, 0x7ull};
+    for (size_t m = 0; m < sizeof masks / sizeof *masks; m++) {
+        for (size_t i = 0; i < n; i++) a[i] = (sort_item){rnd() & masks[m], (uint32_t)i};
+        memcpy(b, a, n * sizeof *a);
+        sort_items(a, tmp, n);
+        qsort(b, n, sizeof *b, cmp_item);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(a[i].key, b[i].key);
+            assert_int_equal(a[i].idx, b[i].idx);
+        }
+    }
+    free(a);
+    free(b);
+    free(tmp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_u64),
+        cmocka_unit_test(test_items_stable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
