@@ -339,7 +339,7 @@ static int array_read(void *payload, uint64_t *buf, size_t cap, size_t *got)
 {
     array_src *a = payload;
     size_t k = a->n - a->i < cap ? a->n - a->i : cap;
-    memcpy(buf, a->v + a->i, k * sizeof *buf);
+    if (k) memcpy(buf, a->v + a->i, k * sizeof *buf); /* v may be NULL when n is 0 */
     a->i += k;
     *got = k;
     return ND_OK;

@@ -16,29 +16,19 @@
 
 #include "load_spill.h"
 #include "neardup.h"
+#include "oracle.h"
+#include "sort.h"
 #include "tmpdir.h"
 
 #define NFILES 6
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+static oracle_rng rng = {0x9e3779b97f4a7c15ull};
+static uint64_t rnd(void) { return oracle_next(&rng); }
 
 /* Sort v[0..n) and drop repeats; returns the new count. */
 static size_t sort_unique(uint64_t *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_u64);
+    qsort(v, n, sizeof *v, sort_cmp_u64);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (m == 0 || v[i] != v[m - 1]) v[m++] = v[i];

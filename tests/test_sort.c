@@ -12,16 +12,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "oracle.h"
 #include "sort.h"
 
-static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
+static oracle_rng rng = {0x2545f4914f6cdd1dull};
+static uint64_t rnd(void) { return oracle_next(&rng); }
 
 static int cmp_item(const void *a, const void *b)
 {
