@@ -87,9 +87,9 @@ typedef struct cmp_direct_it {
 
 /* Position it before the first run whose tail is >= x, reading blocks
  * into buf. The caller's walk stops at the first run whose tail is >=
- * until (0 when not known: a block at a time): each read from the file takes every
- * block up to that run's at once (at most 64 KB), so a probe whose runs
- * fill several blocks reads once, not once a block. */
+ * until (0 when not known: a block at a time): each read from the file
+ * takes every block up to that run's at once (at most 64 KB), so a probe
+ * whose runs fill several blocks reads once, not once a block. */
 int cmp_direct_seek(const cmp_direct *d, uint64_t x, uint64_t until, cmp_direct_buf *buf,
                     cmp_direct_it *it);
 /* A hint that a seek at x comes soon, so that the cache misses of the

@@ -1,6 +1,9 @@
 /*
  * load_spill.c — the bulk loader's temporary files: written once through
- * stdio with a large buffer, read back through k-way merges.
+ * stdio with a large buffer, read back through k-way merges. A file is
+ * read or written by one thread at a time, so through stdio's _unlocked
+ * calls: a 100M load makes billions of them (three writes a record),
+ * each of which would otherwise take the FILE's lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +16,6 @@
 /* stdio buffer of each file: the merges read many files at once, each in
  * long sequential runs. */
 #define SPILL_IO_BUF (1u << 20)
-/* A file is read or written by one thread at a time, so stdio's
- * _unlocked calls: a 100M load makes billions of them (three writes a
- * record), each otherwise taking the FILE's lock. */
 /* Values a fingerprint file's reader holds at a time. */
 #define SPILL_U64_BLOCK 8192u
 
@@ -93,7 +93,8 @@ int spill_create(spill_out **out, const char *path)
 
 static int put_bytes(spill_out *o, const void *p, size_t n)
 {
-    if (n && fwrite_unlocked(p, 1, n, o->sf.f) != n) return io_error("cannot write", o->sf.path, errno);
+    if (n && fwrite_unlocked(p, 1, n, o->sf.f) != n)
+        return io_error("cannot write", o->sf.path, errno);
     return ND_OK;
 }
 
