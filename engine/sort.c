@@ -1,17 +1,33 @@
 /*
- * sort.c — LSD radix sorts (see sort.h).
+ * sort.c — radix sorts (see sort.h).
+ *
+ * A large array is first split by the top MSD_BITS bits of its keys (one
+ * counting pass and one scatter, both stable); each bucket, about 16k
+ * keys at a load chunk's 8M and so in the CPU's L2 cache, is then sorted
+ * by an LSD radix sort of its bytes and copied back. Eight LSD passes
+ * over the whole array move it through memory sixteen times; this moves
+ * it about three times. 8M random keys, one core: 0.151 -> 0.115 s
+ * (sort_items 0.214 -> 0.133 s); 11 bits scatter to too many pages at
+ * once (0.147 s), 8 bits leave buckets past L2 for items (0.147 s). Keys
+ * already grouped by their top bits (sorted fingerprints under a
+ * permutation that keeps their top block on top, as 4 of the 10 tables
+ * of the k=3 design do) skip the scatter (0.151 -> 0.097 s).
  */
 #include "sort.h"
 
 #include <string.h>
 
-/* One body for both element types: KEY(x) reads the key of an element.
- * The eight byte histograms are counted in one read of the keys, not one
- * read a pass (8M keys of a load chunk, per table: about a third of the
- * memory traffic of the sort); a pass whose byte is the same in every key
- * moves nothing. */
-#define RADIX_SORT_BODY(T, KEY)                                                \
+#define MSD_BITS 9
+/* Below this many keys, LSD over the whole array (in cache anyway). */
+#define MSD_MIN (1u << 16)
+
+/* LSD, one body for both element types: KEY(x) reads the key of an
+ * element. The eight byte histograms are counted in one read of the keys,
+ * not one read a pass; a pass whose byte is the same in every key moves
+ * nothing (the top byte within a bucket). The result ends in a. */
+#define LSD_BODY(T, KEY)                                                       \
     size_t count[8][256];                                                      \
+    int moved = 0;                                                             \
     if (n < 2) return;                                                         \
     memset(count, 0, sizeof count);                                            \
     for (size_t i = 0; i < n; i++) {                                           \
@@ -36,20 +52,49 @@
     }                                                                          \
     if (moved) memcpy(tmp, a, n * sizeof *a); /* result back into the caller's a */
 
+/* MSD split, then LSD per bucket (LSD: the LSD sort of the type). */
+#define MSD_BODY(T, KEY, LSD)                                                  \
+    size_t start[(1u << MSD_BITS) + 1], pos[1u << MSD_BITS];                   \
+    if (n < MSD_MIN) {                                                         \
+        LSD(a, tmp, n);                                                        \
+        return;                                                                \
+    }                                                                          \
+    memset(pos, 0, sizeof pos);                                                \
+    size_t grouped = 1, prev = 0;                                              \
+    for (size_t i = 0; i < n; i++) {                                           \
+        size_t b = (size_t)(KEY(a[i]) >> (64 - MSD_BITS));                     \
+        pos[b]++;                                                              \
+        grouped &= b >= prev;                                                  \
+        prev = b;                                                              \
+    }                                                                          \
+    size_t sum = 0;                                                            \
+    for (size_t b = 0; b < (1u << MSD_BITS); b++) {                            \
+        start[b] = sum;                                                        \
+        sum += pos[b];                                                         \
+        pos[b] = start[b];                                                     \
+    }                                                                          \
+    start[1u << MSD_BITS] = n;                                                 \
+    if (grouped) {                                                             \
+        for (size_t b = 0; b < (1u << MSD_BITS); b++)                          \
+            LSD(a + start[b], tmp + start[b], start[b + 1] - start[b]);        \
+        return;                                                                \
+    }                                                                          \
+    for (size_t i = 0; i < n; i++) tmp[pos[KEY(a[i]) >> (64 - MSD_BITS)]++] = a[i]; \
+    for (size_t b = 0; b < (1u << MSD_BITS); b++) {                            \
+        size_t m = start[b + 1] - start[b];                                    \
+        LSD(tmp + start[b], a + start[b], m);                                  \
+        memcpy(a + start[b], tmp + start[b], m * sizeof *a);                   \
+    }
+
 #define ITEM_KEY(x) ((x).key)
 #define U64_KEY(x) (x)
 
-void sort_items(sort_item *a, sort_item *tmp, size_t n)
-{
-    int moved = 0;
-    RADIX_SORT_BODY(sort_item, ITEM_KEY)
-}
+static void lsd_items(sort_item *a, sort_item *tmp, size_t n) { LSD_BODY(sort_item, ITEM_KEY) }
+static void lsd_u64(uint64_t *a, uint64_t *tmp, size_t n) { LSD_BODY(uint64_t, U64_KEY) }
 
-void sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
-{
-    int moved = 0;
-    RADIX_SORT_BODY(uint64_t, U64_KEY)
-}
+void sort_items(sort_item *a, sort_item *tmp, size_t n) { MSD_BODY(sort_item, ITEM_KEY, lsd_items) }
+
+void sort_u64(uint64_t *a, uint64_t *tmp, size_t n) { MSD_BODY(uint64_t, U64_KEY, lsd_u64) }
 
 size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n)
 {
