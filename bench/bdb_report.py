@@ -334,7 +334,7 @@ def section_text(res, rel):
                      mach.get("ram_gib", "?"),
                      mach.get("disk", "?"), res["runs"], "" if res["runs"] == 1 else "s",
                      " (FAISS: %d)" % res["faiss_runs"] if res["faiss_runs"] else
-                     " (FAISS skipped: not installed)",
+                     " (FAISS skipped: see the notes)",
                      p["plan"]["k"], p["plan"]["tables"], p["plan"]["blocks"],
                      p["q"], p["q6"], p["qcold"], fmt(p["batch"]), fmt(p["join"]),
                      "all agree" if res["failures"] == 0 else
