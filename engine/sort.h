@@ -1,10 +1,12 @@
 /*
- * sort.h — LSD radix sorts of 64-bit keys (engine internal).
+ * sort.h — radix sorts of 64-bit keys (engine internal).
  *
  * Batch mode, the self-join and bulk import sort millions of permuted
- * fingerprints once per table; a radix sort (8 passes of 8 bits, a pass
- * skipped when every key has the same byte there) does it in a few
- * milliseconds per million, several times faster than qsort.
+ * fingerprints once per table; a radix sort (from 64k keys on, a split
+ * by the top 9 bits and then 8 passes of 8 bits within each bucket, a
+ * pass skipped when every key has the same byte there; sort.c says why)
+ * does it in a few milliseconds per million, several times faster than
+ * qsort. Both sorts are stable.
  */
 #ifndef ND_SORT_H
 #define ND_SORT_H
