@@ -82,13 +82,24 @@ static int corrupt(const cmp_direct *d, const char *what, uint64_t off)
                       (unsigned long long)off);
 }
 
+/* Bytes of blocks i.. up to the one where a walk stops at the first run
+ * whose tail is >= until (the first block whose bound is >= until), at
+ * most SPAN_MAX unless block i alone is larger. until = 0: block i. */
+static size_t span_from(const cmp_direct *d, size_t i, uint64_t until)
+{
+    size_t j = i;
+    while (j + 1 < d->n && d->bound[j] < until && d->off[j + 2] - d->off[i] <= SPAN_MAX) j++;
+    return (size_t)(d->off[j + 1] - d->off[i]);
+}
+
 /* Make buf hold the block at off (len bytes) and its trailer, verify its
  * checksum; *blk is where the block starts, *entries_end where its
  * entries end, *nr the count of its restart points (the array starts at
- * *entries_end). A read takes at least span bytes (the blocks after it
- * that a walk will want) or buf->ahead. The buffer keeps what it read and
+ * *entries_end). A read takes buf->ahead bytes, or, for data block i of a
+ * walk that stops at the first run whose tail is >= until (0: not known),
+ * the blocks up to there (span_from). The buffer keeps what it read and
  * serves the blocks it covers from it. */
-static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, size_t span,
+static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, size_t i, uint64_t until,
                     cmp_direct_buf *buf, const uint8_t **blk, const uint8_t **entries_end,
                     uint32_t *nr)
 {
@@ -106,6 +117,7 @@ static int block_at(const cmp_direct *d, uint64_t off, uint64_t len, size_t span
         size_t want = need;
         if (buf->ahead > need)
             want = d->size - off < buf->ahead ? (size_t)(d->size - off) : buf->ahead;
+        size_t span = until ? span_from(d, i, until) : 0; /* only when reading */
         if (span > want) want = span;
         if (buf->cap < want) {
             uint8_t *p = realloc(buf->p, want);
@@ -205,7 +217,7 @@ static int walk_block(const cmp_direct *d, uint64_t off, uint64_t len, cmp_direc
     uint8_t key[128];
     size_t klen = 0, vlen;
     const uint8_t *b;
-    ND_FORWARD(block_at(d, off, len, 0, buf, &b, &end, &nr));
+    ND_FORWARD(block_at(d, off, len, 0, 0, buf, &b, &end, &nr));
     for (const uint8_t *p = b; p < end;) {
         if (entry_at(&p, end, 1, key, &klen, sizeof key, &val, &vlen) < 0)
             return corrupt(d, what, off);
@@ -278,7 +290,7 @@ static int load_index(cmp_direct *d, uint64_t off, uint64_t len, cmp_direct_buf 
     uint32_t nr;
     uint8_t key[TBL_KEY_LEN + 8];
     size_t klen = 0, vlen, i = 0, n = 0;
-    ND_FORWARD(block_at(d, off, len, 0, buf, &b, &end, &nr));
+    ND_FORWARD(block_at(d, off, len, 0, 0, buf, &b, &end, &nr));
     d->bound = malloc(nr * sizeof *d->bound);
     d->off = malloc((nr + 1) * sizeof *d->off);
     ND_RETURN_IF(!d->bound || !d->off, ND_ENOMEM,
@@ -405,16 +417,6 @@ void cmp_direct_unref(cmp_direct *d)
 
 size_t cmp_direct_blocks(const cmp_direct *d) { return d->n; }
 
-/* Bytes of blocks i.. up to the one where a walk stops at the first run
- * whose tail is >= until (the first block whose bound is >= until), at
- * most SPAN_MAX unless block i alone is larger. until = 0: block i. */
-static size_t span_from(const cmp_direct *d, size_t i, uint64_t until)
-{
-    size_t j = i;
-    while (j + 1 < d->n && d->bound[j] < until && d->off[j + 2] - d->off[i] <= SPAN_MAX) j++;
-    return (size_t)(d->off[j + 1] - d->off[i]);
-}
-
 /* Make block i the current one, at its first entry, reading the blocks
  * the walk goes on to with it. */
 static int enter_block(cmp_direct_it *it, size_t i)
@@ -425,8 +427,8 @@ static int enter_block(cmp_direct_it *it, size_t i)
     it->p = it->end = NULL;
     it->klen = 0;
     if (i >= d->n) return ND_OK;
-    ND_FORWARD(block_at(d, d->off[i], d->off[i + 1] - d->off[i] - TRAILER_LEN,
-                        span_from(d, i, it->until), it->buf, &it->blk, &it->end, &nr));
+    ND_FORWARD(block_at(d, d->off[i], d->off[i + 1] - d->off[i] - TRAILER_LEN, i, it->until,
+                        it->buf, &it->blk, &it->end, &nr));
     it->p = it->blk;
     return ND_OK;
 }
