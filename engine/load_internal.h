@@ -9,19 +9,30 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "nd_task.h"
+
+/* A chunk's documents: keys as offsets into arena until the chunk is
+ * full (the arena moves as it grows), then pointers. Once split, fresh
+ * holds the documents new to the store and rep those it replaced. */
+typedef struct load_chunk {
+    nd_doc *docs;
+    size_t *koff;
+    size_t n, dcap;
+    char *arena;
+    size_t alen, acap;
+    size_t *fresh, nfresh, *rep, nrep;
+    size_t index; /* its files' number */
+} load_chunk;
 
 struct nd_loader {
     nd_db *db;
     char *dir;
     size_t chunk_docs, nchunks;
     int state;
-    /* The chunk being filled: keys as offsets into arena until spilled
-     * (the arena moves as it grows). */
-    nd_doc *docs;
-    size_t *koff;
-    size_t n, dcap;
-    char *arena;
-    size_t alen, acap;
+    load_chunk fill; /* the chunk being filled */
+    load_chunk out;  /* the chunk whose files the writer task writes */
+    nd_task writer;
+    int writing;     /* the writer was started and not waited for */
 };
 
 /* Path of chunk c's file for family what ("docs", "rev", "t07", ...);

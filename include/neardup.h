@@ -476,8 +476,13 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n);
  *    the commit's write; a key the loader replaced in the store keeps
  *    whatever another writer stores after that replacement (unless a
  *    later chunk of the load has the key again).
- *  Memory: chunk_docs documents with their keys and the sort's work space
- *  (about 150 bytes a document plus the key). Disk: the temporary files
+ *  A full chunk's stored keys are replaced by the nd_loader_add call that
+ *  fills it; its files are written by a task of the loader's while the
+ *  caller fills the next chunk (on a machine of one CPU, or with
+ *  ND_LOAD_THREADS=1, before the call returns).
+ *  Memory: two chunks of chunk_docs documents with their keys (the one
+ *  filled, the one written) and the sort's work space (about 200 bytes a
+ *  document plus twice the key). Disk: the temporary files
  *  (about 8 bytes per table plus 40 plus twice the key length, a document)
  *  and, until the commit's switch, the old and the new generation.
  *  nd_loader_add holds the writer lock while it replaces stored keys;
@@ -491,15 +496,20 @@ typedef struct nd_loader nd_loader;
 int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs);
 
 /** Add n documents (keys are copied; checked as nd_import checks them).
- *  A full chunk is spilled before the call returns.
+ *  A chunk filled by the call has its stored keys replaced before the call
+ *  returns; its files are written meanwhile (see nd_loader), and a failure
+ *  to write them is returned by the next call that fills a chunk, or by
+ *  nd_loader_commit.
  *  @return ND_OK; ND_EINVAL (NULL docs, or the loader was committed or
  *          failed); ND_ELIMIT (a key too long, nothing of the call added);
- *          ND_EIO; ND_ENOSPC; ND_ENOMEM. After an error other than
- *          ND_EINVAL and ND_ELIMIT the loader only accepts nd_loader_free. */
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM (this call's, or the files of the
+ *          chunk filled before). After an error other than ND_EINVAL and
+ *          ND_ELIMIT the loader only accepts nd_loader_free. */
 int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n);
 
-/** Make every document added visible (see nd_loader). A load that never
- *  filled a chunk is one nd_import call. Afterwards (and after a failure)
+/** Make every document added visible (see nd_loader), once the files of
+ *  every chunk are written. A load that never filled a chunk is one
+ *  nd_import call. Afterwards (and after a failure)
  *  the loader only accepts nd_loader_free.
  *  @param out_new  documents new to the store (may be NULL)
  *  @return ND_OK; ND_EINVAL (committed twice); ND_EIO; ND_ENOSPC; ND_ENOMEM;

@@ -1065,15 +1065,17 @@ static void test_lost_chunk_file(void **state)
         assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
         nd_loader *l = NULL;
         assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
-        uint64_t fp[10];
-        random_fps(fp, 10, 36 + (unsigned)f);
-        nd_doc docs[10];
-        char keys[10][8];
-        for (int i = 0; i < 10; i++) {
+        uint64_t fp[14];
+        random_fps(fp, 14, 36 + (unsigned)f);
+        nd_doc docs[14];
+        char keys[14][8];
+        for (int i = 0; i < 14; i++) {
             snprintf(keys[i], sizeof keys[i], "k%d", i);
             docs[i] = (nd_doc){keys[i], strlen(keys[i]), fp[i], 1, 1};
         }
-        assert_int_equal(nd_loader_add(l, docs, 10), ND_OK); /* 2 chunks spill */
+        /* 3 chunks spill; the files of the first two are written before
+         * the call returns (the third's writer may still run) */
+        assert_int_equal(nd_loader_add(l, docs, 14), ND_OK);
         DIR *d = opendir(path);
         assert_non_null(d);
         file[0] = '\0';
@@ -1089,6 +1091,69 @@ static void test_lost_chunk_file(void **state)
         uint64_t ndocs = 0;
         assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
         assert_int_equal(ndocs, 1);
+        expect_ok(nd_verify(db), "verify");
+        assert_int_equal(nd_close(db), ND_OK);
+        tmpdir_remove(dir);
+    }
+}
+
+/* The loader's directory into out ("" when there is none). */
+static void load_dir_of(const char *db_path, char *out, size_t cap)
+{
+    DIR *d = opendir(db_path);
+    assert_non_null(d);
+    out[0] = '\0';
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, "nd-load-", 8) == 0) snprintf(out, cap, "%s/%s", db_path, e->d_name);
+    closedir(d);
+}
+
+/* A chunk's files are written by a task while the caller fills the next
+ * chunk, so a failure to write them comes back from the next call that
+ * waits for that task: the add that fills the next chunk (then the loader
+ * takes nothing more) or the commit. Either way the store keeps what it
+ * held and nothing of the load is left on disk. The failure: a directory
+ * where chunk 1's docs file goes (fopen fails on it even for root). */
+static void test_writer_failure(void **state)
+{
+    (void)state;
+    for (int at_commit = 0; at_commit < 2; at_commit++) {
+        char dir[64], path[128], ld[512], block[600];
+        tmpdir_make(dir);
+        snprintf(path, sizeof path, "%s/db", dir);
+        nd_db *db = open_db(path, K, 4, 16);
+        assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
+        nd_loader *l = NULL;
+        assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
+        uint64_t fp[12];
+        random_fps(fp, 12, 61 + (unsigned)at_commit);
+        nd_doc docs[12];
+        char keys[12][8];
+        for (int i = 0; i < 12; i++) {
+            snprintf(keys[i], sizeof keys[i], "k%d", i);
+            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fp[i], 1, 1};
+        }
+        load_dir_of(path, ld, sizeof ld);
+        assert_true(ld[0] != '\0');
+        snprintf(block, sizeof block, "%s/c000001.docs", ld);
+        assert_int_equal(mkdir(block, 0700), 0);
+        assert_int_equal(nd_loader_add(l, docs, 4), ND_OK);     /* chunk 0 */
+        assert_int_equal(nd_loader_add(l, docs + 4, 4), ND_OK); /* chunk 1: its writer fails */
+        if (at_commit) {
+            assert_int_equal(nd_loader_add(l, docs + 8, 2), ND_OK); /* no chunk filled */
+            assert_int_equal(nd_loader_commit(l, NULL), ND_EIO);
+        } else {
+            assert_int_equal(nd_loader_add(l, docs + 8, 4), ND_EIO); /* chunk 2 filled */
+        }
+        if (!strstr(nd_errmsg(), "c000001.docs")) fail_msg("%s", nd_errmsg());
+        assert_int_equal(nd_loader_add(l, docs, 1), ND_EINVAL);
+        assert_int_equal(nd_loader_commit(l, NULL), ND_EINVAL);
+        nd_loader_free(l);
+        assert_int_equal(count_load_dirs(path), 0);
+        uint64_t ndocs = 0;
+        assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+        assert_int_equal(ndocs, 1);
+        for (int i = 0; i < 12; i++) assert_absent(db, keys[i]);
         expect_ok(nd_verify(db), "verify");
         assert_int_equal(nd_close(db), ND_OK);
         tmpdir_remove(dir);
@@ -1226,7 +1291,8 @@ int main(void)
         cmocka_unit_test(test_exact_empty),         cmocka_unit_test(test_exact_prefilled),
         cmocka_unit_test(test_exact_full_last_chunk), cmocka_unit_test(test_exact_unspilled),
         cmocka_unit_test(test_same_key_chunks),     cmocka_unit_test(test_stored_keys_replaced),
-        cmocka_unit_test(test_racing_writer),       cmocka_unit_test(test_racing_writer_superseded),
+        cmocka_unit_test(test_racing_writer),       cmocka_unit_test(test_writer_failure),
+               cmocka_unit_test(test_racing_writer_superseded),
         cmocka_unit_test(test_racing_writer_same_fp),
         cmocka_unit_test(test_free_without_commit),
         cmocka_unit_test(test_stale_dir_removed),   cmocka_unit_test(test_lost_chunk_file),   cmocka_unit_test(test_errors),
