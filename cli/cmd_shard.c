@@ -69,8 +69,9 @@ static const char usage[] =
     "  --skip-bad (import) count and skip malformed records instead of\n"
     "             stopping\n"
     "  --chunk M  documents each shard holds in memory before they are sorted\n"
-    "             and spilled (about 160 bytes each plus the key; default\n"
-    "             8M / S, at least 100k)\n"
+    "             and spilled (about 220 bytes each plus twice the key: a\n"
+    "             chunk is written while the next fills; default 8M / S, at\n"
+    "             least 100k)\n"
     "  info    print the manifest and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
     "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
