@@ -10,9 +10,12 @@
  *
  * Options: one LRU block cache shared by every family; table families store
  * values that are already compressed (runs), so RocksDB compression is off
- * there; docs and rev use LZ4 when this RocksDB build has it and bloom
- * filters for their point lookups (and a memtable bloom filter, so a look-up
- * of a new key skips the memtable). The WAL is always on.
+ * there; docs and rev use LZ4 when this RocksDB build has it; docs has
+ * bloom filters for its point lookups (and a memtable bloom filter, so a
+ * look-up of a new key skips the memtable). rev has none: it is read by
+ * seeks to a fingerprint and scans, which a whole-key filter cannot
+ * serve, and building one was a tenth of a bulk load's commit. The WAL is
+ * always on.
  *
  * The store also owns the in-memory mirror of the tables' fresh spaces
  * (cmp_fresh.c): loaded at open, fed by st_write with the table changes
@@ -61,8 +64,8 @@ typedef struct st_gen {
 
 struct st_store {
     rocksdb_t *db;
-    rocksdb_options_t *opts, *small_opts, *table_opts;
-    rocksdb_block_based_table_options_t *small_bbt, *table_bbt;
+    rocksdb_options_t *opts, *small_opts, *rev_opts, *table_opts;
+    rocksdb_block_based_table_options_t *small_bbt, *rev_bbt, *table_bbt;
     rocksdb_cache_t *cache;
     rocksdb_readoptions_t *ropts;        /* point reads that fill the block cache */
     rocksdb_readoptions_t *ropts_nofill; /* point reads that do not (fill_cache) */
@@ -240,8 +243,10 @@ static void free_store(st_store *s)
     if (s->db) rocksdb_close(s->db);
     if (s->opts) rocksdb_options_destroy(s->opts);
     if (s->small_opts) rocksdb_options_destroy(s->small_opts);
+    if (s->rev_opts) rocksdb_options_destroy(s->rev_opts);
     if (s->table_opts) rocksdb_options_destroy(s->table_opts);
     if (s->small_bbt) rocksdb_block_based_options_destroy(s->small_bbt);
+    if (s->rev_bbt) rocksdb_block_based_options_destroy(s->rev_bbt);
     if (s->table_bbt) rocksdb_block_based_options_destroy(s->table_bbt);
     if (s->cache) rocksdb_cache_destroy(s->cache);
     if (s->ropts) rocksdb_readoptions_destroy(s->ropts);
@@ -269,13 +274,21 @@ static rocksdb_readoptions_t *ropts_total_order(void)
     return r;
 }
 
+/* The options of family cf (-1: a family not of storage.h). */
+static rocksdb_options_t *cf_options(const st_store *s, int cf)
+{
+    return cf >= ST_CF_TABLE0 ? s->table_opts : cf == ST_CF_REV ? s->rev_opts : s->small_opts;
+}
+
 static int make_options(st_store *s, uint64_t cache_bytes, int compression)
 {
     s->cache = rocksdb_cache_create_lru(cache_bytes ? cache_bytes : (64u << 20));
     s->opts = rocksdb_options_create();
     s->small_opts = rocksdb_options_create();
+    s->rev_opts = rocksdb_options_create();
     s->table_opts = rocksdb_options_create();
     s->small_bbt = rocksdb_block_based_options_create();
+    s->rev_bbt = rocksdb_block_based_options_create();
     s->table_bbt = rocksdb_block_based_options_create();
     s->ropts = ropts_total_order();
     s->ropts_nofill = ropts_total_order();
@@ -284,8 +297,8 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     s->probe_ropts_nofill = rocksdb_readoptions_create();
     s->wopts = rocksdb_writeoptions_create();
     s->wopts_sync = rocksdb_writeoptions_create();
-    if (!s->cache || !s->opts || !s->small_opts || !s->table_opts || !s->small_bbt ||
-        !s->table_bbt || !s->ropts || !s->ropts_nofill || !s->scan_ropts || !s->probe_ropts ||
+    if (!s->cache || !s->opts || !s->small_opts || !s->rev_opts || !s->table_opts ||
+        !s->small_bbt || !s->rev_bbt || !s->table_bbt || !s->ropts || !s->ropts_nofill || !s->scan_ropts || !s->probe_ropts ||
         !s->probe_ropts_nofill || !s->wopts ||
         !s->wopts_sync)
         return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
@@ -322,6 +335,10 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
      * document key (most of them) skips the memtable's skip list. */
     rocksdb_options_set_memtable_whole_key_filtering(s->small_opts, 1);
     rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->small_opts, 0.02);
+
+    rocksdb_block_based_options_set_block_cache(s->rev_bbt, s->cache);
+    rocksdb_options_set_block_based_table_factory(s->rev_opts, s->rev_bbt);
+    rocksdb_options_set_compression(s->rev_opts, compression);
 
     rocksdb_block_based_options_set_block_cache(s->table_bbt, s->cache);
     /* 1 KB blocks (1-2 runs each at 100M), not RocksDB's 4 KB: a probe
@@ -483,7 +500,7 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
         int cf;
         uint64_t g;
         int fam = parse_family_name(names[i], &cf, &g);
-        cfo[i] = fam && cf >= ST_CF_TABLE0 ? s->table_opts : s->small_opts;
+        cfo[i] = cf_options(s, fam ? cf : -1);
         if (strcmp(names[i], "meta") == 0) have_meta = 1;
     }
     if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", path);
@@ -701,6 +718,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: fall back to no compression. */
         rocksdb_options_set_compression(s->small_opts, rocksdb_no_compression);
+        rocksdb_options_set_compression(s->rev_opts, rocksdb_no_compression);
         rc = open_db(s, path, state == 0, o->ntables, o->readonly);
     }
     if (rc < 0) goto cleanup;
@@ -957,8 +975,7 @@ int st_regen_new(st_regen **out, st_store *s)
     g->next->n = s->ntables;
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)s->ntables); cf++) {
         family_name(name, cf, g->next->gen);
-        g->next->cf[cf] = rocksdb_create_column_family(
-            s->db, cf >= ST_CF_TABLE0 ? s->table_opts : s->small_opts, name, &err);
+        g->next->cf[cf] = rocksdb_create_column_family(s->db, cf_options(s, cf), name, &err);
         if (err) {
             /* RocksDB's C API hands back an empty handle even on failure. */
             if (g->next->cf[cf]) rocksdb_column_family_handle_destroy(g->next->cf[cf]);
@@ -1022,8 +1039,7 @@ int st_regen_begin(st_regen *g, int cf)
         free(g->file);
         g->file = path;
     }
-    g->w = rocksdb_sstfilewriter_create(g->env,
-                                        cf >= ST_CF_TABLE0 ? g->s->table_opts : g->s->small_opts);
+    g->w = rocksdb_sstfilewriter_create(g->env, cf_options(g->s, cf));
     ND_RETURN_IF(!g->w, ND_ENOMEM, "storage: out of memory");
     g->cf = cf;
     g->keys = 0;
