@@ -14,7 +14,8 @@
  *     files (posix_fadvise DONTNEED, no root needed), reopen (empty block
  *     cache), time the first qcold queries; then read the files back in;
  *  7. self-join of the join set with nd_selfjoin;
- *  8. stream add_if_new (WAL, no fsync per document), then group commit:
+ *  8. stream add_if_new (WAL, no fsync per document) on one thread, then
+ *     the next as many documents on two threads; then group commit:
  *     check each document of a group with nd_query, add the new ones with
  *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
  *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
@@ -22,6 +23,7 @@
  * bulk_load() and batch_run() hold the engine's bulk paths (nd_import,
  * nd_batch) beside the per-document stand-ins (--no-import, --no-batch).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +385,49 @@ static void selfjoin_phase(bdb_state *s)
 
 /* ---- 8. streams ---- */
 
+/* One of the two threads of the second stream: documents from + j for
+ * j = id, id + 2, ... below n. */
+typedef struct stream_worker {
+    nd_db *db;
+    const bdb_gen *g;
+    uint64_t from, n;
+    unsigned id;
+    size_t added;
+    int rc;
+} stream_worker;
+
+static void *stream_worker_main(void *p)
+{
+    stream_worker *w = p;
+    nd_results *res;
+    uint8_t key[8];
+    w->rc = nd_results_new(&res);
+    for (uint64_t j = w->id; w->rc == ND_OK && j < w->n; j += 2) {
+        key_of(key, (1ull << 62) | (w->from + j));
+        uint64_t fp = bdb_query(w->g, BDB_STREAM, w->from + j, NULL);
+        w->rc = nd_add_if_new(res, w->db, key, 8, fp, 0, 2, 3);
+        if (w->rc == ND_OK) w->added += nd_results_count(res) == 0;
+    }
+    nd_results_free(res);
+    return NULL;
+}
+
+/* The stream's next n documents (ids from..) on two threads. */
+static void stream_two_threads(bdb_state *s, nd_db *db, uint64_t from, uint64_t n)
+{
+    stream_worker w[2];
+    pthread_t th;
+    for (unsigned i = 0; i < 2; i++) w[i] = (stream_worker){db, &s->g, from, n, i, 0, ND_OK};
+    double w0 = bdb_now();
+    if (pthread_create(&th, NULL, stream_worker_main, &w[1]) != 0) bdb_die("pthread_create failed");
+    stream_worker_main(&w[0]);
+    pthread_join(th, NULL);
+    double wall = bdb_now() - w0;
+    for (unsigned i = 0; i < 2; i++) ND_TRY(w[i].rc);
+    bdb_metric("nd.stream_t2.docs_per_s", (double)n / wall);
+    bdb_metric("nd.stream_t2.added", (double)(w[0].added + w[1].added));
+}
+
 static void stream_phase(bdb_state *s, nd_db *db)
 {
     const bdb_opts *o = &s->o;
@@ -406,6 +451,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
     bdb_record_latency("nd.stream.k3", lat, o->stream, wall);
     bdb_metric("nd.stream.docs_per_s", (double)o->stream / wall);
     bdb_metric("nd.stream.added", (double)added);
+    if (o->stream) stream_two_threads(s, db, o->stream, o->stream);
     bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
     ND_TRY(nd_close(db));
 

@@ -68,7 +68,8 @@ fails on any disagreement with the oracle.
   dropped from the OS page cache with posix_fadvise, reopened with an
   empty block cache); the batch (`nd_batch`, check only); the self-join
   (`nd_selfjoin`); a stream of `nd_add_if_new` (WAL, no fsync per
-  document); group commit on a handle opened with `ND_DB_SYNC` (each
+  document) on one thread, then as many more documents on two threads
+  (each taking every other); group commit on a handle opened with `ND_DB_SYNC` (each
   document of a group of 256 checked with `nd_query`, the new ones added
   by one `nd_add_many`: one fsync per group); and `nd_add_if_new` with an
   fsync per document, for scale. Peak RSS is per phase (VmHWM reset
@@ -102,6 +103,7 @@ ROWS = [
     ("stream add_if_new, WAL, no fsync (docs/s)", "nd.stream.docs_per_s", None),
     ("stream add_if_new latency p50 (us)", "nd.stream.k3.p50_us", None),
     ("stream add_if_new latency p99 (us)", "nd.stream.k3.p99_us", None),
+    ("stream add_if_new, 2 threads, WAL, no fsync (docs/s)", "nd.stream_t2.docs_per_s", None),
     ("group commit: query + nd_add_many, ND_DB_SYNC (docs/s)",
      "nd.stream_group_sync.docs_per_s", None),
     ("add_if_new with fsync per doc (docs/s)", "nd.stream_sync_each.docs_per_s", None),

@@ -4,7 +4,9 @@
  * Concurrency: RocksDB serves reads from any thread. Every write (add,
  * delete, refresh, fold step) is a read-modify-write of docs, rev, the
  * tables and the counters, so writers hold write_mu from their first read
- * to st_write. Queries take no lock. fold_mu keeps one fold at a time.
+ * to st_write. Queries take no lock; nor does nd_add_if_new's check, which
+ * is made good under write_mu (add_epoch, recent). fold_mu keeps one fold
+ * at a time.
  */
 #ifndef ND_DB_H
 #define ND_DB_H
@@ -30,6 +32,13 @@
  * rev key already holds. Format-2 entries have an empty value. */
 #define DB_REV_VALUE_LEN (DB_DOC_VALUE_LEN - 8)
 #define DB_REV_VALUE(docval) ((const uint8_t *)(docval) + 8)
+/* Fingerprints nd_add_if_new remembers it stored (db_recent). */
+#define DB_RECENT 1024
+
+/* A fingerprint nd_add_if_new stored, and the epoch of its commit. */
+typedef struct db_recent {
+    uint64_t epoch, fp;
+} db_recent;
 
 struct nd_db {
     st_store *store;
@@ -53,6 +62,17 @@ struct nd_db {
      * space. Removals of fresh entries do not lower it (still >= the
      * truth); a fold under both locks resets it to 0. */
     _Atomic uint64_t fresh_live[ND_MAX_TABLES];
+    /* nd_add_if_new checks outside write_mu, then under it only what was
+     * committed since (db_write.c). add_epoch counts db_commit's writes
+     * (raised under write_mu once a write is visible; read without it).
+     * The fingerprints add_if_new stored are in recent[] (a ring; slot
+     * recent_at next) with their epochs; any other commit raises
+     * recent_floor to its epoch, and recent_lost is the newest epoch the
+     * ring dropped (all three write_mu). */
+    _Atomic uint64_t add_epoch;
+    uint64_t recent_floor, recent_lost;
+    db_recent recent[DB_RECENT];
+    size_t recent_at;
 
     pthread_mutex_t pool_mu;  /* readers for queries */
     st_reader *pool[DB_POOL_MAX];

@@ -10,6 +10,11 @@
  *
  * A fingerprint enters the tables with its first document and leaves with
  * its last; "does fp still have documents?" is a prefix probe of rev.
+ *
+ * nd_add_if_new checks before it takes the writer lock; every commit
+ * counts an epoch and notes the fingerprint add_if_new stored (or, any
+ * other commit, that it cannot say), so that under the lock a check only
+ * looks at what was committed since it began.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -147,7 +152,10 @@ int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64
     return ND_OK;
 }
 
-int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
+/* db_commit; stored (may be NULL): the one fingerprint the batch adds,
+ * for add_if_new's check of what was committed since it began. */
+static int commit_noting(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh,
+                         const uint64_t *stored)
 {
     uint64_t per_table = fresh / db->plan.info.tables;
     ND_FORWARD(db_stage_counters(db, b, docs, fps));
@@ -163,7 +171,22 @@ int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fres
     db->ndocs = docs;
     db->nfps = fps;
     db->fresh_pending += fresh;
+    uint64_t epoch = atomic_load(&db->add_epoch) + 1;
+    if (stored) {
+        db_recent *r = &db->recent[db->recent_at];
+        if (r->epoch > db->recent_lost) db->recent_lost = r->epoch;
+        *r = (db_recent){epoch, *stored};
+        db->recent_at = (db->recent_at + 1) % DB_RECENT;
+    } else {
+        db->recent_floor = epoch;
+    }
+    atomic_store(&db->add_epoch, epoch); /* after the write is visible */
     return ND_OK;
+}
+
+int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh)
+{
+    return commit_noting(db, b, docs, fps, fresh, NULL);
 }
 
 int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
@@ -221,24 +244,54 @@ static int closest(nd_results *out, nd_db *db, uint64_t fp, unsigned k)
     return nd_query(out, db, fp, k, &qo);
 }
 
+/* With write_mu held: can a check that began at epoch since stand, that
+ * is, is every commit after it a fingerprint add_if_new stored (the ring
+ * still holds them all) and none of them within k of fp? */
+static int check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k)
+{
+    if (atomic_load(&db->add_epoch) == since) return 1;
+    if (db->recent_floor > since || db->recent_lost > since) return 0;
+    for (size_t n = 0, i = db->recent_at; n < DB_RECENT; n++) {
+        i = (i + DB_RECENT - 1) % DB_RECENT;
+        const db_recent *r = &db->recent[i];
+        if (r->epoch <= since) break; /* the ring is in epoch order */
+        if ((unsigned)__builtin_popcountll(r->fp ^ fp) <= k) return 0;
+    }
+    return 1;
+}
+
+static int matched_key(const nd_results *out, const void *key, size_t key_len)
+{
+    const nd_match *m = nd_results_get(out, 0);
+    return m->key_len == key_len && memcmp(m->key, key, key_len) == 0;
+}
+
 int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
                   double score, int64_t time, unsigned k)
 {
     st_batch *b = NULL;
-    int rc;
+    int rc = ND_OK;
     ND_RETURN_IF(!out, ND_EINVAL, "nd_add_if_new: NULL results");
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_check_key(key, key_len));
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
+    /* The check runs outside the writer lock, so the checks of several
+     * threads overlap. A near-duplicate of another key found then was
+     * stored when the check saw it: the call is done, nothing to write.
+     * Else, under the lock, the check stands if what was committed since
+     * it began cannot be within k (check_stands), and runs again there
+     * if it might: check and insert stay atomic, and a racing
+     * near-duplicate still finds this one. */
+    uint64_t since = atomic_load(&db->add_epoch);
+    ND_FORWARD(closest(out, db, fp, k));
+    if (nd_results_count(out) && !matched_key(out, key, key_len)) return ND_OK;
     ND_FORWARD(st_batch_new(&b, db->store));
-    /* Holding the writer lock across check and insert makes the pair
-     * atomic: a racing near-duplicate waits and then finds this one. */
     pthread_mutex_lock(&db->write_mu);
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
-    ND_TRY(closest(out, db, fp, k));
+    if (nd_results_count(out) || !check_stands(db, since, fp, k)) ND_TRY(closest(out, db, fp, k));
     if (nd_results_count(out)) {
         const nd_match *m = nd_results_get(out, 0);
-        if (m->key_len == key_len && memcmp(m->key, key, key_len) == 0) {
+        if (matched_key(out, key, key_len)) {
             /* Seen again: refresh its last-seen time, keep the rest. */
             ND_TRY(stage_doc(b, key, key_len, m->fp, m->score, time));
             ND_TRY(st_write(db->store, b, db->sync));
@@ -247,7 +300,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
     }
     /* Nothing within k >= 0 was found, so fp itself is not stored. */
     ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh));
-    ND_TRY(db_commit(db, b, nd, nf, fresh));
+    ND_TRY(commit_noting(db, b, nd, nf, fresh, &fp));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);

@@ -372,6 +372,9 @@ int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k,
  *  out is left empty. Atomic with respect to other writers: two racing
  *  near-duplicates never both get in. If the closest match is key itself,
  *  its last-seen time is refreshed to time.
+ *  The check runs outside the writer lock (calls from several threads
+ *  check at once); the insert takes the lock and checks again only when
+ *  a document committed meanwhile might be within k of fp.
  *  @return ND_OK in both cases; errors as nd_add and nd_query. */
 int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len,
                   uint64_t fp, double score, int64_t time, unsigned k);
