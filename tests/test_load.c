@@ -1049,54 +1049,6 @@ static void test_free_without_commit(void **state)
     tmpdir_remove(dir);
 }
 
-/* A chunk file lost before the commit: the commit fails with ND_EIO
- * naming it, whichever pass reads it (docs; rev, written beside docs
- * where cores allow; an even table and an odd one, which go to a second
- * thread there), and the store keeps what it held. */
-static void test_lost_chunk_file(void **state)
-{
-    (void)state;
-    const char *lost[] = {"c000000.docs", "c000001.rev", "c000000.t00", "c000001.t01"};
-    for (size_t f = 0; f < sizeof lost / sizeof *lost; f++) {
-        char dir[64], path[128], file[512];
-        tmpdir_make(dir);
-        snprintf(path, sizeof path, "%s/db", dir);
-        nd_db *db = open_db(path, K, 4, 16);
-        assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
-        nd_loader *l = NULL;
-        assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
-        uint64_t fp[14];
-        random_fps(fp, 14, 36 + (unsigned)f);
-        nd_doc docs[14];
-        char keys[14][8];
-        for (int i = 0; i < 14; i++) {
-            snprintf(keys[i], sizeof keys[i], "k%d", i);
-            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fp[i], 1, 1};
-        }
-        /* 3 chunks spill; the files of the first two are written before
-         * the call returns (the third's writer may still run) */
-        assert_int_equal(nd_loader_add(l, docs, 14), ND_OK);
-        DIR *d = opendir(path);
-        assert_non_null(d);
-        file[0] = '\0';
-        for (struct dirent *e; (e = readdir(d));)
-            if (strncmp(e->d_name, "nd-load-", 8) == 0)
-                snprintf(file, sizeof file, "%s/%s/%s", path, e->d_name, lost[f]);
-        closedir(d);
-        assert_int_equal(unlink(file), 0);
-        assert_int_equal(nd_loader_commit(l, NULL), ND_EIO);
-        if (!strstr(nd_errmsg(), lost[f])) fail_msg("%s: %s", lost[f], nd_errmsg());
-        nd_loader_free(l);
-        assert_int_equal(count_load_dirs(path), 0);
-        uint64_t ndocs = 0;
-        assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
-        assert_int_equal(ndocs, 1);
-        expect_ok(nd_verify(db), "verify");
-        assert_int_equal(nd_close(db), ND_OK);
-        tmpdir_remove(dir);
-    }
-}
-
 /* The loader's directory into out ("" when there is none). */
 static void load_dir_of(const char *db_path, char *out, size_t cap)
 {
@@ -1106,6 +1058,74 @@ static void load_dir_of(const char *db_path, char *out, size_t cap)
     for (struct dirent *e; (e = readdir(d));)
         if (strncmp(e->d_name, "nd-load-", 8) == 0) snprintf(out, cap, "%s/%s", db_path, e->d_name);
     closedir(d);
+}
+
+/* A load set up to fail: a database holding one document ("x"), a loader
+ * into it of chunks of 4, and n documents "k0".. with random fingerprints. */
+typedef struct failing_load {
+    char dir[64], path[128], ld[512];
+    nd_db *db;
+    nd_loader *l;
+    nd_doc docs[16];
+    char keys[16][8];
+    size_t n;
+} failing_load;
+
+static void failing_load_start(failing_load *f, size_t n, uint64_t seed)
+{
+    uint64_t fp[16];
+    assert_true(n <= 16);
+    f->n = n;
+    tmpdir_make(f->dir);
+    snprintf(f->path, sizeof f->path, "%s/db", f->dir);
+    f->db = open_db(f->path, K, 4, 16);
+    assert_int_equal(nd_add(f->db, "x", 1, 42, 0, 0), ND_OK);
+    f->l = NULL;
+    assert_int_equal(nd_loader_new(&f->l, f->db, 4), ND_OK);
+    load_dir_of(f->path, f->ld, sizeof f->ld);
+    assert_true(f->ld[0] != '\0');
+    random_fps(fp, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(f->keys[i], sizeof f->keys[i], "k%zu", i);
+        f->docs[i] = (nd_doc){f->keys[i], strlen(f->keys[i]), fp[i], 1, 1};
+    }
+}
+
+/* The failed load freed: nothing of it on disk, the store as it was. */
+static void failing_load_end(failing_load *f)
+{
+    nd_loader_free(f->l);
+    assert_int_equal(count_load_dirs(f->path), 0);
+    uint64_t ndocs = 0;
+    assert_int_equal(nd_db_count(f->db, &ndocs, NULL), ND_OK);
+    assert_int_equal(ndocs, 1);
+    for (size_t i = 0; i < f->n; i++) assert_absent(f->db, f->keys[i]);
+    expect_ok(nd_verify(f->db), "verify");
+    assert_int_equal(nd_close(f->db), ND_OK);
+    tmpdir_remove(f->dir);
+}
+
+/* A chunk file lost before the commit: the commit fails with ND_EIO
+ * naming it, whichever pass reads it (docs; rev, written beside docs
+ * where cores allow; an even table and an odd one, which go to a second
+ * thread there), and the store keeps what it held. */
+static void test_lost_chunk_file(void **state)
+{
+    (void)state;
+    const char *lost[] = {"c000000.docs", "c000001.rev", "c000000.t00", "c000001.t01"};
+    for (size_t i = 0; i < sizeof lost / sizeof *lost; i++) {
+        failing_load f;
+        char file[600];
+        failing_load_start(&f, 14, 36 + i);
+        /* 3 chunks spill; the files of the first two are written before
+         * the call returns (the third's writer may still run) */
+        assert_int_equal(nd_loader_add(f.l, f.docs, 14), ND_OK);
+        snprintf(file, sizeof file, "%s/%s", f.ld, lost[i]);
+        assert_int_equal(unlink(file), 0);
+        assert_int_equal(nd_loader_commit(f.l, NULL), ND_EIO);
+        if (!strstr(nd_errmsg(), lost[i])) fail_msg("%s: %s", lost[i], nd_errmsg());
+        failing_load_end(&f);
+    }
 }
 
 /* A chunk's files are written by a task while the caller fills the next
@@ -1118,45 +1138,23 @@ static void test_writer_failure(void **state)
 {
     (void)state;
     for (int at_commit = 0; at_commit < 2; at_commit++) {
-        char dir[64], path[128], ld[512], block[600];
-        tmpdir_make(dir);
-        snprintf(path, sizeof path, "%s/db", dir);
-        nd_db *db = open_db(path, K, 4, 16);
-        assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
-        nd_loader *l = NULL;
-        assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
-        uint64_t fp[12];
-        random_fps(fp, 12, 61 + (unsigned)at_commit);
-        nd_doc docs[12];
-        char keys[12][8];
-        for (int i = 0; i < 12; i++) {
-            snprintf(keys[i], sizeof keys[i], "k%d", i);
-            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fp[i], 1, 1};
-        }
-        load_dir_of(path, ld, sizeof ld);
-        assert_true(ld[0] != '\0');
-        snprintf(block, sizeof block, "%s/c000001.docs", ld);
+        failing_load f;
+        char block[600];
+        failing_load_start(&f, 12, 61 + (uint64_t)at_commit);
+        snprintf(block, sizeof block, "%s/c000001.docs", f.ld);
         assert_int_equal(mkdir(block, 0700), 0);
-        assert_int_equal(nd_loader_add(l, docs, 4), ND_OK);     /* chunk 0 */
-        assert_int_equal(nd_loader_add(l, docs + 4, 4), ND_OK); /* chunk 1: its writer fails */
+        assert_int_equal(nd_loader_add(f.l, f.docs, 4), ND_OK);     /* chunk 0 */
+        assert_int_equal(nd_loader_add(f.l, f.docs + 4, 4), ND_OK); /* chunk 1: its writer fails */
         if (at_commit) {
-            assert_int_equal(nd_loader_add(l, docs + 8, 2), ND_OK); /* no chunk filled */
-            assert_int_equal(nd_loader_commit(l, NULL), ND_EIO);
+            assert_int_equal(nd_loader_add(f.l, f.docs + 8, 2), ND_OK); /* no chunk filled */
+            assert_int_equal(nd_loader_commit(f.l, NULL), ND_EIO);
         } else {
-            assert_int_equal(nd_loader_add(l, docs + 8, 4), ND_EIO); /* chunk 2 filled */
+            assert_int_equal(nd_loader_add(f.l, f.docs + 8, 4), ND_EIO); /* chunk 2 filled */
         }
         if (!strstr(nd_errmsg(), "c000001.docs")) fail_msg("%s", nd_errmsg());
-        assert_int_equal(nd_loader_add(l, docs, 1), ND_EINVAL);
-        assert_int_equal(nd_loader_commit(l, NULL), ND_EINVAL);
-        nd_loader_free(l);
-        assert_int_equal(count_load_dirs(path), 0);
-        uint64_t ndocs = 0;
-        assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
-        assert_int_equal(ndocs, 1);
-        for (int i = 0; i < 12; i++) assert_absent(db, keys[i]);
-        expect_ok(nd_verify(db), "verify");
-        assert_int_equal(nd_close(db), ND_OK);
-        tmpdir_remove(dir);
+        assert_int_equal(nd_loader_add(f.l, f.docs, 1), ND_EINVAL);
+        assert_int_equal(nd_loader_commit(f.l, NULL), ND_EINVAL);
+        failing_load_end(&f);
     }
 }
 
