@@ -278,6 +278,8 @@ int nd_db_options_init(nd_db_options *opts, unsigned version);
 int nd_open(nd_db **out, const char *path, const nd_db_options *opts);
 
 /** Flush and close; accepts NULL. Waits for a running background fold.
+ *  Free every nd_loader of db first (nd_loader_free): a loader's task may
+ *  still be writing a chunk's files for it.
  *  @return ND_OK or ND_EIO (the handle is freed either way). */
 int nd_close(nd_db *db);
 
@@ -520,7 +522,9 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n);
 int nd_loader_commit(nd_loader *l, uint64_t *out_new);
 
 /** Free the loader: documents not committed are dropped (replacements
- *  already written stay) and the temporary files removed. Accepts NULL. */
+ *  already written stay) and the temporary files removed, once its writer
+ *  task (if one runs) is done. Call it before nd_close of the loader's
+ *  database. Accepts NULL. */
 void nd_loader_free(nd_loader *l);
 
 /** Documents for the next nd_import call into a database holding `stored`
