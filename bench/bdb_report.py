@@ -69,8 +69,8 @@ fails on any disagreement with the oracle.
   empty block cache); the batch (`nd_batch`, check only); the self-join
   (`nd_selfjoin`); a stream of `nd_add_if_new` (WAL, no fsync per
   document) on one thread, then as many more documents on two threads
-  (each taking every other); group commit on a handle opened with `ND_DB_SYNC` (each
-  document of a group of 256 checked with `nd_query`, the new ones added
+  (each taking every other); group commit on a handle opened with
+  `ND_DB_SYNC` (each document of a group of 256 checked with `nd_query`, the new ones added
   by one `nd_add_many`: one fsync per group); and `nd_add_if_new` with an
   fsync per document, for scale. Peak RSS is per phase (VmHWM reset
   between phases, after malloc_trim) of the whole benchmark process, which

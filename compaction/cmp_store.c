@@ -298,8 +298,8 @@ static int make_options(st_store *s, uint64_t cache_bytes, int compression)
     s->wopts = rocksdb_writeoptions_create();
     s->wopts_sync = rocksdb_writeoptions_create();
     if (!s->cache || !s->opts || !s->small_opts || !s->rev_opts || !s->table_opts ||
-        !s->small_bbt || !s->rev_bbt || !s->table_bbt || !s->ropts || !s->ropts_nofill || !s->scan_ropts || !s->probe_ropts ||
-        !s->probe_ropts_nofill || !s->wopts ||
+        !s->small_bbt || !s->rev_bbt || !s->table_bbt || !s->ropts || !s->ropts_nofill ||
+        !s->scan_ropts || !s->probe_ropts || !s->probe_ropts_nofill || !s->wopts ||
         !s->wopts_sync)
         return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
     rocksdb_writeoptions_set_sync(s->wopts_sync, 1);

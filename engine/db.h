@@ -66,11 +66,11 @@ struct nd_db {
      * committed since (db_write.c). add_epoch counts db_commit's writes
      * (raised under write_mu once a write is visible; read without it).
      * The fingerprints add_if_new stored are in recent[] (a ring; slot
-     * recent_at next) with their epochs; any other commit raises
-     * recent_floor to its epoch, and recent_lost is the newest epoch the
+     * recent_at next) with their epochs; recent_gap is the newest epoch
+     * the ring cannot speak for: another kind of commit, or an entry the
      * ring dropped (all three write_mu). */
     _Atomic uint64_t add_epoch;
-    uint64_t recent_floor, recent_lost;
+    uint64_t recent_gap;
     db_recent recent[DB_RECENT];
     size_t recent_at;
 

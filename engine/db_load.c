@@ -7,9 +7,9 @@
  * and written to temporary files (load_spill.h): per table the distinct
  * permuted fingerprints, and the chunk's docs and rev entries in key
  * order. A writer task writes one chunk's files while the caller fills
- * the next chunk in a second set of buffers. nd_loader_commit then writes a new generation in one pass per
- * family, each a k-way merge of the chunks' files with the family as
- * stored (load_commit.c).
+ * the next chunk in a second set of buffers. nd_loader_commit then writes
+ * a new generation in one pass per family, each a k-way merge of the
+ * chunks' files with the family as stored (load_commit.c).
  */
 #include <dirent.h>
 #include <errno.h>

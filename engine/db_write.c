@@ -174,11 +174,11 @@ static int commit_noting(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, ui
     uint64_t epoch = atomic_load(&db->add_epoch) + 1;
     if (stored) {
         db_recent *r = &db->recent[db->recent_at];
-        if (r->epoch > db->recent_lost) db->recent_lost = r->epoch;
+        if (r->epoch > db->recent_gap) db->recent_gap = r->epoch;
         *r = (db_recent){epoch, *stored};
         db->recent_at = (db->recent_at + 1) % DB_RECENT;
     } else {
-        db->recent_floor = epoch;
+        db->recent_gap = epoch;
     }
     atomic_store(&db->add_epoch, epoch); /* after the write is visible */
     return ND_OK;
@@ -250,7 +250,7 @@ static int closest(nd_results *out, nd_db *db, uint64_t fp, unsigned k)
 static int check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k)
 {
     if (atomic_load(&db->add_epoch) == since) return 1;
-    if (db->recent_floor > since || db->recent_lost > since) return 0;
+    if (db->recent_gap > since) return 0;
     for (size_t n = 0, i = db->recent_at; n < DB_RECENT; n++) {
         i = (i + DB_RECENT - 1) % DB_RECENT;
         const db_recent *r = &db->recent[i];
