@@ -4,12 +4,14 @@
  * the sequential refold (st_table_refold), each followed by the table
  * compaction a background fold does (st_compact_tables).
  *
- * usage: bench_fold DB [--add N] [--start S] [--fold run|refold]
- *                      [--queries Q]
+ * usage: bench_fold DB [--add N] [--threads T] [--start S]
+ *                      [--fold run|refold] [--queries Q]
  *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
  *              opened without background folds
  *   --add N    first nd_add_if_new N documents of bench_db's stream (k=3),
  *              ids S.. (default 200M: not among a 100M database's)
+ *   --threads T  the adds on T threads, thread i taking ids S + i, S + i + T,
+ *              ... (default 1)
  *   --fold F   then fold every table (run or refold), time it, and compact
  *              the tables (timed)
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
@@ -20,6 +22,7 @@
  * it). Internal: the folds and the compaction have no public API.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +85,39 @@ static void queries(nd_db *db, const bdb_gen *g, size_t nq, const char *when)
     free(lat);
 }
 
+/* One thread of the adds: ids start + id, start + id + step, ... */
+typedef struct adder {
+    nd_db *db;
+    const bdb_gen *g;
+    uint64_t start, n;
+    unsigned id, step;
+} adder;
+
+static void *adder_main(void *p)
+{
+    const adder *a = p;
+    nd_results *r;
+    TRY(nd_results_new(&r));
+    for (uint64_t j = a->id; j < a->n; j += a->step) {
+        uint8_t key[8];
+        uint64_t id = (1ull << 62) | (a->start + j);
+        for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
+        TRY(nd_add_if_new(r, a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0,
+                          2, 3));
+    }
+    nd_results_free(r);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t add = 0, start = 200000000;
+    unsigned threads = 1;
     size_t nq = 5000;
     const char *fold = NULL;
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: bench_fold DB [--add N] [--start S] [--fold run|refold] "
-                        "[--queries Q]\n");
+        fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--start S] "
+                        "[--fold run|refold] [--queries Q]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -100,6 +128,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(a, "--add") == 0) add = strtoull(v, NULL, 10);
         else if (strcmp(a, "--start") == 0) start = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--threads") == 0 && atoi(v) >= 1 && atoi(v) <= 64)
+            threads = (unsigned)atoi(v);
         else if (strcmp(a, "--queries") == 0) nq = strtoull(v, NULL, 10);
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
@@ -128,18 +158,21 @@ int main(int argc, char **argv)
     queries(db, &g, nq, "at open");
 
     if (add) {
-        nd_results *r;
-        TRY(nd_results_new(&r));
+        adder a[64];
+        pthread_t th[64];
         t0 = now_s();
-        for (uint64_t j = 0; j < add; j++) {
-            uint8_t key[8];
-            uint64_t id = (1ull << 62) | (start + j);
-            for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
-            TRY(nd_add_if_new(r, db, key, 8, bdb_query(&g, BDB_STREAM, start + j, NULL), 0, 2, 3));
+        for (unsigned i = 0; i < threads; i++) {
+            a[i] = (adder){db, &g, start, add, i, threads};
+            if (i && pthread_create(&th[i], NULL, adder_main, &a[i]) != 0) {
+                fprintf(stderr, "bench_fold: pthread_create failed\n");
+                return 2;
+            }
         }
-        printf("add_if_new %llu documents: %.0f docs/s\n", (unsigned long long)add,
+        adder_main(&a[0]);
+        for (unsigned i = 1; i < threads; i++) pthread_join(th[i], NULL);
+        printf("add_if_new %llu documents on %u thread%s: %.0f docs/s\n",
+               (unsigned long long)add, threads, threads == 1 ? "" : "s",
                (double)add / (now_s() - t0));
-        nd_results_free(r);
     }
 
     if (fold) {

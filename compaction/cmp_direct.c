@@ -456,6 +456,11 @@ int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t 
     return 1;
 }
 
+int cmp_direct_beyond(const cmp_direct_it *it, uint64_t x)
+{
+    return it->block < it->d->n && it->d->bound[it->block] < x;
+}
+
 void cmp_direct_hint(const cmp_direct *d, uint64_t x, int stage)
 {
     size_t h = (size_t)(x >> (64 - DIR_BITS));

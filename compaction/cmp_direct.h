@@ -98,6 +98,10 @@ int cmp_direct_seek(const cmp_direct *d, uint64_t x, uint64_t until, cmp_direct_
  * entry of x; stage 2, after stage 1 of every file, reads it and asks
  * for the block bounds and offsets it points to. Changes nothing else. */
 void cmp_direct_hint(const cmp_direct *d, uint64_t x, int stage);
+/* Does the first run whose tail is >= x lie past it's current block? A
+ * walk would read another block to get there, which a seek does with
+ * less: one read of the block that holds it. */
+int cmp_direct_beyond(const cmp_direct_it *it, uint64_t x);
 /* The next run: 1 with its tail and encoded bytes (valid until the next
  * call), 0 after the last, or ND_ECORRUPT naming the file and block for a
  * malformed entry or a block whose checksum does not match (ND_EIO,

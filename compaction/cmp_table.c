@@ -592,7 +592,8 @@ cleanup:
 
 /* ---- forward cursor --------------------------------------------------- */
 
-/* How many runs a cursor steps over with next() before it seeks instead. */
+/* How many runs (or fresh entries) a cursor steps over with next() before
+ * it seeks instead. */
 #define CURSOR_MAX_STEPS 8
 /* What a scanning cursor reads of a table's file at once when it reads
  * the file directly (RocksDB's scans read ahead SCAN_READAHEAD). */
@@ -718,7 +719,12 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     uint8_t kb[TBL_KEY_LEN];
     size_t start = out->n, nfresh = 0;
     int rc = ND_OK, steps = 0;
-    /* Forward to the first run whose tail is >= lo. */
+    /* Forward to the first run whose tail is >= lo: a few steps, else a
+     * seek; at once when a cursor reading a block at a time (ranges far
+     * apart) would read another block on the way. */
+    if (cursor_on(c, &tail, &rc) && tail < lo && c->d && !c->dbuf.ahead &&
+        cmp_direct_beyond(&c->src.dit, lo))
+        ND_FORWARD(cursor_seek(c, lo));
     while (cursor_on(c, &tail, &rc) && tail < lo) {
         if (++steps > CURSOR_MAX_STEPS) {
             ND_FORWARD(cursor_seek(c, lo));
@@ -736,9 +742,15 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     ND_FORWARD(rc);
     /* Fresh entries in [lo, hi], merged in. */
     if (!c->fresh_done) {
-        if (at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo) {
-            tbl_key(kb, TBL_FRESH, lo);
-            st_iter_seek(c->fresh, kb, sizeof kb);
+        /* As the runs: a few steps (each far cheaper than a seek through
+         * the memtables and files), else a seek. */
+        for (steps = 0; at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo; steps++) {
+            if (steps == CURSOR_MAX_STEPS) {
+                tbl_key(kb, TBL_FRESH, lo);
+                st_iter_seek(c->fresh, kb, sizeof kb);
+                break;
+            }
+            st_iter_next(c->fresh);
         }
         ND_FORWARD(rc);
         size_t before = out->n;

@@ -126,7 +126,10 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time);
  * or batch), which saves a rev probe. */
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
                  double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
-                 uint64_t *fresh);
+                 uint64_t *fresh, st_u64s *defer);
+/* Stage the tables' entries of the fingerprints in defer (db_stage_add's
+ * list, which it empties), table by table in ascending order. */
+int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer);
 int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
                     uint64_t *fps);
 /* Write the staged batch with the new counters (write_mu held); on success

@@ -396,13 +396,17 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
 {
     st_batch *b = NULL;
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    st_u64s defer = {0};
     int rc = ND_OK;
     ND_FORWARD(st_batch_new(&b, db->store));
     for (size_t i = 0; i < n; i++) {
         const nd_doc *d = &docs[i];
         if (!out[i].dup) {
-            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 0, &nd,
-                                &nf, &fresh));
+            /* fp is not stored: nothing stored lies within k >= 0 of it,
+             * and an earlier new document with fp would make this one a
+             * duplicate; so no rev probe for its other documents. */
+            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 1, &nd,
+                                &nf, &fresh, &defer));
         } else if (out[i].match_index == ND_BATCH_STORED && out[i].match_key_len == d->key_len &&
                    memcmp(out[i].match_key, d->key, d->key_len) == 0) {
             /* Seen again: the stored document keeps its score. */
@@ -414,12 +418,14 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
             free(v);
             ND_TRY(rc);
             ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, 0,
-                                &nd, &nf, &fresh));
+                                &nd, &nf, &fresh, &defer));
         }
     }
+    ND_TRY(db_stage_deferred(db, b, &defer));
     if (st_batch_count(b)) ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     st_batch_free(b);
+    st_u64s_dispose(&defer);
     return rc;
 }
 

@@ -208,7 +208,8 @@ int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n
     ND_FORWARD(st_batch_new(&b, db->store));
     for (size_t i = 0; i < n; i++) {
         const nd_doc *d = &docs[idx[i]];
-        ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 0, &nd, &nf, &fresh));
+        ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 0, &nd, &nf, &fresh,
+                            NULL));
     }
     ND_TRY(db_commit(db, b, nd, nf, fresh));
     ND_TRY(db_fold_locked(db));

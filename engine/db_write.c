@@ -11,6 +11,15 @@
  * A fingerprint enters the tables with its first document and leaves with
  * its last; "does fp still have documents?" is a prefix probe of rev.
  *
+ * A call that stages many documents may defer the tables' entries of the
+ * fingerprints it adds (db_stage_add's defer list) and stage them at the
+ * end, table by table in ascending order: RocksDB then inserts each
+ * memtable's keys in order, reusing the previous insert's place in its
+ * skip list (and its batch index's), instead of one random insert a key.
+ * Puts of distinct keys commute, so the batch holds the same changes;
+ * only a removal from the tables reads them back, and it stages what is
+ * deferred first.
+ *
  * nd_add_if_new checks before it takes the writer lock; every commit
  * counts an epoch and notes the fingerprint add_if_new stored (or, any
  * other commit, that it cannot say), so that under the lock a check only
@@ -22,6 +31,7 @@
 #include "db.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "sort.h"
 
 /* Does any rev entry (batch included) start with BE64(fp)? */
 static int fp_has_docs(nd_db *db, st_batch *b, uint64_t fp, int *out)
@@ -58,6 +68,27 @@ static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
+int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer)
+{
+    size_t n = defer->n;
+    if (n == 0) return ND_OK;
+    if (n == 1) {
+        defer->n = 0;
+        return tables_insert(db, b, defer->v[0]);
+    }
+    uint64_t *pv = malloc(2 * n * sizeof *pv);
+    ND_RETURN_IF(!pv, ND_ENOMEM, "out of memory staging %zu fingerprints", n);
+    int rc = ND_OK;
+    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
+        for (size_t i = 0; i < n; i++) pv[i] = nd_perm_apply(&db->plan.table[t], defer->v[i]);
+        sort_u64(pv, pv + n, n);
+        for (size_t i = 0; i < n && rc == ND_OK; i++) rc = st_table_insert(db->store, b, t, pv[i]);
+    }
+    free(pv);
+    if (rc == ND_OK) defer->n = 0;
+    return rc;
+}
+
 static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
 {
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
@@ -70,12 +101,15 @@ static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
-/* Unlink key from fingerprint old (rev entry; the tables if it was the last). */
+/* Unlink key from fingerprint old (rev entry; the tables if it was the
+ * last). The tables' entries deferred so far are staged first: old may be
+ * one of them, and its removal reads the tables through the batch. */
 static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size_t klen,
-                     uint64_t *fps)
+                     uint64_t *fps, st_u64s *defer)
 {
     uint8_t *rk = NULL;
     int has;
+    if (defer) ND_FORWARD(db_stage_deferred(db, b, defer));
     ND_FORWARD(rev_key(&rk, old, key, klen));
     int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
     free(rk);
@@ -106,7 +140,7 @@ static int stage_doc(st_batch *b, const void *key, size_t klen, uint64_t fp, dou
 
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
                  double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
-                 uint64_t *fresh)
+                 uint64_t *fresh, st_u64s *defer)
 {
     char *old = NULL;
     size_t olen;
@@ -118,7 +152,7 @@ int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t 
         ND_FORWARD(rc);
         /* Same fingerprint: only score and time change. */
         if (oldfp == fp) return stage_doc(b, key, klen, fp, score, time);
-        ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
+        ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps, defer));
     } else if (rc == ND_ENOTFOUND) {
         (*docs)++;
     } else {
@@ -127,7 +161,8 @@ int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t 
     int has = 0;
     if (!fp_absent) ND_FORWARD(fp_has_docs(db, b, fp, &has));
     if (!has) {
-        ND_FORWARD(tables_insert(db, b, fp));
+        if (defer) ND_FORWARD(st_u64s_push(defer, fp));
+        else ND_FORWARD(tables_insert(db, b, fp));
         (*fps)++;
         *fresh += db->plan.info.tables;
     }
@@ -147,7 +182,7 @@ int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64
     free(old);
     ND_FORWARD(rc);
     ND_FORWARD(st_batch_delete(b, ST_CF_DOCS, key, klen));
-    ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps));
+    ND_FORWARD(unlink_fp(db, b, oldfp, key, klen, fps, NULL));
     (*docs)--;
     return ND_OK;
 }
@@ -199,16 +234,19 @@ int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
         rc = db_check_key(docs[i].key, docs[i].key_len);
         if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
     }
+    st_u64s defer = {0};
     ND_FORWARD(st_batch_new(&b, db->store));
     pthread_mutex_lock(&db->write_mu);
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
     for (size_t i = 0; i < n; i++)
         ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
-                            docs[i].time, 0, &nd, &nf, &fresh));
+                            docs[i].time, 0, &nd, &nf, &fresh, &defer));
+    ND_TRY(db_stage_deferred(db, b, &defer));
     ND_TRY(db_commit(db, b, nd, nf, fresh));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
+    st_u64s_dispose(&defer);
     if (rc == ND_OK) db_fold_kick(db);
     return rc;
 }
@@ -299,7 +337,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
         goto cleanup;
     }
     /* Nothing within k >= 0 was found, so fp itself is not stored. */
-    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh));
+    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh, NULL));
     ND_TRY(commit_noting(db, b, nd, nf, fresh, &fp));
 cleanup:
     pthread_mutex_unlock(&db->write_mu);

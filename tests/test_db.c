@@ -263,6 +263,76 @@ static void *race_main(void *p)
     return NULL;
 }
 
+/* Is fp stored (a k=0 fingerprint-only query finds it)? */
+static int fp_stored(nd_db *db, nd_results *res, uint64_t fp)
+{
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    qo.flags = ND_QUERY_FP_ONLY;
+    assert_int_equal(nd_query(res, db, fp, 0, &qo), ND_OK);
+    return nd_results_count(res) == 1;
+}
+
+/* nd_add_many stages the tables' entries of its new fingerprints at the
+ * end of the call, table by table in order; a key moved in the same call
+ * unlinks a fingerprint whose entries may still be deferred. Whatever the
+ * order inside the call, the tables end up holding exactly the
+ * fingerprints that still have documents. */
+static void test_add_many_replacing(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    nd_results *res;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    nd_db *db = open_db(path, 3, 4, 8);
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    const uint64_t F = 0x1111000011110000ull, G = 0x2222000022220000ull,
+                   H = 0x3333000033330000ull, I = 0x4444000044440000ull,
+                   S = 0x5555000055550000ull, T = 0x6666000066660000ull;
+    assert_int_equal(nd_add(db, "s", 1, S, 0, 1), ND_OK);
+    enum { NEW = 300 };
+    nd_doc docs[NEW + 7];
+    char keys[NEW][8];
+    uint64_t fps[NEW];
+    oracle_rng r = {99};
+    size_t n = 0;
+    for (size_t i = 0; i < NEW; i++) {
+        sprintf(keys[i], "n%zu", i);
+        fps[i] = oracle_next(&r);
+        docs[n++] = (nd_doc){keys[i], strlen(keys[i]), fps[i], 0, 2};
+        if (i == 100) { /* in the middle of the deferred ones */
+            docs[n++] = (nd_doc){"x", 1, F, 0, 2};
+            docs[n++] = (nd_doc){"x", 1, G, 0, 3}; /* F loses its only document */
+            docs[n++] = (nd_doc){"y", 1, F, 0, 3}; /* and gets one again */
+            docs[n++] = (nd_doc){"z", 1, H, 0, 2};
+            docs[n++] = (nd_doc){"z", 1, I, 0, 3}; /* H leaves for good */
+            docs[n++] = (nd_doc){"s", 1, T, 0, 3}; /* S, stored before, leaves */
+        }
+    }
+    assert_int_equal(nd_add_many(db, docs, n), ND_OK);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(nd_verify(db), ND_OK);
+        uint64_t ndocs, nfps;
+        assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
+        assert_int_equal(ndocs, NEW + 4);
+        assert_int_equal(nfps, NEW + 4);
+        for (size_t i = 0; i < NEW; i++) assert_true(fp_stored(db, res, fps[i]));
+        assert_true(fp_stored(db, res, F) && fp_stored(db, res, G));
+        assert_true(fp_stored(db, res, I) && fp_stored(db, res, T));
+        assert_false(fp_stored(db, res, H) || fp_stored(db, res, S));
+        assert_int_equal(nd_get(res, db, "x", 1), ND_OK);
+        assert_true(nd_results_get(res, 0)->fp == G);
+        assert_int_equal(nd_get(res, db, "y", 1), ND_OK);
+        assert_true(nd_results_get(res, 0)->fp == F);
+        assert_int_equal(nd_get(res, db, "s", 1), ND_OK);
+        assert_true(nd_results_get(res, 0)->fp == T);
+        assert_int_equal(nd_compact(db), ND_OK); /* again, from the runs */
+    }
+    nd_results_free(res);
+    nd_close(db);
+    tmpdir_remove(dir);
+}
+
 static void test_add_if_new_race(void **state)
 {
     (void)state;
@@ -994,7 +1064,8 @@ int main(void)
         cmocka_unit_test(test_exact_k0),     cmocka_unit_test(test_exact_k1),
         cmocka_unit_test(test_exact_k2),     cmocka_unit_test(test_exact_k3),
         cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),
-        cmocka_unit_test(test_documents),    cmocka_unit_test(test_add_if_new_race),
+        cmocka_unit_test(test_documents), cmocka_unit_test(test_add_many_replacing),
+        cmocka_unit_test(test_add_if_new_race),
         cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_stream_races),
         cmocka_unit_test(test_fold_threshold_default),
