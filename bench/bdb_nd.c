@@ -15,11 +15,14 @@
  *     cache), time the first qcold queries; then read the files back in;
  *  7. self-join of the join set with nd_selfjoin;
  *  8. stream add_if_new (WAL, no fsync per document) on one thread, then
- *     the next as many documents on two threads; then group commit:
+ *     the next as many documents on two threads, then as many again in
+ *     groups through nd_batch with ND_BATCH_ADD (add_if_new's decisions,
+ *     one write a group); then group commit:
  *     check each document of a group with nd_query, add the new ones with
  *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
  *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
- *     per document) for scale.
+ *     per document) for scale, and nd_batch with ND_BATCH_ADD on that
+ *     handle (one fsync per group).
  * bulk_load() and batch_run() hold the engine's bulk paths (nd_import,
  * nd_batch) beside the per-document stand-ins (--no-import, --no-batch).
  */
@@ -428,6 +431,42 @@ static void stream_two_threads(bdb_state *s, nd_db *db, uint64_t from, uint64_t 
     bdb_metric("nd.stream_t2.added", (double)(w[0].added + w[1].added));
 }
 
+/* n documents of the stream from id `from` on, o->group at a time through
+ * nd_batch with ND_BATCH_ADD: each group checked against the stored set
+ * and within itself as add_if_new one by one would, its new documents
+ * stored by one write (fsynced when db was opened with ND_DB_SYNC).
+ * Metrics nd.NAME.docs_per_s, .group and .added. */
+static void stream_batches(bdb_state *s, nd_db *db, uint64_t from, uint64_t n, const char *name)
+{
+    size_t g = s->o.group, added = 0;
+    nd_doc *docs = bdb_xmalloc(g * sizeof *docs);
+    uint8_t(*keys)[8] = bdb_xmalloc(g * sizeof *keys);
+    nd_batch_item *items = bdb_xmalloc(g * sizeof *items);
+    nd_results *match_keys;
+    ND_TRY(nd_results_new(&match_keys));
+    double w0 = bdb_now();
+    for (uint64_t base = 0; base < n; base += g) {
+        size_t m = n - base < g ? (size_t)(n - base) : g;
+        for (size_t i = 0; i < m; i++) {
+            key_of(keys[i], (1ull << 62) | (from + base + i));
+            uint64_t fp = bdb_query(&s->g, BDB_STREAM, from + base + i, NULL);
+            docs[i] = (nd_doc){keys[i], 8, fp, 0, 2};
+        }
+        ND_TRY(nd_batch(items, match_keys, db, docs, m, 3, ND_BATCH_ADD));
+        for (size_t i = 0; i < m; i++) added += !items[i].dup;
+    }
+    double wall = bdb_now() - w0;
+    if (n) {
+        bdb_metricf((double)n / wall, "nd.%s.docs_per_s", name);
+        bdb_metricf((double)g, "nd.%s.group", name);
+        bdb_metricf((double)added, "nd.%s.added", name);
+    }
+    nd_results_free(match_keys);
+    free(items);
+    free(keys);
+    free(docs);
+}
+
 static void stream_phase(bdb_state *s, nd_db *db)
 {
     const bdb_opts *o = &s->o;
@@ -452,6 +491,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
     bdb_metric("nd.stream.docs_per_s", (double)o->stream / wall);
     bdb_metric("nd.stream.added", (double)added);
     if (o->stream) stream_two_threads(s, db, o->stream, o->stream);
+    stream_batches(s, db, 2 * o->stream, o->stream, "stream_batch");
     bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
     ND_TRY(nd_close(db));
 
@@ -492,6 +532,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
     }
     wall = bdb_now() - w0;
     if (o->fsync_docs) bdb_metric("nd.stream_sync_each.docs_per_s", (double)o->fsync_docs / wall);
+    stream_batches(s, db, 3 * o->stream, o->group_docs, "stream_batch_sync");
     ND_TRY(nd_close(db));
     free(docs);
     free(keys);

@@ -71,8 +71,11 @@ fails on any disagreement with the oracle.
   document) on one thread, then as many more documents on two threads
   (each taking every other); group commit on a handle opened with
   `ND_DB_SYNC` (each document of a group of 256 checked with `nd_query`, the new ones added
-  by one `nd_add_many`: one fsync per group); and `nd_add_if_new` with an
-  fsync per document, for scale. Peak RSS is per phase (VmHWM reset
+  by one `nd_add_many`: one fsync per group); `nd_add_if_new` with an
+  fsync per document, for scale; and the stream's documents in groups
+  through `nd_batch` with `ND_BATCH_ADD` (add_if_new's decisions, near-
+  duplicates inside a group caught too, one write a group), without and
+  with `ND_DB_SYNC`. Peak RSS is per phase (VmHWM reset
   between phases, after malloc_trim) of the whole benchmark process, which
   also holds the harness's own arrays (their own row).
 
@@ -107,6 +110,10 @@ ROWS = [
     ("group commit: query + nd_add_many, ND_DB_SYNC (docs/s)",
      "nd.stream_group_sync.docs_per_s", None),
     ("add_if_new with fsync per doc (docs/s)", "nd.stream_sync_each.docs_per_s", None),
+    ("stream in groups: nd_batch ADD, WAL, no fsync (docs/s)",
+     "nd.stream_batch.docs_per_s", None),
+    ("stream in groups: nd_batch ADD, ND_DB_SYNC (docs/s)",
+     "nd.stream_batch_sync.docs_per_s", None),
     ("query k=3, 1 thread, p50 (us)", "nd.query.k3.t1.p50_us", "query.k3.t1.p50_us"),
     ("query k=3, 1 thread, p99 (us)", "nd.query.k3.t1.p99_us", "query.k3.t1.p99_us"),
     ("query k=3, 1 thread (queries/s)", "nd.query.k3.t1.qps", "query.k3.t1.qps"),
