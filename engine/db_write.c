@@ -72,10 +72,6 @@ int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer)
 {
     size_t n = defer->n;
     if (n == 0) return ND_OK;
-    if (n == 1) {
-        defer->n = 0;
-        return tables_insert(db, b, defer->v[0]);
-    }
     uint64_t *pv = malloc(2 * n * sizeof *pv);
     ND_RETURN_IF(!pv, ND_ENOMEM, "out of memory staging %zu fingerprints", n);
     int rc = ND_OK;
