@@ -98,20 +98,20 @@ static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
 }
 
 /* Unlink key from fingerprint old (rev entry; the tables if it was the
- * last). The tables' entries deferred so far are staged first: old may be
- * one of them, and its removal reads the tables through the batch. */
+ * last). Removing old from the tables reads them through the batch, and
+ * old may be among the entries deferred so far: they are staged first. */
 static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size_t klen,
                      uint64_t *fps, st_u64s *defer)
 {
     uint8_t *rk = NULL;
     int has;
-    if (defer) ND_FORWARD(db_stage_deferred(db, b, defer));
     ND_FORWARD(rev_key(&rk, old, key, klen));
     int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
     free(rk);
     ND_FORWARD(rc);
     ND_FORWARD(fp_has_docs(db, b, old, &has));
     if (!has) {
+        if (defer) ND_FORWARD(db_stage_deferred(db, b, defer));
         ND_FORWARD(tables_remove(db, b, old));
         (*fps)--;
     }
