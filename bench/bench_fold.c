@@ -4,7 +4,7 @@
  * the sequential refold (st_table_refold), each followed by the table
  * compaction a background fold does (st_compact_tables).
  *
- * usage: bench_fold DB [--add N] [--threads T] [--start S]
+ * usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S]
  *                      [--fold run|refold] [--queries Q]
  *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
  *              opened without background folds
@@ -12,6 +12,9 @@
  *              ids S.. (default 200M: not among a 100M database's)
  *   --threads T  the adds on T threads, thread i taking ids S + i, S + i + T,
  *              ... (default 1)
+ *   --group G  the adds in groups of G documents through
+ *              nd_batch(ND_BATCH_ADD) instead of one nd_add_if_new each
+ *              (default 1: single adds)
  *   --fold F   then fold every table (run or refold), time it, and compact
  *              the tables (timed)
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
@@ -91,17 +94,46 @@ typedef struct adder {
     const bdb_gen *g;
     uint64_t start, n;
     unsigned id, step;
+    size_t group; /* 1: nd_add_if_new; more: nd_batch(ND_BATCH_ADD) groups */
 } adder;
+
+/* Stream document j's key (8 bytes; ids outside a bench_db store's). */
+static void stream_key(uint8_t key[8], uint64_t j)
+{
+    uint64_t id = (1ull << 62) | j;
+    for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
+}
+
+/* The thread's documents in groups of a->group through nd_batch. */
+static void add_groups(const adder *a, nd_results *r)
+{
+    nd_doc *docs = malloc(a->group * sizeof *docs);
+    nd_batch_item *out = malloc(a->group * sizeof *out);
+    uint8_t(*keys)[8] = malloc(a->group * sizeof *keys);
+    if (!docs || !out || !keys) exit(2);
+    size_t m = 0;
+    for (uint64_t j = a->id; j < a->n; j += a->step) {
+        stream_key(keys[m], a->start + j);
+        docs[m] = (nd_doc){keys[m], 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2};
+        if (++m == a->group || j + a->step >= a->n) {
+            TRY(nd_batch(out, r, a->db, docs, m, 3, ND_BATCH_ADD));
+            m = 0;
+        }
+    }
+    free(docs);
+    free(out);
+    free(keys);
+}
 
 static void *adder_main(void *p)
 {
     const adder *a = p;
     nd_results *r;
     TRY(nd_results_new(&r));
-    for (uint64_t j = a->id; j < a->n; j += a->step) {
+    if (a->group > 1) add_groups(a, r);
+    for (uint64_t j = a->id; a->group <= 1 && j < a->n; j += a->step) {
         uint8_t key[8];
-        uint64_t id = (1ull << 62) | (a->start + j);
-        for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
+        stream_key(key, a->start + j);
         TRY(nd_add_if_new(r, a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0,
                           2, 3));
     }
@@ -113,10 +145,10 @@ int main(int argc, char **argv)
 {
     uint64_t add = 0, start = 200000000;
     unsigned threads = 1;
-    size_t nq = 5000;
+    size_t nq = 5000, group = 1;
     const char *fold = NULL;
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--start S] "
+        fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S] "
                         "[--fold run|refold] [--queries Q]\n");
         return 2;
     }
@@ -131,6 +163,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--threads") == 0 && atoi(v) >= 1 && atoi(v) <= 64)
             threads = (unsigned)atoi(v);
         else if (strcmp(a, "--queries") == 0) nq = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--group") == 0 && strtoull(v, NULL, 10) >= 1)
+            group = strtoull(v, NULL, 10);
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
             fprintf(stderr, "bench_fold: unknown option %s %s\n", a, v);
@@ -162,7 +196,7 @@ int main(int argc, char **argv)
         pthread_t th[64];
         t0 = now_s();
         for (unsigned i = 0; i < threads; i++) {
-            a[i] = (adder){db, &g, start, add, i, threads};
+            a[i] = (adder){db, &g, start, add, i, threads, group};
             if (i && pthread_create(&th[i], NULL, adder_main, &a[i]) != 0) {
                 fprintf(stderr, "bench_fold: pthread_create failed\n");
                 return 2;
@@ -170,9 +204,11 @@ int main(int argc, char **argv)
         }
         adder_main(&a[0]);
         for (unsigned i = 1; i < threads; i++) pthread_join(th[i], NULL);
-        printf("add_if_new %llu documents on %u thread%s: %.0f docs/s\n",
-               (unsigned long long)add, threads, threads == 1 ? "" : "s",
-               (double)add / (now_s() - t0));
+        double secs = now_s() - t0;
+        if (group > 1) printf("nd_batch(ND_BATCH_ADD) in groups of %zu: ", group);
+        else printf("add_if_new ");
+        printf("%llu documents on %u thread%s: %.0f docs/s\n", (unsigned long long)add,
+               threads, threads == 1 ? "" : "s", (double)add / secs);
     }
 
     if (fold) {

@@ -605,8 +605,18 @@ cleanup:
  * once however many ranges it serves. */
 struct st_cursor {
     unsigned t;
+    st_store *s;
     st_snap *snap;
-    st_iter *runs, *fresh;
+    st_iter *runs, *fresh; /* fresh: made when the mirror cannot serve */
+    /* Fresh entries come from the store's mirror while st_runs_seq still
+     * reads seq, its even value from before the snapshot: no run-space
+     * write (a fold, a removal from a run) began since, so every value the
+     * snapshot holds in the fresh space is still there or deleted, never
+     * moved into a run this cursor does not read. What the mirror holds
+     * beyond the snapshot was inserted since, as a query would see it. A
+     * cursor reads the snapshot's fresh space once that fails. */
+    int mirror;
+    uint64_t seq;
     /* Or the table's file, when it holds the run space of the snapshot. */
     cmp_direct *d;
     cmp_direct_buf dbuf;
@@ -626,6 +636,18 @@ struct st_cursor {
 
 static int cursor_seek(st_cursor *c, uint64_t x);
 
+/* Read the fresh space from the snapshot from now on, positioned at the
+ * first entry >= lo. */
+static int cursor_fresh_at_snapshot(st_cursor *c, uint64_t lo)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    c->mirror = 0;
+    ND_FORWARD(st_iter_new_at(&c->fresh, c->s, ST_CF_TABLE(c->t), c->snap));
+    tbl_key(kb, TBL_FRESH, lo);
+    st_iter_seek(c->fresh, kb, sizeof kb);
+    return ND_OK;
+}
+
 int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
 {
     int rc;
@@ -638,19 +660,24 @@ int st_cursor_new(st_cursor **out, st_store *s, unsigned t, int scan)
     /* The table's direct reader holds the snapshot's runs when no
      * run-space write began (runs_seq moves first) from before the reader
      * was taken until the snapshot was: its file never changes. */
-    uint64_t seq = st_runs_seq(s);
+    uint64_t seq = st_runs_seq(s), nfresh = 0;
+    c->s = s;
+    c->seq = seq;
     if (!(seq & 1)) c->d = st_table_direct(s, t);
     ND_TRY(st_snap_new(&c->snap, s));
-    if (c->d && st_runs_seq(s) != seq) {
+    /* An empty mirror means an empty fresh space at the snapshot only if
+     * no run-space write began before the count was read, either. */
+    int counted = cmp_fresh_count(st_store_fresh(s), t, &nfresh);
+    if (st_runs_seq(s) != seq) {
         cmp_direct_unref(c->d);
         c->d = NULL;
+    } else if (!(seq & 1) && counted) {
+        c->mirror = 1;
+        c->fresh_done = nfresh == 0;
     }
     if (!c->d)
         ND_TRY((scan ? st_iter_new_scan_at : st_iter_new_at)(&c->runs, s, ST_CF_TABLE(t), c->snap));
-    ND_TRY(st_iter_new_at(&c->fresh, s, ST_CF_TABLE(t), c->snap));
-    uint8_t kb[TBL_KEY_LEN];
-    tbl_key(kb, TBL_FRESH, 0);
-    st_iter_seek(c->fresh, kb, sizeof kb);
+    if (!c->mirror) ND_TRY(cursor_fresh_at_snapshot(c, 0));
     c->dbuf.ahead = scan ? CURSOR_AHEAD : 0;
     c->src = (run_src){.it = c->runs, .d = c->d, .buf = &c->dbuf};
     ND_TRY(cursor_seek(c, 0));
@@ -741,7 +768,18 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     }
     ND_FORWARD(rc);
     /* Fresh entries in [lo, hi], merged in. */
-    if (!c->fresh_done) {
+    if (!c->fresh_done && c->mirror) {
+        size_t before = out->n;
+        rc = cmp_fresh_range(st_store_fresh(c->s), c->t, lo, hi, out);
+        ND_FORWARD(rc < 0 ? rc : ND_OK);
+        if (rc == 1 && st_runs_seq(c->s) == c->seq) {
+            nfresh = out->n - before;
+        } else { /* raced a run-space write, or the mirror gave up */
+            out->n = before;
+            ND_FORWARD(cursor_fresh_at_snapshot(c, lo));
+        }
+    }
+    if (!c->fresh_done && !c->mirror) {
         /* As the runs: a few steps (each far cheaper than a seek through
          * the memtables and files), else a seek. */
         for (steps = 0; at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo; steps++) {

@@ -331,7 +331,12 @@ int st_table_refold(st_store *s, unsigned t, unsigned run_size, st_lock_fn lock,
 /* A cursor reads ranges of one table in ascending order of lo (a merge
  * walk, as batch mode does): it keeps its iterators and the last decoded
  * run, stepping forward instead of seeking where that is cheaper. One
- * snapshot for its whole life. One thread at a time. */
+ * snapshot for its whole life, for the runs; fresh entries come from the
+ * in-memory mirror (no seeks through memtables and files) while no
+ * run-space write began since the snapshot, so a range also shows a
+ * fresh entry inserted since and hides one deleted since, as a query
+ * would; after such a write, from the snapshot. Every value stored from
+ * the snapshot until the range is read is seen. One thread at a time. */
 typedef struct st_cursor st_cursor;
 /* scan: the caller will visit much of the table (a batch with a query for
  * every few runs): its runs are read ahead in large steps, not a block at

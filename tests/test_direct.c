@@ -476,6 +476,96 @@ static void test_refold(void **state)
     tmpdir_remove(dir);
 }
 
+/* Ranges of a cursor from lo up, steps of a few runs, until above stop
+ * (0: to the end), each equal to the brute-force one over want[0..n);
+ * returns where the next range would start (0: the end was reached). */
+static uint64_t cursor_ranges(st_cursor *c, uint64_t lo, uint64_t stop, const uint64_t *want,
+                              size_t n)
+{
+    st_u64s got = {0};
+    for (;;) {
+        uint64_t hi = lo + (rnd() >> 14);
+        if (hi < lo) hi = UINT64_MAX;
+        got.n = 0;
+        assert_int_equal(st_cursor_range(c, lo, hi, &got), ND_OK);
+        check_range(&got, want, n, lo, hi);
+        uint64_t next = hi + 1 + (rnd() >> 20);
+        if (hi == UINT64_MAX || next <= hi) {
+            lo = 0;
+            break;
+        }
+        lo = next;
+        if (stop && lo > stop) break;
+    }
+    st_u64s_dispose(&got);
+    return lo;
+}
+
+/* A cursor reads fresh entries from the mirror, which follows the store,
+ * not the cursor's snapshot: a fold during its walk moves fresh entries
+ * into runs that the cursor (reading the snapshot's runs) does not see.
+ * Each of its ranges still equals the set as of its creation, every value
+ * once: across the sequential fold (table 0, whose runs the cursor reads
+ * from the old file), a fold run by run (table 1), and writes after the
+ * fold (a run value removed, a fresh value added). */
+static void test_cursor_across_folds(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    uint64_t *v, folded = 0;
+    size_t n;
+    st_store *s = new_store(dir, path, &v, &n, 1600);
+    write_generation(s, v, n);
+    for (int i = 0; i < 1500; i++) add_fresh(s, v, &n);
+    uint64_t *snap = malloc((n + 2 * NTABLES) * sizeof *snap), last = 0;
+    assert_non_null(snap);
+    memcpy(snap, v, n * sizeof *v);
+    size_t nsnap = n;
+
+    for (unsigned t = 0; t < NTABLES; t++) {
+        for (int scan = 0; scan <= 1; scan++) {
+            st_cursor *c = NULL;
+            assert_int_equal(st_cursor_new(&c, s, t, scan), ND_OK);
+            uint64_t lo = cursor_ranges(c, 0, UINT64_MAX / 2, snap, nsnap);
+            assert_true(lo > 0);
+            if (scan == 0) {
+                uint64_t had = fresh_count(s, t);
+                assert_true(had >= 1500);
+                if (t == 0)
+                    assert_int_equal(st_table_refold(s, t, RUN_SIZE, NULL, NULL, NULL, &folded),
+                                     ND_OK);
+                else
+                    assert_int_equal(st_table_fold(s, t, RUN_SIZE, 0, NULL, NULL, NULL, &folded),
+                                     ND_OK);
+                assert_int_equal(folded, had);
+                assert_int_equal(fresh_count(s, t), 0);
+            } else { /* the runs change again: a value above lo leaves */
+                size_t i = st_u64_lower_bound(v, n, lo + (UINT64_MAX - lo) / 2);
+                if (i < n && v[i] == last) i++; /* the one fresh entry */
+                assert_true(i < n);
+                st_batch *b = NULL;
+                assert_int_equal(st_batch_new(&b, s), ND_OK);
+                for (unsigned u = 0; u < NTABLES; u++)
+                    assert_int_equal(st_table_remove(s, b, u, v[i]), ND_OK);
+                assert_int_equal(st_write(s, b, 0), ND_OK);
+                st_batch_free(b);
+                set_remove(v, &n, v[i]);
+            }
+            last = add_fresh(s, v, &n); /* after the snapshot: not seen */
+            assert_int_equal(cursor_ranges(c, lo, 0, snap, nsnap), 0);
+            st_cursor_free(c);
+            /* A new cursor sees the store as it is now. */
+            check_cursor(s, t, v, n, scan);
+            memcpy(snap, v, n * sizeof *v);
+            nsnap = n;
+        }
+    }
+    assert_int_equal(st_close(s), ND_OK);
+    free(snap);
+    free(v);
+    tmpdir_remove(dir);
+}
+
 /* The .sst files of dir that open as direct readers (table runs). */
 static size_t run_files(const char *dir, char names[][256], size_t cap)
 {
@@ -812,6 +902,8 @@ int main(void)
         cmocka_unit_test(test_block_reuse),
         cmocka_unit_test(test_span_read),
         cmocka_unit_test(test_race_with_removals),
+        /* last: the tests above draw their data from one generator */
+        cmocka_unit_test(test_cursor_across_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
