@@ -26,9 +26,9 @@
 
 #include "cmp_table.h"
 #include "db.h"
+#include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"
-#include "tmpdir.h"
 
 static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
 {
@@ -107,15 +107,13 @@ static void check_against(nd_db *db, const uint64_t *fps, size_t n, const uint64
 
 static void test_import_oracle(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[24];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
+    db_fixture *fx = *state;
+    char key[24];
     oracle_rng r = {42};
     enum { NBASE = 20000, NQ = 40, MAXD = 5 };
     uint64_t *fps = malloc((NBASE + NQ * (MAXD + 1)) * sizeof *fps), qs[NQ];
     size_t n = oracle_make(&r, fps, NBASE, qs, NQ, MAXD);
-    nd_db *db = open_db(path, 3, 4, 8);
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
     /* A few documents first, as fresh entries (not folded). */
     for (size_t i = 0; i < 50; i++) {
         sprintf(key, "d%zu", i);
@@ -147,8 +145,8 @@ static void test_import_oracle(void **state)
         docset_add(&s, part == 0 ? "shared-a" : part == 1 ? "shared-b" : "shared-c", fps[7]);
         assert_int_equal(nd_import(db, s.d, s.n), ND_OK);
         if (part == 1) { /* what a switch of generations left is durable */
-            nd_close(db);
-            db = open_db(path, 3, 4, 8);
+            db_fixture_close(fx);
+            db = fx->db = open_db(fx->path, 3, 4, 8);
             assert_int_equal(nd_verify(db), ND_OK);
         }
     }
@@ -168,10 +166,8 @@ static void test_import_oracle(void **state)
     assert_int_equal(nd_compact(db), ND_OK);
     check_against(db, fps, n, qs, NQ, MAXD);
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
     docset_free(&s);
     free(fps);
-    tmpdir_remove(dir);
 }
 
 /* Build a batch: near-duplicates of stored fps, near-duplicates of
@@ -233,28 +229,28 @@ static void set_threads(const char *n)
     else unsetenv("ND_BATCH_THREADS");
 }
 
-static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int compact,
-                           const char *threads, size_t ns)
+/* Two databases alike: a (fx->db, at fx->path) answers the batch, b the
+ * same documents one by one. */
+static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned run_size,
+                           int compact, const char *threads, size_t ns)
 {
     set_threads(threads);
-    char dir[64], pa[128], pb[128];
-    tmpdir_make(dir);
-    snprintf(pa, sizeof pa, "%s/a", dir);
-    snprintf(pb, sizeof pb, "%s/b", dir);
+    char pb[128];
+    snprintf(pb, sizeof pb, "%s/b", fx->dir);
     oracle_rng r = {7 + k + tables};
     const size_t NS = ns;
     uint64_t *stored = malloc(NS * sizeof *stored);
     for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
-    nd_db *a = open_db(pa, 3, tables, run_size), *b = open_db(pb, 3, tables, run_size);
+    nd_db *a = fx->db = open_db(fx->path, 3, tables, run_size);
+    nd_db *b = open_db(pb, 3, tables, run_size);
     store_base(a, stored, NS, compact);
     store_base(b, stored, NS, compact);
     docset bt;
     docset_init(&bt, 1000);
     make_batch(&bt, &r, stored, NS);
     nd_batch_item *out = calloc(bt.n, sizeof *out);
-    nd_results *keys, *res;
+    nd_results *keys, *res = fx->res;
     assert_int_equal(nd_results_new(&keys), ND_OK);
-    assert_int_equal(nd_results_new(&res), ND_OK);
     /* Check only (no add) first: must equal the one-by-one decisions. */
     assert_int_equal(nd_batch(out, keys, a, bt.d, bt.n, k, 0), ND_OK);
     size_t dups = 0, batch_dups = 0;
@@ -296,24 +292,21 @@ static void run_batch_case(unsigned k, unsigned tables, unsigned run_size, int c
     free(out);
     free(out2);
     nd_results_free(keys);
-    nd_results_free(res);
     docset_free(&bt);
-    nd_close(a);
     nd_close(b);
     free(stored);
-    tmpdir_remove(dir);
     set_threads(NULL);
 }
 
 /* 3000 stored: a batch of 600 has a document for every few runs, and the
  * tables are read ahead (dense). */
-static void test_batch_k3_runs(void **state) { (void)state; run_batch_case(3, 4, 4, 1, NULL, 3000); }
-static void test_batch_k3_fresh(void **state) { (void)state; run_batch_case(3, 10, 16, 0, "3", 3000); }
-static void test_batch_k2(void **state) { (void)state; run_batch_case(2, 4, 64, 1, "4", 3000); }
-static void test_batch_k5_beyond_plan(void **state) { (void)state; run_batch_case(5, 4, 8, 1, NULL, 3000); }
+static void test_batch_k3_runs(void **state) { run_batch_case(*state, 3, 4, 4, 1, NULL, 3000); }
+static void test_batch_k3_fresh(void **state) { run_batch_case(*state, 3, 10, 16, 0, "3", 3000); }
+static void test_batch_k2(void **state) { run_batch_case(*state, 2, 4, 64, 1, "4", 3000); }
+static void test_batch_k5_beyond_plan(void **state) { run_batch_case(*state, 5, 4, 8, 1, NULL, 3000); }
 /* 20000 stored in runs of 2: 10000 runs, more than 8 per batch document,
  * so the tables are walked block by block (sparse). */
-static void test_batch_k3_sparse(void **state) { (void)state; run_batch_case(3, 4, 2, 1, "2", 20000); }
+static void test_batch_k3_sparse(void **state) { run_batch_case(*state, 3, 4, 2, 1, "2", 20000); }
 
 /* out equals want item by item, keys compared by their bytes. */
 static void assert_same_items(const nd_batch_item *out, const nd_batch_item *want, size_t n)
@@ -355,18 +348,16 @@ static void *writer_main(void *p)
 }
 
 /* A store of THREAD_NS random fingerprints (k=3, `tables` tables, runs of
- * run_size; all in runs if compact, else half fresh) in a new dir/db, and
- * a batch made against it. */
+ * run_size; all in runs if compact, else half fresh) at fx->path, and a
+ * batch made against it. */
 enum { THREAD_NS = 3000 };
-static nd_db *thread_case(char *dir, char *path, uint64_t seed, unsigned tables,
-                          unsigned run_size, int compact, uint64_t **stored, docset *bt)
+static nd_db *thread_case(db_fixture *fx, uint64_t seed, unsigned tables, unsigned run_size,
+                          int compact, uint64_t **stored, docset *bt)
 {
-    tmpdir_make(dir);
-    snprintf(path, 128, "%s/db", dir);
     oracle_rng r = {seed};
     *stored = malloc(THREAD_NS * sizeof **stored);
     for (size_t i = 0; i < THREAD_NS; i++) (*stored)[i] = oracle_next(&r);
-    nd_db *db = open_db(path, 3, tables, run_size);
+    nd_db *db = fx->db = open_db(fx->path, 3, tables, run_size);
     store_base(db, *stored, THREAD_NS, compact);
     docset_init(bt, 1000);
     make_batch(bt, &r, *stored, THREAD_NS);
@@ -377,17 +368,15 @@ static nd_db *thread_case(char *dir, char *path, uint64_t seed, unsigned tables,
  * concurrent writer. */
 static void test_batch_threads(void **state)
 {
-    (void)state;
+    db_fixture *fx = *state;
     static const char *const counts[] = {"1", "2", "3", "4"};
-    char dir[64], path[128];
     uint64_t *stored;
     docset bt;
     /* 10 tables, half of the store in runs, half fresh */
-    nd_db *db = thread_case(dir, path, 2024, 10, 16, 0, &stored, &bt);
+    nd_db *db = thread_case(fx, 2024, 10, 16, 0, &stored, &bt);
     nd_batch_item *want = calloc(bt.n, sizeof *want), *out = calloc(bt.n, sizeof *out);
-    nd_results *wkeys, *keys;
+    nd_results *wkeys, *keys = fx->res;
     assert_int_equal(nd_results_new(&wkeys), ND_OK);
-    assert_int_equal(nd_results_new(&keys), ND_OK);
     set_threads("1");
     assert_int_equal(nd_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
     size_t stored_dups = 0;
@@ -417,13 +406,10 @@ static void test_batch_threads(void **state)
     assert_int_equal(nd_verify(db), ND_OK);
     set_threads(NULL);
     nd_results_free(wkeys);
-    nd_results_free(keys);
     free(want);
     free(out);
     docset_free(&bt);
-    nd_close(db);
     free(stored);
-    tmpdir_remove(dir);
 }
 
 /* Replace every run of table t by bad bytes (bad != 0), saving them in sv,
@@ -477,15 +463,14 @@ static void corrupt_table(nd_db *db, unsigned t, saved_runs *sv, int bad)
  * threads, table 0 by the calling one. */
 static void test_batch_thread_errors(void **state)
 {
-    (void)state;
+    db_fixture *fx = *state;
     static const char *const counts[] = {"2", "3", "4"};
-    char dir[64], path[128], msg1[512];
+    char msg1[512];
     uint64_t *stored;
     docset bt;
-    nd_db *db = thread_case(dir, path, 77, 4, 8, 1, &stored, &bt); /* all in runs */
+    nd_db *db = thread_case(fx, 77, 4, 8, 1, &stored, &bt); /* all in runs */
     nd_batch_item *out = calloc(bt.n, sizeof *out);
-    nd_results *keys;
-    assert_int_equal(nd_results_new(&keys), ND_OK);
+    nd_results *keys = fx->res;
     for (unsigned t = 0; t < 4; t++) {
         saved_runs sv = {0};
         corrupt_table(db, t, &sv, 1);
@@ -509,25 +494,18 @@ static void test_batch_thread_errors(void **state)
     }
     assert_int_equal(nd_verify(db), ND_OK);
     set_threads(NULL);
-    nd_results_free(keys);
     free(out);
     docset_free(&bt);
-    nd_close(db);
     free(stored);
-    tmpdir_remove(dir);
 }
 
 static void test_batch_errors(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 4, 8);
-    nd_results *keys;
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
+    nd_results *keys = fx->res;
     nd_batch_item item;
     nd_doc d = {"x", 1, 1, 0, 0};
-    assert_int_equal(nd_results_new(&keys), ND_OK);
     assert_int_equal(nd_batch(&item, keys, db, &d, 1, ND_MAX_K + 1, 0), ND_EINVAL);
     assert_int_equal(nd_batch(&item, keys, db, &d, 1, 3, 0x80), ND_EINVAL);
     assert_int_equal(nd_batch(&item, NULL, db, &d, 1, 3, 0), ND_EINVAL);
@@ -537,9 +515,6 @@ static void test_batch_errors(void **state)
     d.key_len = ND_MAX_KEY_LEN + 1;
     assert_int_equal(nd_import(db, &d, 1), ND_ELIMIT);
     assert_int_equal(nd_import(db, NULL, 0), ND_OK);
-    nd_results_free(keys);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 /* Import calls grow with the store: half of it, from 1M to 8M. */
@@ -555,11 +530,16 @@ static void test_import_step(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_oracle), cmocka_unit_test(test_import_step), cmocka_unit_test(test_batch_k3_runs),
-        cmocka_unit_test(test_batch_k3_fresh), cmocka_unit_test(test_batch_k2),
-        cmocka_unit_test(test_batch_k5_beyond_plan), cmocka_unit_test(test_batch_k3_sparse),
-        cmocka_unit_test(test_batch_errors),
-        cmocka_unit_test(test_batch_threads), cmocka_unit_test(test_batch_thread_errors),
+        DB_FIXTURE_TEST(test_import_oracle),
+        cmocka_unit_test(test_import_step),
+        DB_FIXTURE_TEST(test_batch_k3_runs),
+        DB_FIXTURE_TEST(test_batch_k3_fresh),
+        DB_FIXTURE_TEST(test_batch_k2),
+        DB_FIXTURE_TEST(test_batch_k5_beyond_plan),
+        DB_FIXTURE_TEST(test_batch_k3_sparse),
+        DB_FIXTURE_TEST(test_batch_errors),
+        DB_FIXTURE_TEST(test_batch_threads),
+        DB_FIXTURE_TEST(test_batch_thread_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

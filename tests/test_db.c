@@ -38,6 +38,7 @@
 
 #include "cmp_codec.h"
 #include "db.h"
+#include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"
 #include "storage.h"
@@ -111,16 +112,16 @@ static void check_all(nd_db *db, const uint64_t *fps, size_t n, const uint64_t *
     free(scratch);
 }
 
-static void exactness_case(unsigned k, unsigned tables)
+/* One case of a test: a new database at fx->path, deleted at the end so
+ * the test's next case starts empty there. */
+static void exactness_case(db_fixture *fx, unsigned k, unsigned tables)
 {
-    char dir[64], path[128], key[32];
+    char key[32];
     oracle_rng r = {1000u + k * 31 + tables};
     enum { NBASE = 2500, NQ = 12 };
     uint64_t fps[NBASE + NQ * 9], qs[NQ];
     size_t n = oracle_make(&r, fps, NBASE, qs, NQ, k + 2);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, k, tables, 16);
+    nd_db *db = fx->db = open_db(fx->path, k, tables, 16);
     nd_plan_info p;
     nd_db_plan(&p, db);
     assert_int_equal(p.tables, tables);
@@ -134,40 +135,35 @@ static void exactness_case(unsigned k, unsigned tables)
     assert_int_equal(nd_compact(db), ND_OK);
     check_all(db, fps, n, qs, NQ, k);
     assert_int_equal(nd_verify(db), ND_OK);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    check_all(db, fps, n, qs, NQ, k);
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    tmpdir_remove(dir);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    check_all(fx->db, fps, n, qs, NQ, k);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    db_fixture_close(fx);
+    tmpdir_remove(fx->path);
 }
 
-static void test_exact_k0(void **s) { (void)s; exactness_case(0, 1); }
-static void test_exact_k1(void **s) { (void)s; exactness_case(1, 2); exactness_case(1, 4); }
-static void test_exact_k2(void **s) { (void)s; exactness_case(2, 3); exactness_case(2, 10); }
+static void test_exact_k0(void **s) { exactness_case(*s, 0, 1); }
+static void test_exact_k1(void **s) { exactness_case(*s, 1, 2); exactness_case(*s, 1, 4); }
+static void test_exact_k2(void **s) { exactness_case(*s, 2, 3); exactness_case(*s, 2, 10); }
 static void test_exact_k3(void **s)
 {
-    (void)s;
-    exactness_case(3, 4);
-    exactness_case(3, 10);
-    exactness_case(3, 20);
+    exactness_case(*s, 3, 4);
+    exactness_case(*s, 3, 10);
+    exactness_case(*s, 3, 20);
 }
-static void test_exact_k4(void **s) { (void)s; exactness_case(4, 5); exactness_case(4, 15); }
-static void test_exact_k6(void **s) { (void)s; exactness_case(6, 7); exactness_case(6, 28); }
+static void test_exact_k4(void **s) { exactness_case(*s, 4, 5); exactness_case(*s, 4, 15); }
+static void test_exact_k6(void **s) { exactness_case(*s, 6, 7); exactness_case(*s, 6, 28); }
 
 /* ---- documents -------------------------------------------------------- */
 
 static void test_documents(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    nd_results *res;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 4, 8);
-    assert_int_equal(nd_results_new(&res), ND_OK);
+    db_fixture *fx = *state;
+    nd_results *res = fx->res;
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
     uint64_t f = 0x0123456789abcdefull;
     assert_int_equal(nd_add(db, "a", 1, f, 1.5, 10), ND_OK);
     assert_int_equal(nd_add(db, "b", 1, f, 2.5, 20), ND_OK);
@@ -230,9 +226,6 @@ static void test_documents(void **state)
     assert_int_equal(nd_stats_get(&st, db), ND_OK);
     assert_int_equal(st.documents, 6); /* b, big, m1, x.., m3, c */
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_results_free(res);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 /* ---- add_if_new races ------------------------------------------------- */
@@ -279,13 +272,9 @@ static int fp_stored(nd_db *db, nd_results *res, uint64_t fp)
  * fingerprints that still have documents. */
 static void test_add_many_replacing(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    nd_results *res;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 4, 8);
-    assert_int_equal(nd_results_new(&res), ND_OK);
+    db_fixture *fx = *state;
+    nd_results *res = fx->res;
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
     const uint64_t F = 0x1111000011110000ull, G = 0x2222000022220000ull,
                    H = 0x3333000033330000ull, I = 0x4444000044440000ull,
                    S = 0x5555000055550000ull, T = 0x6666000066660000ull;
@@ -328,18 +317,12 @@ static void test_add_many_replacing(void **state)
         assert_true(nd_results_get(res, 0)->fp == T);
         assert_int_equal(nd_compact(db), ND_OK); /* again, from the runs */
     }
-    nd_results_free(res);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 static void test_add_if_new_race(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 10, 16);
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_db(fx->path, 3, 10, 16);
     racer rs[4];
     pthread_t th[4];
     for (int i = 0; i < 4; i++) {
@@ -359,8 +342,7 @@ static void test_add_if_new_race(void **state)
     assert_int_equal(nd_stats_get(&st, db), ND_OK);
     assert_int_equal(st.documents, (uint64_t)total);
     assert_true(total >= 60);
-    nd_results *res;
-    assert_int_equal(nd_results_new(&res), ND_OK);
+    nd_results *res = fx->res;
     for (int round = 0; round < 60; round++) {
         uint64_t base = 0x5555aaaa5555aaaaull + (uint64_t)round * 0x9e3779b97f4a7c15ull;
         assert_int_equal(nd_query(res, db, base, 5, NULL), ND_OK);
@@ -369,9 +351,6 @@ static void test_add_if_new_race(void **state)
                 assert_true(nd_hamming(nd_results_get(res, i)->fp, nd_results_get(res, j)->fp) > 3);
     }
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_results_free(res);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 /* Unrelated documents from two threads all get in. */
@@ -394,19 +373,14 @@ static void *unrelated_main(void *p)
 
 static void test_threads_unrelated(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 10, 16);
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_db(fx->path, 3, 10, 16);
     racer rs[2] = {{db, 0, 0, 0}, {db, 1, 0, 0}};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, unrelated_main, &rs[i]);
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     assert_int_equal(rs[0].added + rs[1].added, 600);
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 /* ---- streams racing queries and folds ---------------------------------- */
@@ -548,15 +522,12 @@ static nd_db *open_folding(const char *path, uint64_t threshold)
 
 static void test_stream_races(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     static stream_race r;
     memset(&r, 0, sizeof r);
     pthread_mutex_init(&r.mu, NULL);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
     /* background folds every 400 table entries: 100 new fingerprints */
-    nd_db *db = open_folding(path, 400);
+    nd_db *db = fx->db = open_folding(fx->path, 400);
     r.db = db;
     for (size_t i = 0; i < SR_ADDERS * SR_ADDS + SR_VICTIMS; i++)
         r.tried[i] = sr_fp((int)(i / SR_ADDS), i);
@@ -575,18 +546,14 @@ static void test_stream_races(void **state)
     assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
     assert_int_equal(ndocs, atomic_load(&r.nacked));
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_results *res;
-    assert_int_equal(nd_results_new(&res), ND_OK);
+    nd_results *res = fx->res;
     size_t *scratch = malloc(r.nacked * sizeof *scratch);
     for (size_t i = 0; i < r.nacked; i += 7) {
         assert_int_equal(nd_query(res, db, r.acked[i], 3, NULL), ND_OK);
         assert_int_equal(nd_results_count(res), oracle_scan(r.acked, r.nacked, r.acked[i], 3, scratch));
     }
     free(scratch);
-    nd_results_free(res);
-    nd_close(db);
     pthread_mutex_destroy(&r.mu);
-    tmpdir_remove(dir);
 }
 
 static void add_random(nd_db *db, oracle_rng *rng, unsigned n, unsigned *next_key)
@@ -635,104 +602,92 @@ static void test_fold_threshold_default(void **state)
  * that closes before reaching it still folds over several sessions. */
 static void test_fold_across_opens(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     oracle_rng rng = {77};
     unsigned key = 0;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
     /* 60 fingerprints: 240 table entries, below 400. */
-    nd_db *db = open_folding(path, 400);
-    add_random(db, &rng, 60, &key);
-    assert_int_equal(fresh_of(db), 60);
-    nd_close(db);
+    fx->db = open_folding(fx->path, 400);
+    add_random(fx->db, &rng, 60, &key);
+    assert_int_equal(fresh_of(fx->db), 60);
+    db_fixture_close(fx);
     /* 60 more cross 400 only with the 240 left by the first session, at
      * the 40th: the fold it starts leaves at most the 20 added after. */
-    db = open_folding(path, 400);
-    assert_int_equal(fresh_of(db), 60);
-    add_random(db, &rng, 60, &key);
-    assert_in_range(fresh_after_fold(db, 20), 0, 20);
-    nd_close(db);
+    fx->db = open_folding(fx->path, 400);
+    assert_int_equal(fresh_of(fx->db), 60);
+    add_random(fx->db, &rng, 60, &key);
+    assert_in_range(fresh_after_fold(fx->db, 20), 0, 20);
+    db_fixture_close(fx);
     /* Past the threshold already at open: the open itself starts a fold. */
-    db = open_folding(path, UINT64_MAX);
-    uint64_t left = fresh_of(db);
-    add_random(db, &rng, 120, &key);
-    assert_int_equal(fresh_of(db), left + 120);
-    nd_close(db);
-    db = open_folding(path, 400);
-    assert_int_equal(fresh_after_fold(db, 0), 0);
+    fx->db = open_folding(fx->path, UINT64_MAX);
+    uint64_t left = fresh_of(fx->db);
+    add_random(fx->db, &rng, 120, &key);
+    assert_int_equal(fresh_of(fx->db), left + 120);
+    db_fixture_close(fx);
+    fx->db = open_folding(fx->path, 400);
+    assert_int_equal(fresh_after_fold(fx->db, 0), 0);
     uint64_t ndocs;
-    assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
     assert_int_equal(ndocs, 240);
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    tmpdir_remove(dir);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
 }
 
 /* ---- open errors, verify, expire, backup ------------------------------ */
 
 static void test_open_errors(void **state)
 {
-    (void)state;
-    char dir[64], path[128], cp[128];
+    db_fixture *fx = *state;
+    char plain[128], cp[128];
     nd_db *db, *db2;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    assert_int_equal(nd_open(&db, path, &o), ND_ENOTFOUND);
-    db = open_db(path, 3, 10, 16);
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_ENOTFOUND);
+    db = fx->db = open_db(fx->path, 3, 10, 16);
     assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
     o.flags = 0;
-    assert_int_equal(nd_open(&db2, path, &o), ND_EBUSY);
+    assert_int_equal(nd_open(&db2, fx->path, &o), ND_EBUSY);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db2, path, &o), ND_OK);
-    nd_results *res;
-    nd_results_new(&res);
+    assert_int_equal(nd_open(&db2, fx->path, &o), ND_OK);
+    nd_results *res = fx->res;
     assert_int_equal(nd_get(res, db2, "x", 1), ND_OK);
     assert_int_equal(nd_add(db2, "y", 1, 1, 0, 0), ND_EREADONLY);
     nd_close(db2);
-    snprintf(cp, sizeof cp, "%s/backup", dir);
+    snprintf(cp, sizeof cp, "%s/backup", fx->dir);
     assert_int_equal(nd_backup(db, cp), ND_OK);
     assert_int_equal(nd_backup(db, cp), ND_EEXIST);
-    nd_close(db);
+    db_fixture_close(fx);
     /* Mismatches. */
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
     o.has_k = 1;
     o.k = 2;
-    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
     nd_fp_options fo = ND_FP_OPTIONS_INIT;
     fo.features = ND_FEATURES_CHARS;
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
     o.fp = &fo;
-    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
     assert_non_null(strstr(nd_errmsg(), "chars"));
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     o.fp = NULL;
-    assert_int_equal(nd_open(&db, path, &o), ND_EEXIST);
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_EEXIST);
     /* The backup opens and holds the document. */
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
-    assert_int_equal(nd_open(&db, cp, &o), ND_OK);
-    assert_int_equal(nd_get(res, db, "x", 1), ND_OK);
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
+    assert_int_equal(nd_open(&fx->db, cp, &o), ND_OK);
+    assert_int_equal(nd_get(res, fx->db, "x", 1), ND_OK);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    db_fixture_close(fx);
     /* A plain directory is not a database. */
-    snprintf(path, sizeof path, "%s/plain", dir);
-    mkdir(path, 0755);
-    FILE *f = fopen(strcat(strcpy(cp, path), "/CURRENT"), "w");
+    snprintf(plain, sizeof plain, "%s/plain", fx->dir);
+    mkdir(plain, 0755);
+    FILE *f = fopen(strcat(strcpy(cp, plain), "/CURRENT"), "w");
     fclose(f);
     o.flags = 0;
-    assert_int_not_equal(nd_open(&db, path, &o), ND_OK);
-    nd_results_free(res);
-    tmpdir_remove(dir);
+    assert_int_not_equal(nd_open(&db, plain, &o), ND_OK);
 }
 
 static void test_expire(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[32];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 4, 16);
+    db_fixture *fx = *state;
+    char key[32];
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 16);
     oracle_rng g = {9};
     for (int i = 0; i < 500; i++) {
         sprintf(key, "e%d", i);
@@ -741,8 +696,7 @@ static void test_expire(void **state)
     uint64_t n = 0;
     assert_int_equal(nd_expire(db, 200, &n), ND_OK);
     assert_int_equal(n, 200);
-    nd_results *res;
-    nd_results_new(&res);
+    nd_results *res = fx->res;
     assert_int_equal(nd_get(res, db, "e199", 4), ND_ENOTFOUND);
     assert_int_equal(nd_get(res, db, "e200", 4), ND_OK);
     assert_int_equal(nd_compact(db), ND_OK);
@@ -751,19 +705,13 @@ static void test_expire(void **state)
     assert_int_equal(st.documents, 300);
     assert_int_equal(st.table[0].entries, 300);
     assert_int_equal(nd_verify(db), ND_OK);
-    nd_results_free(res);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 /* Stop words given at creation are recorded: after reopening, the
  * database's options fingerprint texts exactly as at creation. */
 static void test_stopwords_kept(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
+    db_fixture *fx = *state;
     const char *stop[] = {"the", "a", "of"};
     nd_fp_options fo = ND_FP_OPTIONS_INIT;
     fo.stopwords = stop;
@@ -772,13 +720,13 @@ static void test_stopwords_kept(void **state)
     o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
     o.fp = &fo;
     nd_db *db = NULL;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     o.flags = 0;
     o.fp = NULL;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
     nd_fp_options got;
-    assert_int_equal(nd_db_fp_options(&got, db), ND_OK);
+    assert_int_equal(nd_db_fp_options(&got, fx->db), ND_OK);
     assert_int_equal(got.n_stopwords, 3);
     assert_string_equal(got.stopwords[1], "a");
     const char *text = "the quick brown fox of the hills jumps over a lazy dog again and again";
@@ -789,14 +737,13 @@ static void test_stopwords_kept(void **state)
     assert_true(want == have);
     assert_true(want != plain); /* the words made a difference */
     /* Asking for the same configuration matches; without stop words not. */
-    nd_close(db);
+    db_fixture_close(fx);
     o.fp = &fo;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    nd_close(db);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    db_fixture_close(fx);
     nd_fp_options none = ND_FP_OPTIONS_INIT;
     o.fp = &none;
-    assert_int_equal(nd_open(&db, path, &o), ND_EMISMATCH);
-    tmpdir_remove(dir);
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
 }
 
 /* ---- format 1 databases ----------------------------------------------- */
@@ -856,83 +803,80 @@ static void count_runs(const char *path, size_t *v1, size_t *v2)
 
 static void test_format1_database(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[32];
+    db_fixture *fx = *state;
+    char key[32];
     oracle_rng r = {4242};
     enum { NBASE = 3000, NQ = 12, K = 3 };
     uint64_t fps[NBASE + NQ * (K + 3)], qs[NQ];
     size_t n = oracle_make(&r, fps, NBASE, qs, NQ, K + 2), first = n * 2 / 3, v1, v2;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
 
     /* What a format-1 build wrote: version 1 runs, format record 1, and a
      * few fresh entries not yet folded. */
     unsigned was = cmp_codec_write_version(1);
-    nd_db *db = open_db(path, K, 4, 16);
+    fx->db = open_db(fx->path, K, 4, 16);
     for (size_t i = 0; i < first; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 0), ND_OK);
-        if (i == first - 50) assert_int_equal(nd_compact(db), ND_OK);
+        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        if (i == first - 50) assert_int_equal(nd_compact(fx->db), ND_OK);
     }
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     cmp_codec_write_version(was);
-    assert_int_equal(meta_format(path, 1), 1);
-    count_runs(path, &v1, &v2);
+    assert_int_equal(meta_format(fx->path, 1), 1);
+    count_runs(fx->path, &v1, &v2);
     assert_true(v1 > 100);
     assert_int_equal(v2, 0);
 
     /* Read-only: every answer, and the format stays 1. */
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    check_all(db, fps, first, qs, NQ, K);
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    assert_int_equal(meta_format(path, 0), 1);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    check_all(fx->db, fps, first, qs, NQ, K);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    db_fixture_close(fx);
+    assert_int_equal(meta_format(fx->path, 0), 1);
 
     /* Open for writing: upgraded at once; writes and folds mix versions. */
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    check_all(db, fps, first, qs, NQ, K);
-    assert_int_equal(nd_close(db), ND_OK);
-    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    check_all(fx->db, fps, first, qs, NQ, K);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
     for (size_t i = first; i < n; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
         if (i == first + (n - first) / 2) {
-            assert_int_equal(nd_compact(db), ND_OK);
-            check_all(db, fps, i + 1, qs, NQ, K);
+            assert_int_equal(nd_compact(fx->db), ND_OK);
+            check_all(fx->db, fps, i + 1, qs, NQ, K);
         }
     }
-    check_all(db, fps, n, qs, NQ, K);
-    assert_int_equal(nd_verify(db), ND_OK);
-    assert_int_equal(nd_close(db), ND_OK);
-    count_runs(path, &v1, &v2);
+    check_all(fx->db, fps, n, qs, NQ, K);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    count_runs(fx->path, &v1, &v2);
     assert_true(v1 > 0 && v2 > 0); /* both versions were read above */
 
     /* Reopened: the same answers, read-only and after a full compaction. */
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    check_all(db, fps, n, qs, NQ, K);
-    nd_close(db);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    check_all(fx->db, fps, n, qs, NQ, K);
+    db_fixture_close(fx);
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    assert_int_equal(nd_compact(db), ND_OK);
-    check_all(db, fps, n, qs, NQ, K);
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_compact(fx->db), ND_OK);
+    check_all(fx->db, fps, n, qs, NQ, K);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    db_fixture_close(fx);
+    assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
 
     /* A newer format is refused, naming both versions. */
-    meta_format(path, ND_FORMAT_VERSION + 1);
+    meta_format(fx->path, ND_FORMAT_VERSION + 1);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_EVERSION);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_EVERSION);
     char want[96];
     snprintf(want, sizeof want, "format version %u; this build reads 1 to %u",
              ND_FORMAT_VERSION + 1, ND_FORMAT_VERSION);
     assert_non_null(strstr(nd_errmsg(), want));
-    tmpdir_remove(dir);
 }
 
 /* ---- rev values ------------------------------------------------------- */
@@ -979,99 +923,98 @@ static void expect_doc(nd_db *db, uint64_t fp, const char *key, double score, in
 
 static void test_rev_values(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[32];
+    db_fixture *fx = *state;
+    char key[32];
     enum { N = 200 };
     uint64_t fps[N + 1];
     oracle_rng r = {777};
     for (size_t i = 0; i <= N; i++) fps[i] = oracle_next(&r);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, 3, 4, 16);
+    fx->db = open_db(fx->path, 3, 4, 16);
     for (size_t i = 0; i < N; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], (double)i / 4, (int64_t)i * 10), ND_OK);
+        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], (double)i / 4, (int64_t)i * 10),
+                         ND_OK);
     }
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
 
     /* What a format-2 build wrote: empty rev values, read through docs. */
-    rev_values_set(path, "", 0);
-    meta_format(path, 2);
+    rev_values_set(fx->path, "", 0);
+    meta_format(fx->path, 2);
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
     for (size_t i = 0; i < N; i++) {
         key_of(key, i);
-        expect_doc(db, fps[i], key, (double)i / 4, (int64_t)i * 10);
+        expect_doc(fx->db, fps[i], key, (double)i / 4, (int64_t)i * 10);
     }
-    assert_int_equal(nd_verify(db), ND_OK);
-    nd_close(db);
-    assert_int_equal(meta_format(path, 0), 2);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    db_fixture_close(fx);
+    assert_int_equal(meta_format(fx->path, 0), 2);
 
     /* Written to: format 3. A new score and time (same fingerprint) and a
      * move to another fingerprint reach the query through rev; the
      * entries left empty still read through docs. */
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    assert_int_equal(nd_add(db, "d1", 2, fps[1], 100.5, 1001), ND_OK);
-    assert_int_equal(nd_add(db, "d2", 2, fps[N], 200.5, 2002), ND_OK);
-    nd_results *res;
-    assert_int_equal(nd_results_new(&res), ND_OK);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_add(fx->db, "d1", 2, fps[1], 100.5, 1001), ND_OK);
+    assert_int_equal(nd_add(fx->db, "d2", 2, fps[N], 200.5, 2002), ND_OK);
+    nd_results *res = fx->res;
     /* add_if_new of a stored document: its time is refreshed, score kept */
-    assert_int_equal(nd_add_if_new(res, db, "d3", 2, fps[3], 0, 3003, 3), ND_OK);
-    assert_int_equal(nd_query(res, db, fps[2], 0, NULL), ND_OK);
+    assert_int_equal(nd_add_if_new(res, fx->db, "d3", 2, fps[3], 0, 3003, 3), ND_OK);
+    assert_int_equal(nd_query(res, fx->db, fps[2], 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 0);
-    expect_doc(db, fps[1], "d1", 100.5, 1001);
-    expect_doc(db, fps[N], "d2", 200.5, 2002);
+    expect_doc(fx->db, fps[1], "d1", 100.5, 1001);
+    expect_doc(fx->db, fps[N], "d2", 200.5, 2002);
     /* d2's rev entry now holds a value: both paths must rewrite it */
-    assert_int_equal(nd_add(db, "d2", 2, fps[N], 250.5, 2502), ND_OK);
-    expect_doc(db, fps[N], "d2", 250.5, 2502);
-    assert_int_equal(nd_add_if_new(res, db, "d2", 2, fps[N], 0, 2602, 3), ND_OK);
-    expect_doc(db, fps[N], "d2", 250.5, 2602);
-    nd_results_free(res);
-    expect_doc(db, fps[3], "d3", 3.0 / 4, 3003);
-    expect_doc(db, fps[4], "d4", 1.0, 40);
-    assert_int_equal(nd_verify(db), ND_OK);
-    assert_int_equal(nd_compact(db), ND_OK);
-    expect_doc(db, fps[1], "d1", 100.5, 1001);
-    assert_int_equal(nd_close(db), ND_OK);
-    assert_int_equal(meta_format(path, 0), ND_FORMAT_VERSION);
+    assert_int_equal(nd_add(fx->db, "d2", 2, fps[N], 250.5, 2502), ND_OK);
+    expect_doc(fx->db, fps[N], "d2", 250.5, 2502);
+    assert_int_equal(nd_add_if_new(res, fx->db, "d2", 2, fps[N], 0, 2602, 3), ND_OK);
+    expect_doc(fx->db, fps[N], "d2", 250.5, 2602);
+    expect_doc(fx->db, fps[3], "d3", 3.0 / 4, 3003);
+    expect_doc(fx->db, fps[4], "d4", 1.0, 40);
+    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_compact(fx->db), ND_OK);
+    expect_doc(fx->db, fps[1], "d1", 100.5, 1001);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
 
     /* A rev value that disagrees with docs fails verify; one of a wrong
      * length fails the query, naming the family. */
     uint8_t bad[DB_REV_VALUE_LEN] = {0};
     bad[DB_REV_VALUE_LEN - 1] = 1;
-    rev_values_set(path, bad, sizeof bad);
+    rev_values_set(fx->path, bad, sizeof bad);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    assert_int_equal(nd_verify(db), ND_ECORRUPT);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_verify(fx->db), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "rev entry holds another score or time"));
-    nd_close(db);
-    rev_values_set(path, "abc", 3);
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
-    assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_query(res, db, fps[5], 0, NULL), ND_ECORRUPT);
+    db_fixture_close(fx);
+    rev_values_set(fx->path, "abc", 3);
+    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_query(res, fx->db, fps[5], 0, NULL), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "rev entry value of 3 bytes"));
-    nd_results_free(res);
-    nd_close(db);
-    tmpdir_remove(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rev_values),
-        cmocka_unit_test(test_exact_k0),     cmocka_unit_test(test_exact_k1),
-        cmocka_unit_test(test_exact_k2),     cmocka_unit_test(test_exact_k3),
-        cmocka_unit_test(test_exact_k4),     cmocka_unit_test(test_exact_k6),
-        cmocka_unit_test(test_documents), cmocka_unit_test(test_add_many_replacing),
-        cmocka_unit_test(test_add_if_new_race),
-        cmocka_unit_test(test_threads_unrelated), cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_stream_races),
+        DB_FIXTURE_TEST(test_rev_values),
+        DB_FIXTURE_TEST(test_exact_k0),
+        DB_FIXTURE_TEST(test_exact_k1),
+        DB_FIXTURE_TEST(test_exact_k2),
+        DB_FIXTURE_TEST(test_exact_k3),
+        DB_FIXTURE_TEST(test_exact_k4),
+        DB_FIXTURE_TEST(test_exact_k6),
+        DB_FIXTURE_TEST(test_documents),
+        DB_FIXTURE_TEST(test_add_many_replacing),
+        DB_FIXTURE_TEST(test_add_if_new_race),
+        DB_FIXTURE_TEST(test_threads_unrelated),
+        DB_FIXTURE_TEST(test_open_errors),
+        DB_FIXTURE_TEST(test_stream_races),
         cmocka_unit_test(test_fold_threshold_default),
-        cmocka_unit_test(test_fold_across_opens),
-        cmocka_unit_test(test_expire),          cmocka_unit_test(test_stopwords_kept),
-        cmocka_unit_test(test_format1_database),
+        DB_FIXTURE_TEST(test_fold_across_opens),
+        DB_FIXTURE_TEST(test_expire),
+        DB_FIXTURE_TEST(test_stopwords_kept),
+        DB_FIXTURE_TEST(test_format1_database),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"
 #include "tmpdir.h"
@@ -293,15 +294,15 @@ static void check_db(nd_db *db, const mdoc *f, size_t n, const uint64_t *qs, siz
     expect_ok(nd_verify(db), "verify");
 }
 
-/* The same checks after close + reopen. The handle is closed on return. */
-static void check_reopened(nd_db *db, const char *path, const mdoc *f, size_t n,
-                           const uint64_t *qs, size_t nq, unsigned kmax)
+/* The same checks after close + reopen. fx->db is closed on return. */
+static void check_reopened(db_fixture *fx, const mdoc *f, size_t n, const uint64_t *qs, size_t nq,
+                           unsigned kmax)
 {
-    assert_int_equal(nd_close(db), ND_OK);
-    db = open_db(path, K, 0, 0);
-    check_db(db, f, n, qs, nq, kmax);
-    assert_int_equal(nd_close(db), ND_OK);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    fx->db = open_db(fx->path, K, 0, 0);
+    check_db(fx->db, f, n, qs, nq, kmax);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    assert_int_equal(count_load_dirs(fx->path), 0);
 }
 
 /* ---- documents to load ------------------------------------------------ */
@@ -412,10 +413,12 @@ static void assert_gone(nd_db *db, const uint64_t *fp, const int *gone, size_t n
  * the planner's); with prefill, the database first holds imported and
  * fresh documents, many of whose keys the load replaces; with exact_fill
  * the load is padded to a multiple of chunk_docs (the commit finds the last
- * chunk empty). */
-static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exact_fill)
+ * chunk empty). The database at fx->path is deleted at the end, so that
+ * the test's next case starts empty there. */
+static void exact_case(db_fixture *fx, unsigned tables, size_t chunk_docs, int prefill,
+                       int exact_fill)
 {
-    char dir[64], path[128], key[24];
+    char key[24];
     enum { NBASE = 3000, NQ = 12 };
     oracle_rng r = {7000u + tables * 131u + chunk_docs * 7u + (unsigned)prefill * 3u +
                     (unsigned)exact_fill};
@@ -424,9 +427,7 @@ static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exac
     /* A fingerprint within K+2 of a query centre: superseded documents get
      * these, so one leaking into the answers shows. */
 #define DECOY(i) oracle_flip(&r, qs[(i) % NQ], (unsigned)((i) % (K + 3)))
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, tables, 16);
+    nd_db *db = fx->db = open_db(fx->path, K, tables, 16);
     if (tables) {
         nd_plan_info p;
         assert_int_equal(nd_db_plan(&p, db), ND_OK);
@@ -527,7 +528,7 @@ static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exac
         expect_ok(nd_loader_add(l, ld.d + at, take), "nd_loader_add");
         at += take;
     }
-    if (spills) assert_int_equal(count_load_dirs(path), 1); /* the spills' directory */
+    if (spills) assert_int_equal(count_load_dirs(fx->path), 1); /* the spills' directory */
     /* Nothing new is visible before the commit. */
     for (size_t i = 0; i < nload && i < 50; i++) {
         key_of(key, i * 37 % n);
@@ -542,48 +543,44 @@ static void exact_case(unsigned tables, size_t chunk_docs, int prefill, int exac
     expect_ok(nd_loader_commit(l, &got_new), "nd_loader_commit");
     assert_int_equal(got_new, want_new);
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
 
     size_t nf;
     mdoc *f = model_final(&m, &nf);
     assert_int_equal(nf, npre + want_new);
     check_db(db, f, nf, qs, NQ, K + 2);
-    check_reopened(db, path, f, nf, qs, NQ, K + 2);
+    check_reopened(fx, f, nf, qs, NQ, K + 2);
 #undef DECOY
     free(f);
     free(pre_final);
     free(m.d);
     docs_free(&ld);
-    tmpdir_remove(dir);
+    tmpdir_remove(fx->path);
 }
 
 static void test_exact_empty(void **s)
 {
-    (void)s;
-    exact_case(0, 500, 0, 0);
-    exact_case(10, 700, 0, 0);
+    exact_case(*s, 0, 500, 0, 0);
+    exact_case(*s, 10, 700, 0, 0);
 }
 
 static void test_exact_prefilled(void **s)
 {
-    (void)s;
-    exact_case(0, 1000, 1, 0);
-    exact_case(10, 600, 1, 0);
+    exact_case(*s, 0, 1000, 1, 0);
+    exact_case(*s, 10, 600, 1, 0);
 }
 
 /* The last add fills a chunk exactly: the commit has no unspilled chunk. */
 static void test_exact_full_last_chunk(void **s)
 {
-    (void)s;
-    exact_case(10, 800, 1, 1);
+    exact_case(*s, 10, 800, 1, 1);
 }
 
 /* A load that never fills a chunk: one nd_import. */
 static void test_exact_unspilled(void **s)
 {
-    (void)s;
-    exact_case(10, 0, 0, 0);
-    exact_case(0, 0, 1, 0);
+    exact_case(*s, 10, 0, 0, 0);
+    exact_case(*s, 0, 0, 1, 0);
 }
 
 /* ---- documents: the last of a key wins -------------------------------- */
@@ -607,27 +604,24 @@ static void get_score_time(nd_db *db, const char *key, double *score, int64_t *t
 }
 
 /* Every final document and every fingerprint ever written (superseded
- * ones included) as query centres, distances 0..2. */
-static void check_hand(nd_db *db, const char *path, model *m, const uint64_t *all, size_t nall,
-                       int reopen)
+ * ones included) as query centres, distances 0..2; with reopen, again
+ * after close + reopen (fx->db is closed on return). */
+static void check_hand(db_fixture *fx, model *m, const uint64_t *all, size_t nall, int reopen)
 {
     size_t nf;
     mdoc *f = model_final(m, &nf);
-    check_db(db, f, nf, all, nall, 2);
-    if (reopen) check_reopened(db, path, f, nf, all, nall, 2);
+    check_db(fx->db, f, nf, all, nall, 2);
+    if (reopen) check_reopened(fx, f, nf, all, nall, 2);
     free(f);
 }
 
 static void test_same_key_chunks(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     enum { A, B, C, D, E, F, G, H, X1, X2, X3, Y1, Y2, Y3, NF };
     uint64_t fp[NF];
     random_fps(fp, NF, 11);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 0);
+    nd_db *db = fx->db = open_db(fx->path, K, 0, 0);
     model m = {0};
     nd_loader *l = NULL;
     assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
@@ -636,7 +630,7 @@ static void test_same_key_chunks(void **state)
     ladd(l, &m, "x1", fp[X1], 0, 0);
     ladd(l, &m, "x2", fp[X2], 0, 0);
     ladd(l, &m, "x3", fp[X3], 0, 0);
-    assert_int_equal(count_load_dirs(path), 1);
+    assert_int_equal(count_load_dirs(fx->path), 1);
     /* chunk 2 (spilled): K1 moves; K2 twice within the chunk */
     nd_doc c2[4] = {{"K1", 2, fp[B], 2, 2}, {"K2", 2, fp[C], 3, 3}, {"K2", 2, fp[D], 4, 4},
                     {"y1", 2, fp[Y1], 0, 0}};
@@ -652,7 +646,7 @@ static void test_same_key_chunks(void **state)
     ladd(l, &m, "K3", fp[F], 6, 6);
     ladd(l, &m, "K4", fp[G], 7, 7);
     ladd(l, &m, "K4", fp[H], 8, 8);
-    assert_int_equal(count_load_dirs(path), 1);
+    assert_int_equal(count_load_dirs(fx->path), 1);
     /* nothing visible yet */
     assert_absent(db, "K1");
     assert_absent(db, "x1");
@@ -661,7 +655,7 @@ static void test_same_key_chunks(void **state)
     assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
     assert_int_equal(nw, 10); /* K1..K4, x1..x3, y1..y3 */
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
 
     double sc;
     int64_t tm;
@@ -669,15 +663,11 @@ static void test_same_key_chunks(void **state)
     get_score_time(db, "K1", &sc, &tm);
     assert_true(sc == 9);
     assert_int_equal(tm, 99);
-    { /* a query reads them from rev: the entry of the chunk that won */
-        nd_results *res;
-        assert_int_equal(nd_results_new(&res), ND_OK);
-        assert_int_equal(nd_query(res, db, fp[B], 0, NULL), ND_OK);
-        assert_int_equal(nd_results_count(res), 1);
-        assert_true(nd_results_get(res, 0)->score == 9);
-        assert_int_equal(nd_results_get(res, 0)->time, 99);
-        nd_results_free(res);
-    }
+    /* a query reads them from rev: the entry of the chunk that won */
+    assert_int_equal(nd_query(fx->res, db, fp[B], 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(fx->res), 1);
+    assert_true(nd_results_get(fx->res, 0)->score == 9);
+    assert_int_equal(nd_results_get(fx->res, 0)->time, 99);
     assert_true(get_fp(db, "K2") == fp[D]);
     get_score_time(db, "K2", &sc, &tm);
     assert_true(sc == 4);
@@ -690,9 +680,8 @@ static void test_same_key_chunks(void **state)
     assert_int_equal(count_at(db, fp[E]), 0);
     assert_int_equal(count_at(db, fp[G]), 0);
     assert_int_equal(count_at(db, fp[B]), 1);
-    check_hand(db, path, &m, fp, NF, 1);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* ---- keys stored before the load -------------------------------------- */
@@ -708,14 +697,12 @@ static void new_doc(nd_loader *l, model *m, const uint64_t *fp, int base, int *n
 
 static void test_stored_keys_replaced(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[16];
+    db_fixture *fx = *state;
+    char key[16];
     enum { S1, S2, S3, S4, S5, S6, A, B1, B2, C, E, F, G, NEW0, NF = NEW0 + 9 };
     uint64_t fp[NF];
     random_fps(fp, NF, 22);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 10, 16);
+    nd_db *db = fx->db = open_db(fx->path, K, 10, 16);
     model m = {0};
     /* S1-S3, S6 imported; S4, S5 fresh */
     nd_doc pre[4] = {{"S1", 2, fp[S1], 1, 1}, {"S2", 2, fp[S2], 1, 1}, {"S3", 2, fp[S3], 1, 1},
@@ -781,9 +768,8 @@ static void test_stored_keys_replaced(void **state)
     for (int i = S1; i <= S5; i++) assert_int_equal(count_at(db, fp[i]), 0);
     assert_int_equal(count_at(db, fp[B1]), 0);
     (void)G;
-    check_hand(db, path, &m, fp, NF, 1);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* ---- another writer between the spill and the commit ------------------ */
@@ -825,16 +811,13 @@ static void assert_wins(nd_db *db, const want_fp *w, size_t n, const uint64_t *f
  * and stored again by the other writer afterwards. */
 static void test_racing_writer(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     enum { L, S0, S1, X, Y, W, CC, O1, A1, A2, B1, B2, B3, B4, C2, NF };
     static const char *const names[NF] = {"L",  "S0", "S1", "X",  "Y",  "W",  "CC", "O1",
                                           "A1", "A2", "B1", "B2", "B3", "B4", "C2"};
     uint64_t fp[NF];
     random_fps(fp, NF, 33);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 16);
+    nd_db *db = fx->db = open_db(fx->path, K, 0, 16);
     model m = {0};
     dadd(db, &m, "S", fp[S0], 0, 0);
     nd_loader *l = NULL;
@@ -860,7 +843,7 @@ static void test_racing_writer(void **state)
     uint64_t nw = 0;
     expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
     expect_ok(nd_verify(db), "verify");
 
     const want_fp wins[] = {{"K", L}, {"c1", CC}, {"c2", C2}, {"a1", A1}, {"b1", B1}};
@@ -885,9 +868,8 @@ static void test_racing_writer(void **state)
     model_put(&m, "S", fp[Y], 2, 2);
     const int gone[] = {S0, X, W};
     assert_gone(db, fp, gone, sizeof gone / sizeof *gone);
-    check_hand(db, path, &m, fp, NF, 1);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* As above, but the spilled key comes again later in the load, after the
@@ -897,16 +879,13 @@ static void test_racing_writer(void **state)
  * last chunk (stored by then, so replaced at the commit). */
 static void test_racing_writer_superseded(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     enum { Z1, Z2, Z, T1, T2, T, A1, A2, B1, B2, B3, C1, NF };
     static const char *const names[NF] = {"Z1", "Z2", "Z",  "T1", "T2", "T",
                                           "A1", "A2", "B1", "B2", "B3", "C1"};
     uint64_t fp[NF];
     random_fps(fp, NF, 34);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 16);
+    nd_db *db = fx->db = open_db(fx->path, K, 0, 16);
     model m = {0};
     nd_loader *l = NULL;
     assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
@@ -928,7 +907,7 @@ static void test_racing_writer_superseded(void **state)
     uint64_t nw = 0;
     expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
     expect_ok(nd_verify(db), "verify");
 
     const want_fp wins[] = {{"K2", Z2}, {"K3", T2}, {"a1", A1}, {"b1", B1}, {"c1", C1}};
@@ -938,9 +917,8 @@ static void test_racing_writer_superseded(void **state)
     model_put_docs(&m, c3, 2);
     const int gone[] = {Z1, Z, T1, T};
     assert_gone(db, fp, gone, sizeof gone / sizeof *gone);
-    check_hand(db, path, &m, fp, NF, 1);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* The other writer stores a spilled key with the loader's own fingerprint:
@@ -951,14 +929,11 @@ static void test_racing_writer_superseded(void **state)
  * and time win. */
 static void test_racing_writer_same_fp(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     enum { L, A1, A2, B1, NF };
     uint64_t fp[NF];
     random_fps(fp, NF, 35);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 16);
+    nd_db *db = fx->db = open_db(fx->path, K, 0, 16);
     model m = {0};
     nd_loader *l = NULL;
     assert_int_equal(nd_loader_new(&l, db, 2), ND_OK);
@@ -979,23 +954,20 @@ static void test_racing_writer_same_fp(void **state)
     assert_int_equal(tm, 1);
     model_put_docs(&m, c1, 2);
     model_put_docs(&m, c2, 2);
-    check_hand(db, path, &m, fp, NF, 1);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* ---- free without commit; temporary files ----------------------------- */
 
 static void test_free_without_commit(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[16];
+    db_fixture *fx = *state;
+    char key[16];
     enum { S1, S2, S3, A, B, NEW0, NF = NEW0 + 9 };
     uint64_t fp[NF];
     random_fps(fp, NF, 44);
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 0);
+    nd_db *db = fx->db = open_db(fx->path, K, 0, 0);
     model m = {0};
     nd_doc pre[2] = {{"S1", 2, fp[S1], 0, 0}, {"S2", 2, fp[S2], 0, 0}};
     assert_int_equal(nd_import(db, pre, 2), ND_OK);
@@ -1007,7 +979,7 @@ static void test_free_without_commit(void **state)
     nd_loader *l = NULL;
     assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
 
     /* One spill (S1 replaced then), an unspilled rest (S2), no commit. */
     assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
@@ -1017,11 +989,11 @@ static void test_free_without_commit(void **state)
         sprintf(key, "n%d", i);
         ladd(l, NULL, key, fp[NEW0 + i], 1, 1);
     }
-    assert_int_equal(count_load_dirs(path), 1);
+    assert_int_equal(count_load_dirs(fx->path), 1);
     ladd(l, NULL, "S2", fp[B], 1, 1);
     ladd(l, NULL, "n3", fp[NEW0 + 3], 1, 1);
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
     for (int i = 0; i < 4; i++) {
         sprintf(key, "n%d", i);
         assert_absent(db, key);
@@ -1031,7 +1003,7 @@ static void test_free_without_commit(void **state)
     assert_true(get_fp(db, "S2") == fp[S2]);
     assert_true(get_fp(db, "S3") == fp[S3]);
     assert_int_equal(count_at(db, fp[B]), 0);
-    check_hand(db, path, &m, fp, NF, 0);
+    check_hand(fx, &m, fp, NF, 0);
 
     /* Commit, then free: nothing left either. */
     assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
@@ -1043,10 +1015,9 @@ static void test_free_without_commit(void **state)
     assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
     assert_int_equal(nw, 5);
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
-    check_hand(db, path, &m, fp, NF, 1);
+    assert_int_equal(count_load_dirs(fx->path), 0);
+    check_hand(fx, &m, fp, NF, 1);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 /* The loader's directory into out ("" when there is none). */
@@ -1060,29 +1031,29 @@ static void load_dir_of(const char *db_path, char *out, size_t cap)
     closedir(d);
 }
 
-/* A load set up to fail: a database holding one document ("x"), a loader
- * into it of chunks of 4, and n documents "k0".. with random fingerprints. */
+/* A load set up to fail: a database at fx->path holding one document
+ * ("x"), a loader into it of chunks of 4, and n documents "k0".. with
+ * random fingerprints. */
 typedef struct failing_load {
-    char dir[64], path[128], ld[512];
-    nd_db *db;
+    db_fixture *fx;
+    char ld[512];
     nd_loader *l;
     nd_doc docs[16];
     char keys[16][8];
     size_t n;
 } failing_load;
 
-static void failing_load_start(failing_load *f, size_t n, uint64_t seed)
+static void failing_load_start(failing_load *f, db_fixture *fx, size_t n, uint64_t seed)
 {
     uint64_t fp[16];
     assert_true(n <= 16);
+    f->fx = fx;
     f->n = n;
-    tmpdir_make(f->dir);
-    snprintf(f->path, sizeof f->path, "%s/db", f->dir);
-    f->db = open_db(f->path, K, 4, 16);
-    assert_int_equal(nd_add(f->db, "x", 1, 42, 0, 0), ND_OK);
+    fx->db = open_db(fx->path, K, 4, 16);
+    assert_int_equal(nd_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
     f->l = NULL;
-    assert_int_equal(nd_loader_new(&f->l, f->db, 4), ND_OK);
-    load_dir_of(f->path, f->ld, sizeof f->ld);
+    assert_int_equal(nd_loader_new(&f->l, fx->db, 4), ND_OK);
+    load_dir_of(fx->path, f->ld, sizeof f->ld);
     assert_true(f->ld[0] != '\0');
     random_fps(fp, n, seed);
     for (size_t i = 0; i < n; i++) {
@@ -1091,18 +1062,20 @@ static void failing_load_start(failing_load *f, size_t n, uint64_t seed)
     }
 }
 
-/* The failed load freed: nothing of it on disk, the store as it was. */
+/* The failed load freed: nothing of it on disk, the store as it was. The
+ * database is deleted, so that the test's next case starts empty. */
 static void failing_load_end(failing_load *f)
 {
+    db_fixture *fx = f->fx;
     nd_loader_free(f->l);
-    assert_int_equal(count_load_dirs(f->path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
     uint64_t ndocs = 0;
-    assert_int_equal(nd_db_count(f->db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
     assert_int_equal(ndocs, 1);
-    for (size_t i = 0; i < f->n; i++) assert_absent(f->db, f->keys[i]);
-    expect_ok(nd_verify(f->db), "verify");
-    assert_int_equal(nd_close(f->db), ND_OK);
-    tmpdir_remove(f->dir);
+    for (size_t i = 0; i < f->n; i++) assert_absent(fx->db, f->keys[i]);
+    expect_ok(nd_verify(fx->db), "verify");
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    tmpdir_remove(fx->path);
 }
 
 /* A chunk file lost before the commit: the commit fails with ND_EIO
@@ -1111,12 +1084,11 @@ static void failing_load_end(failing_load *f)
  * thread there), and the store keeps what it held. */
 static void test_lost_chunk_file(void **state)
 {
-    (void)state;
     const char *lost[] = {"c000000.docs", "c000001.rev", "c000000.t00", "c000001.t01"};
     for (size_t i = 0; i < sizeof lost / sizeof *lost; i++) {
         failing_load f;
         char file[600];
-        failing_load_start(&f, 14, 36 + i);
+        failing_load_start(&f, *state, 14, 36 + i);
         /* 3 chunks spill; the files of the first two are written before
          * the call returns (the third's writer may still run) */
         assert_int_equal(nd_loader_add(f.l, f.docs, 14), ND_OK);
@@ -1136,11 +1108,10 @@ static void test_lost_chunk_file(void **state)
  * where chunk 1's docs file goes (fopen fails on it even for root). */
 static void test_writer_failure(void **state)
 {
-    (void)state;
     for (int at_commit = 0; at_commit < 2; at_commit++) {
         failing_load f;
         char block[600];
-        failing_load_start(&f, 12, 61 + (uint64_t)at_commit);
+        failing_load_start(&f, *state, 12, 61 + (uint64_t)at_commit);
         snprintf(block, sizeof block, "%s/c000001.docs", f.ld);
         assert_int_equal(mkdir(block, 0700), 0);
         assert_int_equal(nd_loader_add(f.l, f.docs, 4), ND_OK);     /* chunk 0 */
@@ -1162,16 +1133,14 @@ static void test_writer_failure(void **state)
  * writable open; a read-only open leaves it. */
 static void test_stale_dir_removed(void **state)
 {
-    (void)state;
-    char dir[64], path[128], sub[256], file[320];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 0);
-    assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
-    assert_int_equal(nd_close(db), ND_OK);
+    db_fixture *fx = *state;
+    char sub[256], file[320];
+    fx->db = open_db(fx->path, K, 0, 0);
+    assert_int_equal(nd_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     const char *stale[] = {"nd-load-Ab12Cd", "nd-load-7"};
     for (int i = 0; i < 2; i++) {
-        snprintf(sub, sizeof sub, "%s/%s", path, stale[i]);
+        snprintf(sub, sizeof sub, "%s/%s", fx->path, stale[i]);
         assert_int_equal(mkdir(sub, 0755), 0);
         snprintf(file, sizeof file, "%s/chunk-000000", sub);
         FILE *fh = fopen(file, "w");
@@ -1179,39 +1148,35 @@ static void test_stale_dir_removed(void **state)
         fputs("half-written spill\n", fh);
         fclose(fh);
     }
-    assert_int_equal(count_load_dirs(path), 2);
-    db = open_ro(path);
-    assert_true(get_fp(db, "x") == 42);
-    assert_int_equal(count_load_dirs(path), 2);
-    assert_int_equal(nd_close(db), ND_OK);
-    assert_int_equal(count_load_dirs(path), 2);
-    db = open_db(path, K, 0, 0);
-    assert_int_equal(count_load_dirs(path), 0);
-    assert_true(get_fp(db, "x") == 42);
-    expect_ok(nd_verify(db), "verify");
-    assert_int_equal(nd_close(db), ND_OK);
-    tmpdir_remove(dir);
+    assert_int_equal(count_load_dirs(fx->path), 2);
+    fx->db = open_ro(fx->path);
+    assert_true(get_fp(fx->db, "x") == 42);
+    assert_int_equal(count_load_dirs(fx->path), 2);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    assert_int_equal(count_load_dirs(fx->path), 2);
+    fx->db = open_db(fx->path, K, 0, 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
+    assert_true(get_fp(fx->db, "x") == 42);
+    expect_ok(nd_verify(fx->db), "verify");
+    assert_int_equal(db_fixture_close(fx), ND_OK);
 }
 
 /* ---- errors ----------------------------------------------------------- */
 
 static void test_errors(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
-    nd_db *db = open_db(path, K, 0, 0);
-    assert_int_equal(nd_close(db), ND_OK);
+    db_fixture *fx = *state;
+    fx->db = open_db(fx->path, K, 0, 0);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     nd_loader_free(NULL);
 
     /* Read-only handle. */
-    db = open_ro(path);
+    fx->db = open_ro(fx->path);
     nd_loader *l = NULL;
-    assert_int_equal(nd_loader_new(&l, db, 4), ND_EREADONLY);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_loader_new(&l, fx->db, 4), ND_EREADONLY);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
 
-    db = open_db(path, K, 0, 0);
+    fx->db = open_db(fx->path, K, 0, 0);
     model m = {0};
     uint64_t fp[16];
     random_fps(fp, 16, 55);
@@ -1220,12 +1185,12 @@ static void test_errors(void **state)
 
     /* An empty load commits nothing. */
     uint64_t nw = 99;
-    assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
+    assert_int_equal(nd_loader_new(&l, fx->db, 4), ND_OK);
     assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
     assert_int_equal(nw, 0);
     nd_loader_free(l);
 
-    assert_int_equal(nd_loader_new(&l, db, 4), ND_OK);
+    assert_int_equal(nd_loader_new(&l, fx->db, 4), ND_OK);
     nd_doc one = {"a0", 2, fp[0], 0, 0};
     assert_int_equal(nd_loader_add(l, NULL, 1), ND_EINVAL);
     /* A key too long: nothing of the call is added, wherever it is. */
@@ -1254,46 +1219,48 @@ static void test_errors(void **state)
     assert_int_equal(nd_loader_commit(l, &nw), ND_EINVAL);
     assert_int_equal(nd_loader_commit(l, NULL), ND_EINVAL);
     nd_loader_free(l);
-    assert_int_equal(count_load_dirs(path), 0);
+    assert_int_equal(count_load_dirs(fx->path), 0);
     const char *gone[] = {"g1", "g2", "g3", "g4", "a0"};
-    for (size_t i = 0; i < 5; i++) assert_absent(db, gone[i]);
-    for (int i = 1; i <= 3; i++) assert_int_equal(count_at(db, fp[i]), 0);
-    for (int i = 7; i <= 10; i++) assert_int_equal(count_at(db, fp[i]), 0);
-    assert_true(get_fp(db, "a1") == fp[4]);
-    nd_results *res;
-    assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_get(res, db, big, ND_MAX_KEY_LEN), ND_OK);
-    assert_true(nd_results_get(res, 0)->fp == fp[12]);
-    nd_results_free(res);
+    for (size_t i = 0; i < 5; i++) assert_absent(fx->db, gone[i]);
+    for (int i = 1; i <= 3; i++) assert_int_equal(count_at(fx->db, fp[i]), 0);
+    for (int i = 7; i <= 10; i++) assert_int_equal(count_at(fx->db, fp[i]), 0);
+    assert_true(get_fp(fx->db, "a1") == fp[4]);
+    assert_int_equal(nd_get(fx->res, fx->db, big, ND_MAX_KEY_LEN), ND_OK);
+    assert_true(nd_results_get(fx->res, 0)->fp == fp[12]);
 
     /* out_new may be NULL. */
-    assert_int_equal(nd_loader_new(&l, db, 0), ND_OK);
+    assert_int_equal(nd_loader_new(&l, fx->db, 0), ND_OK);
     ladd(l, &m, "b1", fp[14], 0, 0);
     assert_int_equal(nd_loader_commit(l, NULL), ND_OK);
     nd_loader_free(l);
-    assert_true(get_fp(db, "b1") == fp[14]);
+    assert_true(get_fp(fx->db, "b1") == fp[14]);
 
     uint64_t ndocs = 0;
-    assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
     assert_int_equal(ndocs, 7);
-    expect_ok(nd_verify(db), "verify");
-    assert_int_equal(nd_close(db), ND_OK);
+    expect_ok(nd_verify(fx->db), "verify");
+    assert_int_equal(db_fixture_close(fx), ND_OK);
     free(big);
     free(m.d);
-    tmpdir_remove(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_empty),         cmocka_unit_test(test_exact_prefilled),
-        cmocka_unit_test(test_exact_full_last_chunk), cmocka_unit_test(test_exact_unspilled),
-        cmocka_unit_test(test_same_key_chunks),     cmocka_unit_test(test_stored_keys_replaced),
-        cmocka_unit_test(test_racing_writer),       cmocka_unit_test(test_writer_failure),
-               cmocka_unit_test(test_racing_writer_superseded),
-        cmocka_unit_test(test_racing_writer_same_fp),
-        cmocka_unit_test(test_free_without_commit),
-        cmocka_unit_test(test_stale_dir_removed),   cmocka_unit_test(test_lost_chunk_file),   cmocka_unit_test(test_errors),
+        DB_FIXTURE_TEST(test_exact_empty),
+        DB_FIXTURE_TEST(test_exact_prefilled),
+        DB_FIXTURE_TEST(test_exact_full_last_chunk),
+        DB_FIXTURE_TEST(test_exact_unspilled),
+        DB_FIXTURE_TEST(test_same_key_chunks),
+        DB_FIXTURE_TEST(test_stored_keys_replaced),
+        DB_FIXTURE_TEST(test_racing_writer),
+        DB_FIXTURE_TEST(test_writer_failure),
+        DB_FIXTURE_TEST(test_racing_writer_superseded),
+        DB_FIXTURE_TEST(test_racing_writer_same_fp),
+        DB_FIXTURE_TEST(test_free_without_commit),
+        DB_FIXTURE_TEST(test_stale_dir_removed),
+        DB_FIXTURE_TEST(test_lost_chunk_file),
+        DB_FIXTURE_TEST(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

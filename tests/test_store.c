@@ -18,17 +18,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "db_fixture.h"
+#include "oracle.h"
 #include "storage.h"
 #include "tmpdir.h"
 
-static uint64_t rng = 5;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* One sequence through every test, in order. */
+static oracle_rng rng = {5};
+static uint64_t rnd(void) { return oracle_next(&rng); }
 
 static void test_error_mapping(void **state)
 {
@@ -53,13 +50,10 @@ static void test_error_mapping(void **state)
     }
 }
 
-/* A new store of ntables tables at dir/db (dir made fresh; path gets
- * dir/db). */
-static st_store *store_create(char *dir, char *path, size_t pathsz, unsigned ntables)
+/* A new store of ntables tables at path. */
+static st_store *store_create(const char *path, unsigned ntables)
 {
     st_store *s = NULL;
-    tmpdir_make(dir);
-    snprintf(path, pathsz, "%s/db", dir);
     st_open_opts o = {.create = 1, .ntables = ntables};
     assert_int_equal(st_open(&s, path, &o), ND_OK);
     return s;
@@ -67,55 +61,51 @@ static st_store *store_create(char *dir, char *path, size_t pathsz, unsigned nta
 
 static void test_open_rules(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s = NULL, *s2 = NULL;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
     st_open_opts o = {.create = 0};
-    assert_int_equal(st_open(&s, path, &o), ND_ENOTFOUND);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_ENOTFOUND);
     o = (st_open_opts){.create = 1, .ntables = 5};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_ntables(s), 5);
     /* A second writer is refused; a read-only reader is not. */
     st_open_opts o2 = {.create = 0};
-    assert_int_equal(st_open(&s2, path, &o2), ND_EBUSY);
+    assert_int_equal(st_open(&s2, fx->path, &o2), ND_EBUSY);
     st_open_opts ro = {.readonly = 1};
-    assert_int_equal(st_open(&s2, path, &ro), ND_OK);
+    assert_int_equal(st_open(&s2, fx->path, &ro), ND_OK);
     assert_int_equal(st_ntables(s2), 5);
     st_close(s2);
     st_close(s);
     o = (st_open_opts){.create = 1, .excl = 1, .ntables = 5};
-    assert_int_equal(st_open(&s, path, &o), ND_EEXIST);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_EEXIST);
     o = (st_open_opts){.create = 0};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_ntables(s), 5);
     st_close(s);
     /* A regular file is not a database. */
-    snprintf(path, sizeof path, "%s/file", dir);
-    FILE *f = fopen(path, "w");
+    char other[128];
+    snprintf(other, sizeof other, "%s/file", fx->dir);
+    FILE *f = fopen(other, "w");
     fputs("x", f);
     fclose(f);
     o = (st_open_opts){.create = 1, .ntables = 2};
-    assert_int_equal(st_open(&s, path, &o), ND_EINVAL);
-    assert_non_null(strstr(nd_errmsg(), path));
+    assert_int_equal(st_open(&s, other, &o), ND_EINVAL);
+    assert_non_null(strstr(nd_errmsg(), other));
     /* An empty directory without CURRENT is not found unless created. */
-    snprintf(path, sizeof path, "%s/empty", dir);
-    mkdir(path, 0755);
+    snprintf(other, sizeof other, "%s/empty", fx->dir);
+    mkdir(other, 0755);
     o = (st_open_opts){.create = 0};
-    assert_int_equal(st_open(&s, path, &o), ND_ENOTFOUND);
-    tmpdir_remove(dir);
+    assert_int_equal(st_open(&s, other, &o), ND_ENOTFOUND);
 }
 
 static void test_batch_reads_own_writes(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
     char *v;
     size_t len;
-    s = store_create(dir, path, sizeof path, 2);
+    s = store_create(fx->path, 2);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     assert_int_equal(st_batch_put(b, ST_CF_DOCS, "k", 1, "v1", 2), ND_OK);
     assert_int_equal(st_batch_put(b, ST_CF_REV, "r", 1, "", 0), ND_OK);
@@ -132,7 +122,6 @@ static void test_batch_reads_own_writes(void **state)
     free(v);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 /* ---- tables against a reference set ---------------------------------- */
@@ -223,13 +212,12 @@ static void check_ranges(st_store *s, const ref *r)
 
 static void test_table_ops(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
     const unsigned run_sizes[] = {4, 8, 128};
     for (size_t rs = 0; rs < 3; rs++) {
-        s = store_create(dir, path, sizeof path, 1);
+        s = store_create(fx->path, 1);
         assert_int_equal(st_batch_new(&b, s), ND_OK);
         ref r = {malloc(20000 * sizeof(uint64_t)), 0};
         /* Clustered values so several land in one run. */
@@ -260,18 +248,17 @@ static void test_table_ops(void **state)
         free(r.v);
         st_batch_free(b);
         st_close(s);
-        tmpdir_remove(dir);
+        tmpdir_remove(fx->path); /* the next size starts empty */
     }
 }
 
 /* A bulk of fresh entries larger than one fold step. */
 static void test_bulk_fold(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
-    s = store_create(dir, path, sizeof path, 1);
+    s = store_create(fx->path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     ref r = {malloc(200000 * sizeof(uint64_t)), 0};
     for (int i = 0; i < 150000; i++) {
@@ -291,7 +278,6 @@ static void test_bulk_fold(void **state)
     free(r.v);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 /* Probes read the run space through the tables' prefix filters (a file or
@@ -324,12 +310,11 @@ static void check_runs_only(st_store *s, const ref *r, size_t expect)
 
 static void test_probe_across_files(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
     ref r = {malloc(10000 * sizeof(uint64_t)), 0};
-    s = store_create(dir, path, sizeof path, 1);
+    s = store_create(fx->path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     insert_fresh(s, b, &r, 3000);
     assert_int_equal(st_table_fold(s, 0, 8, 0, NULL, NULL, NULL, NULL), ND_OK);
@@ -351,7 +336,7 @@ static void test_probe_across_files(void **state)
     check_ranges(s, &r);
     assert_int_equal(st_close(s), ND_OK);
     st_open_opts o = {0};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     st_batch_free(b);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     check_ranges(s, &r);
@@ -363,7 +348,6 @@ static void test_probe_across_files(void **state)
     free(r.v);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 static int fail_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
@@ -374,13 +358,12 @@ static int fail_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *
 
 static void test_corrupt_value(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
     st_reader *rd;
     st_u64s out = {0};
-    s = store_create(dir, path, sizeof path, 1);
+    s = store_create(fx->path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     uint8_t key[9] = {'R', 1, 2, 3, 4, 5, 6, 7, 8};
     assert_int_equal(st_batch_put(b, ST_CF_TABLE(0), key, 9, "\x01\x05garbage", 9), ND_OK);
@@ -405,20 +388,18 @@ static void test_corrupt_value(void **state)
     st_reader_free(rd);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 /* A reader keeps its iterator between calls only while nothing was
  * written: every write is seen by the next range read. */
 static void test_reader_sees_writes(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     st_store *s;
     st_batch *b;
     st_reader *rd;
     st_u64s out = {0};
-    s = store_create(dir, path, sizeof path, 1);
+    s = store_create(fx->path, 1);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     assert_int_equal(st_reader_new(&rd, s), ND_OK);
     for (uint64_t i = 1; i <= 50; i++) {
@@ -444,17 +425,16 @@ static void test_reader_sees_writes(void **state)
     st_reader_free(rd);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 static void test_checkpoint(void **state)
 {
-    (void)state;
-    char dir[64], path[128], cp[128];
+    db_fixture *fx = *state;
+    char cp[128];
     st_store *s, *s2;
     st_batch *b;
-    s = store_create(dir, path, sizeof path, 3);
-    snprintf(cp, sizeof cp, "%s/cp", dir);
+    s = store_create(fx->path, 3);
+    snprintf(cp, sizeof cp, "%s/cp", fx->dir);
     assert_int_equal(st_batch_new(&b, s), ND_OK);
     for (int i = 0; i < 100; i++) assert_int_equal(st_table_insert(s, b, 2, rnd()), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
@@ -471,7 +451,6 @@ static void test_checkpoint(void **state)
     st_close(s2);
     st_batch_free(b);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 /* ---- range reads racing writes and folds ------------------------------ */
@@ -666,9 +645,8 @@ static int odd_read(void *payload, uint64_t *buf, size_t cap, size_t *got)
  * union, in runs that decode; out-of-order values are refused. */
 static void test_rewrite_pieces(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    st_store *s = store_create(dir, path, sizeof path, 2);
+    db_fixture *fx = *state;
+    st_store *s = store_create(fx->path, 2);
     st_batch *b;
     st_regen *g;
     enum { STORED = 20, NEW = 100000 };
@@ -731,7 +709,6 @@ static void test_rewrite_pieces(void **state)
     free(vals);
     free(r.v);
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 /* Table generations (st_regen): a rewrite equals the set it replaces plus
@@ -741,14 +718,12 @@ static void test_rewrite_pieces(void **state)
 /* Point reads fill the block cache only while the files fit in it. */
 static void test_cache_fill(void **state)
 {
-    (void)state;
-    char dir[64], path[128], key[16], val[1024];
+    db_fixture *fx = *state;
+    char key[16], val[1024];
     st_store *s = NULL;
     st_batch *b;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/db", dir);
     st_open_opts o = {.create = 1, .ntables = 1, .cache_bytes = 1u << 20};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_true(st_fills_cache(s)); /* empty */
     /* 4 MB of values that do not compress, past the 1 MiB cache */
     uint64_t x = 88172645463325252ull;
@@ -775,21 +750,19 @@ static void test_cache_fill(void **state)
     st_batch_free(b);
     st_close(s);
     o = (st_open_opts){.create = 0, .cache_bytes = 64u << 20};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_true(st_fills_cache(s)); /* fits the larger cache */
     st_close(s);
     o.cache_bytes = 1u << 20;
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_false(st_fills_cache(s)); /* decided at open too */
     st_close(s);
-    tmpdir_remove(dir);
 }
 
 static void test_regen(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
-    st_store *s = store_create(dir, path, sizeof path, 2);
+    db_fixture *fx = *state;
+    st_store *s = store_create(fx->path, 2);
     st_batch *b;
     st_regen *g;
     st_snap *sn;
@@ -913,7 +886,7 @@ static void test_regen(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         st_open_opts oc = {.create = 0};
-        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK) _exit(1);
+        if (st_open(&s, fx->path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK) _exit(1);
         st_u64s added = {0};
         if (st_table_rewrite(g, s, 0, 16, vals, n, &added) != ND_OK) _exit(2);
         _exit(0);
@@ -922,7 +895,7 @@ static void test_regen(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     st_open_opts o = {.create = 0};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_generation(s), 1);
     assert_int_equal(st_ntables(s), 2);
     check_ranges(s, &r0);
@@ -940,12 +913,12 @@ static void test_regen(void **state)
     /* A crash while a family's file is being written leaves the file; a
      * read-only open keeps it, the next writable open removes it. */
     char tmpfile[160];
-    snprintf(tmpfile, sizeof tmpfile, "%s/regen.sst.tmp", path);
+    snprintf(tmpfile, sizeof tmpfile, "%s/regen.sst.tmp", fx->path);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         st_open_opts oc = {.create = 0};
-        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
+        if (st_open(&s, fx->path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
             st_regen_begin(g, ST_CF_TABLE(0)) != ND_OK)
             _exit(1);
         _exit(0);
@@ -955,18 +928,18 @@ static void test_regen(void **state)
     struct stat sb;
     assert_int_equal(stat(tmpfile, &sb), 0);
     o.readonly = 1;
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     st_close(s);
     assert_int_equal(stat(tmpfile, &sb), 0);
     o.readonly = 0;
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_generation(s), 2);
     st_close(s);
     assert_int_not_equal(stat(tmpfile, &sb), 0);
 
     /* Reopened, read-only too: generation 2 with every value. */
     o.readonly = 1;
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_generation(s), 2);
     assert_false(st_family_settled(s, ST_CF_TABLE(0))); /* not known after a reopen */
     check_ranges(s, &r);
@@ -974,7 +947,6 @@ static void test_regen(void **state)
     st_u64s_dispose(&out);
     free(vals);
     free(r.v);
-    tmpdir_remove(dir);
 }
 
 /* A fork's table rewrite, for a thread. */
@@ -1003,9 +975,9 @@ static void *fork_main(void *arg)
  * and the generation stays. */
 static void test_regen_fork(void **state)
 {
-    (void)state;
-    char dir[64], path[128], forkfile[160];
-    st_store *s = store_create(dir, path, sizeof path, 2);
+    db_fixture *fx = *state;
+    char forkfile[160];
+    st_store *s = store_create(fx->path, 2);
     st_batch *b;
     st_regen *g, *f, *f2;
     enum { N = 20000 };
@@ -1084,12 +1056,12 @@ static void test_regen_fork(void **state)
     /* A crash after a fork finished its file. */
     st_batch_free(b);
     st_close(s);
-    snprintf(forkfile, sizeof forkfile, "%s/regen-%d.sst.tmp", path, ST_CF_TABLE(1));
+    snprintf(forkfile, sizeof forkfile, "%s/regen-%d.sst.tmp", fx->path, ST_CF_TABLE(1));
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         st_open_opts oc = {.create = 0};
-        if (st_open(&s, path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
+        if (st_open(&s, fx->path, &oc) != ND_OK || st_regen_new(&g, s) != ND_OK ||
             st_regen_fork(&f, g) != ND_OK ||
             st_table_rewrite(f, s, 1, 16, &other, 1, NULL) != ND_OK)
             _exit(1);
@@ -1101,7 +1073,7 @@ static void test_regen_fork(void **state)
     struct stat sb;
     assert_int_equal(stat(forkfile, &sb), 0);
     st_open_opts o = {.create = 0};
-    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_not_equal(stat(forkfile, &sb), 0);
     assert_int_equal(st_generation(s), 2);
     check_ranges(s, &r1);
@@ -1109,17 +1081,15 @@ static void test_regen_fork(void **state)
     free(vals);
     free(r.v);
     free(r1.v);
-    tmpdir_remove(dir);
 }
 
 static void test_range_races(void **state)
 {
-    (void)state;
-    char dir[64], path[128];
+    db_fixture *fx = *state;
     static race r;
     memset(&r, 0, sizeof r);
     pthread_mutex_init(&r.mu, NULL);
-    r.s = store_create(dir, path, sizeof path, 1);
+    r.s = store_create(fx->path, 1);
     for (size_t i = 0; i < RACE_VALUES; i++) r.vals[i] = r.all[i] = rnd();
     qsort(r.all, RACE_VALUES, sizeof *r.all, cmp_u64);
     pthread_t w, f, rd[RACE_READERS];
@@ -1148,19 +1118,25 @@ static void test_range_races(void **state)
     st_u64s_dispose(&got);
     st_close(r.s);
     pthread_mutex_destroy(&r.mu);
-    tmpdir_remove(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_mapping),  cmocka_unit_test(test_open_rules),
-        cmocka_unit_test(test_batch_reads_own_writes), cmocka_unit_test(test_table_ops),
-        cmocka_unit_test(test_bulk_fold),      cmocka_unit_test(test_corrupt_value),
-        cmocka_unit_test(test_checkpoint),    cmocka_unit_test(test_reader_sees_writes),
-        cmocka_unit_test(test_range_races),     cmocka_unit_test(test_cache_fill),
-        cmocka_unit_test(test_regen), cmocka_unit_test(test_regen_fork),          cmocka_unit_test(test_probe_across_files),
-        cmocka_unit_test(test_rewrite_pieces),
+        cmocka_unit_test(test_error_mapping),
+        DB_FIXTURE_TEST(test_open_rules),
+        DB_FIXTURE_TEST(test_batch_reads_own_writes),
+        DB_FIXTURE_TEST(test_table_ops),
+        DB_FIXTURE_TEST(test_bulk_fold),
+        DB_FIXTURE_TEST(test_corrupt_value),
+        DB_FIXTURE_TEST(test_checkpoint),
+        DB_FIXTURE_TEST(test_reader_sees_writes),
+        DB_FIXTURE_TEST(test_range_races),
+        DB_FIXTURE_TEST(test_cache_fill),
+        DB_FIXTURE_TEST(test_regen),
+        DB_FIXTURE_TEST(test_regen_fork),
+        DB_FIXTURE_TEST(test_probe_across_files),
+        DB_FIXTURE_TEST(test_rewrite_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
