@@ -571,10 +571,14 @@ typedef struct nd_batch_item {
  *  @param keys   receives the stored matches' keys: out[i].match_key points
  *                into it (or into docs[j].key for batch matches) and stays
  *                valid until keys is cleared or freed
- *  @note The stored set is the one at the start of the call (with
- *        ND_BATCH_ADD the writer lock is held throughout, so it cannot
- *        change); a document that replaces a stored key does not remove
- *        that key's old fingerprint from the set seen by later documents.
+ *  @note With ND_BATCH_ADD the writer lock is held throughout, so the
+ *        stored set is the one at the start of the call. Without it, a
+ *        document that another thread stores or deletes during the call
+ *        may or may not be seen (each table is read as it is when the
+ *        merge reaches it, as concurrent nd_query calls would); every
+ *        document stored throughout the call is. A document that replaces
+ *        a stored key does not remove that key's old fingerprint from the
+ *        set seen by later documents.
  *  @return ND_OK; ND_EINVAL (k > ND_MAX_K); errors as nd_add and nd_query. */
 int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
              unsigned k, unsigned flags);
