@@ -271,6 +271,7 @@ int main(int argc, char **argv)
     snprintf(head, sizeof head,
              "  \"n\": %llu, \"q\": %llu, \"q6\": %llu, \"qcold\": %llu, \"sample\": %llu,\n"
              "  \"batch\": %llu, \"join\": %llu, \"stream\": %llu, \"group_docs\": %llu,\n"
+             "  \"group\": %llu,\n"
              "  \"seed\": %llu, \"plan\": {\"k\": %u, \"tables\": %u, \"levels\": %u, "
              "\"blocks\": %u, \"ref_blocks\": %u},\n"
              "  \"neardup_version\": \"%s\", \"failures\": %ld",
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
              (unsigned long long)o->qcold, (unsigned long long)o->sample,
              (unsigned long long)o->batch, (unsigned long long)o->join,
              (unsigned long long)o->stream, (unsigned long long)o->group_docs,
-             (unsigned long long)o->seed, s.plan_k, s.plan_tables, s.plan_levels,
+             (unsigned long long)o->group, (unsigned long long)o->seed, s.plan_k, s.plan_tables, s.plan_levels,
              s.plan_blocks, s.ref_blocks, ND_VERSION_STRING, s.failures);
     if (bdb_metrics_write(o->out, head) != 0) bdb_die("cannot write %s", o->out);
     /* Everything the phases allocated (a clean exit under LeakSanitizer). */

@@ -70,7 +70,7 @@ fails on any disagreement with the oracle.
   (`nd_selfjoin`); a stream of `nd_add_if_new` (WAL, no fsync per
   document) on one thread, then as many more documents on two threads
   (each taking every other); group commit on a handle opened with
-  `ND_DB_SYNC` (each document of a group of 256 checked with `nd_query`, the new ones added
+  `ND_DB_SYNC` (each document of a group (`--group`, 256 by default) checked with `nd_query`, the new ones added
   by one `nd_add_many`: one fsync per group); `nd_add_if_new` with an
   fsync per document, for scale; and the stream's documents in groups
   through `nd_batch` with `ND_BATCH_ADD` (add_if_new's decisions, near-
@@ -335,7 +335,7 @@ def section_text(res, rel):
     lines = ["### N = %s" % res["size"], ""]
     lines.append("%s, commit `%s`%s; %s cores (%s), %s GiB RAM, disk %s. "
                  "%d run%s%s; plan: k=%s, %s tables (%s blocks); Q=%s online queries "
-                 "(k=6: %s, cold: %s), B=%s batch, J=%s self-join; checks: %s. "
+                 "(k=6: %s, cold: %s), B=%s batch, J=%s self-join%s; checks: %s. "
                  "Full figures: [`%s`](%s)." % (
                      res["date"], res["commit"], " + uncommitted changes" if res["dirty"] else "",
                      mach.get("cores"),
@@ -346,6 +346,8 @@ def section_text(res, rel):
                      " (FAISS skipped: see the notes)",
                      p["plan"]["k"], p["plan"]["tables"], p["plan"]["blocks"],
                      p["q"], p["q6"], p["qcold"], fmt(p["batch"]), fmt(p["join"]),
+                     # records before 2026-11-26 10:30 do not say (they used 256)
+                     ", groups of %s" % p["group"] if "group" in p else "",
                      "all agree" if res["failures"] == 0 else
                      "**%d DISAGREEMENTS**" % res["failures"], rel, rel))
     lines.append("")
