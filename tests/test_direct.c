@@ -653,8 +653,15 @@ static void test_block_reuse(void **state)
     assert_non_null(e);
     assert_true(cmp_direct_blocks(d) > 2);
     cmp_direct_buf buf = {0}, fresh = {0};
+    /* A value inside a run (not its tail) whose seek reads one block: a
+     * seek reads two when a shortened index separator sends it to the
+     * block before its run's, which depends on the data. */
     size_t i = n / 3;
-    while (seek_tail(d, &fresh, v[i]) == v[i]) i++; /* not the last of its run */
+    for (;; i++) {
+        fresh.wd = NULL;
+        fresh.reads = 0;
+        if (seek_tail(d, &fresh, v[i]) != v[i] && fresh.reads == 1) break;
+    }
     fresh.reads = 0;
     uint64_t t1 = seek_tail(d, &buf, v[i]);
     assert_int_equal(buf.reads, 1);
