@@ -130,12 +130,15 @@ static void *adder_main(void *p)
     const adder *a = p;
     nd_results *r;
     TRY(nd_results_new(&r));
-    if (a->group > 1) add_groups(a, r);
-    for (uint64_t j = a->id; a->group <= 1 && j < a->n; j += a->step) {
-        uint8_t key[8];
-        stream_key(key, a->start + j);
-        TRY(nd_add_if_new(r, a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0,
-                          2, 3));
+    if (a->group > 1) {
+        add_groups(a, r);
+    } else {
+        for (uint64_t j = a->id; j < a->n; j += a->step) {
+            uint8_t key[8];
+            stream_key(key, a->start + j);
+            TRY(nd_add_if_new(r, a->db, key, 8,
+                              bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2, 3));
+        }
     }
     nd_results_free(r);
     return NULL;

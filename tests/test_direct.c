@@ -172,6 +172,16 @@ static void insert_fresh(st_store *s, uint64_t x)
     st_batch_free(b);
 }
 
+/* Remove x from every table (a fresh entry, or from the run holding it). */
+static void remove_everywhere(st_store *s, uint64_t x)
+{
+    st_batch *b = NULL;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_remove(s, b, t, x), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    st_batch_free(b);
+}
+
 /* Add x to the sorted set v[0..*n) (x not in it). */
 static void set_add(uint64_t *v, size_t *n, uint64_t x)
 {
@@ -342,15 +352,8 @@ static void refold_unlock(void *p)
 {
     interfere *f = p;
     if (f->unlocks++ != 0 || f->what == NOTHING) return;
-    if (f->what == FRESH_INSERT) {
-        insert_fresh(f->s, f->x);
-        return;
-    }
-    st_batch *b = NULL;
-    assert_int_equal(st_batch_new(&b, f->s), ND_OK);
-    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_remove(f->s, b, t, f->x), ND_OK);
-    assert_int_equal(st_write(f->s, b, 0), ND_OK);
-    st_batch_free(b);
+    if (f->what == FRESH_INSERT) insert_fresh(f->s, f->x);
+    else remove_everywhere(f->s, f->x);
 }
 
 /* Remove x from the sorted set v[0..*n) (x in it). */
@@ -543,12 +546,7 @@ static void test_cursor_across_folds(void **state)
                 size_t i = st_u64_lower_bound(v, n, lo + (UINT64_MAX - lo) / 2);
                 if (i < n && v[i] == last) i++; /* the one fresh entry */
                 assert_true(i < n);
-                st_batch *b = NULL;
-                assert_int_equal(st_batch_new(&b, s), ND_OK);
-                for (unsigned u = 0; u < NTABLES; u++)
-                    assert_int_equal(st_table_remove(s, b, u, v[i]), ND_OK);
-                assert_int_equal(st_write(s, b, 0), ND_OK);
-                st_batch_free(b);
+                remove_everywhere(s, v[i]);
                 set_remove(v, &n, v[i]);
             }
             last = add_fresh(s, v, &n); /* after the snapshot: not seen */
