@@ -162,25 +162,19 @@ static st_store *open_store(const char *path, int create, int readonly)
     return s;
 }
 
-/* Insert x as a fresh entry of every table. */
-static void insert_fresh(st_store *s, uint64_t x)
+/* In one write, insert x as a fresh entry of every table (insert), or
+ * remove it from every table (its fresh entry, or from its run). */
+static void change_everywhere(st_store *s, uint64_t x, int insert)
 {
     st_batch *b = NULL;
     assert_int_equal(st_batch_new(&b, s), ND_OK);
-    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_insert(s, b, t, x), ND_OK);
+    for (unsigned t = 0; t < NTABLES; t++)
+        assert_int_equal(insert ? st_table_insert(s, b, t, x) : st_table_remove(s, b, t, x), ND_OK);
     assert_int_equal(st_write(s, b, 0), ND_OK);
     st_batch_free(b);
 }
 
-/* Remove x from every table (a fresh entry, or from the run holding it). */
-static void remove_everywhere(st_store *s, uint64_t x)
-{
-    st_batch *b = NULL;
-    assert_int_equal(st_batch_new(&b, s), ND_OK);
-    for (unsigned t = 0; t < NTABLES; t++) assert_int_equal(st_table_remove(s, b, t, x), ND_OK);
-    assert_int_equal(st_write(s, b, 0), ND_OK);
-    st_batch_free(b);
-}
+static void insert_fresh(st_store *s, uint64_t x) { change_everywhere(s, x, 1); }
 
 /* Add x to the sorted set v[0..*n) (x not in it). */
 static void set_add(uint64_t *v, size_t *n, uint64_t x)
@@ -352,8 +346,7 @@ static void refold_unlock(void *p)
 {
     interfere *f = p;
     if (f->unlocks++ != 0 || f->what == NOTHING) return;
-    if (f->what == FRESH_INSERT) insert_fresh(f->s, f->x);
-    else remove_everywhere(f->s, f->x);
+    change_everywhere(f->s, f->x, f->what == FRESH_INSERT);
 }
 
 /* Remove x from the sorted set v[0..*n) (x in it). */
@@ -546,7 +539,7 @@ static void test_cursor_across_folds(void **state)
                 size_t i = st_u64_lower_bound(v, n, lo + (UINT64_MAX - lo) / 2);
                 if (i < n && v[i] == last) i++; /* the one fresh entry */
                 assert_true(i < n);
-                remove_everywhere(s, v[i]);
+                change_everywhere(s, v[i], 0);
                 set_remove(v, &n, v[i]);
             }
             last = add_fresh(s, v, &n); /* after the snapshot: not seen */
