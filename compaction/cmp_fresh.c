@@ -394,3 +394,12 @@ int cmp_fresh_count(cmp_fresh *f, unsigned t, uint64_t *count)
     pthread_rwlock_unlock(&s->lock);
     return valid;
 }
+
+int cmp_fresh_room(cmp_fresh *f, unsigned t, uint64_t n)
+{
+    fset *s = &f->t[t];
+    pthread_rwlock_rdlock(&s->lock);
+    int room = s->valid && n <= FRESH_MIRROR_MAX && s->count <= FRESH_MIRROR_MAX - n;
+    pthread_rwlock_unlock(&s->lock);
+    return room;
+}

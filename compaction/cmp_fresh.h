@@ -72,6 +72,10 @@ int cmp_fresh_range(cmp_fresh *f, unsigned t, uint64_t lo, uint64_t hi, st_u64s 
 /* Entries of table t; 0 when invalid (then *count is untouched). */
 int cmp_fresh_count(cmp_fresh *f, unsigned t, uint64_t *count);
 
+/* 1 when table t's mirror is valid and holds at most FRESH_MIRROR_MAX - n
+ * entries, else 0. */
+int cmp_fresh_room(cmp_fresh *f, unsigned t, uint64_t n);
+
 /* If table t's mirror is invalid, reload it from s's fresh space (the
  * caller excludes writers). */
 void cmp_fresh_repair(cmp_fresh *f, st_store *s, unsigned t);

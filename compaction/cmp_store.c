@@ -876,6 +876,20 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
     return ND_OK;
 }
 
+int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    tbl_key(kb, TBL_FRESH, pfp);
+    return cmp_flog_note(&b->log, t, kb, sizeof kb, 1);
+}
+
+int st_table_mirror_room(st_store *s, unsigned t, uint64_t n)
+{
+    return t < s->ntables && cmp_fresh_room(s->fresh, t, n);
+}
+
+void st_mirror_apply(st_store *s, const st_batch *b) { cmp_fresh_commit(s->fresh, &b->log); }
+
 int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
     if (cf >= ST_CF_TABLE0)

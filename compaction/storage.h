@@ -8,7 +8,9 @@
  * "table" operations on permuted fingerprints; it never sees a RocksDB type.
  *
  * Layout of one database (a RocksDB directory):
- *   cf "meta"  : small text records (format version, plan, fp config, counters)
+ *   cf "meta"  : small text records (format version, plan, fp config, counters),
+ *                and the engine's log of new fingerprints whose table entries
+ *                wait in the fresh mirror (st_table_insert_mirrored)
  *   cf "docs"  : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
  *   cf "rev"   : BE64 fp || key -> "" (which documents hold a fingerprint)
  *   cf "tNN"   : table NN (00..63) of permuted fingerprints, in two key
@@ -193,6 +195,23 @@ int st_table_fresh_count(st_store *s, unsigned t, uint64_t *out);
 /* Add pfp as a fresh entry of table t in batch b. The caller guarantees
  * pfp is not already in the table. */
 int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
+
+/* Add pfp as a fresh entry of table t to the in-memory mirror only: b's
+ * write gives it to the mirror (queries and cursors find it at once) but
+ * writes no table key. The caller keeps the durable record of such an
+ * entry and stages its key with st_table_insert later, before anything
+ * reads table t's fresh space from RocksDB (a fold, a scan, a removal, a
+ * cursor that may fall back to its snapshot); until then st_table_scan
+ * and those do not see it. Call only after st_table_mirror_room said yes
+ * (writes serialised, so it stays true until the write). */
+int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp);
+/* 1 when table t's mirror is valid and can take n more entries, else 0
+ * (the caller then inserts with st_table_insert). */
+int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);
+/* Give b's table changes to the mirror without writing b (a store open
+ * read-only too): how entries logged elsewhere re-enter the mirror at
+ * open. The caller frees b unwritten. */
+void st_mirror_apply(st_store *s, const st_batch *b);
 
 /* Remove pfp from table t in batch b: deletes its fresh entry, or rewrites
  * the run holding it (re-keyed when the tail goes). ND_ENOTFOUND if absent;

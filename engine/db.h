@@ -32,6 +32,11 @@
  * rev key already holds. Format-2 entries have an empty value. */
 #define DB_REV_VALUE_LEN (DB_DOC_VALUE_LEN - 8)
 #define DB_REV_VALUE(docval) ((const uint8_t *)(docval) + 8)
+/* Logged fingerprints (db_mirrored.c) past which their table keys are
+ * written, and the most new fingerprints of one call that are logged
+ * (a larger call writes their table keys at once, in order). */
+#define DB_MIRRORED_MAX 16384
+#define DB_MIRRORED_CALL 16
 /* Fingerprints nd_add_if_new remembers it stored (db_recent). */
 #define DB_RECENT 1024
 
@@ -73,6 +78,12 @@ struct nd_db {
     uint64_t recent_gap;
     db_recent recent[DB_RECENT];
     size_t recent_at;
+
+    /* New fingerprints whose table entries the fresh mirror holds and a
+     * meta record logs, before the tables get their keys (db_mirrored.c).
+     * Changed with write_mu and mirrored_mu both held; read under either. */
+    st_u64s mirrored;
+    pthread_mutex_t mirrored_mu;
 
     pthread_mutex_t pool_mu;  /* readers for queries */
     st_reader *pool[DB_POOL_MAX];
@@ -141,6 +152,27 @@ int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps);
 /* Every stored fingerprint within k of fp (no document expansion), sorted
  * ascending and unique, into out (cleared). first = stop at one. */
 int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out);
+
+/* ---- fingerprints waiting in the mirror (db_mirrored.c) ------------ */
+/* Stage the new fingerprints of a call (defer, which it empties): up to
+ * DB_MIRRORED_CALL of them as meta records and mirror-only table entries,
+ * copied to *adopt for db_mirrored_adopt after the write succeeds; more,
+ * or when a mirror has no room, as table keys (db_stage_deferred), adopt
+ * left empty. May flush first (a write of its own). write_mu held. */
+int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt);
+/* After the write of db_mirrored_stage's batch succeeded (cannot fail). */
+void db_mirrored_adopt(nd_db *db, const st_u64s *adopt);
+/* Write the table keys of every logged fingerprint and delete their
+ * records, in one write of its own (write_mu held; read-write store). */
+int db_mirrored_flush(nd_db *db);
+/* At open: read the records into db->mirrored and give their entries to
+ * the mirror (or, writable, flush them when a mirror has no room). */
+int db_mirrored_open(nd_db *db);
+/* st_table_scan of table t, then each logged fingerprint's entry of t as
+ * a fresh entry (cb(&v, 1, 0, 0, payload)). flush (write_mu not held):
+ * a writable store flushes first, so each entry comes once; else an entry
+ * flushed during the scan may come twice (callers that dedupe). */
+int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int flush);
 
 /* Readers from the pool. */
 int db_reader_get(nd_db *db, st_reader **out);

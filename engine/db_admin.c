@@ -66,7 +66,10 @@ int db_fold_all(nd_db *db, int all)
     int rc = ND_OK;
     pthread_mutex_lock(&db->fold_mu);
     pthread_mutex_lock(&db->write_mu);
-    db->fresh_pending = 0;
+    /* The fold reads the fresh space from RocksDB: the entries waiting
+     * in the mirror get their keys first. */
+    rc = db_mirrored_flush(db);
+    if (rc == ND_OK) db->fresh_pending = 0;
     uint64_t fps = db->nfps;
     pthread_mutex_unlock(&db->write_mu);
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
@@ -80,7 +83,7 @@ int db_fold_all(nd_db *db, int all)
 
 int db_fold_locked(nd_db *db)
 {
-    int rc = ND_OK;
+    int rc = db_mirrored_flush(db);
     db->fresh_pending = 0;
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded;
@@ -210,7 +213,7 @@ int nd_stats_get(nd_stats *out, nd_db *db)
     for (unsigned t = 0; t < out->tables; t++) {
         nd_table_stats *ts = &out->table[t];
         ts->prefix_bits = db->plan.table[t].prefix_bits;
-        ND_FORWARD(st_table_scan(db->store, t, stats_cb, ts));
+        ND_FORWARD(db_mirrored_scan(db, t, stats_cb, ts, 1));
         ts->bits_per_entry = ts->entries ? 8.0 * (double)ts->bytes / (double)ts->entries : 0;
     }
     return st_disk_bytes(db->store, &out->disk_bytes);
@@ -333,7 +336,7 @@ int nd_verify(nd_db *db)
     ND_FORWARD(rev_digest(db, &rd, &rev_entries));
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
         verify_table v = {db, t, {0}};
-        ND_FORWARD(st_table_scan(db->store, t, verify_cb, &v));
+        ND_FORWARD(db_mirrored_scan(db, t, verify_cb, &v, 1));
         if (v.d.count != rd.count || v.d.sum != rd.sum || v.d.x != rd.x)
             return nd_err_set(ND_ECORRUPT,
                               "table %u holds %llu fingerprints that differ from the %llu "

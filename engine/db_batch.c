@@ -468,9 +468,16 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
             }
     }
     ND_TRY(pairs_index(&pr));
-    if (add) {
+    if (!db->readonly) {
+        /* A cursor whose table is folded meanwhile reads its snapshot,
+         * which must hold the keys of the entries waiting in the mirror. */
         pthread_mutex_lock(&db->write_mu);
         locked = 1;
+        ND_TRY(db_mirrored_flush(db));
+        if (!add) {
+            pthread_mutex_unlock(&db->write_mu);
+            locked = 0;
+        }
     }
     if (k <= db->plan.info.k) ND_TRY(stored_merge(db, docs, n, k, bs));
     else ND_TRY(stored_probes(db, docs, n, k, bs));

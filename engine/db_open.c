@@ -18,8 +18,10 @@
  * score and time (DB_REV_VALUE_LEN), so a query needs no docs look-up, and
  * a format-2 build, which writes docs without rev, must not write to it.
  * Entries written before format 3 keep an empty value (read through docs).
- * This build reads all three and writes format 3, so an older database
- * opened for writing has its "format" record set to 3 (synced) before
+ * 4 = a new fingerprint's table entries may wait as a meta record
+ * "fresh." || BE64(fp) (db_mirrored.c), which an older build would not
+ * see. This build reads all four and writes format 4, so an older database
+ * opened for writing has its "format" record set to 4 (synced) before
  * anything else is written; a read-only open leaves it as it was, still
  * readable by older builds.
  */
@@ -336,6 +338,8 @@ static void free_db(nd_db *db)
     for (unsigned i = 0; i < db->npool; i++) st_reader_free(db->pool[i]);
     st_close(db->store);
     pthread_mutex_destroy(&db->write_mu);
+    pthread_mutex_destroy(&db->mirrored_mu);
+    st_u64s_dispose(&db->mirrored);
     pthread_mutex_destroy(&db->pool_mu);
     pthread_mutex_destroy(&db->fold_mu);
     pthread_mutex_destroy(&db->bg_mu);
@@ -373,6 +377,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
     db = calloc(1, sizeof *db);
     ND_RETURN_IF(!db, ND_ENOMEM, "nd_open: out of memory");
     pthread_mutex_init(&db->write_mu, NULL);
+    pthread_mutex_init(&db->mirrored_mu, NULL);
     pthread_mutex_init(&db->pool_mu, NULL);
     pthread_mutex_init(&db->fold_mu, NULL);
     pthread_mutex_init(&db->bg_mu, NULL);
@@ -417,6 +422,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         ND_TRY(load_meta(db, opts, &format));
         if (format < ND_FORMAT_VERSION && !db->readonly) ND_TRY(upgrade_format(db));
     }
+    ND_TRY(db_mirrored_open(db)); /* before the counts: they include its entries */
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
         uint64_t n;
         ND_TRY(st_table_fresh_count(db->store, t, &n));
@@ -444,8 +450,16 @@ int nd_close(nd_db *db)
 {
     if (!db) return ND_OK;
     db_bg_stop(db);
+    int rc = ND_OK;
+    if (!db->readonly) {
+        /* Not needed for durability (the records are written), but the
+         * next open then has nothing to replay. */
+        pthread_mutex_lock(&db->write_mu);
+        rc = db_mirrored_flush(db);
+        pthread_mutex_unlock(&db->write_mu);
+    }
     free_db(db);
-    return ND_OK;
+    return rc;
 }
 
 int nd_db_plan(nd_plan_info *out, const nd_db *db)

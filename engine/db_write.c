@@ -20,6 +20,12 @@
  * only a removal from the tables reads them back, and it stages what is
  * deferred first.
  *
+ * A call that adds a few new fingerprints (a crawler's single adds) does
+ * not write their table keys: db_mirrored_stage logs each in one meta
+ * record and gives its entries to the fresh mirror, and a later write
+ * stages the keys of many at once (db_mirrored.c). A removal from the
+ * tables flushes them first, so st_table_remove finds the keys.
+ *
  * nd_add_if_new checks before it takes the writer lock; every commit
  * counts an epoch and notes the fingerprint add_if_new stored (or, any
  * other commit, that it cannot say), so that under the lock a check only
@@ -112,6 +118,7 @@ static int unlink_fp(nd_db *db, st_batch *b, uint64_t old, const void *key, size
     ND_FORWARD(fp_has_docs(db, b, old, &has));
     if (!has) {
         if (defer) ND_FORWARD(db_stage_deferred(db, b, defer));
+        ND_FORWARD(db_mirrored_flush(db)); /* old's table keys may still wait */
         ND_FORWARD(tables_remove(db, b, old));
         (*fps)--;
     }
@@ -230,19 +237,21 @@ int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
         rc = db_check_key(docs[i].key, docs[i].key_len);
         if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
     }
-    st_u64s defer = {0};
+    st_u64s defer = {0}, adopt = {0};
     ND_FORWARD(st_batch_new(&b, db->store));
     pthread_mutex_lock(&db->write_mu);
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
     for (size_t i = 0; i < n; i++)
         ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
                             docs[i].time, 0, &nd, &nf, &fresh, &defer));
-    ND_TRY(db_stage_deferred(db, b, &defer));
+    ND_TRY(db_mirrored_stage(db, b, &defer, &adopt));
     ND_TRY(db_commit(db, b, nd, nf, fresh));
+    db_mirrored_adopt(db, &adopt);
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
     st_u64s_dispose(&defer);
+    st_u64s_dispose(&adopt);
     if (rc == ND_OK) db_fold_kick(db);
     return rc;
 }
@@ -304,6 +313,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
                   double score, int64_t time, unsigned k)
 {
     st_batch *b = NULL;
+    st_u64s defer = {0}, adopt = {0};
     int rc = ND_OK;
     ND_RETURN_IF(!out, ND_EINVAL, "nd_add_if_new: NULL results");
     ND_FORWARD(db_check_writable(db));
@@ -333,11 +343,15 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
         goto cleanup;
     }
     /* Nothing within k >= 0 was found, so fp itself is not stored. */
-    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh, NULL));
+    ND_TRY(db_stage_add(db, b, key, key_len, fp, score, time, 1, &nd, &nf, &fresh, &defer));
+    ND_TRY(db_mirrored_stage(db, b, &defer, &adopt));
     ND_TRY(commit_noting(db, b, nd, nf, fresh, &fp));
+    db_mirrored_adopt(db, &adopt);
 cleanup:
     pthread_mutex_unlock(&db->write_mu);
     st_batch_free(b);
+    st_u64s_dispose(&defer);
+    st_u64s_dispose(&adopt);
     if (rc == ND_OK && fresh) db_fold_kick(db);
     return rc;
 }

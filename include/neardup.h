@@ -35,10 +35,11 @@ extern "C" {
 
 /** On-disk format version written by this build and checked at open.
  *  2: table runs in Golomb-Rice run codec (version 2); 3: the reverse
- *  family's entries carry each document's score and time. Databases of
- *  formats 1 and 2 are still read; opening one for writing upgrades it to
- *  3, which older builds refuse to open. */
-#define ND_FORMAT_VERSION 3u
+ *  family's entries carry each document's score and time; 4: the table
+ *  entries of recently added fingerprints may wait in a log of their own.
+ *  Databases of formats 1 to 3 are still read; opening one for writing
+ *  upgrades it to 4, which older builds refuse to open. */
+#define ND_FORMAT_VERSION 4u
 /** Version of the fingerprint function (text -> features -> simhash). A
  *  change of the output for any input under any options bumps it. */
 #define ND_FP_VERSION 1u

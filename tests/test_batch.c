@@ -416,6 +416,86 @@ static void test_batch_threads(void **state)
     free(stored);
 }
 
+/* Adds random documents one at a time (their table keys wait in the
+ * mirror: db_mirrored.c) and folds every 500, until told to stop; acked
+ * counts the adds that returned. */
+enum { WAIT_MAX = 200000 };
+typedef struct waiter {
+    nd_db *db;
+    uint64_t *fps;
+    atomic_size_t acked;
+    atomic_int stop;
+    atomic_uint folds;
+    unsigned failures;
+} waiter;
+
+static void *waiter_main(void *p)
+{
+    waiter *w = p;
+    char key[24];
+    for (size_t i = 0; i < WAIT_MAX && !atomic_load(&w->stop); i++) {
+        sprintf(key, "w%zu", i);
+        if (nd_add(w->db, key, strlen(key), w->fps[i], 0, 1000) != ND_OK) w->failures++;
+        atomic_store(&w->acked, i + 1);
+        if ((i + 1) % 500 == 0) {
+            if (nd_compact(w->db) != ND_OK) w->failures++;
+            atomic_fetch_add(&w->folds, 1);
+        }
+    }
+    return NULL;
+}
+
+/* A batch finds every document stored before it began, also those whose
+ * table keys waited in the mirror when it began and were folded while it
+ * walked the tables: the walk's cursors fall back to their snapshots
+ * then, which nd_batch has made hold those keys (db_mirrored_flush). */
+static void test_batch_waiting_during_folds(void **state)
+{
+    db_fixture *fx = *state;
+    oracle_rng r = {5150};
+    waiter w = {0};
+    w.fps = malloc(WAIT_MAX * sizeof *w.fps);
+    for (size_t i = 0; i < WAIT_MAX; i++) w.fps[i] = oracle_next(&r);
+    uint64_t *base = malloc(THREAD_NS * sizeof *base);
+    for (size_t i = 0; i < THREAD_NS; i++) base[i] = oracle_next(&r);
+    nd_db *db = w.db = fx->db = open_db(fx->path, 3, 4, 8);
+    store_base(db, base, THREAD_NS, 1);
+    docset bt;
+    docset_init(&bt, WAIT_MAX);
+    char key[24];
+    for (size_t i = 0; i < WAIT_MAX; i++) {
+        sprintf(key, "q%zu", i);
+        docset_add(&bt, key, w.fps[i]);
+    }
+    nd_batch_item *out = calloc(WAIT_MAX, sizeof *out);
+    atomic_init(&w.acked, 0);
+    atomic_init(&w.stop, 0);
+    atomic_init(&w.folds, 0);
+    pthread_t th;
+    set_threads("2");
+    assert_int_equal(pthread_create(&th, NULL, waiter_main, &w), 0);
+    time_t give_up = time(NULL) + 120;
+    unsigned rounds = 0;
+    for (; rounds < 20 || (atomic_load(&w.folds) < 60 && time(NULL) < give_up); rounds++) {
+        size_t m = atomic_load(&w.acked);
+        assert_int_equal(nd_batch(out, fx->res, db, bt.d, m, 0, 0), ND_OK);
+        for (size_t i = 0; i < m; i++) {
+            if (!out[i].dup) fprintf(stderr, "round %u: stored document w%zu not found\n", rounds, i);
+            assert_true(out[i].dup);
+            assert_true(out[i].match_index == ND_BATCH_STORED);
+        }
+    }
+    atomic_store(&w.stop, 1);
+    pthread_join(th, NULL);
+    set_threads(NULL);
+    assert_int_equal(w.failures, 0);
+    assert_int_equal(nd_verify(db), ND_OK);
+    free(out);
+    docset_free(&bt);
+    free(base);
+    free(w.fps);
+}
+
 /* Replace every run of table t by bad bytes (bad != 0), saving them in sv,
  * or put the saved ones back (bad == 0). */
 typedef struct saved_runs {
@@ -544,6 +624,7 @@ int main(void)
         DB_FIXTURE_TEST(test_batch_errors),
         DB_FIXTURE_TEST(test_batch_threads),
         DB_FIXTURE_TEST(test_batch_thread_errors),
+        DB_FIXTURE_TEST(test_batch_waiting_during_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cmp_codec.h"
@@ -631,6 +633,106 @@ static void test_fold_across_opens(void **state)
     assert_int_equal(nd_verify(fx->db), ND_OK);
 }
 
+/* ---- fingerprints whose table keys wait (db_mirrored.c) --------------- */
+
+/* Open path with flags (ND_DB_NO_BACKGROUND added), k=3 and 4 tables. */
+static nd_db *open_flags(const char *path, unsigned flags)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = flags | ((flags & ND_DB_READONLY) ? 0 : ND_DB_NO_BACKGROUND);
+    o.k = 3;
+    o.has_k = !(flags & ND_DB_READONLY);
+    o.tables = 4;
+    o.run_size = 16;
+    o.expected_docs = 100000;
+    int rc = nd_open(&db, path, &o);
+    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
+    assert_int_equal(rc, ND_OK);
+    return db;
+}
+
+/* A process that adds documents one at a time and dies without closing
+ * leaves the last ones' table entries as meta records only; every reader
+ * finds them after a read-only open (queries, scanning queries beyond the
+ * plan's k, stats, verify), a writable open too, and a removal of one
+ * stages the waiting keys first. A writable close leaves no record. */
+static void test_mirrored_after_crash(void **state)
+{
+    db_fixture *fx = *state;
+    oracle_rng r = {4242};
+    /* More than DB_MIRRORED_MAX: the writer flushes once, then dies with
+     * some waiting. */
+    enum { NBASE = DB_MIRRORED_MAX + 1000, NQ = 12 };
+    uint64_t *fps = malloc((NBASE + NQ * 6) * sizeof *fps), qs[NQ];
+    assert_non_null(fps);
+    size_t n = oracle_make(&r, fps, NBASE, qs, NQ, 5);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the writer: no cmocka here, an exit code */
+        nd_db *db = NULL;
+        nd_db_options o = ND_DB_OPTIONS_INIT;
+        o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+        o.k = 3;
+        o.has_k = 1;
+        o.tables = 4;
+        o.run_size = 16;
+        o.expected_docs = 100000;
+        if (nd_open(&db, fx->path, &o)) _exit(2);
+        for (size_t i = 0; i < n; i++) {
+            char key[32];
+            key_of(key, i);
+            if (nd_add(db, key, strlen(key), fps[i], (double)i, 1000 + (int64_t)i)) _exit(3);
+        }
+        _exit(0); /* no nd_close: as a crash after the last write */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    /* Read-only: the records enter the mirror, and nothing flushes them. */
+    nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    size_t waiting = db->mirrored.n;
+    assert_int_equal(waiting, n - DB_MIRRORED_MAX);
+    check_all(db, fps, n, qs, NQ, 3); /* k up to 5: beyond the plan's 3 too */
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.table[0].entries, st.fingerprints);
+    assert_int_equal(st.table[0].fresh, n);
+    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(db->mirrored.n, waiting);
+    db_fixture_close(fx);
+
+    /* Writable: still waiting until a removal needs the table keys. */
+    db = fx->db = open_flags(fx->path, 0);
+    assert_int_equal(db->mirrored.n, waiting);
+    check_all(db, fps, n, qs, NQ, 3);
+    char key[32];
+    key_of(key, n - 1); /* the last added: its entries were waiting */
+    assert_int_equal(nd_delete(db, key, strlen(key)), ND_OK);
+    assert_int_equal(db->mirrored.n, 0);
+    check_all(db, fps, n - 1, qs, NQ, 3);
+    assert_int_equal(nd_verify(db), ND_OK);
+    /* Five more wait; the close writes their keys. */
+    for (size_t i = n - 1; i < n + 4; i++) {
+        uint64_t fp = i < n ? fps[i] : oracle_next(&r);
+        key_of(key, i);
+        assert_int_equal(nd_add(db, key, strlen(key), fp, 0, 0), ND_OK);
+    }
+    assert_int_equal(db->mirrored.n, 5);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    assert_int_equal(db->mirrored.n, 0);
+    check_all(db, fps, n, qs, NQ, 3);
+    assert_int_equal(nd_verify(db), ND_OK);
+    uint64_t ndocs;
+    assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+    assert_int_equal(ndocs, n + 4);
+    free(fps);
+}
+
 /* ---- open errors, verify, expire, backup ------------------------------ */
 
 static void test_open_errors(void **state)
@@ -1015,6 +1117,7 @@ int main(void)
         DB_FIXTURE_TEST(test_expire),
         DB_FIXTURE_TEST(test_stopwords_kept),
         DB_FIXTURE_TEST(test_format1_database),
+        DB_FIXTURE_TEST(test_mirrored_after_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
