@@ -328,23 +328,61 @@ static int fresh_range_at(st_store *s, unsigned t, uint64_t lo, uint64_t hi, con
     return rc;
 }
 
+/* Into fresh: the values of fresh or of also (both ascending) that are
+ * not in runs[0..nruns) (ascending), each once. */
+static int fresh_union(st_u64s *fresh, const st_u64s *also, const uint64_t *runs, size_t nruns)
+{
+    st_u64s u = {0};
+    size_t i = 0, j = 0, k = 0;
+    int rc = st_u64s_reserve(&u, fresh->n + also->n);
+    while (rc == ND_OK && (i < fresh->n || j < also->n)) {
+        uint64_t v;
+        if (j == also->n || (i < fresh->n && fresh->v[i] <= also->v[j])) {
+            v = fresh->v[i++];
+            if (j < also->n && also->v[j] == v) j++;
+        } else {
+            v = also->v[j++];
+        }
+        while (k < nruns && runs[k] < v) k++;
+        if (k == nruns || runs[k] != v) u.v[u.n++] = v;
+    }
+    if (rc == ND_OK) {
+        st_u64s_dispose(fresh);
+        *fresh = u;
+    }
+    return rc;
+}
+
 /* Both spaces from one snapshot: while a run-space write is applied, or
- * when the mirror cannot answer. */
+ * when the mirror cannot answer. The mirror is read too, before the
+ * snapshot: it holds the entries whose keys are not written yet
+ * (st_table_insert_mirrored), and one that a fold moves meanwhile is then
+ * in the mirror's answer, in the snapshot's, or in both (counted once). */
 static int range_at_snapshot(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
                              st_u64s *out)
 {
     st_snap *snap = NULL;
     st_iter *it = NULL;
+    st_u64s mirrored = {0};
+    size_t start = out->n;
     int rc;
     r->fresh.n = 0;
+    if (with_fresh) { /* 0: no mirror for this table now */
+        rc = cmp_fresh_range(st_store_fresh(r->store), t, lo, hi, &mirrored);
+        ND_TRY(rc < 0 ? rc : ND_OK);
+    }
     ND_TRY(st_snap_new(&snap, r->store));
     ND_TRY(st_iter_new_at(&it, r->store, ST_CF_TABLE(t), snap));
     run_src src = {.it = it};
     ND_TRY(runs_range(r, &src, t, lo, hi, out));
-    if (with_fresh) ND_TRY(fresh_range_at(r->store, t, lo, hi, snap, &r->fresh));
+    if (with_fresh) {
+        ND_TRY(fresh_range_at(r->store, t, lo, hi, snap, &r->fresh));
+        ND_TRY(fresh_union(&r->fresh, &mirrored, out->v + start, out->n - start));
+    }
 cleanup:
     st_iter_free(it);
     st_snap_free(snap);
+    st_u64s_dispose(&mirrored);
     return rc;
 }
 
