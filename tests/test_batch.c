@@ -322,25 +322,41 @@ static void assert_same_items(const nd_batch_item *out, const nd_batch_item *wan
     }
 }
 
-/* Adds random documents (none within k of the batch: a random
- * fingerprint is within 3 of a given one with probability 2^-48) and
- * folds them into runs every 20, until told to stop. */
+/* Adds documents one at a time, keys "w0", "w1", ...: fps[i] (or, fps
+ * NULL, random ones: none within k of a batch, since a random
+ * fingerprint is within 3 of a given one with probability 2^-48), and
+ * folds them into runs every `every`, until told to stop or WRITER_MAX
+ * are added. acked counts the adds that returned. */
+enum { WRITER_MAX = 200000 };
 typedef struct writer {
     nd_db *db;
+    const uint64_t *fps;
+    unsigned every;
+    atomic_size_t acked;
     atomic_int stop;
     atomic_uint folds;
-    unsigned added, failures;
+    unsigned failures;
 } writer;
+
+static void writer_init(writer *w, nd_db *db, const uint64_t *fps, unsigned every)
+{
+    *w = (writer){.db = db, .fps = fps, .every = every};
+    atomic_init(&w->acked, 0);
+    atomic_init(&w->stop, 0);
+    atomic_init(&w->folds, 0);
+}
 
 static void *writer_main(void *p)
 {
     writer *w = p;
     oracle_rng r = {99};
     char key[24];
-    while (!atomic_load(&w->stop)) {
-        sprintf(key, "w%u", w->added);
-        if (nd_add(w->db, key, strlen(key), oracle_next(&r), 0, 1000) != ND_OK) w->failures++;
-        if (++w->added % 20 == 0) {
+    for (size_t i = 0; i < WRITER_MAX && !atomic_load(&w->stop); i++) {
+        sprintf(key, "w%zu", i);
+        uint64_t fp = w->fps ? w->fps[i] : oracle_next(&r);
+        if (nd_add(w->db, key, strlen(key), fp, 0, 1000) != ND_OK) w->failures++;
+        atomic_store(&w->acked, i + 1);
+        if ((i + 1) % w->every == 0) {
             if (nd_compact(w->db) != ND_OK) w->failures++;
             atomic_fetch_add(&w->folds, 1);
         }
@@ -391,9 +407,8 @@ static void test_batch_threads(void **state)
     /* Batches while the writer adds and folds, until it folded 10 times
      * (a bound in time, not in rounds: batches are cheap against the
      * writer's folds, more so on a loaded machine). */
-    writer w = {.db = db};
-    atomic_init(&w.stop, 0);
-    atomic_init(&w.folds, 0);
+    writer w;
+    writer_init(&w, db, NULL, 20);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
     unsigned rounds = 0;
@@ -416,35 +431,6 @@ static void test_batch_threads(void **state)
     free(stored);
 }
 
-/* Adds random documents one at a time (their table keys wait in the
- * mirror: db_mirrored.c) and folds every 500, until told to stop; acked
- * counts the adds that returned. */
-enum { WAIT_MAX = 200000 };
-typedef struct waiter {
-    nd_db *db;
-    uint64_t *fps;
-    atomic_size_t acked;
-    atomic_int stop;
-    atomic_uint folds;
-    unsigned failures;
-} waiter;
-
-static void *waiter_main(void *p)
-{
-    waiter *w = p;
-    char key[24];
-    for (size_t i = 0; i < WAIT_MAX && !atomic_load(&w->stop); i++) {
-        sprintf(key, "w%zu", i);
-        if (nd_add(w->db, key, strlen(key), w->fps[i], 0, 1000) != ND_OK) w->failures++;
-        atomic_store(&w->acked, i + 1);
-        if ((i + 1) % 500 == 0) {
-            if (nd_compact(w->db) != ND_OK) w->failures++;
-            atomic_fetch_add(&w->folds, 1);
-        }
-    }
-    return NULL;
-}
-
 /* A batch finds every document stored before it began, also those whose
  * table keys waited in the mirror when it began and were folded while it
  * walked the tables: the walk's cursors fall back to their snapshots
@@ -453,27 +439,27 @@ static void test_batch_waiting_during_folds(void **state)
 {
     db_fixture *fx = *state;
     oracle_rng r = {5150};
-    waiter w = {0};
-    w.fps = malloc(WAIT_MAX * sizeof *w.fps);
-    for (size_t i = 0; i < WAIT_MAX; i++) w.fps[i] = oracle_next(&r);
+    uint64_t *fps = malloc(WRITER_MAX * sizeof *fps);
+    for (size_t i = 0; i < WRITER_MAX; i++) fps[i] = oracle_next(&r);
     uint64_t *base = malloc(THREAD_NS * sizeof *base);
     for (size_t i = 0; i < THREAD_NS; i++) base[i] = oracle_next(&r);
-    nd_db *db = w.db = fx->db = open_db(fx->path, 3, 4, 8);
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
+    /* single adds (their table keys wait in the mirror: db_mirrored.c),
+     * a fold every 500 */
+    writer w;
+    writer_init(&w, db, fps, 500);
     store_base(db, base, THREAD_NS, 1);
     docset bt;
-    docset_init(&bt, WAIT_MAX);
+    docset_init(&bt, WRITER_MAX);
     char key[24];
-    for (size_t i = 0; i < WAIT_MAX; i++) {
+    for (size_t i = 0; i < WRITER_MAX; i++) {
         sprintf(key, "q%zu", i);
-        docset_add(&bt, key, w.fps[i]);
+        docset_add(&bt, key, fps[i]);
     }
-    nd_batch_item *out = calloc(WAIT_MAX, sizeof *out);
-    atomic_init(&w.acked, 0);
-    atomic_init(&w.stop, 0);
-    atomic_init(&w.folds, 0);
+    nd_batch_item *out = calloc(WRITER_MAX, sizeof *out);
     pthread_t th;
     set_threads("2");
-    assert_int_equal(pthread_create(&th, NULL, waiter_main, &w), 0);
+    assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
     time_t give_up = time(NULL) + 120;
     unsigned rounds = 0;
     for (; rounds < 20 || (atomic_load(&w.folds) < 60 && time(NULL) < give_up); rounds++) {
@@ -493,7 +479,7 @@ static void test_batch_waiting_during_folds(void **state)
     free(out);
     docset_free(&bt);
     free(base);
-    free(w.fps);
+    free(fps);
 }
 
 /* Replace every run of table t by bad bytes (bad != 0), saving them in sv,
