@@ -864,11 +864,10 @@ static int gen_op(st_batch *b, int cf)
     return ND_OK;
 }
 
-int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
-                 size_t vlen)
+/* The put itself, without a note in the batch's log. */
+static int batch_put_unlogged(st_batch *b, int cf, const void *key, size_t klen, const void *val,
+                              size_t vlen)
 {
-    if (cf >= ST_CF_TABLE0)
-        ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
     ND_FORWARD(gen_op(b, cf));
     rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
     if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, h, key, klen, val, vlen);
@@ -876,11 +875,26 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
     return ND_OK;
 }
 
+int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
+                 size_t vlen)
+{
+    if (cf >= ST_CF_TABLE0)
+        ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
+    return batch_put_unlogged(b, cf, key, klen, val, vlen);
+}
+
 int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp)
 {
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, pfp);
     return cmp_flog_note(&b->log, t, kb, sizeof kb, 1);
+}
+
+int st_table_insert_key(st_batch *b, unsigned t, uint64_t pfp)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    tbl_key(kb, TBL_FRESH, pfp);
+    return batch_put_unlogged(b, ST_CF_TABLE(t), kb, sizeof kb, "", 0);
 }
 
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n)

@@ -199,12 +199,16 @@ int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
 /* Add pfp as a fresh entry of table t to the in-memory mirror only: b's
  * write gives it to the mirror (queries and cursors find it at once) but
  * writes no table key. The caller keeps the durable record of such an
- * entry and stages its key with st_table_insert later, before anything
+ * entry and stages its key with st_table_insert_key later, before anything
  * reads table t's fresh space from RocksDB (a fold, a scan, a removal, a
  * cursor that may fall back to its snapshot); until then st_table_scan
  * and those do not see it. Call only after st_table_mirror_room said yes
  * (writes serialised, so it stays true until the write). */
 int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp);
+/* Stage the key of pfp, an entry the mirror holds already
+ * (st_table_insert_mirrored), into b, and nothing for the mirror: its
+ * write need not insert it there again. */
+int st_table_insert_key(st_batch *b, unsigned t, uint64_t pfp);
 /* 1 when table t's mirror is valid and can take n more entries, else 0
  * (the caller then inserts with st_table_insert). */
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);

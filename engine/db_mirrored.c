@@ -69,18 +69,15 @@ int db_mirrored_flush(nd_db *db)
     st_u64s *m = &db->mirrored;
     if (m->n == 0) return ND_OK;
     st_batch *b = NULL;
-    st_u64s copy = {0};
     uint8_t rk[REC_LEN];
     int rc;
-    /* db_stage_deferred empties the list it stages: give it a copy, so
-     * the list stays whole if the write fails. */
-    ND_TRY(st_u64s_append(&copy, m->v, m->n));
     ND_TRY(st_batch_new_plain(&b, db->store));
     for (size_t i = 0; i < m->n; i++) {
         rec_key(rk, m->v[i]);
         ND_TRY(st_batch_delete(b, ST_CF_META, rk, sizeof rk));
     }
-    ND_TRY(db_stage_deferred(db, b, &copy));
+    /* The mirror holds these entries: their keys alone. */
+    ND_TRY(db_stage_sorted(db, b, m->v, m->n, 1));
     rc = st_write(db->store, b, db->sync);
     if (rc < 0) {
         rc = nd_err_wrap(rc, "staging the table entries of %zu new fingerprints", m->n);
@@ -91,7 +88,6 @@ int db_mirrored_flush(nd_db *db)
     pthread_mutex_unlock(&db->mirrored_mu);
 cleanup:
     st_batch_free(b);
-    st_u64s_dispose(&copy);
     return rc;
 }
 
