@@ -397,6 +397,8 @@ static int probe_dir(const char *path)
  * table's runs rewritten in place; the deletions of the latter. */
 #define REGEN_FILE "regen.sst.tmp"
 #define REGEN_DEL_FILE "regen-del.sst.tmp"
+/* The fresh keys of one table on their way in (st_table_ingest_keys). */
+#define INGEST_FILE "fresh-keys.sst.tmp"
 /* A fork's finished file of family %d (st_regen_fork), until joined. */
 #define REGEN_FORK_FILE "regen-%d.sst.tmp"
 
@@ -723,11 +725,11 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     }
     if (rc < 0) goto cleanup;
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
-        const char *names[2] = {REGEN_FILE, REGEN_DEL_FILE};
-        for (int i = 0; i < (int)(2 + ST_CF_TABLE0 + ND_MAX_TABLES); i++) {
+        const char *names[3] = {REGEN_FILE, REGEN_DEL_FILE, INGEST_FILE};
+        for (int i = 0; i < (int)(3 + ST_CF_TABLE0 + ND_MAX_TABLES); i++) {
             char fork[32];
-            if (i >= 2) snprintf(fork, sizeof fork, REGEN_FORK_FILE, i - 2);
-            char *tmp = regen_file_path(path, i < 2 ? names[i] : fork);
+            if (i >= 3) snprintf(fork, sizeof fork, REGEN_FORK_FILE, i - 3);
+            char *tmp = regen_file_path(path, i < 3 ? names[i] : fork);
             if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
             (void)unlink(tmp);
             free(tmp);
@@ -864,23 +866,16 @@ static int gen_op(st_batch *b, int cf)
     return ND_OK;
 }
 
-/* The put itself, without a note in the batch's log. */
-static int batch_put_unlogged(st_batch *b, int cf, const void *key, size_t klen, const void *val,
-                              size_t vlen)
-{
-    ND_FORWARD(gen_op(b, cf));
-    rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
-    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, h, key, klen, val, vlen);
-    else rocksdb_writebatch_put_cf(b->plain, h, key, klen, val, vlen);
-    return ND_OK;
-}
-
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
                  size_t vlen)
 {
     if (cf >= ST_CF_TABLE0)
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
-    return batch_put_unlogged(b, cf, key, klen, val, vlen);
+    ND_FORWARD(gen_op(b, cf));
+    rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
+    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, h, key, klen, val, vlen);
+    else rocksdb_writebatch_put_cf(b->plain, h, key, klen, val, vlen);
+    return ND_OK;
 }
 
 int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp)
@@ -890,11 +885,44 @@ int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp)
     return cmp_flog_note(&b->log, t, kb, sizeof kb, 1);
 }
 
-int st_table_insert_key(st_batch *b, unsigned t, uint64_t pfp)
+int st_table_ingest_keys(st_store *s, unsigned t, const uint64_t *pv, size_t n)
 {
+    ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
+    ND_RETURN_IF(t >= s->ntables, ND_EINVAL, "storage: no table %u", t);
+    if (n == 0) return ND_OK;
+    int cf = ST_CF_TABLE(t), rc = ND_OK;
+    char *err = NULL;
     uint8_t kb[TBL_KEY_LEN];
-    tbl_key(kb, TBL_FRESH, pfp);
-    return batch_put_unlogged(b, ST_CF_TABLE(t), kb, sizeof kb, "", 0);
+    char *path = regen_file_path(s->path, INGEST_FILE);
+    rocksdb_envoptions_t *env = rocksdb_envoptions_create();
+    rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
+    rocksdb_sstfilewriter_t *w = env ? rocksdb_sstfilewriter_create(env, cf_options(s, cf)) : NULL;
+    if (!path || !io || !w) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    rocksdb_sstfilewriter_open(w, path, &err);
+    ND_TRY(take_error(err, "writing the fresh keys of a table to a file"));
+    for (size_t i = 0; i < n; i++) {
+        if (i && pv[i] <= pv[i - 1])
+            ND_FAIL(ND_EINVAL, "storage: fresh keys of table %u not ascending and distinct", t);
+        tbl_key(kb, TBL_FRESH, pv[i]);
+        rocksdb_sstfilewriter_put(w, (const char *)kb, sizeof kb, "", 0, &err);
+        ND_TRY(take_error(err, "writing the fresh keys of a table to a file"));
+    }
+    rocksdb_sstfilewriter_finish(w, &err);
+    ND_TRY(take_error(err, "writing the fresh keys of a table to a file"));
+    rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
+    const char *files[1] = {path};
+    st_gen *ts = gen_acquire(s);
+    rocksdb_ingest_external_file_cf(s->db, ts->cf[cf], files, 1, io, &err);
+    rc = take_error(err, "ingesting the fresh keys of a table");
+    if (rc == ND_OK) atomic_store(&ts->settled[cf], 0);
+    gen_release(s, ts);
+cleanup:
+    if (w) rocksdb_sstfilewriter_destroy(w);
+    if (io) rocksdb_ingestexternalfileoptions_destroy(io);
+    if (env) rocksdb_envoptions_destroy(env);
+    if (path) (void)unlink(path); /* moved in, or not to be */
+    free(path);
+    return rc;
 }
 
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n)
@@ -912,6 +940,17 @@ int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
     rocksdb_column_family_handle_t *h = cf_handle(b->store, NULL, cf);
     if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, h, key, klen);
     else rocksdb_writebatch_delete_cf(b->plain, h, key, klen);
+    return ND_OK;
+}
+
+int st_batch_delete_range(st_batch *b, int cf, const void *lo, size_t lolen, const void *hi,
+                          size_t hilen)
+{
+    ND_RETURN_IF(b->wb || cf >= ST_CF_TABLE0, ND_EINVAL,
+                 "storage: a range deletion needs a plain batch and a family other than a table");
+    ND_FORWARD(gen_op(b, cf));
+    rocksdb_writebatch_delete_range_cf(b->plain, cf_handle(b->store, NULL, cf), lo, lolen, hi,
+                                       hilen);
     return ND_OK;
 }
 

@@ -138,10 +138,9 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time);
 int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
                  double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
                  uint64_t *fresh, st_u64s *defer);
-/* Stage the tables' entries of fps[0..n), table by table in ascending
- * order: as new entries (st_table_insert), or, mirrored, as the keys of
- * entries the mirror holds already (st_table_insert_key). */
-int db_stage_sorted(nd_db *db, st_batch *b, const uint64_t *fps, size_t n, int mirrored);
+/* Table t's entries of fps[0..n), ascending and distinct, into pv (room
+ * for 2n: the second half is the sort's scratch); returns how many. */
+size_t db_table_sorted(const nd_db *db, unsigned t, const uint64_t *fps, size_t n, uint64_t *pv);
 /* Stage the tables' entries of the fingerprints in defer (db_stage_add's
  * list, which it empties), table by table in ascending order. */
 int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer);

@@ -74,28 +74,26 @@ static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
-int db_stage_sorted(nd_db *db, st_batch *b, const uint64_t *fps, size_t n, int mirrored)
+size_t db_table_sorted(const nd_db *db, unsigned t, const uint64_t *fps, size_t n, uint64_t *pv)
 {
+    for (size_t i = 0; i < n; i++) pv[i] = nd_perm_apply(&db->plan.table[t], fps[i]);
+    return sort_u64_unique(pv, pv + n, n);
+}
+
+int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer)
+{
+    size_t n = defer->n;
     if (n == 0) return ND_OK;
     uint64_t *pv = malloc(2 * n * sizeof *pv);
     ND_RETURN_IF(!pv, ND_ENOMEM, "out of memory staging %zu fingerprints", n);
     int rc = ND_OK;
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
-        for (size_t i = 0; i < n; i++) pv[i] = nd_perm_apply(&db->plan.table[t], fps[i]);
-        sort_u64(pv, pv + n, n);
-        for (size_t i = 0; i < n && rc == ND_OK; i++)
-            rc = mirrored ? st_table_insert_key(b, t, pv[i])
-                          : st_table_insert(db->store, b, t, pv[i]);
+        size_t m = db_table_sorted(db, t, defer->v, n, pv);
+        for (size_t i = 0; i < m && rc == ND_OK; i++) rc = st_table_insert(db->store, b, t, pv[i]);
     }
     free(pv);
+    if (rc == ND_OK) defer->n = 0;
     return rc;
-}
-
-int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer)
-{
-    ND_FORWARD(db_stage_sorted(db, b, defer->v, defer->n, 0));
-    defer->n = 0;
-    return ND_OK;
 }
 
 static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)

@@ -308,6 +308,100 @@ static void check_runs_only(st_store *s, const ref *r, size_t expect)
     st_reader_free(rd);
 }
 
+/* Fresh keys of entries the mirror holds already, written through an
+ * ingested file: beside fresh keys in the memtable and runs, twice over,
+ * across a reopen (the mirror then loads them from the table) and into
+ * runs by a fold; and the errors, which ingest nothing. */
+static void test_ingest_keys(void **state)
+{
+    db_fixture *fx = *state;
+    st_store *s = store_create(fx->path, 1);
+    st_batch *b;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    ref r = {malloc(4000 * sizeof(uint64_t)), 0};
+    uint64_t folded, pv[700];
+    insert_fresh(s, b, &r, 500);
+    assert_int_equal(st_table_fold(s, 0, 16, 0, NULL, NULL, NULL, &folded), ND_OK);
+    insert_fresh(s, b, &r, 300); /* fresh keys in the memtable */
+    size_t n = 0;
+    while (n < 700) {
+        uint64_t x = rnd();
+        if (!ref_has(&r, x)) pv[n++] = x;
+    }
+    qsort(pv, n, sizeof *pv, cmp_u64);
+    st_batch_clear(b);
+    for (size_t i = 0; i < n; i++) assert_int_equal(st_table_insert_mirrored(b, 0, pv[i]), ND_OK);
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    size_t total = 0;
+    assert_int_equal(st_table_scan(s, 0, count_cb, &total), ND_OK);
+    assert_int_equal(total, r.n); /* in the mirror only */
+    /* Errors: out of order, repeated, no such table; nothing ingested. */
+    uint64_t bad[3] = {pv[1], pv[0], pv[2]};
+    assert_int_equal(st_table_ingest_keys(s, 0, bad, 3), ND_EINVAL);
+    bad[1] = pv[1];
+    assert_int_equal(st_table_ingest_keys(s, 0, bad, 2), ND_EINVAL);
+    assert_int_equal(st_table_ingest_keys(s, 1, pv, n), ND_EINVAL);
+    total = 0;
+    assert_int_equal(st_table_scan(s, 0, count_cb, &total), ND_OK);
+    assert_int_equal(total, r.n);
+    char tmp[256];
+    struct stat sb;
+    snprintf(tmp, sizeof tmp, "%s/fresh-keys.sst.tmp", fx->path);
+    assert_int_not_equal(stat(tmp, &sb), 0); /* removed after a failure */
+    for (size_t i = 0; i < n; i++) ref_insert(&r, pv[i]);
+    assert_int_equal(st_table_ingest_keys(s, 0, pv, n), ND_OK);
+    check_ranges(s, &r); /* the scan counts each key once */
+    assert_int_equal(st_table_ingest_keys(s, 0, pv, n), ND_OK); /* again: the same keys */
+    check_ranges(s, &r);
+    assert_int_not_equal(stat(tmp, &sb), 0);
+    st_batch_free(b);
+    st_close(s);
+    /* Read-only: refused. Reopened: the mirror loads them from the table. */
+    st_open_opts ro = {.readonly = 1};
+    assert_int_equal(st_open(&s, fx->path, &ro), ND_OK);
+    assert_int_equal(st_table_ingest_keys(s, 0, pv, n), ND_EREADONLY);
+    st_close(s);
+    st_open_opts rw = {0};
+    assert_int_equal(st_open(&s, fx->path, &rw), ND_OK);
+    check_ranges(s, &r);
+    assert_int_equal(st_table_fold(s, 0, 16, 0, NULL, NULL, NULL, &folded), ND_OK);
+    assert_int_equal(folded, 300 + n);
+    check_runs_only(s, &r, r.n);
+    check_ranges(s, &r);
+    free(r.v);
+    st_close(s);
+}
+
+/* A range deletion: in a plain batch, outside the tables. */
+static void test_delete_range(void **state)
+{
+    db_fixture *fx = *state;
+    st_store *s = store_create(fx->path, 1);
+    st_batch *b, *plain;
+    char *v;
+    size_t vlen;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_batch_new_plain(&plain, s), ND_OK);
+    const char *keys[4] = {"a", "a1", "a9", "b"};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(st_batch_put(plain, ST_CF_META, keys[i], strlen(keys[i]), "x", 1),
+                         ND_OK);
+    assert_int_equal(st_write(s, plain, 0), ND_OK);
+    st_batch_clear(plain);
+    assert_int_equal(st_batch_delete_range(b, ST_CF_META, "a1", 2, "b", 1), ND_EINVAL);
+    assert_int_equal(st_batch_delete_range(plain, ST_CF_TABLE(0), "a1", 2, "b", 1), ND_EINVAL);
+    assert_int_equal(st_batch_delete_range(plain, ST_CF_META, "a1", 2, "b", 1), ND_OK);
+    assert_int_equal(st_write(s, plain, 0), ND_OK);
+    for (int i = 0; i < 4; i++) {
+        int rc = st_get(s, ST_CF_META, keys[i], strlen(keys[i]), &v, &vlen);
+        assert_int_equal(rc, i == 1 || i == 2 ? ND_ENOTFOUND : ND_OK);
+        if (rc == ND_OK) free(v);
+    }
+    st_batch_free(b);
+    st_batch_free(plain);
+    st_close(s);
+}
+
 static void test_probe_across_files(void **state)
 {
     db_fixture *fx = *state;
@@ -1137,6 +1231,8 @@ int main(void)
         DB_FIXTURE_TEST(test_regen_fork),
         DB_FIXTURE_TEST(test_probe_across_files),
         DB_FIXTURE_TEST(test_rewrite_pieces),
+        DB_FIXTURE_TEST(test_ingest_keys),
+        DB_FIXTURE_TEST(test_delete_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
