@@ -165,16 +165,18 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out);
 int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt);
 /* After the write of db_mirrored_stage's batch succeeded (cannot fail). */
 void db_mirrored_adopt(nd_db *db, const st_u64s *adopt);
-/* Write the table keys of every logged fingerprint and delete their
- * records, in one write of its own (write_mu held; read-write store). */
+/* Write the table keys of every logged fingerprint, a file per table
+ * (st_table_ingest_keys), then delete their records with one write of
+ * its own (write_mu held; read-write store). */
 int db_mirrored_flush(nd_db *db);
 /* At open: read the records into db->mirrored and give their entries to
  * the mirror (or, writable, flush them when a mirror has no room). */
 int db_mirrored_open(nd_db *db);
-/* st_table_scan of table t, then each logged fingerprint's entry of t as
- * a fresh entry (cb(&v, 1, 0, 0, payload)). flush (write_mu not held):
- * a writable store flushes first, so each entry comes once; else an entry
- * flushed during the scan may come twice (callers that dedupe). */
+/* st_table_scan of table t, less the fresh keys of logged fingerprints,
+ * then each logged fingerprint's entry of t as a fresh entry (cb(&v, 1,
+ * 0, 0, payload)), in ascending order: each entry comes once, even when
+ * a flush ran during the scan or a crash cut one short. flush (write_mu
+ * not held): a writable store flushes first. */
 int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int flush);
 
 /* Readers from the pool. */
