@@ -174,8 +174,10 @@ int db_mirrored_flush(nd_db *db);
 int db_mirrored_open(nd_db *db);
 /* st_table_scan of table t, less the fresh keys of logged fingerprints,
  * then each logged fingerprint's entry of t as a fresh entry (cb(&v, 1,
- * 0, 0, payload)), in ascending order: each entry comes once, even when
- * a flush ran during the scan or a crash cut one short. flush (write_mu
+ * 0, 0, payload)), in ascending order: a fresh entry comes once, even
+ * when a flush ran during the scan or a crash cut one short. An entry a
+ * writable store's fold moved into a run between the copy of the list
+ * and the scan's snapshot comes twice (once in a run). flush (write_mu
  * not held): a writable store flushes first. */
 int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int flush);
 

@@ -87,7 +87,8 @@ int db_mirrored_flush(nd_db *db)
     ND_RETURN_IF(!pv, ND_ENOMEM, "out of memory flushing %zu new fingerprints", m->n);
     /* Table by table, each key written once through a file (the mirror
      * holds them all already); the records go only after every table
-     * has its keys, so a crash in between redoes the flush at open. */
+     * has its keys, so after a crash in between the next open gives them
+     * to the mirror again and a later flush writes them again. */
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
         size_t n = db_table_sorted(db, t, m->v, m->n, pv);
         ND_TRY(st_table_ingest_keys(db->store, t, pv, n));
@@ -195,7 +196,9 @@ typedef struct scan_filter {
 static int filter_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void *payload)
 {
     scan_filter *f = payload;
-    /* A run never holds a waiting value: a fold flushes first. */
+    /* Runs pass whole: a value reaches a run only by a fold, which
+     * flushes first, so only a fold after the list's copy puts a copied
+     * value there (db.h). */
     if (is_run || f->n == 0) return f->cb(e, n, is_run, bytes, f->payload);
     for (size_t i = 0; i < n; i++) {
         size_t at = st_u64_lower_bound(f->waiting, f->n, e[i]);

@@ -129,7 +129,8 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
     }
     if (scan) {
         scan_ctx s = {&c, nd_perm_apply(&plan->table[0], fp)};
-        /* No flush: the caller may hold write_mu (add_if_new's check). */
+        /* No flush: the caller may hold write_mu (add_if_new's check);
+         * an entry seen twice is merged below. */
         rc = db_mirrored_scan(db, 0, scan_cb, &s, 0);
         if (rc == 1) rc = ND_OK;
         if (rc < 0) goto cleanup;

@@ -635,10 +635,9 @@ static void test_fold_across_opens(void **state)
 
 /* ---- fingerprints whose table keys wait (db_mirrored.c) --------------- */
 
-/* Open path with flags (ND_DB_NO_BACKGROUND added), k=3 and 4 tables. */
-static nd_db *open_flags(const char *path, unsigned flags)
+/* Options with flags (ND_DB_NO_BACKGROUND added), k=3 and 4 tables. */
+static nd_db_options options_flags(unsigned flags)
 {
-    nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = flags | ((flags & ND_DB_READONLY) ? 0 : ND_DB_NO_BACKGROUND);
     o.k = 3;
@@ -646,6 +645,13 @@ static nd_db *open_flags(const char *path, unsigned flags)
     o.tables = 4;
     o.run_size = 16;
     o.expected_docs = 100000;
+    return o;
+}
+
+static nd_db *open_flags(const char *path, unsigned flags)
+{
+    nd_db *db = NULL;
+    nd_db_options o = options_flags(flags);
     int rc = nd_open(&db, path, &o);
     if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
     assert_int_equal(rc, ND_OK);
@@ -672,13 +678,7 @@ static void test_mirrored_after_crash(void **state)
     assert_true(pid >= 0);
     if (pid == 0) { /* the writer: no cmocka here, an exit code */
         nd_db *db = NULL;
-        nd_db_options o = ND_DB_OPTIONS_INIT;
-        o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
-        o.k = 3;
-        o.has_k = 1;
-        o.tables = 4;
-        o.run_size = 16;
-        o.expected_docs = 100000;
+        nd_db_options o = options_flags(ND_DB_CREATE);
         if (nd_open(&db, fx->path, &o)) _exit(2);
         for (size_t i = 0; i < n; i++) {
             char key[32];
@@ -706,16 +706,13 @@ static void test_mirrored_after_crash(void **state)
 
     /* A flush cut by a crash after two tables took their keys, before
      * the records went: those tables hold the keys, the records remain. */
-    uint64_t *pv = malloc(2 * waiting * sizeof *pv);
-    assert_non_null(pv);
     size_t cut[2];
     uint64_t *cut_pv[2];
     for (unsigned t = 0; t < 2; t++) {
-        cut[t] = db_table_sorted(db, t, db->mirrored.v, waiting, pv);
-        assert_int_equal(cut[t], waiting);
-        cut_pv[t] = malloc(waiting * sizeof *pv);
+        cut_pv[t] = malloc(2 * waiting * sizeof *cut_pv[t]);
         assert_non_null(cut_pv[t]);
-        memcpy(cut_pv[t], pv, waiting * sizeof *pv);
+        cut[t] = db_table_sorted(db, t, db->mirrored.v, waiting, cut_pv[t]);
+        assert_int_equal(cut[t], waiting);
     }
     db_fixture_close(fx);
     st_store *s = NULL;
@@ -726,7 +723,6 @@ static void test_mirrored_after_crash(void **state)
         free(cut_pv[t]);
     }
     assert_int_equal(st_close(s), ND_OK);
-    free(pv);
     db = fx->db = open_flags(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirrored.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
