@@ -8,7 +8,8 @@
  *  3. oracle checks of the sample at k = 3 and 6;
  *  4. warm online queries (the files read into the page cache first): k = 3
  *     and 6, 1 and 2 threads, after one untimed pass; every answer count
- *     is checked against the reference's;
+ *     is checked against the reference's; then the same on a read-only
+ *     handle opened with ND_DB_MMAP (the tables read through mappings);
  *  5. batch: `batch` queries against the stored set (warm);
  *  6. cold online queries: close, drop the OS page cache of the database's
  *     files (posix_fadvise DONTNEED, no root needed), reopen (empty block
@@ -17,7 +18,8 @@
  *  8. stream add_if_new (WAL, no fsync per document) on one thread, then
  *     the next as many documents on two threads, then as many again in
  *     groups through nd_batch with ND_BATCH_ADD (add_if_new's decisions,
- *     one write a group); then group commit:
+ *     one write a group); the first two again on a handle opened with
+ *     ND_DB_MMAP; then group commit:
  *     check each document of a group with nd_query, add the new ones with
  *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
  *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
@@ -214,6 +216,26 @@ static nd_db *reopen_cold(bdb_state *s, nd_db *db)
     ND_TRY(nd_close(db));
     bdb_drop_cache(s->o.dir);
     return db_open(s, 0, 0);
+}
+
+/* 4b. The warm queries again on a second handle, read-only, that reads
+ * the tables through mappings (ND_DB_MMAP): after one untimed pass,
+ * which maps most pages a query touches. Its own RSS peak: the mapped
+ * pages count in it. */
+static void mapped_queries(bdb_state *s, const bdb_opts *o, double *lat, uint32_t *cnt)
+{
+    nd_ctx c;
+    ctx_init(&c, db_open(s, ND_DB_READONLY | ND_DB_MMAP, 0), 0);
+    bdb_rss_reset();
+    bdb_run_queries(nd_fn, &c, s->qs, o->q, 3, 1, NULL, NULL);
+    for (unsigned k = 3; k <= 6; k += 3)
+        for (unsigned th = 1; th <= 2; th++)
+            timed_queries(s, &c, "query_mmap", k, th, k == 3 ? o->q : o->q6, lat, cnt);
+    c.flags = ND_QUERY_FP_ONLY;
+    timed_queries(s, &c, "query_mmap_fponly", 3, 1, o->q, lat, cnt);
+    bdb_metric("rss.query_mmap_mib", bdb_rss_peak_mib());
+    ND_TRY(nd_close(c.db));
+    ctx_dispose(&c);
 }
 
 /* ---- 6. batch ---- */
@@ -415,8 +437,10 @@ static void *stream_worker_main(void *p)
     return NULL;
 }
 
-/* The stream's next n documents (ids from..) on two threads. */
-static void stream_two_threads(bdb_state *s, nd_db *db, uint64_t from, uint64_t n)
+/* The stream's next n documents (ids from..) on two threads: metrics
+ * nd.NAME.docs_per_s and .added. */
+static void stream_two_threads(bdb_state *s, nd_db *db, uint64_t from, uint64_t n,
+                               const char *name)
 {
     stream_worker w[2];
     pthread_t th;
@@ -427,8 +451,37 @@ static void stream_two_threads(bdb_state *s, nd_db *db, uint64_t from, uint64_t 
     pthread_join(th, NULL);
     double wall = bdb_now() - w0;
     for (unsigned i = 0; i < 2; i++) ND_TRY(w[i].rc);
-    bdb_metric("nd.stream_t2.docs_per_s", (double)n / wall);
-    bdb_metric("nd.stream_t2.added", (double)(w[0].added + w[1].added));
+    bdb_metricf((double)n / wall, "nd.%s.docs_per_s", name);
+    bdb_metricf((double)(w[0].added + w[1].added), "nd.%s.added", name);
+}
+
+/* The stream's next n documents (ids from..) on one thread, each timed:
+ * metrics nd.NAME.docs_per_s, .added and the latencies nd.NAME.k3. */
+static void stream_one_thread(bdb_state *s, nd_db *db, uint64_t from, uint64_t n,
+                              const char *name)
+{
+    nd_results *res;
+    ND_TRY(nd_results_new(&res));
+    uint8_t key[8];
+    double *lat = bdb_xmalloc((n + 1) * sizeof *lat);
+    size_t added = 0;
+    double w0 = bdb_now();
+    for (uint64_t j = 0; j < n; j++) {
+        key_of(key, (1ull << 62) | (from + j));
+        uint64_t fp = bdb_query(&s->g, BDB_STREAM, from + j, NULL);
+        double t0 = bdb_now();
+        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 2, 3));
+        lat[j] = bdb_now() - t0;
+        added += nd_results_count(res) == 0;
+    }
+    double wall = bdb_now() - w0;
+    char label[64];
+    snprintf(label, sizeof label, "nd.%s.k3", name);
+    bdb_record_latency(label, lat, n, wall);
+    bdb_metricf((double)n / wall, "nd.%s.docs_per_s", name);
+    bdb_metricf((double)added, "nd.%s.added", name);
+    free(lat);
+    nd_results_free(res);
 }
 
 /* n documents of the stream from id `from` on, o->group at a time through
@@ -473,27 +526,30 @@ static void stream_phase(bdb_state *s, nd_db *db)
     nd_results *res;
     ND_TRY(nd_results_new(&res));
     uint8_t key[8];
-    double *lat = bdb_xmalloc((o->stream + 1) * sizeof *lat);
     size_t added = 0;
+    double w0, wall;
 
     bdb_rss_reset();
-    double w0 = bdb_now();
-    for (uint64_t j = 0; j < o->stream; j++) {
-        key_of(key, (1ull << 62) | j);
-        uint64_t fp = bdb_query(&s->g, BDB_STREAM, j, NULL);
-        double t0 = bdb_now();
-        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 2, 3));
-        lat[j] = bdb_now() - t0;
-        added += nd_results_count(res) == 0;
+    if (o->stream) {
+        stream_one_thread(s, db, 0, o->stream, "stream");
+        stream_two_threads(s, db, o->stream, o->stream, "stream_t2");
     }
-    double wall = bdb_now() - w0;
-    bdb_record_latency("nd.stream.k3", lat, o->stream, wall);
-    bdb_metric("nd.stream.docs_per_s", (double)o->stream / wall);
-    bdb_metric("nd.stream.added", (double)added);
-    if (o->stream) stream_two_threads(s, db, o->stream, o->stream);
     stream_batches(s, db, 2 * o->stream, o->stream, "stream_batch");
     bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
     ND_TRY(nd_close(db));
+
+    /* The single-document streams again with the tables mapped (ids past
+     * every other stream's: stream_batch_sync's end at 3 * stream +
+     * group_docs). */
+    if (o->stream) {
+        uint64_t from = 3 * o->stream + o->group_docs;
+        db = db_open(s, ND_DB_MMAP, 0);
+        bdb_rss_reset();
+        stream_one_thread(s, db, from, o->stream, "stream_mmap");
+        stream_two_threads(s, db, from + o->stream, o->stream, "stream_mmap_t2");
+        bdb_metric("rss.stream_mmap_mib", bdb_rss_peak_mib());
+        ND_TRY(nd_close(db));
+    }
 
     /* Group commit on a handle that fsyncs every write. */
     db = db_open(s, ND_DB_SYNC, 0);
@@ -536,7 +592,6 @@ static void stream_phase(bdb_state *s, nd_db *db)
     ND_TRY(nd_close(db));
     free(docs);
     free(keys);
-    free(lat);
     nd_results_free(res);
 }
 
@@ -619,6 +674,7 @@ void bdb_phase_neardup(bdb_state *s)
     timed_queries(s, &c, "query_fponly", 3, 1, o->q, lat, cnt);
     c.flags = 0;
     bdb_metric("rss.query_mib", bdb_rss_peak_mib());
+    mapped_queries(s, o, lat, cnt);
 
     /* 5. batch (warm: before the cold phase drops the page cache) */
     bdb_rss_reset();

@@ -19,6 +19,7 @@
  *              the tables (timed)
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
  *              open, after the fold and after the compaction (default 5000)
+ *   --mmap 1   open with ND_DB_MMAP (the tables read through mappings)
  * Prints one line per step: the fresh entries at open, add rate, each
  * table's fold time, p50/p90 query latency, which tables are read directly.
  * Copy DB first to compare the two folds on the same state (a fold changes
@@ -149,10 +150,11 @@ int main(int argc, char **argv)
     uint64_t add = 0, start = 200000000;
     unsigned threads = 1;
     size_t nq = 5000, group = 1;
+    int mmap = 0;
     const char *fold = NULL;
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S] "
-                        "[--fold run|refold] [--queries Q]\n");
+                        "[--fold run|refold] [--queries Q] [--mmap 1]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--queries") == 0) nq = strtoull(v, NULL, 10);
         else if (strcmp(a, "--group") == 0 && strtoull(v, NULL, 10) >= 1)
             group = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--mmap") == 0 && (!strcmp(v, "0") || !strcmp(v, "1"))) mmap = *v == '1';
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
             fprintf(stderr, "bench_fold: unknown option %s %s\n", a, v);
@@ -177,7 +180,7 @@ int main(int argc, char **argv)
     }
     nd_db *db;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_NO_BACKGROUND | (mmap ? ND_DB_MMAP : 0);
     o.fold_threshold = UINT64_MAX;
     double t0 = now_s();
     TRY(nd_open(&db, argv[1], &o));

@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "usage: neardup add DB [--format fp|jsonl|tsv] [--k K] [--sync] [--skip-bad]\n"
-    "                      [--html] [--time T] [--json] [INPUT|-]\n"
+    "                      [--html] [--time T] [--json] [--mmap] [INPUT|-]\n"
     "\n"
     "Add each document unless a stored one lies within K bits (default: the\n"
     "database's k). Prints per document, in input order:\n"
@@ -31,6 +31,8 @@ static const char usage[] =
     "  --html     texts are HTML\n"
     "  --time T   last-seen time to record (seconds since the epoch; default now)\n"
     "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
+    "  --mmap     read the tables through memory mappings: faster checks on a\n"
+    "             large database; the mapped pages count in the process's RSS\n"
     "Exit codes: 0 ok, 1 bad usage or bad input (stops at the first bad record\n"
     "unless --skip-bad; what came before it is stored), 2 database error.\n";
 
@@ -75,7 +77,8 @@ int cmd_add(int argc, char **argv)
         {"format", required_argument, 0, 'f'}, {"k", required_argument, 0, 'k'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'},         {"mmap", no_argument, 0, 'm'},
+        {0, 0, 0, 0}};
     add_ctx a = {0};
     in_format fmt = IN_FORMAT_FP;
     unsigned flags = 0;
@@ -99,6 +102,7 @@ int cmd_add(int argc, char **argv)
             have_k = 1;
             break;
         case 's': flags |= ND_DB_SYNC; break;
+        case 'm': flags |= ND_DB_MMAP; break;
         case 'b': skip_bad = 1; break;
         case 'H': a.html = 1; break;
         case 't':

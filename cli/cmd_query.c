@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: neardup query DB [--k K] [--limit N] [--first] [--json]\n"
+    "usage: neardup query DB [--k K] [--limit N] [--first] [--json] [--mmap]\n"
     "                        [--text FILE [--html] | FP... | -]\n"
     "\n"
     "Print every stored document within K bits of each query fingerprint:\n"
@@ -25,6 +25,8 @@ static const char usage[] =
     "  --limit N   at most N matches per query\n"
     "  --first     stop at the first match found\n"
     "  --json      JSON lines {\"query\",\"key\",\"fp\",\"dist\"}\n"
+    "  --mmap      read the tables through memory mappings: about twice as fast\n"
+    "              on a large database; the mapped pages count in the RSS\n"
     "Exit codes: 0 ok (also without matches), 1 bad usage or input, 2 database error.\n";
 
 typedef struct query_ctx {
@@ -86,10 +88,11 @@ int cmd_query(int argc, char **argv)
         {"k", required_argument, 0, 'k'},     {"limit", required_argument, 0, 'l'},
         {"first", no_argument, 0, '1'},       {"json", no_argument, 0, 'j'},
         {"text", required_argument, 0, 't'},  {"html", no_argument, 0, 'H'},
-        {0, 0, 0, 0}};
+        {"mmap", no_argument, 0, 'm'},        {0, 0, 0, 0}};
     query_ctx q = {0};
     const char *text_path = NULL;
     int have_k = 0, html = 0, opt, rc;
+    unsigned flags = ND_DB_READONLY;
     unsigned long v;
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
@@ -112,6 +115,7 @@ int cmd_query(int argc, char **argv)
         case 'j': q.json = 1; break;
         case 't': text_path = optarg; break;
         case 'H': html = 1; break;
+        case 'm': flags |= ND_DB_MMAP; break;
         default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
         }
     }
@@ -133,7 +137,7 @@ int cmd_query(int argc, char **argv)
             cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why))
             return cli_fail("query: argument %d '%s': %s", i - optind + 1, argv[i], why);
     }
-    rc = cli_open_db(&q.db, path, ND_DB_READONLY);
+    rc = cli_open_db(&q.db, path, flags);
     if (rc) return rc;
     if (!have_k) {
         nd_plan_info p;

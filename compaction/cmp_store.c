@@ -81,6 +81,7 @@ struct st_store {
     st_gen *cur; /* the current generation; swapped by st_write only */
     unsigned ntables;
     int readonly;
+    int map_tables; /* st_open_opts */
     _Atomic int stop_compacting; /* st_stop_compacting */
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
@@ -599,7 +600,7 @@ static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
     cmp_direct *d = NULL;
     if (path) {
         sprintf(path, "%s%s%s", s->path, name[0] == '/' ? "" : "/", name);
-        (void)cmp_direct_open(&d, path, t, 0);
+        (void)cmp_direct_open(&d, path, t, 0, s->map_tables);
     }
     free(path);
     return d;
@@ -695,6 +696,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
     s->readonly = o->readonly;
+    s->map_tables = o->map_tables;
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
 
@@ -1183,7 +1185,7 @@ static int regen_end_table(st_regen *g)
     /* Opened now, read once ingested: the ingest links the file into the
      * database (the same inode) and unlinks this name. If it cannot be
      * read directly, RocksDB reads it. */
-    if (g->keys) (void)cmp_direct_open(&g->direct, g->file, (unsigned)g->table, 1);
+    if (g->keys) (void)cmp_direct_open(&g->direct, g->file, (unsigned)g->table, 1, g->s->map_tables);
     if (g->direct) cmp_direct_prefetch(g->direct);
     return ND_OK;
 }

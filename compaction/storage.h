@@ -49,6 +49,7 @@ typedef struct st_open_opts {
     int readonly;         /* open read-only: no lock taken, writes fail */
     unsigned ntables;     /* when creating: t (1..ND_MAX_TABLES) */
     uint64_t cache_bytes; /* block cache shared by all families */
+    int map_tables;       /* read the tables' runs files through mappings (cmp_direct.h) */
 } st_open_opts;
 
 /* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held
@@ -189,7 +190,7 @@ int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_
 
 /* A hint that st_table_range(r, t, lo, ...) comes soon: a caller about
  * to probe several tables hints each at stage 1, then each at stage 2,
- * then probes, and the cache misses of their index look-ups overlap
+ * then each at stage 3, then probes, and the cache misses of their index look-ups overlap
  * (cmp_direct_hint). Only for tables r already reads directly; no effect
  * on results. */
 void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int stage);

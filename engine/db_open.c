@@ -365,7 +365,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
                  "db options: version %u unknown (this build knows %u)", opts->version,
                  ND_DB_OPTIONS_VERSION);
     ND_RETURN_IF(opts->flags & ~(ND_DB_CREATE | ND_DB_EXCL | ND_DB_READONLY | ND_DB_SYNC |
-                                 ND_DB_NO_BACKGROUND),
+                                 ND_DB_NO_BACKGROUND | ND_DB_MMAP),
                  ND_EINVAL, "db options: unknown flags 0x%x", opts->flags);
     ND_RETURN_IF((opts->flags & ND_DB_READONLY) && (opts->flags & ND_DB_CREATE), ND_EINVAL,
                  "db options: READONLY and CREATE exclude each other");
@@ -406,7 +406,8 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
                        .excl = (opts->flags & ND_DB_EXCL) != 0,
                        .readonly = db->readonly,
                        .ntables = plan->info.tables,
-                       .cache_bytes = opts->cache_bytes};
+                       .cache_bytes = opts->cache_bytes,
+                       .map_tables = (opts->flags & ND_DB_MMAP) != 0};
     ND_TRY(st_open(&db->store, path, &so));
     /* A store that already existed keeps its own meta; a new one gets ours. */
     char *probe = NULL;

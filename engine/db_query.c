@@ -138,9 +138,10 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
         uint64_t q[ND_MAX_TABLES];
         unsigned nt = plan->info.tables;
         for (unsigned t = 0; t < nt; t++) q[t] = nd_perm_apply(&plan->table[t], fp);
-        /* One probe per table: their index look-ups miss the CPU cache
-         * at once rather than one after another (at 100M, 10 tables). */
-        for (int stage = 1; !d && stage <= 2; stage++)
+        /* One probe per table: their index look-ups (and, in mapped
+         * files, their blocks) miss the CPU cache at once rather than one
+         * after another (at 100M, 10 tables). */
+        for (int stage = 1; !d && stage <= 3; stage++)
             for (unsigned t = 0; t < nt; t++)
                 st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits), stage);
         for (unsigned t = 0; t < nt && !c.found; t++) {

@@ -240,6 +240,14 @@ typedef struct nd_db nd_db;
 #define ND_DB_READONLY 0x4u  /**< open read-only (no lock; writers may run) */
 #define ND_DB_SYNC 0x8u      /**< fsync the WAL on every write */
 #define ND_DB_NO_BACKGROUND 0x10u /**< never fold fresh inserts in the background */
+/** Read the tables through memory mappings of their files instead of
+ *  pread: a warm k=3 query at 100M about twice as fast, since a mapped
+ *  block costs no system call, copy or page-cache look-up. The price: the
+ *  pages a query touches count in the process's RSS (mapped page cache,
+ *  up to the tables' size on disk, which the kernel may reclaim), and an
+ *  I/O error on a mapped page ends the process (SIGBUS) where pread would
+ *  return ND_EIO. Same answers either way. */
+#define ND_DB_MMAP 0x20u
 
 #define ND_DB_OPTIONS_VERSION 1u
 

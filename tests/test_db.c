@@ -6,7 +6,8 @@
  * random stores with planted neighbours at every distance 0..k+2 answer
  * every query distance 0..k+2 exactly as a popcount scan does — with fresh
  * entries, after nd_compact (small runs, so many of them), with a mix, and
- * after close + reopen.
+ * after close + reopen (read-only, reading the tables by pread, then
+ * through mappings: ND_DB_MMAP).
  *
  * Concurrency: racing add_if_new calls store one of a group of
  * near-duplicates; queries racing streams, deletions and background folds
@@ -39,6 +40,7 @@
 #include <cmocka.h>
 
 #include "cmp_codec.h"
+#include "cmp_direct.h"
 #include "db.h"
 #include "db_fixture.h"
 #include "neardup.h"
@@ -138,12 +140,20 @@ static void exactness_case(db_fixture *fx, unsigned k, unsigned tables)
     check_all(db, fps, n, qs, NQ, k);
     assert_int_equal(nd_verify(db), ND_OK);
     assert_int_equal(db_fixture_close(fx), ND_OK);
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    check_all(fx->db, fps, n, qs, NQ, k);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
-    db_fixture_close(fx);
+    /* Read-only, then with the tables mapped: each table's runs are one
+     * file then, read directly (by pread, then through the mapping). */
+    unsigned ro[2] = {ND_DB_READONLY, ND_DB_READONLY | ND_DB_MMAP};
+    for (int i = 0; i < 2; i++) {
+        nd_db_options o = ND_DB_OPTIONS_INIT;
+        o.flags = ro[i];
+        assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+        cmp_direct *d = st_table_direct(fx->db->store, tables - 1);
+        assert_non_null(d);
+        cmp_direct_unref(d);
+        check_all(fx->db, fps, n, qs, NQ, k);
+        assert_int_equal(nd_verify(fx->db), ND_OK);
+        db_fixture_close(fx);
+    }
     tmpdir_remove(fx->path);
 }
 

@@ -3,7 +3,8 @@
  * when a store uses it (after a generation is written, at open, after
  * compaction) and when not (after a write to the run space), its ranges
  * against the sorted set of values written (brute force), with fresh
- * entries beside it, and a damaged or foreign file refused.
+ * entries beside it, and a damaged or foreign file refused; all of it
+ * again with the files read through mappings (st_open_opts.map_tables).
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -154,10 +155,15 @@ static void direct_present(st_store *s, unsigned t, int want)
     cmp_direct_unref(d);
 }
 
+/* Whether the stores of a test read their tables' files through mappings
+ * (the *_mapped tests set it around a test of reads by pread). */
+static int mapped;
+
 static st_store *open_store(const char *path, int create, int readonly)
 {
     st_store *s = NULL;
-    st_open_opts o = {.create = create, .ntables = NTABLES, .readonly = readonly};
+    st_open_opts o = {.create = create, .ntables = NTABLES, .readonly = readonly,
+                      .map_tables = mapped};
     assert_int_equal(st_open(&s, path, &o), ND_OK);
     return s;
 }
@@ -568,7 +574,7 @@ static size_t run_files(const char *dir, char names[][256], size_t cap)
         if (len < 4 || strcmp(e->d_name + len - 4, ".sst") != 0) continue;
         cmp_direct *c = NULL;
         snprintf(names[k], 256, "%s/%s", dir, e->d_name);
-        assert_int_equal(cmp_direct_open(&c, names[k], 0, 0), ND_OK);
+        assert_int_equal(cmp_direct_open(&c, names[k], 0, 0, 0), ND_OK);
         if (c) k++;
         cmp_direct_unref(c);
     }
@@ -638,8 +644,8 @@ static void test_block_reuse(void **state)
     size_t n;
     written_store(dir, path, names, &v, &n);
     cmp_direct *d = NULL, *e = NULL;
-    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
-    assert_int_equal(cmp_direct_open(&e, names[1], 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&e, names[1], 0, 0, 0), ND_OK);
     assert_non_null(d);
     assert_non_null(e);
     assert_true(cmp_direct_blocks(d) > 2);
@@ -713,7 +719,7 @@ static void test_span_read(void **state)
     size_t n;
     written_store(dir, path, names, &v, &n);
     cmp_direct *d = NULL;
-    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0, 0), ND_OK);
     assert_non_null(d);
     uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
     cmp_direct_buf one = {0}, span = {0};
@@ -748,7 +754,7 @@ static void test_span_read(void **state)
     snprintf(copy, sizeof copy, "%s/copy.sst", dir);
     copy_file(names[0], copy, (long)st.st_size / 2);
     cmp_direct *c = NULL;
-    assert_int_equal(cmp_direct_open(&c, copy, 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&c, copy, 0, 0, 0), ND_OK);
     assert_non_null(c);
     span.wd = NULL;
     assert_int_equal(walk_range(c, &span, v[0], v[n - 1], v[n - 1], b, n), ND_ECORRUPT);
@@ -771,7 +777,7 @@ static void test_damaged_and_foreign(void **state)
     size_t n;
     written_store(dir, path, names, &v, &n);
     cmp_direct *d = NULL, *good = NULL;
-    assert_int_equal(cmp_direct_open(&good, names[0], 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&good, names[0], 0, 0, 0), ND_OK);
     assert_int_equal(walk_all(good), 0);
 
     /* A flipped byte in a data block: found by the block's checksum when
@@ -779,7 +785,7 @@ static void test_damaged_and_foreign(void **state)
      * of the intact file, checked (another file's bytes are checked anew). */
     snprintf(copy, sizeof copy, "%s/copy.sst", dir);
     copy_file(names[0], copy, 100);
-    assert_int_equal(cmp_direct_open(&d, copy, 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 0), ND_OK);
     assert_non_null(d);
     assert_int_equal(walk_all(d), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "checksum"));
@@ -794,17 +800,98 @@ static void test_damaged_and_foreign(void **state)
     cmp_direct_unref(good);
     cmp_direct_unref(d);
 
+    /* Mapped, the same: the walk finds the flipped byte. */
+    snprintf(copy, sizeof copy, "%s/copy.sst", dir);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 1), ND_OK);
+    assert_non_null(d);
+    assert_int_equal(walk_all(d), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "checksum"));
+    cmp_direct_unref(d);
+
     /* A flipped byte in the magic number: refused at open. */
     struct stat st;
     assert_int_equal(stat(names[0], &st), 0);
     copy_file(names[0], copy, (long)st.st_size - 3);
-    assert_int_equal(cmp_direct_open(&d, copy, 0, 0), ND_ECORRUPT);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 0), ND_ECORRUPT);
     assert_null(d);
 
     /* A missing file. */
     snprintf(copy, sizeof copy, "%s/absent.sst", dir);
-    assert_int_equal(cmp_direct_open(&d, copy, 0, 0), ND_EIO);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 0), ND_EIO);
     assert_null(d);
+    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 1), ND_EIO);
+    assert_null(d);
+    free(v);
+    tmpdir_remove(dir);
+}
+
+/* A file read through a mapping gives the runs a pread gives, seek by
+ * seek and in a walk of the whole file, without a read into the buffer;
+ * and each look at a mapped block checks it again: bytes changed in the
+ * file after a first look (the mapping shows them) are found at the
+ * next, where a buffer that holds the block serves it unread. */
+static void test_mapped_reads(void **state)
+{
+    (void)state;
+    char dir[64], path[128], copy[160], names[8][256];
+    uint64_t *v;
+    size_t n;
+    written_store(dir, path, names, &v, &n);
+    cmp_direct *d = NULL, *m = NULL;
+    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&m, names[0], 0, 0, 1), ND_OK);
+    assert_non_null(d);
+    assert_non_null(m);
+    assert_int_equal(cmp_direct_blocks(m), cmp_direct_blocks(d));
+    cmp_direct_buf bd = {0}, bm = {0};
+    for (int q = 0; q < 3000; q++) {
+        uint64_t x = q % 2 ? v[rnd() % n] : rnd();
+        if (x > v[n - 1]) continue;
+        assert_int_equal(seek_tail(m, &bm, x), seek_tail(d, &bd, x));
+    }
+    assert_null(bm.p); /* nothing read into it */
+    uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    long na = walk_range(d, &bd, v[0], v[n - 1], v[n - 1], a, n);
+    long nb = walk_range(m, &bm, v[0], v[n - 1], v[n - 1], b, n);
+    assert_true(na > (long)(n / RUN_SIZE));
+    assert_int_equal(nb, na);
+    assert_memory_equal(a, b, (size_t)na * sizeof *a);
+    cmp_direct_unref(m);
+
+    /* A copy, mapped and read by pread, each with a buffer that looked at
+     * the block of v[n / 2]; then one of that block's bytes flips. */
+    snprintf(copy, sizeof copy, "%s/copy.sst", dir);
+    copy_file(names[0], copy, -1);
+    cmp_direct *c = NULL;
+    assert_int_equal(cmp_direct_open(&c, copy, 0, 0, 0), ND_OK);
+    assert_int_equal(cmp_direct_open(&m, copy, 0, 0, 1), ND_OK);
+    uint64_t x = v[n / 2];
+    cmp_direct_buf bc = {0};
+    uint64_t tail = seek_tail(c, &bc, x);
+    assert_int_equal(seek_tail(m, &bm, x), tail);
+    assert_int_equal(bc.reads, 1);
+    /* The block's first byte: the run's key, where bc holds the block. */
+    FILE *f = fopen(copy, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)bc.woff, SEEK_SET), 0);
+    int ch = fgetc(f);
+    assert_int_equal(fseek(f, (long)bc.woff, SEEK_SET), 0);
+    fputc(ch ^ 0x10, f);
+    assert_int_equal(fclose(f), 0);
+    cmp_direct_it it;
+    assert_int_equal(cmp_direct_seek(m, x, 0, &bm, &it), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "checksum"));
+    assert_int_equal(seek_tail(c, &bc, x), tail); /* held, not read again */
+    assert_int_equal(bc.reads, 1);
+    free(bc.p);
+    free(bd.p);
+    free(a);
+    free(b);
+    cmp_direct_unref(c);
+    cmp_direct_unref(m);
+    cmp_direct_unref(d);
     free(v);
     tmpdir_remove(dir);
 }
@@ -890,6 +977,19 @@ static void test_race_with_removals(void **state)
     tmpdir_remove(dir);
 }
 
+/* Tests of stores that read by pread, again with mapped tables. */
+#define MAPPED(test)                                                                         \
+    static void test##_mapped(void **state)                                                  \
+    {                                                                                        \
+        mapped = 1;                                                                          \
+        test(state);                                                                         \
+        mapped = 0;                                                                          \
+    }
+MAPPED(test_lifecycle)
+MAPPED(test_compact_tables)
+MAPPED(test_refold)
+MAPPED(test_race_with_removals)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +1000,11 @@ int main(void)
         cmocka_unit_test(test_block_reuse),
         cmocka_unit_test(test_span_read),
         cmocka_unit_test(test_race_with_removals),
+        cmocka_unit_test(test_mapped_reads),
+        cmocka_unit_test(test_lifecycle_mapped),
+        cmocka_unit_test(test_compact_tables_mapped),
+        cmocka_unit_test(test_refold_mapped),
+        cmocka_unit_test(test_race_with_removals_mapped),
         /* last: the tests above draw their data from one generator */
         cmocka_unit_test(test_cursor_across_folds),
     };

@@ -56,6 +56,18 @@ a=$("$ND" stats one --json | grep -o '"documents":[0-9]*,"fingerprints":[0-9]*')
 b=$("$ND" stats two --json | grep -o '"documents":[0-9]*,"fingerprints":[0-9]*')
 check "batch --add stores what add stores ($a / $b)" "$a" == "$b"
 expect_exit 0 "$ND" verify one
+# --mmap (the imported tables read through mappings) decides and answers
+# as the default reads do
+expect_exit 0 "$ND" init four --k 3 --docs 1e5
+"$ND" import four --format fp stored.fp 2>/dev/null
+expect_exit 0 "$ND" add four --mmap --format fp batch.fp
+check "add --mmap prints what add prints" "$batch_out" == "$out"
+cut -f1 batch.fp > bq.txt
+STDIN=bq.txt expect_exit 0 "$ND" query four - --k 4
+q_plain=$out
+STDIN=bq.txt expect_exit 0 "$ND" query four - --k 4 --mmap
+check "query --mmap prints what query prints" "$q_plain" == "$out"
+check "the queries found matches" "$(printf '%s\n' "$out" | wc -l)" -gt 500
 # a wider k than the plan's (per-document probes) still equals add
 expect_exit 0 "$ND" batch two --k 5 --format fp batch.fp
 w=$out
