@@ -65,7 +65,7 @@ int db_fold_all(nd_db *db, int all)
 {
     int rc = ND_OK;
     pthread_mutex_lock(&db->fold_mu);
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     /* The fold reads the fresh space from RocksDB: the entries waiting
      * in the mirror get their keys first. */
     rc = db_mirrored_flush(db);
@@ -165,7 +165,7 @@ uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsig
 void db_fold_kick(nd_db *db)
 {
     if (!db->bg_started) return;
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     int due = db->fresh_pending >=
               db_fold_threshold(db->fold_threshold, db->nfps, db->plan.info.tables, db->run_size);
     if (due) db->fresh_pending = 0;
@@ -205,7 +205,7 @@ int nd_stats_get(nd_stats *out, nd_db *db)
 {
     ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     out->documents = db->ndocs;
     out->fingerprints = db->nfps;
     pthread_mutex_unlock(&db->write_mu);
@@ -347,7 +347,7 @@ int nd_verify(nd_db *db)
     ND_RETURN_IF(ndocs != rev_entries, ND_ECORRUPT,
                  "%llu documents but %llu rev entries", (unsigned long long)ndocs,
                  (unsigned long long)rev_entries);
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     uint64_t cd = db->ndocs, cf = db->nfps;
     pthread_mutex_unlock(&db->write_mu);
     ND_RETURN_IF(cd != ndocs || cf != rd.count, ND_ECORRUPT,

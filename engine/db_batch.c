@@ -471,7 +471,7 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
     if (!db->readonly) {
         /* A cursor whose table is folded meanwhile reads its snapshot,
          * which must hold the keys of the entries waiting in the mirror. */
-        pthread_mutex_lock(&db->write_mu);
+        db_write_lock(db);
         locked = 1;
         ND_TRY(db_mirrored_flush(db));
         if (!add) {

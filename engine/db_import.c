@@ -397,7 +397,7 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n)
     ND_FORWARD(db_check_docs(docs, n));
     if (n == 0) return ND_OK;
     pthread_mutex_lock(&db->fold_mu);
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     rc = db_import_locked(db, docs, n, NULL);
     pthread_mutex_unlock(&db->write_mu);
     pthread_mutex_unlock(&db->fold_mu);

@@ -344,7 +344,7 @@ static int spill_chunk(nd_loader *l)
     load_chunk *c = &l->fill;
     point_keys(c);
     pthread_mutex_lock(&db->fold_mu);
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     int rc = db_import_split(db, c->docs, c->n, &c->rep, &c->nrep, &c->fresh, &c->nfresh);
     if (rc == ND_OK && c->nrep) {
         rc = db_fold_locked(db);
@@ -406,7 +406,7 @@ int nd_loader_commit(nd_loader *l, uint64_t *out_new)
         load_chunk *c = &l->fill; /* a load that never filled a chunk */
         point_keys(c);
         pthread_mutex_lock(&db->fold_mu);
-        pthread_mutex_lock(&db->write_mu);
+        db_write_lock(db);
         rc = l->nchunks ? load_commit_locked(l, out_new)
                         : db_import_locked(db, c->docs, c->n, out_new);
         pthread_mutex_unlock(&db->write_mu);

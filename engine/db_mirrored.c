@@ -214,7 +214,7 @@ int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int f
     st_u64s waiting = {0};
     int rc = ND_OK;
     if (flush && !db->readonly) {
-        pthread_mutex_lock(&db->write_mu);
+        db_write_lock(db);
         rc = db_mirrored_flush(db);
         pthread_mutex_unlock(&db->write_mu);
         ND_FORWARD(rc);

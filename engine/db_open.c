@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db.h"
 #include "nd_endian.h"
@@ -84,6 +85,25 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
                  len, DB_REV_VALUE_LEN);
     score_time_decode(val, score, time);
     return 1;
+}
+
+void db_write_lock(nd_db *db)
+{
+    struct timespec t0, t;
+    if (pthread_mutex_trylock(&db->write_mu) == 0) return;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 1;; i++) {
+        if (pthread_mutex_trylock(&db->write_mu) == 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (i % 64 == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > DB_WRITE_SPIN_NS)
+                break;
+        }
+    }
+    pthread_mutex_lock(&db->write_mu);
 }
 
 int db_check_writable(nd_db *db)
@@ -455,7 +475,7 @@ int nd_close(nd_db *db)
     if (!db->readonly) {
         /* Not needed for durability (the records are written), but the
          * next open then has nothing to replay. */
-        pthread_mutex_lock(&db->write_mu);
+        db_write_lock(db);
         rc = db_mirrored_flush(db);
         pthread_mutex_unlock(&db->write_mu);
     }

@@ -244,7 +244,7 @@ int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
     }
     st_u64s defer = {0}, adopt = {0};
     ND_FORWARD(st_batch_new(&b, db->store));
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
     for (size_t i = 0; i < n; i++)
         ND_TRY(db_stage_add(db, b, docs[i].key, docs[i].key_len, docs[i].fp, docs[i].score,
@@ -274,7 +274,7 @@ int nd_delete(nd_db *db, const void *key, size_t key_len)
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_check_key(key, key_len));
     ND_FORWARD(st_batch_new(&b, db->store));
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     uint64_t nd = db->ndocs, nf = db->nfps;
     ND_TRY(db_stage_delete(db, b, key, key_len, &nd, &nf));
     ND_TRY(db_commit(db, b, nd, nf, 0));
@@ -335,7 +335,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
     ND_FORWARD(closest(out, db, fp, k));
     if (nd_results_count(out) && !matched_key(out, key, key_len)) return ND_OK;
     ND_FORWARD(st_batch_new(&b, db->store));
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
     if (nd_results_count(out) || !check_stands(db, since, fp, k)) ND_TRY(closest(out, db, fp, k));
     if (nd_results_count(out)) {
@@ -377,7 +377,7 @@ static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted)
     st_batch *b = NULL;
     int rc;
     ND_TRY(st_batch_new(&b, db->store));
-    pthread_mutex_lock(&db->write_mu);
+    db_write_lock(db);
     uint64_t nd = db->ndocs, nf = db->nfps;
     size_t done = 0;
     rc = ND_OK;

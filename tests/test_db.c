@@ -25,6 +25,7 @@
  * value that disagrees with docs.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -393,6 +394,39 @@ static void test_threads_unrelated(void **state)
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     assert_int_equal(rs[0].added + rs[1].added, 600);
     assert_int_equal(nd_verify(db), ND_OK);
+}
+
+/* db_write_lock excludes: four threads (more than the cores, so some
+ * spin out and sleep) each add 1 to a plain counter 20,000 times, with a
+ * yield between the read and the write; the total is exact. */
+typedef struct lock_racer {
+    nd_db *db;
+    uint64_t *count;
+} lock_racer;
+
+static void *lock_racer_main(void *arg)
+{
+    lock_racer *r = arg;
+    for (int i = 0; i < 20000; i++) {
+        db_write_lock(r->db);
+        uint64_t c = *(volatile uint64_t *)r->count;
+        if (i % 64 == 0) sched_yield();
+        *(volatile uint64_t *)r->count = c + 1;
+        pthread_mutex_unlock(&r->db->write_mu);
+    }
+    return NULL;
+}
+
+static void test_write_lock(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 16);
+    uint64_t count = 0;
+    lock_racer r = {db, &count};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&th[i], NULL, lock_racer_main, &r), 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    assert_int_equal(count, 4 * 20000);
 }
 
 /* ---- streams racing queries and folds ---------------------------------- */
@@ -1149,6 +1183,7 @@ int main(void)
         DB_FIXTURE_TEST(test_add_many_replacing),
         DB_FIXTURE_TEST(test_add_if_new_race),
         DB_FIXTURE_TEST(test_threads_unrelated),
+        DB_FIXTURE_TEST(test_write_lock),
         DB_FIXTURE_TEST(test_open_errors),
         DB_FIXTURE_TEST(test_stream_races),
         cmocka_unit_test(test_fold_threshold_default),
