@@ -25,8 +25,8 @@ static const char usage[] =
     "  --limit N   at most N matches per query\n"
     "  --first     stop at the first match found\n"
     "  --json      JSON lines {\"query\",\"key\",\"fp\",\"dist\"}\n"
-    "  --mmap      read the tables through memory mappings: about twice as fast\n"
-    "              on a large database; the mapped pages count in the RSS\n"
+    "  --mmap      read the tables through memory mappings: faster queries on a\n"
+    "              large database; the mapped pages count in the process's RSS\n"
     "Exit codes: 0 ok (also without matches), 1 bad usage or input, 2 database error.\n";
 
 typedef struct query_ctx {

@@ -769,6 +769,15 @@ static void test_span_read(void **state)
     tmpdir_remove(dir);
 }
 
+/* The direct reader of run file path, read through a mapping or not. */
+static cmp_direct *opened(const char *path, int map)
+{
+    cmp_direct *d = NULL;
+    assert_int_equal(cmp_direct_open(&d, path, 0, 0, map), ND_OK);
+    assert_non_null(d);
+    return d;
+}
+
 static void test_damaged_and_foreign(void **state)
 {
     (void)state;
@@ -801,9 +810,7 @@ static void test_damaged_and_foreign(void **state)
     cmp_direct_unref(d);
 
     /* Mapped, the same: the walk finds the flipped byte. */
-    snprintf(copy, sizeof copy, "%s/copy.sst", dir);
-    assert_int_equal(cmp_direct_open(&d, copy, 0, 0, 1), ND_OK);
-    assert_non_null(d);
+    d = opened(copy, 1);
     assert_int_equal(walk_all(d), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "checksum"));
     cmp_direct_unref(d);
@@ -837,11 +844,7 @@ static void test_mapped_reads(void **state)
     uint64_t *v;
     size_t n;
     written_store(dir, path, names, &v, &n);
-    cmp_direct *d = NULL, *m = NULL;
-    assert_int_equal(cmp_direct_open(&d, names[0], 0, 0, 0), ND_OK);
-    assert_int_equal(cmp_direct_open(&m, names[0], 0, 0, 1), ND_OK);
-    assert_non_null(d);
-    assert_non_null(m);
+    cmp_direct *d = opened(names[0], 0), *m = opened(names[0], 1);
     assert_int_equal(cmp_direct_blocks(m), cmp_direct_blocks(d));
     cmp_direct_buf bd = {0}, bm = {0};
     for (int q = 0; q < 3000; q++) {
@@ -864,9 +867,8 @@ static void test_mapped_reads(void **state)
      * the block of v[n / 2]; then one of that block's bytes flips. */
     snprintf(copy, sizeof copy, "%s/copy.sst", dir);
     copy_file(names[0], copy, -1);
-    cmp_direct *c = NULL;
-    assert_int_equal(cmp_direct_open(&c, copy, 0, 0, 0), ND_OK);
-    assert_int_equal(cmp_direct_open(&m, copy, 0, 0, 1), ND_OK);
+    cmp_direct *c = opened(copy, 0);
+    m = opened(copy, 1);
     uint64_t x = v[n / 2];
     cmp_direct_buf bc = {0};
     uint64_t tail = seek_tail(c, &bc, x);
