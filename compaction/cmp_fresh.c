@@ -104,37 +104,51 @@ static void set_invalidate(fset *s)
     s->valid = 0;
 }
 
-/* The first i with a[i] >= v in a[0..n) ascending (n if none). A table's
- * values are uniform (permuted fingerprints), so a guess interpolated
- * between the ends lands within a few places: it reads one or two cache
- * lines where a bisection of a 256-value chunk reads about five, and a
- * query of the mirror looks up every table (at 100M the bisections were
- * 7% of a stream's add). From the guess it gallops to bracket v, then
- * bisects: O(log n) whatever the values. */
-static size_t near_lower_bound(const uint64_t *a, size_t n, uint64_t v)
+/* Where v would lie among n uniform values from lo_v to hi_v: 0..n-1. */
+static size_t interp_guess(size_t n, uint64_t v, uint64_t lo_v, uint64_t hi_v)
 {
-    if (n == 0 || v <= a[0]) return 0;
-    if (v > a[n - 1]) return n;
-    size_t lo = 1, hi = n - 1; /* a[lo - 1] < v <= a[hi] */
-    size_t g = 1 + (size_t)((double)(v - a[0]) / (double)(a[n - 1] - a[0]) * (double)(n - 2));
-    if (g > hi) g = hi;
+    if (n == 0 || v <= lo_v) return 0;
+    if (v >= hi_v) return n - 1;
+    size_t g = (size_t)((double)(v - lo_v) / (double)(hi_v - lo_v) * (double)(n - 1));
+    return g < n ? g : n - 1;
+}
+
+/* Index of the first of a[0..n) (ascending) that is >= v, n if none;
+ * lo_v <= a[0] and a[n - 1] <= hi_v, or about: a table's values are
+ * uniform (permuted fingerprints), so a guess interpolated between them
+ * lands within a few places, one or two cache lines where a bisection of
+ * a 256-value chunk reads about five (at 100M the bisections were 7% of
+ * a stream's add). A gallop from the guess, then a bisection, keep the
+ * worst case O(log n). The bounds may come from elsewhere: a chunk's head
+ * and the next one's spare the reads of the chunk's ends (at 100M those
+ * two misses were a third of the look-ups' samples each). */
+static size_t interp_lower_bound(const uint64_t *a, size_t n, uint64_t v, uint64_t lo_v,
+                                 uint64_t hi_v)
+{
+    if (n == 0) return 0;
+    size_t g = interp_guess(n, v, lo_v, hi_v);
+    size_t lo, hi, step = 1; /* the answer is in [lo, hi] */
     if (a[g] >= v) {
-        hi = g;
-        for (size_t step = 1; step <= hi - lo; step *= 2) {
+        for (hi = g;; hi -= step, step *= 2) {
+            if (hi < step) {
+                lo = 0;
+                break;
+            }
             if (a[hi - step] < v) {
                 lo = hi - step + 1;
                 break;
             }
-            hi -= step;
         }
     } else {
-        lo = g + 1;
-        for (size_t step = 1; step <= hi - lo; step *= 2) {
+        for (lo = g + 1;; lo += step, step *= 2) {
+            if (lo + step - 1 >= n) {
+                hi = n;
+                break;
+            }
             if (a[lo + step - 1] >= v) {
                 hi = lo + step - 1;
                 break;
             }
-            lo += step;
         }
     }
     while (lo < hi) {
@@ -143,6 +157,19 @@ static size_t near_lower_bound(const uint64_t *a, size_t n, uint64_t v)
         else hi = mid;
     }
     return lo;
+}
+
+static size_t near_lower_bound(const uint64_t *a, size_t n, uint64_t v)
+{
+    return n ? interp_lower_bound(a, n, v, a[0], a[n - 1]) : 0;
+}
+
+/* Where a search of chunk i for v starts: between its head and the next
+ * chunk's, already read (the chunk's ends are not). */
+static size_t chunk_lower_bound(const fset *s, size_t i, uint64_t v)
+{
+    uint64_t hi = i + 1 < s->nc ? s->first[i + 1] : UINT64_MAX;
+    return interp_lower_bound(s->c[i]->v, s->c[i]->n, v, s->first[i], hi);
 }
 
 /* The chunk that holds or would hold v: the last whose first value is <= v,
@@ -189,7 +216,7 @@ static int set_insert(fset *s, uint64_t v)
     }
     size_t i = set_find(s, v);
     fchunk *c = s->c[i];
-    size_t at = near_lower_bound(c->v, c->n, v);
+    size_t at = chunk_lower_bound(s, i, v);
     if (at < c->n && c->v[at] == v) return ND_OK; /* already there */
     if (c->n == FRESH_CHUNK) { /* split: the upper half moves to a new chunk */
         fchunk *d = malloc(sizeof *d);
@@ -221,7 +248,7 @@ static void set_erase(fset *s, uint64_t v)
     if (s->nc == 0) return;
     size_t i = set_find(s, v);
     fchunk *c = s->c[i];
-    size_t at = near_lower_bound(c->v, c->n, v);
+    size_t at = chunk_lower_bound(s, i, v);
     if (at == c->n || c->v[at] != v) return;
     memmove(c->v + at, c->v + at + 1, (c->n - at - 1) * sizeof *c->v);
     c->n--;
@@ -403,7 +430,7 @@ int cmp_fresh_range(cmp_fresh *f, unsigned t, uint64_t lo, uint64_t hi, st_u64s 
     if (!s->valid) {
         rc = 0;
     } else if (s->nc) {
-        size_t i = set_find(s, lo), at = near_lower_bound(s->c[i]->v, s->c[i]->n, lo);
+        size_t i = set_find(s, lo), at = chunk_lower_bound(s, i, lo);
         for (; i < s->nc && rc == 1; i++, at = 0) {
             const fchunk *c = s->c[i];
             for (; at < c->n; at++) {
@@ -419,6 +446,29 @@ int cmp_fresh_range(cmp_fresh *f, unsigned t, uint64_t lo, uint64_t hi, st_u64s 
 done:
     pthread_rwlock_unlock(&s->lock);
     return rc;
+}
+
+void cmp_fresh_hint(cmp_fresh *f, unsigned t, uint64_t x, int stage)
+{
+    fset *s = &f->t[t];
+    pthread_rwlock_rdlock(&s->lock);
+    if (s->valid && s->nc) {
+        if (stage == 1) { /* the heads where set_find's search starts */
+            size_t g = interp_guess(s->nc, x, s->first[0], s->first[s->nc - 1]);
+            __builtin_prefetch(&s->first[g]);
+            __builtin_prefetch(&s->c[g]);
+        } else {
+            size_t i = set_find(s, x);
+            const fchunk *c = s->c[i];
+            if (stage == 2) { /* the chunk's count */
+                __builtin_prefetch(c);
+            } else { /* the line where chunk_lower_bound's search starts */
+                uint64_t b = i + 1 < s->nc ? s->first[i + 1] : UINT64_MAX;
+                __builtin_prefetch(&c->v[interp_guess(c->n, x, s->first[i], b)]);
+            }
+        }
+    }
+    pthread_rwlock_unlock(&s->lock);
 }
 
 int cmp_fresh_count(cmp_fresh *f, unsigned t, uint64_t *count)

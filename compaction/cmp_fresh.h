@@ -69,6 +69,13 @@ void cmp_fresh_commit(cmp_fresh *f, const cmp_flog *l);
  * ND_ENOMEM. Any thread. */
 int cmp_fresh_range(cmp_fresh *f, unsigned t, uint64_t lo, uint64_t hi, st_u64s *out);
 
+/* A hint that cmp_fresh_range(f, t, x, ...) comes soon, in stages as
+ * cmp_direct_hint's: stage 1 asks for the chunk heads near x, stage 2
+ * (after stage 1 of every table) for x's chunk, stage 3 for the line of
+ * it where the search starts, so the misses of ten tables' look-ups
+ * overlap. Any thread; no effect on results. */
+void cmp_fresh_hint(cmp_fresh *f, unsigned t, uint64_t x, int stage);
+
 /* Entries of table t; 0 when invalid (then *count is untouched). */
 int cmp_fresh_count(cmp_fresh *f, unsigned t, uint64_t *count);
 

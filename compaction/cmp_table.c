@@ -386,9 +386,10 @@ cleanup:
     return rc;
 }
 
-void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int stage)
+void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int with_fresh, int stage)
 {
     if (r->dir[t]) cmp_direct_hint(r->dir[t], lo, stage);
+    if (with_fresh) cmp_fresh_hint(st_store_fresh(r->store), t, lo, stage);
 }
 
 int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,

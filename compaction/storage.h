@@ -188,12 +188,14 @@ size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x);
 int st_table_range(st_reader *r, unsigned t, uint64_t lo, uint64_t hi, int with_fresh,
                    st_u64s *out);
 
-/* A hint that st_table_range(r, t, lo, ...) comes soon: a caller about
- * to probe several tables hints each at stage 1, then each at stage 2,
- * then each at stage 3, then probes, and the cache misses of their index look-ups overlap
- * (cmp_direct_hint). Only for tables r already reads directly; no effect
- * on results. */
-void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int stage);
+/* A hint that st_table_range(r, t, lo, ..., with_fresh, ...) comes soon:
+ * a caller about to probe several tables hints each at stage 1, then
+ * each at stage 2, then each at stage 3, then probes, and the cache
+ * misses of their look-ups overlap: the index of a table r reads
+ * directly, its block in a mapped file (cmp_direct_hint), and with
+ * with_fresh the fresh mirror's chunk (cmp_fresh_hint). No effect on
+ * results. */
+void st_table_hint(const st_reader *r, unsigned t, uint64_t lo, int with_fresh, int stage);
 
 /* Number of fresh entries of table t (the mirror's count, or a walk of
  * the fresh space when the mirror is not valid). */

@@ -136,14 +136,20 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
         if (rc < 0) goto cleanup;
     } else {
         uint64_t q[ND_MAX_TABLES];
+        int fresh[ND_MAX_TABLES];
         unsigned nt = plan->info.tables;
-        for (unsigned t = 0; t < nt; t++) q[t] = nd_perm_apply(&plan->table[t], fp);
-        /* One probe per table: their index look-ups (and, in mapped
-         * files, their blocks) miss the CPU cache at once rather than one
-         * after another (at 100M, 10 tables). */
+        for (unsigned t = 0; t < nt; t++) {
+            q[t] = nd_perm_apply(&plan->table[t], fp);
+            fresh[t] = atomic_load(&db->fresh_live[t]) != 0;
+        }
+        /* One probe per table: their index look-ups (in mapped files,
+         * their blocks; in the fresh mirror, its chunks) miss the CPU
+         * cache at once rather than one after another (at 100M, 10
+         * tables). */
         for (int stage = 1; !d && stage <= 3; stage++)
             for (unsigned t = 0; t < nt; t++)
-                st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits), stage);
+                st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits), fresh[t],
+                              stage);
         for (unsigned t = 0; t < nt && !c.found; t++) {
             if (d) ND_TRY(probe_flips(&c, t, q[t], d));
             else ND_TRY(probe(&c, t, q[t], q[t]));
