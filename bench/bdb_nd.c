@@ -421,18 +421,23 @@ typedef struct stream_worker {
     int rc;
 } stream_worker;
 
+/* nd_add_if_new of the stream's document id; *added counts it if new. */
+static int stream_add(nd_db *db, const bdb_gen *g, uint64_t id, nd_results *res, size_t *added)
+{
+    uint8_t key[8];
+    key_of(key, (1ull << 62) | id);
+    int rc = nd_add_if_new(res, db, key, 8, bdb_query(g, BDB_STREAM, id, NULL), 0, 2, 3);
+    if (rc == ND_OK) *added += nd_results_count(res) == 0;
+    return rc;
+}
+
 static void *stream_worker_main(void *p)
 {
     stream_worker *w = p;
     nd_results *res;
-    uint8_t key[8];
     w->rc = nd_results_new(&res);
-    for (uint64_t j = w->id; w->rc == ND_OK && j < w->n; j += 2) {
-        key_of(key, (1ull << 62) | (w->from + j));
-        uint64_t fp = bdb_query(w->g, BDB_STREAM, w->from + j, NULL);
-        w->rc = nd_add_if_new(res, w->db, key, 8, fp, 0, 2, 3);
-        if (w->rc == ND_OK) w->added += nd_results_count(res) == 0;
-    }
+    for (uint64_t j = w->id; w->rc == ND_OK && j < w->n; j += 2)
+        w->rc = stream_add(w->db, w->g, w->from + j, res, &w->added);
     nd_results_free(res);
     return NULL;
 }
@@ -462,17 +467,13 @@ static void stream_one_thread(bdb_state *s, nd_db *db, uint64_t from, uint64_t n
 {
     nd_results *res;
     ND_TRY(nd_results_new(&res));
-    uint8_t key[8];
     double *lat = bdb_xmalloc((n + 1) * sizeof *lat);
     size_t added = 0;
     double w0 = bdb_now();
     for (uint64_t j = 0; j < n; j++) {
-        key_of(key, (1ull << 62) | (from + j));
-        uint64_t fp = bdb_query(&s->g, BDB_STREAM, from + j, NULL);
         double t0 = bdb_now();
-        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 2, 3));
+        ND_TRY(stream_add(db, &s->g, from + j, res, &added));
         lat[j] = bdb_now() - t0;
-        added += nd_results_count(res) == 0;
     }
     double wall = bdb_now() - w0;
     char label[64];

@@ -164,12 +164,17 @@ static size_t near_lower_bound(const uint64_t *a, size_t n, uint64_t v)
     return n ? interp_lower_bound(a, n, v, a[0], a[n - 1]) : 0;
 }
 
+/* Above every value of chunk i: the next chunk's head, or the top. */
+static uint64_t chunk_above(const fset *s, size_t i)
+{
+    return i + 1 < s->nc ? s->first[i + 1] : UINT64_MAX;
+}
+
 /* Where a search of chunk i for v starts: between its head and the next
  * chunk's, already read (the chunk's ends are not). */
 static size_t chunk_lower_bound(const fset *s, size_t i, uint64_t v)
 {
-    uint64_t hi = i + 1 < s->nc ? s->first[i + 1] : UINT64_MAX;
-    return interp_lower_bound(s->c[i]->v, s->c[i]->n, v, s->first[i], hi);
+    return interp_lower_bound(s->c[i]->v, s->c[i]->n, v, s->first[i], chunk_above(s, i));
 }
 
 /* The chunk that holds or would hold v: the last whose first value is <= v,
@@ -463,8 +468,7 @@ void cmp_fresh_hint(cmp_fresh *f, unsigned t, uint64_t x, int stage)
             if (stage == 2) { /* the chunk's count */
                 __builtin_prefetch(c);
             } else { /* the line where chunk_lower_bound's search starts */
-                uint64_t b = i + 1 < s->nc ? s->first[i + 1] : UINT64_MAX;
-                __builtin_prefetch(&c->v[interp_guess(c->n, x, s->first[i], b)]);
+                __builtin_prefetch(&c->v[interp_guess(c->n, x, s->first[i], chunk_above(s, i))]);
             }
         }
     }

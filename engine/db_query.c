@@ -38,6 +38,7 @@ typedef struct probe_ctx {
     unsigned k;
     int first;
     int found; /* stop signal with first */
+    int fresh[ND_MAX_TABLES]; /* table t may hold fresh entries (fresh_live) */
 } probe_ctx;
 
 static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
@@ -46,10 +47,7 @@ static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
     uint64_t mask = prefix_mask(perm->prefix_bits);
     uint64_t lo = prefix & mask, hi = lo | ~mask;
     c->cand.n = 0;
-    /* Read before the probe opens its views: a fold lowers the count only
-     * after its runs are written, so 0 here means the runs hold it all. */
-    int with_fresh = atomic_load(&c->db->fresh_live[t]) != 0;
-    ND_FORWARD(st_table_range(c->r, t, lo, hi, with_fresh, &c->cand));
+    ND_FORWARD(st_table_range(c->r, t, lo, hi, c->fresh[t], &c->cand));
     for (size_t i = 0; i < c->cand.n; i++) {
         if ((unsigned)__builtin_popcountll(c->cand.v[i] ^ q) > c->k) continue;
         ND_FORWARD(st_u64s_push(c->out, nd_perm_invert(perm, c->cand.v[i])));
@@ -136,11 +134,13 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
         if (rc < 0) goto cleanup;
     } else {
         uint64_t q[ND_MAX_TABLES];
-        int fresh[ND_MAX_TABLES];
         unsigned nt = plan->info.tables;
         for (unsigned t = 0; t < nt; t++) {
             q[t] = nd_perm_apply(&plan->table[t], fp);
-            fresh[t] = atomic_load(&db->fresh_live[t]) != 0;
+            /* Read before the probes open their views: a fold lowers the
+             * count only after its runs are written, so 0 here means the
+             * runs hold it all. */
+            c.fresh[t] = atomic_load(&db->fresh_live[t]) != 0;
         }
         /* One probe per table: their index look-ups (in mapped files,
          * their blocks; in the fresh mirror, its chunks) miss the CPU
@@ -148,8 +148,8 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
          * tables). */
         for (int stage = 1; !d && stage <= 3; stage++)
             for (unsigned t = 0; t < nt; t++)
-                st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits), fresh[t],
-                              stage);
+                st_table_hint(c.r, t, q[t] & prefix_mask(plan->table[t].prefix_bits),
+                              c.fresh[t], stage);
         for (unsigned t = 0; t < nt && !c.found; t++) {
             if (d) ND_TRY(probe_flips(&c, t, q[t], d));
             else ND_TRY(probe(&c, t, q[t], q[t]));
