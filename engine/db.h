@@ -36,7 +36,9 @@
  * written, and the most new fingerprints of one call that are logged
  * (a larger call writes their table keys at once, in order). */
 #define DB_MIRRORED_MAX 16384
-#define DB_MIRRORED_CALL 16
+#define DB_MIRRORED_CALL 4096
+/* The largest batch nd_batch checks by probes, not the merge (db_batch.c). */
+#define DB_BATCH_PROBES_MAX 4096
 /* Fingerprints nd_add_if_new remembers it stored (db_recent). */
 #define DB_RECENT 1024
 
@@ -84,6 +86,10 @@ struct nd_db {
      * Changed with write_mu and mirrored_mu both held; read under either. */
     st_u64s mirrored;
     pthread_mutex_t mirrored_mu;
+
+    /* nd_batch probes batches of at most this many documents and merges
+     * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
+    size_t batch_probes_max;
 
     pthread_mutex_t pool_mu;  /* readers for queries */
     st_reader *pool[DB_POOL_MAX];

@@ -8,8 +8,18 @@
  * that reads each table once, in order, instead of n independent probes.
  * Every candidate within k updates the best stored match of each batch
  * document of that prefix (smallest distance, then fingerprint). The
- * tables are read on up to 8 threads (stored_merge). For k above the
- * plan's k each document is probed on its own (db_match_fps).
+ * tables are read on up to 8 threads (stored_merge).
+ *
+ * A small batch (db->batch_probes_max, DB_BATCH_PROBES_MAX documents), and
+ * any batch for k above the plan's k, probes each document on its own
+ * instead (db_match_fps, as nd_query), slices of the batch on up to 8
+ * threads (stored_probes). At 100M a block read costs about the same
+ * either way when the batch is sparse, and the merge has fixed costs the
+ * probes do not: its cursors need the mirror's waiting entries written to
+ * the tables first (db_mirrored_flush: ten files), which, with ND_BATCH_ADD,
+ * every batch would do for the previous one's. Check-only batches against
+ * the kept 100M store (bench/README.md): 256 a call 92k docs/s merged,
+ * 110k probed; 4096, 106k and 114k; 65536, 154k and 117k.
  *
  * Within the batch, nd_selfjoin gives every pair within k. The documents
  * are then decided in input order, as nd_add_if_new one by one would: a
@@ -18,7 +28,9 @@
  *
  * With ND_BATCH_ADD the writer lock is held from the first read to the
  * last write, so the check and the insert are one atomic step for other
- * writers; the new documents are stored by one atomic write.
+ * writers; the new documents are stored by one atomic write, their table
+ * entries waiting in the mirror as a single add's do (db_mirrored_stage)
+ * when there are at most DB_MIRRORED_CALL of them.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -87,38 +99,60 @@ cleanup:
 }
 
 /*
- * The tables are independent, so they are read on several threads: worker
- * w takes tables w, w + nw, w + 2 nw, ... (tables cost about the same, and
- * a fixed share makes a failure reproducible). Each worker has its own
- * sort arrays, cursor (its own snapshot, iterators and codec), candidates
- * and best array; the calling thread is worker 0 and writes the caller's
- * best array. consider() keeps the smallest (dist, fp) pair, a total
- * order, so folding the workers' arrays in at the end gives the same
- * result as one thread reading every table. An extra worker costs 48
+ * The work is shared among threads: the merge's worker w takes tables w,
+ * w + nw, w + 2 nw, ... (tables cost about the same, and a fixed share
+ * makes a failure reproducible); the probes' worker w takes the w-th of nw
+ * equal slices of the batch. Each merge worker has its own sort arrays,
+ * cursor (its own snapshot, iterators and codec), candidates and best
+ * array; the calling thread is worker 0 and writes the caller's best
+ * array. consider() keeps the smallest (dist, fp) pair, a total order, so
+ * folding the workers' arrays in at the end gives the same result as one
+ * thread reading every table. A probe worker writes its slice of the
+ * caller's array (slices are disjoint). An extra merge worker costs 48
  * bytes a document; one whose memory or thread cannot be had is not
- * started and the calling thread reads its share after its own.
+ * started and the calling thread does its share after its own.
  */
 #define MERGE_MAX_THREADS 8
+/* Documents a probe worker takes at least: a thread costs tens of us, a
+ * document's probes about 15 us at 100M. */
+#define PROBES_PER_WORKER 32
+
+typedef struct merge_worker merge_worker;
 
 typedef struct merge_job {
     nd_db *db;
     const nd_doc *docs;
     size_t n;
     unsigned k, nw;
+    best *bs;                /* the caller's (probes write their slice of it) */
+    int (*share)(merge_worker *w, unsigned part);
     atomic_int stop;         /* a worker failed: the others give up */
     pthread_mutex_t mu;
     int rc;                  /* the first failure (mu) */
     char msg[ND_ERRMSG_CAP]; /* and its message (nd_errmsg is per thread) */
 } merge_job;
 
-typedef struct merge_worker {
+struct merge_worker {
     merge_job *job;
-    unsigned first;          /* its tables: first, first + nw, ... */
-    sort_item *a, *tmp;
+    unsigned first;          /* its share: part `first` */
+    sort_item *a, *tmp;      /* the merge's */
     best *bs;
     pthread_t th;
-    int started;
-} merge_worker;
+    int ready, started;
+};
+
+/* Note the job's first failure and stop the other workers. */
+static int job_fail(merge_job *j, int rc)
+{
+    pthread_mutex_lock(&j->mu);
+    if (j->rc == ND_OK) {
+        j->rc = rc;
+        snprintf(j->msg, sizeof j->msg, "%s", nd_errmsg());
+    }
+    pthread_mutex_unlock(&j->mu);
+    atomic_store(&j->stop, 1);
+    return rc;
+}
 
 static int merge_share(merge_worker *w, unsigned first)
 {
@@ -129,13 +163,7 @@ static int merge_share(merge_worker *w, unsigned first)
         if (atomic_load(&j->stop)) break;
         rc = merge_table(j->db, t, j->docs, j->n, j->k, w->a, w->tmp, &cand, w->bs);
         if (rc < 0) {
-            pthread_mutex_lock(&j->mu);
-            if (j->rc == ND_OK) {
-                j->rc = rc;
-                snprintf(j->msg, sizeof j->msg, "%s", nd_errmsg());
-            }
-            pthread_mutex_unlock(&j->mu);
-            atomic_store(&j->stop, 1);
+            job_fail(j, rc);
             break;
         }
     }
@@ -143,16 +171,41 @@ static int merge_share(merge_worker *w, unsigned first)
     return rc;
 }
 
-static void *merge_main(void *arg)
+/* Best stored match of every document of [from, to) by its own probes. */
+static int probe_docs(merge_job *j, size_t from, size_t to)
+{
+    st_u64s fps = {0};
+    int rc = ND_OK;
+    for (size_t i = from; i < to && !atomic_load(&j->stop); i++) {
+        rc = db_match_fps(j->db, j->docs[i].fp, j->k, 0, &fps);
+        if (rc < 0) {
+            job_fail(j, rc);
+            break;
+        }
+        for (size_t f = 0; f < fps.n; f++)
+            consider(&j->bs[i], (unsigned)__builtin_popcountll(fps.v[f] ^ j->docs[i].fp),
+                     fps.v[f]);
+    }
+    st_u64s_dispose(&fps);
+    return rc;
+}
+
+static int probe_share(merge_worker *w, unsigned part)
+{
+    merge_job *j = w->job;
+    return probe_docs(j, j->n * part / j->nw, j->n * (part + 1) / j->nw);
+}
+
+static void *worker_main(void *arg)
 {
     merge_worker *w = arg;
-    merge_share(w, w->first);
+    w->job->share(w, w->first);
     return NULL;
 }
 
-/* Workers: min(tables, online CPUs, MERGE_MAX_THREADS), or
- * ND_BATCH_THREADS (1..ND_MAX_TABLES) when set, at most one per table. */
-static unsigned merge_workers(unsigned tables)
+/* Threads: min(online CPUs, MERGE_MAX_THREADS), or ND_BATCH_THREADS
+ * (1..ND_MAX_TABLES) when set; at most `most`, at least 1. */
+static unsigned batch_workers(unsigned most)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned nw = cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
@@ -162,7 +215,31 @@ static unsigned merge_workers(unsigned tables)
         unsigned long v = strtoul(env, &end, 10);
         if (*end == '\0' && v >= 1 && v <= ND_MAX_TABLES) nw = (unsigned)v;
     }
-    return nw < tables ? nw : tables;
+    return nw < most ? nw : most ? most : 1;
+}
+
+/* Run the job's shares: workers 1.. whose memory is ready on threads of
+ * their own, worker 0's and every unstarted worker's share on the calling
+ * thread; the first failure, with its message. */
+static int run_job(merge_job *job, merge_worker *w)
+{
+    for (unsigned i = 1; i < job->nw; i++)
+        w[i].started = w[i].ready && pthread_create(&w[i].th, NULL, worker_main, &w[i]) == 0;
+    job->share(&w[0], 0);
+    for (unsigned i = 1; i < job->nw; i++)
+        if (!w[i].started) job->share(&w[0], i);
+    for (unsigned i = 1; i < job->nw; i++)
+        if (w[i].started) pthread_join(w[i].th, NULL);
+    return job->rc < 0 ? nd_err_set(job->rc, "%s", job->msg) : ND_OK;
+}
+
+static void job_init(merge_job *job, merge_worker *w, nd_db *db, const nd_doc *docs, size_t n,
+                     unsigned k, best *bs, unsigned nw)
+{
+    *job = (merge_job){.db = db, .docs = docs, .n = n, .k = k, .nw = nw, .bs = bs, .rc = ND_OK};
+    atomic_init(&job->stop, 0);
+    pthread_mutex_init(&job->mu, NULL);
+    for (unsigned i = 0; i < nw; i++) w[i] = (merge_worker){.job = job, .first = i};
 }
 
 static void merge_worker_dispose(merge_worker *w)
@@ -174,13 +251,12 @@ static void merge_worker_dispose(merge_worker *w)
 /* Best stored match of every document through the merge join. */
 static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    unsigned tables = db->plan.info.tables, nw = tables ? merge_workers(tables) : 1;
-    merge_job job = {.db = db, .docs = docs, .n = n, .k = k, .nw = nw, .rc = ND_OK};
-    merge_worker w[ND_MAX_TABLES] = {{0}};
+    unsigned tables = db->plan.info.tables, nw = batch_workers(tables);
+    merge_job job;
+    merge_worker w[ND_MAX_TABLES];
     int rc = ND_OK;
-    atomic_init(&job.stop, 0);
-    pthread_mutex_init(&job.mu, NULL);
-    for (unsigned i = 0; i < nw; i++) w[i] = (merge_worker){.job = &job, .first = i};
+    job_init(&job, w, db, docs, n, k, bs, nw);
+    job.share = merge_share;
     w[0].a = malloc(n * sizeof *w[0].a);
     w[0].tmp = malloc(n * sizeof *w[0].tmp);
     w[0].bs = bs;
@@ -189,23 +265,11 @@ static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, bes
         w[i].a = malloc(n * sizeof *w[i].a);
         w[i].tmp = malloc(n * sizeof *w[i].tmp);
         w[i].bs = malloc(n * sizeof *w[i].bs);
-        if (w[i].a && w[i].tmp && w[i].bs) {
+        w[i].ready = w[i].a && w[i].tmp && w[i].bs;
+        if (w[i].ready)
             for (size_t j = 0; j < n; j++) w[i].bs[j] = (best){UINT_MAX, 0};
-            w[i].started = pthread_create(&w[i].th, NULL, merge_main, &w[i]) == 0;
-        }
-        if (!w[i].started) {
-            merge_worker_dispose(&w[i]);
-            free(w[i].bs);
-            w[i].a = w[i].tmp = NULL;
-            w[i].bs = NULL;
-        }
     }
-    merge_share(&w[0], 0);
-    for (unsigned i = 1; i < nw; i++)
-        if (!w[i].started) merge_share(&w[0], i);
-    for (unsigned i = 1; i < nw; i++)
-        if (w[i].started) pthread_join(w[i].th, NULL);
-    if (job.rc < 0) ND_FAIL(job.rc, "%s", job.msg);
+    ND_TRY(run_job(&job, w));
     for (unsigned i = 1; i < nw; i++)
         if (w[i].started)
             for (size_t j = 0; j < n; j++)
@@ -219,18 +283,19 @@ cleanup:
     return rc;
 }
 
-/* Best stored match of every document by its own probes (k > plan k). */
+/* Best stored match of every document by its own probes (db_match_fps,
+ * as nd_query: no snapshot, no cursor), the batch cut into slices. */
 static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    st_u64s fps = {0};
-    int rc = ND_OK;
-    for (size_t i = 0; i < n; i++) {
-        ND_TRY(db_match_fps(db, docs[i].fp, k, 0, &fps));
-        for (size_t j = 0; j < fps.n; j++)
-            consider(&bs[i], (unsigned)__builtin_popcountll(fps.v[j] ^ docs[i].fp), fps.v[j]);
-    }
-cleanup:
-    st_u64s_dispose(&fps);
+    unsigned nw = batch_workers((unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
+                                               ? n / PROBES_PER_WORKER : ND_MAX_TABLES));
+    merge_job job;
+    merge_worker w[ND_MAX_TABLES];
+    job_init(&job, w, db, docs, n, k, bs, nw);
+    job.share = probe_share;
+    for (unsigned i = 1; i < nw; i++) w[i].ready = 1;
+    int rc = run_job(&job, w);
+    pthread_mutex_destroy(&job.mu);
     return rc;
 }
 
@@ -396,7 +461,7 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
 {
     st_batch *b = NULL;
     uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
-    st_u64s defer = {0};
+    st_u64s defer = {0}, adopt = {0};
     int rc = ND_OK;
     ND_FORWARD(st_batch_new(&b, db->store));
     for (size_t i = 0; i < n; i++) {
@@ -421,11 +486,13 @@ static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size
                                 &nd, &nf, &fresh, &defer));
         }
     }
-    ND_TRY(db_stage_deferred(db, b, &defer));
+    ND_TRY(db_mirrored_stage(db, b, &defer, &adopt));
     if (st_batch_count(b)) ND_TRY(db_commit(db, b, nd, nf, fresh));
+    db_mirrored_adopt(db, &adopt);
 cleanup:
     st_batch_free(b);
     st_u64s_dispose(&defer);
+    st_u64s_dispose(&adopt);
     return rc;
 }
 
@@ -468,19 +535,21 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
             }
     }
     ND_TRY(pairs_index(&pr));
-    if (!db->readonly) {
-        /* A cursor whose table is folded meanwhile reads its snapshot,
-         * which must hold the keys of the entries waiting in the mirror. */
+    int probes = k > db->plan.info.k || n <= db->batch_probes_max;
+    if (!db->readonly && (add || !probes)) {
         db_write_lock(db);
         locked = 1;
-        ND_TRY(db_mirrored_flush(db));
+        /* A cursor whose table is folded meanwhile reads its snapshot,
+         * which must hold the keys of the entries waiting in the mirror;
+         * probes read the mirror itself. */
+        if (!probes) ND_TRY(db_mirrored_flush(db));
         if (!add) {
             pthread_mutex_unlock(&db->write_mu);
             locked = 0;
         }
     }
-    if (k <= db->plan.info.k) ND_TRY(stored_merge(db, docs, n, k, bs));
-    else ND_TRY(stored_probes(db, docs, n, k, bs));
+    if (probes) ND_TRY(stored_probes(db, docs, n, k, bs));
+    else ND_TRY(stored_merge(db, docs, n, k, bs));
     ND_TRY(decide(out, keys, db, docs, n, bs, &pr));
     if (add) ND_TRY(add_new(db, out, docs, n));
 cleanup:

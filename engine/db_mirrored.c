@@ -5,8 +5,9 @@
  * Why: a single add used to write a fresh key into every table (13 keys a
  * document at 10 tables), each a random insert into a memtable of up to a
  * million keys; at 100M those inserts were about half of an add's write,
- * and the writer lock is held through the write. An add of one or a few
- * new fingerprints now writes one meta record per fingerprint,
+ * and the writer lock is held through the write. An add of up to
+ * DB_MIRRORED_CALL new fingerprints (4096: a batch of a few thousand
+ * documents too) now writes one meta record per fingerprint,
  * "fresh." || BE64(fp), and gives the table entries to the in-memory
  * mirror only (st_table_insert_mirrored): queries and cursors find them
  * at once. Every DB_MIRRORED_MAX fingerprints, and before anything reads

@@ -407,6 +407,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
     db->readonly = (opts->flags & ND_DB_READONLY) != 0;
     db->sync = (opts->flags & ND_DB_SYNC) != 0;
     db->fold_threshold = opts->fold_threshold;
+    db->batch_probes_max = DB_BATCH_PROBES_MAX;
 
     /* Plan and fingerprint config first: a bad request creates nothing. */
     nd_plan *plan = &db->plan;

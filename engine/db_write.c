@@ -20,8 +20,9 @@
  * only a removal from the tables reads them back, and it stages what is
  * deferred first.
  *
- * A call that adds a few new fingerprints (a crawler's single adds) does
- * not write their table keys: db_mirrored_stage logs each in one meta
+ * A call that adds at most DB_MIRRORED_CALL new fingerprints (a crawler's
+ * single adds, a batch of a few thousand documents) does not write their
+ * table keys: db_mirrored_stage logs each in one meta
  * record and gives its entries to the fresh mirror, and a later write
  * stages the keys of many at once (db_mirrored.c). A removal from the
  * tables flushes them first, so st_table_remove finds the keys.

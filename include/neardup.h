@@ -568,14 +568,17 @@ typedef struct nd_batch_item {
  *  earlier *new* document of the batch lies within k; its match is the
  *  closest such (ties: smaller fingerprint, then smaller key).
  *  The stored set is read by a merge: the batch is sorted under each
- *  table's permutation and each table is walked once in order (for k above
- *  the plan's k, by per-document probes). The batch is checked within
- *  itself by nd_selfjoin.
+ *  table's permutation and each table is walked once in order. A batch of
+ *  at most 4096 documents (and any batch for k above the plan's k) is
+ *  instead checked document by document, as nd_query does. The batch is
+ *  checked within itself by nd_selfjoin.
  *  The tables are merged on min(tables, online CPUs, 8) threads, the
  *  calling one included; each extra thread holds 48 bytes a document.
- *  The environment variable ND_BATCH_THREADS (1..64) sets the number
- *  instead (still at most one a table), e.g. 1 where other processes
- *  share the CPUs. The result does not depend on the number.
+ *  Documents checked one by one are shared among min(online CPUs, 8)
+ *  threads, one per 32 documents at most. The environment variable
+ *  ND_BATCH_THREADS (1..64) sets the number instead (still at most one a
+ *  table when merging), e.g. 1 where other processes share the CPUs. The
+ *  result does not depend on the number.
  *  @param out    n items, filled
  *  @param keys   receives the stored matches' keys: out[i].match_key points
  *                into it (or into docs[j].key for batch matches) and stays
@@ -584,7 +587,8 @@ typedef struct nd_batch_item {
  *        stored set is the one at the start of the call. Without it, a
  *        document that another thread stores or deletes during the call
  *        may or may not be seen (each table is read as it is when the
- *        merge reaches it, as concurrent nd_query calls would); every
+ *        merge reaches it, or each document checked against the store as
+ *        it is then, as concurrent nd_query calls would); every
  *        document stored throughout the call is. A document that replaces
  *        a stored key does not remove that key's old fingerprint from the
  *        set seen by later documents.

@@ -233,7 +233,7 @@ static void set_threads(const char *n)
 /* Two databases alike: a (fx->db, at fx->path) answers the batch, b the
  * same documents one by one. */
 static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned run_size,
-                           int compact, const char *threads, size_t ns)
+                           int compact, const char *threads, size_t ns, size_t probes_max)
 {
     set_threads(threads);
     char pb[128];
@@ -244,6 +244,7 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     for (size_t i = 0; i < NS; i++) stored[i] = oracle_next(&r);
     nd_db *a = fx->db = open_db(fx->path, 3, tables, run_size);
     nd_db *b = open_db(pb, 3, tables, run_size);
+    a->batch_probes_max = probes_max;
     store_base(a, stored, NS, compact);
     store_base(b, stored, NS, compact);
     docset bt;
@@ -299,15 +300,34 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     set_threads(NULL);
 }
 
-/* 3000 stored: a batch of 600 has a document for every few runs, and the
- * tables are read ahead (dense). */
-static void test_batch_k3_runs(void **state) { run_batch_case(*state, 3, 4, 4, 1, NULL, 3000); }
-static void test_batch_k3_fresh(void **state) { run_batch_case(*state, 3, 10, 16, 0, "3", 3000); }
-static void test_batch_k2(void **state) { run_batch_case(*state, 2, 4, 64, 1, "4", 3000); }
-static void test_batch_k5_beyond_plan(void **state) { run_batch_case(*state, 5, 4, 8, 1, NULL, 3000); }
+/* The merge join (a batch of 600 is above a probes_max of 0): 3000
+ * stored, a document for every few runs, and the tables are read ahead
+ * (dense). */
+static void test_batch_k3_runs(void **state) { run_batch_case(*state, 3, 4, 4, 1, NULL, 3000, 0); }
+static void test_batch_k3_fresh(void **state) { run_batch_case(*state, 3, 10, 16, 0, "3", 3000, 0); }
+static void test_batch_k2(void **state) { run_batch_case(*state, 2, 4, 64, 1, "4", 3000, 0); }
+static void test_batch_k5_beyond_plan(void **state)
+{
+    run_batch_case(*state, 5, 4, 8, 1, NULL, 3000, 0); /* probes whatever its size */
+}
 /* 20000 stored in runs of 2: 10000 runs, more than 8 per batch document,
  * so the tables are walked block by block (sparse). */
-static void test_batch_k3_sparse(void **state) { run_batch_case(*state, 3, 4, 2, 1, "2", 20000); }
+static void test_batch_k3_sparse(void **state) { run_batch_case(*state, 3, 4, 2, 1, "2", 20000, 0); }
+/* The same batches by probes (as the default does up to
+ * DB_BATCH_PROBES_MAX documents), on 1 to 4 threads. */
+static void test_batch_k3_runs_probed(void **state)
+{
+    run_batch_case(*state, 3, 4, 4, 1, "1", 3000, SIZE_MAX);
+}
+static void test_batch_k3_fresh_probed(void **state)
+{
+    run_batch_case(*state, 3, 10, 16, 0, "3", 3000, SIZE_MAX);
+}
+static void test_batch_k2_probed(void **state) { run_batch_case(*state, 2, 4, 64, 1, "4", 3000, SIZE_MAX); }
+static void test_batch_k3_sparse_probed(void **state)
+{
+    run_batch_case(*state, 3, 4, 2, 1, "2", 20000, SIZE_MAX);
+}
 
 /* out equals want item by item, keys compared by their bytes. */
 static void assert_same_items(const nd_batch_item *out, const nd_batch_item *want, size_t n)
@@ -395,12 +415,14 @@ static void test_batch_threads(void **state)
     nd_results *wkeys, *keys = fx->res;
     assert_int_equal(nd_results_new(&wkeys), ND_OK);
     set_threads("1");
+    db->batch_probes_max = 0; /* the merge */
     assert_int_equal(nd_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
     size_t stored_dups = 0;
     for (size_t i = 0; i < bt.n; i++) stored_dups += want[i].dup && want[i].match_index == ND_BATCH_STORED;
     assert_true(stored_dups > 100);
-    for (size_t c = 0; c < 4; c++) {
-        set_threads(counts[c]);
+    for (size_t c = 0; c < 8; c++) { /* merged, then probed */
+        db->batch_probes_max = c < 4 ? 0 : SIZE_MAX;
+        set_threads(counts[c % 4]);
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
     }
@@ -415,6 +437,7 @@ static void test_batch_threads(void **state)
     time_t give_up = time(NULL) + 300;
     for (; rounds < 8 || (atomic_load(&w.folds) < 10 && time(NULL) < give_up); rounds++) {
         set_threads(counts[rounds % 4]);
+        db->batch_probes_max = rounds % 8 < 4 ? 0 : SIZE_MAX;
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
     }
@@ -434,7 +457,8 @@ static void test_batch_threads(void **state)
 /* A batch finds every document stored before it began, also those whose
  * table keys waited in the mirror when it began and were folded while it
  * walked the tables: the walk's cursors fall back to their snapshots
- * then, which nd_batch has made hold those keys (db_mirrored_flush). */
+ * then, which nd_batch has made hold those keys (db_mirrored_flush); a
+ * probed batch (every other round) reads the mirror as a query does. */
 static void test_batch_waiting_during_folds(void **state)
 {
     db_fixture *fx = *state;
@@ -464,6 +488,7 @@ static void test_batch_waiting_during_folds(void **state)
     unsigned rounds = 0;
     for (; rounds < 20 || (atomic_load(&w.folds) < 60 && time(NULL) < give_up); rounds++) {
         size_t m = atomic_load(&w.acked);
+        db->batch_probes_max = rounds % 2 ? SIZE_MAX : 0; /* probes read the mirror itself */
         assert_int_equal(nd_batch(out, fx->res, db, bt.d, m, 0, 0), ND_OK);
         for (size_t i = 0; i < m; i++) {
             if (!out[i].dup) fprintf(stderr, "round %u: stored document w%zu not found\n", rounds, i);
@@ -539,6 +564,7 @@ static void test_batch_thread_errors(void **state)
     uint64_t *stored;
     docset bt;
     nd_db *db = thread_case(fx, 77, 4, 8, 1, &stored, &bt); /* all in runs */
+    db->batch_probes_max = 0; /* the merge, but where said */
     nd_batch_item *out = calloc(bt.n, sizeof *out);
     nd_results *keys = fx->res;
     for (unsigned t = 0; t < 4; t++) {
@@ -558,6 +584,16 @@ static void test_batch_thread_errors(void **state)
             assert_string_equal(nd_errmsg(), msg1);
             assert_int_equal(nd_results_count(keys), 0);
         }
+        /* Probed: every slice meets the table, each names its run. */
+        db->batch_probes_max = SIZE_MAX;
+        for (size_t c = 0; c < 4; c++) {
+            set_threads(c ? counts[c - 1] : "1");
+            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
+            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+            assert_non_null(strstr(nd_errmsg(), want));
+            assert_int_equal(nd_results_count(keys), 0);
+        }
+        db->batch_probes_max = 0;
         corrupt_table(db, t, &sv, 0);
         set_threads("4");
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
@@ -567,6 +603,81 @@ static void test_batch_thread_errors(void **state)
     free(out);
     docset_free(&bt);
     free(stored);
+}
+
+/* New documents of an added batch: their table entries wait in the mirror
+ * (db->mirrored) when there are at most DB_MIRRORED_CALL of them, behind
+ * those already waiting when probed (a merge writes those first); more
+ * are written as table keys. Every one is found after each step. */
+static void add_new_batch(nd_db *db, nd_results *res, oracle_rng *r, size_t n, size_t from,
+                          size_t want_mirrored)
+{
+    docset bt;
+    docset_init(&bt, n);
+    char key[24];
+    for (size_t i = 0; i < n; i++) {
+        sprintf(key, "n%zu", from + i);
+        docset_add(&bt, key, oracle_next(r));
+    }
+    nd_batch_item *out = calloc(n, sizeof *out);
+    assert_int_equal(nd_batch(out, res, db, bt.d, n, 3, ND_BATCH_ADD), ND_OK);
+    for (size_t i = 0; i < n; i++) assert_false(out[i].dup);
+    assert_int_equal(db->mirrored.n, want_mirrored);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(nd_query(res, db, bt.d[i].fp, 0, NULL), ND_OK);
+        assert_int_equal(nd_results_count(res), 1);
+        assert_string_equal(nd_results_get(res, 0)->key, (const char *)bt.d[i].key);
+    }
+    free(out);
+    docset_free(&bt);
+}
+
+static void test_batch_add_waits(void **state)
+{
+    db_fixture *fx = *state;
+    oracle_rng r = {31337};
+    uint64_t base[THREAD_NS];
+    for (size_t i = 0; i < THREAD_NS; i++) base[i] = oracle_next(&r);
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
+    store_base(db, base, THREAD_NS, 0);
+    size_t w = db->mirrored.n; /* the single adds of store_base's second half */
+    assert_true(w > 0);
+    db->batch_probes_max = SIZE_MAX;
+    add_new_batch(db, fx->res, &r, 700, 0, w + 700);
+    add_new_batch(db, fx->res, &r, DB_MIRRORED_CALL + 1, 700, w + 700);
+    db->batch_probes_max = 0;
+    add_new_batch(db, fx->res, &r, 500, 10000, 500);
+    assert_int_equal(nd_verify(db), ND_OK);
+}
+
+/* Probed batches of stored fingerprints, cut into 1 to 4 slices: every
+ * document finds itself, whatever the batch's size against the slices. */
+static void test_batch_probe_slices(void **state)
+{
+    db_fixture *fx = *state;
+    static const char *const counts[] = {"1", "2", "3", "4"};
+    static const size_t sizes[] = {1, 31, 32, 33, 64, 65, 257, 1000};
+    oracle_rng r = {4711};
+    uint64_t base[THREAD_NS];
+    for (size_t i = 0; i < THREAD_NS; i++) base[i] = oracle_next(&r);
+    nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
+    store_base(db, base, THREAD_NS, 0);
+    db->batch_probes_max = SIZE_MAX;
+    nd_doc docs[1000];
+    nd_batch_item out[1000];
+    for (size_t i = 0; i < 1000; i++) docs[i] = (nd_doc){"q", 1, base[3 * i], 0, 0};
+    for (size_t c = 0; c < 4; c++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            set_threads(counts[c]);
+            assert_int_equal(nd_batch(out, fx->res, db, docs, sizes[z], 3, 0), ND_OK);
+            for (size_t i = 0; i < sizes[z]; i++) {
+                assert_true(out[i].dup);
+                assert_true(out[i].match_index == ND_BATCH_STORED);
+                assert_int_equal(out[i].dist, 0);
+                assert_true(out[i].match_fp == docs[i].fp);
+            }
+        }
+    set_threads(NULL);
 }
 
 static void test_batch_errors(void **state)
@@ -607,7 +718,13 @@ int main(void)
         DB_FIXTURE_TEST(test_batch_k2),
         DB_FIXTURE_TEST(test_batch_k5_beyond_plan),
         DB_FIXTURE_TEST(test_batch_k3_sparse),
+        DB_FIXTURE_TEST(test_batch_k3_runs_probed),
+        DB_FIXTURE_TEST(test_batch_k3_fresh_probed),
+        DB_FIXTURE_TEST(test_batch_k2_probed),
+        DB_FIXTURE_TEST(test_batch_k3_sparse_probed),
         DB_FIXTURE_TEST(test_batch_errors),
+        DB_FIXTURE_TEST(test_batch_add_waits),
+        DB_FIXTURE_TEST(test_batch_probe_slices),
         DB_FIXTURE_TEST(test_batch_threads),
         DB_FIXTURE_TEST(test_batch_thread_errors),
         DB_FIXTURE_TEST(test_batch_waiting_during_folds),

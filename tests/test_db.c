@@ -806,6 +806,57 @@ static void test_mirrored_after_crash(void **state)
     free(fps);
 }
 
+/* A call adding up to DB_MIRRORED_CALL new fingerprints logs them (their
+ * table keys wait), a larger one writes their keys: a process that adds
+ * by nd_add_many calls of DB_MIRRORED_CALL + 1, 100 and DB_MIRRORED_CALL
+ * documents and dies without closing leaves the last two calls' waiting,
+ * and a read-only open finds every document. */
+static void test_mirrored_add_many(void **state)
+{
+    db_fixture *fx = *state;
+    oracle_rng r = {777};
+    enum { NQ = 12, MAXD = 5, FIRST = DB_MIRRORED_CALL + 1, SECOND = 100 };
+    enum { N = FIRST + SECOND + DB_MIRRORED_CALL, NBASE = N - NQ * (MAXD + 1) };
+    uint64_t *fps = malloc(N * sizeof *fps), qs[NQ];
+    assert_non_null(fps);
+    assert_int_equal(oracle_make(&r, fps, NBASE, qs, NQ, MAXD), N);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the writer: no cmocka here, an exit code */
+        nd_db *db = NULL;
+        nd_db_options o = options_flags(ND_DB_CREATE);
+        static char keys[N][32];
+        static nd_doc docs[N];
+        if (nd_open(&db, fx->path, &o)) _exit(2);
+        for (size_t i = 0; i < N; i++) {
+            key_of(keys[i], i);
+            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], (double)i, 1000 + (int64_t)i};
+        }
+        if (nd_add_many(db, docs, FIRST)) _exit(3);
+        if (db->mirrored.n != 0) _exit(4);
+        if (nd_add_many(db, docs + FIRST, SECOND)) _exit(5);
+        if (db->mirrored.n != SECOND) _exit(6);
+        if (nd_add_many(db, docs + FIRST + SECOND, DB_MIRRORED_CALL)) _exit(7);
+        if (db->mirrored.n != SECOND + DB_MIRRORED_CALL) _exit(8);
+        _exit(0); /* no nd_close: as a crash after the last write */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    assert_int_equal(db->mirrored.n, SECOND + DB_MIRRORED_CALL);
+    check_all(db, fps, N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
+    nd_stats st;
+    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(st.documents, N);
+    for (unsigned t = 0; t < 4; t++) assert_int_equal(st.table[t].entries, st.fingerprints);
+    assert_int_equal(nd_verify(db), ND_OK);
+    free(fps);
+}
+
 /* ---- open errors, verify, expire, backup ------------------------------ */
 
 static void test_open_errors(void **state)
@@ -1192,6 +1243,7 @@ int main(void)
         DB_FIXTURE_TEST(test_stopwords_kept),
         DB_FIXTURE_TEST(test_format1_database),
         DB_FIXTURE_TEST(test_mirrored_after_crash),
+        DB_FIXTURE_TEST(test_mirrored_add_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
