@@ -702,6 +702,43 @@ static nd_db *open_flags(const char *path, unsigned flags)
     return db;
 }
 
+/* Run write(db, arg) in a child process on a store created at fx->path,
+ * which then exits without nd_close, as a crash after its last write;
+ * write returns 0, or a nonzero exit code naming what failed (no cmocka
+ * in the child). */
+static void crash_after(db_fixture *fx, int (*write)(nd_db *db, const void *arg), const void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        nd_db *db = NULL;
+        nd_db_options o = options_flags(ND_DB_CREATE);
+        _exit(nd_open(&db, fx->path, &o) ? 2 : write(db, arg));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+typedef struct fp_list {
+    const uint64_t *fps;
+    size_t n;
+} fp_list;
+
+/* Documents key_of(i) -> fps[i], one nd_add each. */
+static int add_singly(nd_db *db, const void *arg)
+{
+    const fp_list *l = arg;
+    for (size_t i = 0; i < l->n; i++) {
+        char key[32];
+        key_of(key, i);
+        if (nd_add(db, key, strlen(key), l->fps[i], (double)i, 1000 + (int64_t)i)) return 3;
+    }
+    return 0;
+}
+
 /* A process that adds documents one at a time and dies without closing
  * leaves the last ones' table entries as meta records only; every reader
  * finds them after a read-only open (queries, scanning queries beyond the
@@ -717,24 +754,8 @@ static void test_mirrored_after_crash(void **state)
     uint64_t *fps = malloc((NBASE + NQ * 6) * sizeof *fps), qs[NQ];
     assert_non_null(fps);
     size_t n = oracle_make(&r, fps, NBASE, qs, NQ, 5);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* the writer: no cmocka here, an exit code */
-        nd_db *db = NULL;
-        nd_db_options o = options_flags(ND_DB_CREATE);
-        if (nd_open(&db, fx->path, &o)) _exit(2);
-        for (size_t i = 0; i < n; i++) {
-            char key[32];
-            key_of(key, i);
-            if (nd_add(db, key, strlen(key), fps[i], (double)i, 1000 + (int64_t)i)) _exit(3);
-        }
-        _exit(0); /* no nd_close: as a crash after the last write */
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    fp_list all = {fps, n};
+    crash_after(fx, add_singly, &all);
 
     /* Read-only: the records enter the mirror, and nothing flushes them. */
     nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
@@ -806,6 +827,30 @@ static void test_mirrored_after_crash(void **state)
     free(fps);
 }
 
+enum { MANY_FIRST = DB_MIRRORED_CALL + 1, MANY_SECOND = 100 };
+enum { MANY_N = MANY_FIRST + MANY_SECOND + DB_MIRRORED_CALL };
+
+/* Documents key_of(i) -> fps[i] by nd_add_many calls of MANY_FIRST,
+ * MANY_SECOND and DB_MIRRORED_CALL; each call's fingerprints wait or not
+ * as said. */
+static int add_three_calls(nd_db *db, const void *arg)
+{
+    const uint64_t *fps = arg;
+    static char keys[MANY_N][32];
+    static nd_doc docs[MANY_N];
+    for (size_t i = 0; i < MANY_N; i++) {
+        key_of(keys[i], i);
+        docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], (double)i, 1000 + (int64_t)i};
+    }
+    if (nd_add_many(db, docs, MANY_FIRST)) return 3;
+    if (db->mirrored.n != 0) return 4;
+    if (nd_add_many(db, docs + MANY_FIRST, MANY_SECOND)) return 5;
+    if (db->mirrored.n != MANY_SECOND) return 6;
+    if (nd_add_many(db, docs + MANY_FIRST + MANY_SECOND, DB_MIRRORED_CALL)) return 7;
+    if (db->mirrored.n != MANY_SECOND + DB_MIRRORED_CALL) return 8;
+    return 0;
+}
+
 /* A call adding up to DB_MIRRORED_CALL new fingerprints logs them (their
  * table keys wait), a larger one writes their keys: a process that adds
  * by nd_add_many calls of DB_MIRRORED_CALL + 1, 100 and DB_MIRRORED_CALL
@@ -815,43 +860,18 @@ static void test_mirrored_add_many(void **state)
 {
     db_fixture *fx = *state;
     oracle_rng r = {777};
-    enum { NQ = 12, MAXD = 5, FIRST = DB_MIRRORED_CALL + 1, SECOND = 100 };
-    enum { N = FIRST + SECOND + DB_MIRRORED_CALL, NBASE = N - NQ * (MAXD + 1) };
-    uint64_t *fps = malloc(N * sizeof *fps), qs[NQ];
+    enum { NQ = 12, MAXD = 5, NBASE = MANY_N - NQ * (MAXD + 1) };
+    uint64_t *fps = malloc(MANY_N * sizeof *fps), qs[NQ];
     assert_non_null(fps);
-    assert_int_equal(oracle_make(&r, fps, NBASE, qs, NQ, MAXD), N);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* the writer: no cmocka here, an exit code */
-        nd_db *db = NULL;
-        nd_db_options o = options_flags(ND_DB_CREATE);
-        static char keys[N][32];
-        static nd_doc docs[N];
-        if (nd_open(&db, fx->path, &o)) _exit(2);
-        for (size_t i = 0; i < N; i++) {
-            key_of(keys[i], i);
-            docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], (double)i, 1000 + (int64_t)i};
-        }
-        if (nd_add_many(db, docs, FIRST)) _exit(3);
-        if (db->mirrored.n != 0) _exit(4);
-        if (nd_add_many(db, docs + FIRST, SECOND)) _exit(5);
-        if (db->mirrored.n != SECOND) _exit(6);
-        if (nd_add_many(db, docs + FIRST + SECOND, DB_MIRRORED_CALL)) _exit(7);
-        if (db->mirrored.n != SECOND + DB_MIRRORED_CALL) _exit(8);
-        _exit(0); /* no nd_close: as a crash after the last write */
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(oracle_make(&r, fps, NBASE, qs, NQ, MAXD), MANY_N);
+    crash_after(fx, add_three_calls, fps);
 
     nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
-    assert_int_equal(db->mirrored.n, SECOND + DB_MIRRORED_CALL);
-    check_all(db, fps, N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
+    assert_int_equal(db->mirrored.n, MANY_SECOND + DB_MIRRORED_CALL);
+    check_all(db, fps, MANY_N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
     nd_stats st;
     assert_int_equal(nd_stats_get(&st, db), ND_OK);
-    assert_int_equal(st.documents, N);
+    assert_int_equal(st.documents, MANY_N);
     for (unsigned t = 0; t < 4; t++) assert_int_equal(st.table[t].entries, st.fingerprints);
     assert_int_equal(nd_verify(db), ND_OK);
     free(fps);
