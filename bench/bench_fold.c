@@ -5,7 +5,8 @@
  * compaction a background fold does (st_compact_tables).
  *
  * usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S]
- *                      [--fold run|refold] [--queries Q]
+ *                      [--check 1] [--probes M] [--readonly 1]
+ *                      [--fold run|refold] [--queries Q] [--mmap 1]
  *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
  *              opened without background folds
  *   --add N    first nd_add_if_new N documents of bench_db's stream (k=3),
@@ -15,6 +16,12 @@
  *   --group G  the adds in groups of G documents through
  *              nd_batch(ND_BATCH_ADD) instead of one nd_add_if_new each
  *              (default 1: single adds)
+ *   --check 1  the --add documents are only checked, not stored: nd_batch
+ *              without ND_BATCH_ADD, G documents a call
+ *   --probes M nd_batch checks batches of at most M documents by probes and
+ *              merges larger ones (db->batch_probes_max; default the
+ *              engine's DB_BATCH_PROBES_MAX; 0: always the merge)
+ *   --readonly 1  open with ND_DB_READONLY (with --check and --queries only)
  *   --fold F   then fold every table (run or refold), time it, and compact
  *              the tables (timed)
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
@@ -96,6 +103,7 @@ typedef struct adder {
     uint64_t start, n;
     unsigned id, step;
     size_t group; /* 1: nd_add_if_new; more: nd_batch(ND_BATCH_ADD) groups */
+    unsigned batch_flags; /* ND_BATCH_ADD, or 0 to check only (--check) */
 } adder;
 
 /* Stream document j's key (8 bytes; ids outside a bench_db store's). */
@@ -117,7 +125,7 @@ static void add_groups(const adder *a, nd_results *r)
         stream_key(keys[m], a->start + j);
         docs[m] = (nd_doc){keys[m], 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2};
         if (++m == a->group || j + a->step >= a->n) {
-            TRY(nd_batch(out, r, a->db, docs, m, 3, ND_BATCH_ADD));
+            TRY(nd_batch(out, r, a->db, docs, m, 3, a->batch_flags));
             m = 0;
         }
     }
@@ -131,7 +139,7 @@ static void *adder_main(void *p)
     const adder *a = p;
     nd_results *r;
     TRY(nd_results_new(&r));
-    if (a->group > 1) {
+    if (a->group > 1 || a->batch_flags != ND_BATCH_ADD) {
         add_groups(a, r);
     } else {
         for (uint64_t j = a->id; j < a->n; j += a->step) {
@@ -150,11 +158,13 @@ int main(int argc, char **argv)
     uint64_t add = 0, start = 200000000;
     unsigned threads = 1;
     size_t nq = 5000, group = 1;
-    int mmap = 0;
+    int mmap = 0, check = 0, readonly = 0;
+    size_t probes = DB_BATCH_PROBES_MAX;
     const char *fold = NULL;
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S] "
-                        "[--fold run|refold] [--queries Q] [--mmap 1]\n");
+                        "[--check 1] [--probes M] [--readonly 1] [--fold run|refold] "
+                        "[--queries Q] [--mmap 1]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -171,6 +181,11 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--group") == 0 && strtoull(v, NULL, 10) >= 1)
             group = strtoull(v, NULL, 10);
         else if (strcmp(a, "--mmap") == 0 && (!strcmp(v, "0") || !strcmp(v, "1"))) mmap = *v == '1';
+        else if (strcmp(a, "--check") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
+            check = *v == '1';
+        else if (strcmp(a, "--readonly") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
+            readonly = *v == '1';
+        else if (strcmp(a, "--probes") == 0) probes = strtoull(v, NULL, 10);
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
             fprintf(stderr, "bench_fold: unknown option %s %s\n", a, v);
@@ -180,10 +195,15 @@ int main(int argc, char **argv)
     }
     nd_db *db;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_NO_BACKGROUND | (mmap ? ND_DB_MMAP : 0);
+    if (readonly && ((add && !check) || fold)) {
+        fprintf(stderr, "bench_fold: --readonly 1 goes with --check 1 and --queries only\n");
+        return 2;
+    }
+    o.flags = ND_DB_NO_BACKGROUND | (mmap ? ND_DB_MMAP : 0) | (readonly ? ND_DB_READONLY : 0);
     o.fold_threshold = UINT64_MAX;
     double t0 = now_s();
     TRY(nd_open(&db, argv[1], &o));
+    db->batch_probes_max = probes;
     uint64_t nfps = 0, fresh = 0;
     TRY(nd_db_count(db, NULL, &nfps));
     unsigned nt = db->plan.info.tables;
@@ -202,7 +222,7 @@ int main(int argc, char **argv)
         pthread_t th[64];
         t0 = now_s();
         for (unsigned i = 0; i < threads; i++) {
-            a[i] = (adder){db, &g, start, add, i, threads, group};
+            a[i] = (adder){db, &g, start, add, i, threads, group, check ? 0 : ND_BATCH_ADD};
             if (i && pthread_create(&th[i], NULL, adder_main, &a[i]) != 0) {
                 fprintf(stderr, "bench_fold: pthread_create failed\n");
                 return 2;
@@ -211,7 +231,10 @@ int main(int argc, char **argv)
         adder_main(&a[0]);
         for (unsigned i = 1; i < threads; i++) pthread_join(th[i], NULL);
         double secs = now_s() - t0;
-        if (group > 1) printf("nd_batch(ND_BATCH_ADD) in groups of %zu: ", group);
+        if (check)
+            printf("nd_batch (check only; probes up to %zu) in groups of %zu: ",
+                   db->batch_probes_max, group);
+        else if (group > 1) printf("nd_batch(ND_BATCH_ADD) in groups of %zu: ", group);
         else printf("add_if_new ");
         printf("%llu documents on %u thread%s: %.0f docs/s\n", (unsigned long long)add,
                threads, threads == 1 ? "" : "s", (double)add / secs);
