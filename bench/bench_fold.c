@@ -153,6 +153,12 @@ static void *adder_main(void *p)
     return NULL;
 }
 
+/* Is v an on/off option's value, "0" or "1"? */
+static int is_switch(const char *v)
+{
+    return !strcmp(v, "0") || !strcmp(v, "1");
+}
+
 int main(int argc, char **argv)
 {
     uint64_t add = 0, start = 200000000;
@@ -180,11 +186,9 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--queries") == 0) nq = strtoull(v, NULL, 10);
         else if (strcmp(a, "--group") == 0 && strtoull(v, NULL, 10) >= 1)
             group = strtoull(v, NULL, 10);
-        else if (strcmp(a, "--mmap") == 0 && (!strcmp(v, "0") || !strcmp(v, "1"))) mmap = *v == '1';
-        else if (strcmp(a, "--check") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
-            check = *v == '1';
-        else if (strcmp(a, "--readonly") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
-            readonly = *v == '1';
+        else if (strcmp(a, "--mmap") == 0 && is_switch(v)) mmap = *v == '1';
+        else if (strcmp(a, "--check") == 0 && is_switch(v)) check = *v == '1';
+        else if (strcmp(a, "--readonly") == 0 && is_switch(v)) readonly = *v == '1';
         else if (strcmp(a, "--probes") == 0) probes = strtoull(v, NULL, 10);
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
