@@ -205,6 +205,10 @@ int db_fold_all(nd_db *db, int all);
 int db_fold_locked(nd_db *db);
 int db_bg_start(nd_db *db);
 void db_bg_stop(nd_db *db);
+/* Hold the fold and every writer off (fold_mu, then the writer lock), and
+ * let them go: the exclusive section of the bulk paths. */
+void db_exclusive_lock(nd_db *db);
+void db_exclusive_unlock(nd_db *db);
 
 /* ---- shared by nd_import and the loader (db_import.c) --------------- */
 /* The last document of each key of docs[0..n): indexes of those whose key
@@ -225,10 +229,6 @@ enum { DB_ORDER_KEY, DB_ORDER_FP, DB_ORDER_GIVEN };
  * malloc'd array of n items (indexes fit in 32 bits). Equal keys come in
  * the order of their indexes. */
 int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int how, sort_item **out);
-
-/* Remove the temporary directories of loaders that did not finish (a
- * crash): best effort, at a writable open (the store's lock is held). */
-void db_load_sweep(nd_db *db);
 
 /* Take write_mu (release it with pthread_mutex_unlock). A writer that
  * finds it held spins up to DB_WRITE_SPIN_NS before it sleeps: a lock

@@ -1,6 +1,6 @@
 /*
- * db_admin.c — compaction (and its background thread), statistics,
- * verification, backup and document iteration.
+ * db_admin.c — whole-database operations: compaction, counts and
+ * statistics, verification, backup and document iteration.
  *
  * Verification never holds a table in memory: for each table it folds the
  * unpermuted fingerprints into a count and two order-independent digests
@@ -10,89 +10,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 
-/* ---- folding ---------------------------------------------------------- */
-
-static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }
-
-/* Between two fold steps: a mutex is not fair, and the fold thread would
- * take it back before a waiting writer wakes up; a short sleep lets the
- * writer in (the fold's thousands of steps lose a few ms in all). */
-static void unlock_writer(void *p)
-{
-    pthread_mutex_unlock(&((nd_db *)p)->write_mu);
-    struct timespec ts = {0, 20 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-/* After a fold moved n fresh entries of table t into runs (written). */
-static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
-{
-    uint64_t cur = atomic_load(&db->fresh_live[t]);
-    while (!atomic_compare_exchange_weak(&db->fresh_live[t], &cur, cur > n ? cur - n : 0)) {
-    }
-}
-
-/* Fold table t. Where its fresh entries fall into most runs (about one
- * per REFOLD_RUNS runs or more) the table is rewritten in one sequential
- * pass (st_table_refold: no seek per run, nothing through the WAL); else,
- * or if a write during that pass deleted or changed runs, run by run
- * (st_table_fold). What writers added during a refold stays fresh unless
- * all (nd_compact): folding it run by run would write the run space and
- * so take the table's direct reader away until a compaction.
- * fps: the store's fingerprints, one entry each. */
-#define REFOLD_RUNS 4
-static int fold_table(nd_db *db, unsigned t, uint64_t fps, int all, st_lock_fn lock,
-                      st_lock_fn unlock, uint64_t *folded)
-{
-    uint64_t fresh = atomic_load(&db->fresh_live[t]), more = 0;
-    *folded = 0;
-    if (fresh && fresh * db->run_size * REFOLD_RUNS >= fps) {
-        ND_FORWARD(st_table_refold(db->store, t, db->run_size, lock, unlock, db, folded));
-        if (*folded && !all) return ND_OK;
-    }
-    int rc = st_table_fold(db->store, t, db->run_size, db->sync, lock, unlock, db, &more);
-    *folded += more;
-    return rc;
-}
-
-int db_fold_all(nd_db *db, int all)
-{
-    int rc = ND_OK;
-    pthread_mutex_lock(&db->fold_mu);
-    db_write_lock(db);
-    /* The fold reads the fresh space from RocksDB: the entries waiting
-     * in the mirror get their keys first. */
-    rc = db_mirrored_flush(db);
-    if (rc == ND_OK) db->fresh_pending = 0;
-    uint64_t fps = db->nfps;
-    pthread_mutex_unlock(&db->write_mu);
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
-        uint64_t folded = 0;
-        rc = fold_table(db, t, fps, all, lock_writer, unlock_writer, &folded);
-        fresh_lower(db, t, folded);
-    }
-    pthread_mutex_unlock(&db->fold_mu);
-    return rc;
-}
-
-int db_fold_locked(nd_db *db)
-{
-    int rc = db_mirrored_flush(db);
-    db->fresh_pending = 0;
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
-        uint64_t folded;
-        rc = fold_table(db, t, db->nfps, 1, NULL, NULL, &folded);
-        /* No writer could run: the fresh space is now empty. */
-        if (rc == ND_OK) atomic_store(&db->fresh_live[t], 0);
-    }
-    return rc;
-}
+/* ---- compaction ------------------------------------------------------- */
 
 int nd_compact(nd_db *db)
 {
@@ -101,80 +24,6 @@ int nd_compact(nd_db *db)
     /* The fold deleted fresh keys and rewritten runs, expire deleted
      * documents: RocksDB keeps their bytes until its files are compacted. */
     return st_compact_files(db->store);
-}
-
-static void *bg_main(void *p)
-{
-    nd_db *db = p;
-    pthread_mutex_lock(&db->bg_mu);
-    while (!db->bg_stop) {
-        if (!db->bg_kick) {
-            pthread_cond_wait(&db->bg_cv, &db->bg_mu);
-            continue;
-        }
-        db->bg_kick = 0;
-        pthread_mutex_unlock(&db->bg_mu);
-        /* A failed background fold leaves the tables as they were (each
-         * step is atomic); the next kick or nd_compact tries again. After
-         * a fold its rewritten runs are spread over new files, read
-         * through RocksDB (10M, 4 tables: k=3 p50 25 -> 110 us) until a
-         * compaction makes each table's runs one file again. */
-        if (db_fold_all(db, 0) == ND_OK) (void)st_compact_tables(db->store);
-        pthread_mutex_lock(&db->bg_mu);
-    }
-    pthread_mutex_unlock(&db->bg_mu);
-    return NULL;
-}
-
-int db_bg_start(nd_db *db)
-{
-    ND_RETURN_IF(pthread_create(&db->bg, NULL, bg_main, db) != 0, ND_ENOMEM,
-                 "cannot start the background fold thread");
-    db->bg_started = 1;
-    return ND_OK;
-}
-
-void db_bg_stop(nd_db *db)
-{
-    if (!db->bg_started) return;
-    pthread_mutex_lock(&db->bg_mu);
-    db->bg_stop = 1;
-    pthread_cond_signal(&db->bg_cv);
-    pthread_mutex_unlock(&db->bg_mu);
-    /* A compaction after a fold may take minutes at 100M: cut it short
-     * (the files stay as they were; the next fold compacts again). */
-    st_stop_compacting(db->store, 1);
-    pthread_join(db->bg, NULL);
-    st_stop_compacting(db->store, 0);
-    db->bg_started = 0;
-}
-
-/* A fold rewrites every run a fresh entry falls into: with fewer fresh
- * entries than runs each costs a run rewrite (and the compaction after
- * rewrites every table), so by default a fold waits for about one per
- * run, at least DB_DEFAULT_FOLD_THRESHOLD. At 100M with 10 tables that is
- * 7.8M entries (a fold every 780k documents; the mirror holds them in
- * about 16 bytes each) where a fixed 1M folded every 100k. */
-uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsigned run_size)
-{
-    if (option) return option;
-    uint64_t per_run = fps / (run_size ? run_size : 1) * tables;
-    return per_run > DB_DEFAULT_FOLD_THRESHOLD ? per_run : DB_DEFAULT_FOLD_THRESHOLD;
-}
-
-void db_fold_kick(nd_db *db)
-{
-    if (!db->bg_started) return;
-    db_write_lock(db);
-    int due = db->fresh_pending >=
-              db_fold_threshold(db->fold_threshold, db->nfps, db->plan.info.tables, db->run_size);
-    if (due) db->fresh_pending = 0;
-    pthread_mutex_unlock(&db->write_mu);
-    if (!due) return;
-    pthread_mutex_lock(&db->bg_mu);
-    db->bg_kick = 1;
-    pthread_cond_signal(&db->bg_cv);
-    pthread_mutex_unlock(&db->bg_mu);
 }
 
 /* ---- statistics ------------------------------------------------------- */

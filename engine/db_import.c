@@ -380,15 +380,6 @@ cleanup:
     return rc;
 }
 
-int db_check_docs(const nd_doc *docs, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int rc = db_check_key(docs[i].key, docs[i].key_len);
-        if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
-    }
-    return ND_OK;
-}
-
 int nd_import(nd_db *db, const nd_doc *docs, size_t n)
 {
     int rc;
@@ -396,11 +387,9 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n)
     ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_import: NULL documents");
     ND_FORWARD(db_check_docs(docs, n));
     if (n == 0) return ND_OK;
-    pthread_mutex_lock(&db->fold_mu);
-    db_write_lock(db);
+    db_exclusive_lock(db);
     rc = db_import_locked(db, docs, n, NULL);
-    pthread_mutex_unlock(&db->write_mu);
-    pthread_mutex_unlock(&db->fold_mu);
+    db_exclusive_unlock(db);
     return rc;
 }
 

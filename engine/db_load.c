@@ -11,102 +11,19 @@
  * a new generation in one pass per family, each a k-way merge of the
  * chunks' files with the family as stored (load_commit.c).
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "load_commit.h"
+#include "load_files.h"
 #include "load_internal.h"
 #include "load_spill.h"
 #include "nd_error.h"
 #include "nd_task.h"
 #include "sort.h"
 
-/* Prefix of a loader's temporary directory in the database directory. */
-#define LOAD_DIR_PREFIX "nd-load-"
-
 enum { LOADER_OPEN, LOADER_DONE };
-
-/* ---- files ------------------------------------------------------------- */
-
-/* Path of chunk c's file for family what ("docs", "rev", "t07", ...);
- * malloc'd. */
-char *load_chunk_path(const nd_loader *l, size_t c, const char *what)
-{
-    size_t len = strlen(l->dir) + strlen(what) + 32;
-    char *p = malloc(len);
-    if (p) snprintf(p, len, "%s/c%06zu.%s", l->dir, c, what);
-    return p;
-}
-
-/* Every chunk's file of one family, for a merge; malloc'd array of
- * malloc'd paths. */
-int load_chunk_paths(const nd_loader *l, const char *what, char ***out)
-{
-    char **p = calloc(l->nchunks ? l->nchunks : 1, sizeof *p);
-    ND_RETURN_IF(!p, ND_ENOMEM, "load: out of memory");
-    for (size_t c = 0; c < l->nchunks; c++) {
-        p[c] = load_chunk_path(l, c, what);
-        if (!p[c]) {
-            for (size_t i = 0; i < c; i++) free(p[i]);
-            free(p);
-            return nd_err_set(ND_ENOMEM, "load: out of memory");
-        }
-    }
-    *out = p;
-    return ND_OK;
-}
-
-void load_free_paths(char **p, size_t n)
-{
-    if (!p) return;
-    for (size_t i = 0; i < n; i++) free(p[i]);
-    free(p);
-}
-
-/* dir/name, malloc'd; NULL when out of memory. */
-static char *join(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    if (p) sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-/* Remove a loader's directory and the files in it (and an empty
- * directory in it, which the loader never makes itself). */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char *p = join(dir, e->d_name);
-            if (p && unlink(p) != 0 && errno == EISDIR) rmdir(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-void db_load_sweep(nd_db *db)
-{
-    DIR *d = opendir(db->path);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, LOAD_DIR_PREFIX, strlen(LOAD_DIR_PREFIX)) != 0) continue;
-        char *p = join(db->path, e->d_name);
-        struct stat st;
-        if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_dir(p);
-        free(p);
-    }
-    closedir(d);
-}
 
 /* ---- the chunk in memory ------------------------------------------------ */
 
@@ -119,18 +36,8 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs)
     l->db = db;
     l->chunk_docs = chunk_docs ? chunk_docs : nd_import_step(UINT64_MAX);
     if (l->chunk_docs > UINT32_MAX) l->chunk_docs = UINT32_MAX; /* sort_item's index */
-    l->dir = malloc(strlen(db->path) + sizeof "/" LOAD_DIR_PREFIX "XXXXXX");
-    if (!l->dir) {
-        free(l);
-        return nd_err_set(ND_ENOMEM, "nd_loader_new: out of memory");
-    }
-    sprintf(l->dir, "%s/" LOAD_DIR_PREFIX "XXXXXX", db->path);
-    if (!mkdtemp(l->dir)) {
-        int err = errno;
-        int rc = nd_err_set(err == ENOSPC ? ND_ENOSPC : ND_EIO,
-                            "nd_loader_new: cannot create a directory in %s: %s", db->path,
-                            strerror(err));
-        free(l->dir);
+    int rc = load_dir_create(db, &l->dir);
+    if (rc < 0) {
         free(l);
         return rc;
     }
@@ -138,19 +45,6 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs)
     return ND_OK;
 }
 
-int load_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return ND_OK;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * size);
-    ND_RETURN_IF(!q, ND_ENOMEM, "load: out of memory for %zu documents", need);
-    *p = q;
-    *cap = c;
-    return ND_OK;
-}
-
-/* Room for one more document in chunk c: doubling up to chunk_docs. */
 static int reserve_doc(const nd_loader *l, load_chunk *c)
 {
     if (c->n < c->dcap) return ND_OK;
@@ -343,15 +237,13 @@ static int spill_chunk(nd_loader *l)
     nd_db *db = l->db;
     load_chunk *c = &l->fill;
     point_keys(c);
-    pthread_mutex_lock(&db->fold_mu);
-    db_write_lock(db);
+    db_exclusive_lock(db);
     int rc = db_import_split(db, c->docs, c->n, &c->rep, &c->nrep, &c->fresh, &c->nfresh);
     if (rc == ND_OK && c->nrep) {
         rc = db_fold_locked(db);
         if (rc == ND_OK) rc = db_import_replace(db, c->docs, c->rep, c->nrep);
     }
-    pthread_mutex_unlock(&db->write_mu);
-    pthread_mutex_unlock(&db->fold_mu);
+    db_exclusive_unlock(db);
     ND_FORWARD(rc);
     ND_FORWARD(writer_wait(l));
     load_chunk written = l->out;
@@ -405,14 +297,12 @@ int nd_loader_commit(nd_loader *l, uint64_t *out_new)
     if (rc == ND_OK) {
         load_chunk *c = &l->fill; /* a load that never filled a chunk */
         point_keys(c);
-        pthread_mutex_lock(&db->fold_mu);
-        db_write_lock(db);
+        db_exclusive_lock(db);
         rc = l->nchunks ? load_commit_locked(l, out_new)
                         : db_import_locked(db, c->docs, c->n, out_new);
-        pthread_mutex_unlock(&db->write_mu);
-        pthread_mutex_unlock(&db->fold_mu);
+        db_exclusive_unlock(db);
     }
-    remove_dir(l->dir);
+    load_dir_remove(l->dir);
     return rc;
 }
 
@@ -420,7 +310,7 @@ void nd_loader_free(nd_loader *l)
 {
     if (!l) return;
     (void)writer_wait(l); /* its files go with the directory */
-    remove_dir(l->dir);
+    load_dir_remove(l->dir);
     free(l->dir);
     chunk_dispose(&l->fill);
     chunk_dispose(&l->out);

@@ -28,9 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db.h"
+#include "load_files.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 
@@ -43,116 +43,6 @@ int nd_db_options_init(nd_db_options *opts, unsigned version)
     memset(opts, 0, sizeof *opts);
     opts->version = version;
     return ND_OK;
-}
-
-size_t db_rev_key_encode(uint8_t *out, uint64_t fp, const void *key, size_t klen)
-{
-    nd_store_be64(out, fp);
-    memcpy(out + 8, key, klen);
-    return 8 + klen;
-}
-
-void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time)
-{
-    uint64_t bits;
-    memcpy(&bits, &score, sizeof bits);
-    nd_store_be64(out, fp);
-    nd_store_be64(out + 8, bits);
-    nd_store_be64(out + 16, (uint64_t)time);
-}
-
-/* BE64 score bits, BE64 time: a doc value after its fp, a rev value. */
-static void score_time_decode(const char *p, double *score, int64_t *time)
-{
-    uint64_t bits = nd_load_be64(p);
-    if (score) memcpy(score, &bits, sizeof *score);
-    if (time) *time = (int64_t)nd_load_be64(p + 8);
-}
-
-int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time)
-{
-    ND_RETURN_IF(len != DB_DOC_VALUE_LEN, ND_ECORRUPT, "document record of %zu bytes (want %d)",
-                 len, DB_DOC_VALUE_LEN);
-    if (fp) *fp = nd_load_be64(val);
-    score_time_decode(val + 8, score, time);
-    return ND_OK;
-}
-
-int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
-{
-    if (len == 0) return 0;
-    ND_RETURN_IF(len != DB_REV_VALUE_LEN, ND_ECORRUPT, "rev entry value of %zu bytes (want 0 or %d)",
-                 len, DB_REV_VALUE_LEN);
-    score_time_decode(val, score, time);
-    return 1;
-}
-
-void db_write_lock(nd_db *db)
-{
-    struct timespec t0, t;
-    if (pthread_mutex_trylock(&db->write_mu) == 0) return;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (unsigned i = 1;; i++) {
-        if (pthread_mutex_trylock(&db->write_mu) == 0) return;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-        if (i % 64 == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > DB_WRITE_SPIN_NS)
-                break;
-        }
-    }
-    pthread_mutex_lock(&db->write_mu);
-}
-
-int db_check_writable(nd_db *db)
-{
-    ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");
-    ND_RETURN_IF(db->readonly, ND_EREADONLY, "database %s is open read-only", db->path);
-    return ND_OK;
-}
-
-int db_check_key(const void *key, size_t klen)
-{
-    ND_RETURN_IF(!key || klen == 0, ND_EINVAL, "empty document key");
-    ND_RETURN_IF(klen > ND_MAX_KEY_LEN, ND_ELIMIT, "document key of %zu bytes (limit %u)", klen,
-                 ND_MAX_KEY_LEN);
-    return ND_OK;
-}
-
-int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps)
-{
-    uint8_t v[16];
-    (void)db;
-    nd_store_be64(v, docs);
-    nd_store_be64(v + 8, fps);
-    return st_batch_put(b, ST_CF_META, "counters", 8, v, sizeof v);
-}
-
-/* ---- readers pool ----------------------------------------------------- */
-
-int db_reader_get(nd_db *db, st_reader **out)
-{
-    pthread_mutex_lock(&db->pool_mu);
-    if (db->npool) {
-        *out = db->pool[--db->npool];
-        pthread_mutex_unlock(&db->pool_mu);
-        return ND_OK;
-    }
-    pthread_mutex_unlock(&db->pool_mu);
-    return st_reader_new(out, db->store);
-}
-
-void db_reader_put(nd_db *db, st_reader *r)
-{
-    pthread_mutex_lock(&db->pool_mu);
-    if (db->npool < DB_POOL_MAX) {
-        db->pool[db->npool++] = r;
-        r = NULL;
-    }
-    pthread_mutex_unlock(&db->pool_mu);
-    st_reader_free(r);
 }
 
 /* ---- meta ------------------------------------------------------------- */

@@ -75,28 +75,6 @@ static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
-size_t db_table_sorted(const nd_db *db, unsigned t, const uint64_t *fps, size_t n, uint64_t *pv)
-{
-    for (size_t i = 0; i < n; i++) pv[i] = nd_perm_apply(&db->plan.table[t], fps[i]);
-    return sort_u64_unique(pv, pv + n, n);
-}
-
-int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer)
-{
-    size_t n = defer->n;
-    if (n == 0) return ND_OK;
-    uint64_t *pv = malloc(2 * n * sizeof *pv);
-    ND_RETURN_IF(!pv, ND_ENOMEM, "out of memory staging %zu fingerprints", n);
-    int rc = ND_OK;
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
-        size_t m = db_table_sorted(db, t, defer->v, n, pv);
-        for (size_t i = 0; i < m && rc == ND_OK; i++) rc = st_table_insert(db->store, b, t, pv[i]);
-    }
-    free(pv);
-    if (rc == ND_OK) defer->n = 0;
-    return rc;
-}
-
 static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
 {
     for (unsigned t = 0; t < db->plan.info.tables; t++) {

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load_commit.h"
+#include "load_files.h"
 #include "load_internal.h"
 #include "load_spill.h"
 #include "nd_endian.h"

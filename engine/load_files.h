@@ -1,0 +1,32 @@
+/*
+ * load_files.h — the bulk loader's temporary directory and chunk files
+ * (load_files.c; engine internal). Declares what load_files.c defines.
+ */
+#ifndef ND_LOAD_FILES_H
+#define ND_LOAD_FILES_H
+
+#include <stddef.h>
+
+#include "neardup.h"
+
+/* Create the loader's directory "nd-load-XXXXXX" in the database
+ * directory: *out malloc'd (ND_ENOMEM, ND_ENOSPC, ND_EIO). */
+int load_dir_create(const nd_db *db, char **out);
+/* Remove a loader's directory and its files (best effort). */
+void load_dir_remove(const char *dir);
+/* Remove the directories of loaders that did not finish (a crash): best
+ * effort, at a writable open (the store's lock is held). */
+void db_load_sweep(nd_db *db);
+
+/* Path of chunk c's file for family what ("docs", "rev", "t07", ...);
+ * malloc'd, NULL when out of memory. */
+char *load_chunk_path(const nd_loader *l, size_t c, const char *what);
+/* Every chunk's file of one family, for a merge: a malloc'd array of
+ * l->nchunks malloc'd paths; free with load_free_paths. */
+int load_chunk_paths(const nd_loader *l, const char *what, char ***out);
+void load_free_paths(char **p, size_t n);
+
+/* Grow *p (elements of size bytes, capacity *cap) to hold need. */
+int load_grow(void **p, size_t *cap, size_t need, size_t size);
+
+#endif /* ND_LOAD_FILES_H */
