@@ -137,24 +137,12 @@ int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int6
  * ND_ECORRUPT. */
 int db_rev_decode(const char *val, size_t len, double *score, int64_t *time);
 
-/* Stage adding / deleting one document into batch b (write_mu held).
- * Counters are updated in *docs / *fps (applied by the caller after a
- * successful write). fp_absent: the caller knows fp has no document (db
- * or batch), which saves a rev probe. */
-int db_stage_add(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t fp,
-                 double score, int64_t time, int fp_absent, uint64_t *docs, uint64_t *fps,
-                 uint64_t *fresh, st_u64s *defer);
 /* Table t's entries of fps[0..n), ascending and distinct, into pv (room
  * for 2n: the second half is the sort's scratch); returns how many. */
 size_t db_table_sorted(const nd_db *db, unsigned t, const uint64_t *fps, size_t n, uint64_t *pv);
 /* Stage the tables' entries of the fingerprints in defer (db_stage_add's
  * list, which it empties), table by table in ascending order. */
 int db_stage_deferred(nd_db *db, st_batch *b, st_u64s *defer);
-int db_stage_delete(nd_db *db, st_batch *b, const void *key, size_t klen, uint64_t *docs,
-                    uint64_t *fps);
-/* Write the staged batch with the new counters (write_mu held); on success
- * adopt them and add fresh to the fold backlog. */
-int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh);
 /* Put the counters record into b. */
 int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps);
 
@@ -175,6 +163,9 @@ void db_mirrored_adopt(nd_db *db, const st_u64s *adopt);
  * (st_table_ingest_keys), then delete their records with one write of
  * its own (write_mu held; read-write store). */
 int db_mirrored_flush(nd_db *db);
+/* db_mirrored_flush under the writer lock, which it takes (read-write
+ * store). */
+int db_mirrored_flush_now(nd_db *db);
 /* At open: read the records into db->mirrored and give their entries to
  * the mirror (or, writable, flush them when a mirror has no room). */
 int db_mirrored_open(nd_db *db);
@@ -236,6 +227,7 @@ int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int how, so
  * holds it (100M, two threads of nd_add_if_new: 44k voluntary context
  * switches for 100,000 adds and 127-132% CPU when sleeping at once). */
 void db_write_lock(nd_db *db);
+void db_write_unlock(nd_db *db);
 #define DB_WRITE_SPIN_NS 50000
 
 /* Check the handle is writable. */

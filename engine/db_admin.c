@@ -57,7 +57,7 @@ int nd_stats_get(nd_stats *out, nd_db *db)
     db_write_lock(db);
     out->documents = db->ndocs;
     out->fingerprints = db->nfps;
-    pthread_mutex_unlock(&db->write_mu);
+    db_write_unlock(db);
     out->tables = db->plan.info.tables;
     for (unsigned t = 0; t < out->tables; t++) {
         nd_table_stats *ts = &out->table[t];
@@ -198,7 +198,7 @@ int nd_verify(nd_db *db)
                  (unsigned long long)rev_entries);
     db_write_lock(db);
     uint64_t cd = db->ndocs, cf = db->nfps;
-    pthread_mutex_unlock(&db->write_mu);
+    db_write_unlock(db);
     ND_RETURN_IF(cd != ndocs || cf != rd.count, ND_ECORRUPT,
                  "counters say %llu documents / %llu fingerprints; found %llu / %llu",
                  (unsigned long long)cd, (unsigned long long)cf, (unsigned long long)ndocs,

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "db_txn.h"
 #include "nd_error.h"
 #include "sort.h"
 
@@ -459,43 +460,32 @@ cleanup:
 
 /* Store the new documents and refresh the last-seen time of stored
  * matches that carry the document's own key: one atomic write. */
-static int add_new(nd_db *db, const nd_batch_item *out, const nd_doc *docs, size_t n)
+static int add_new(db_txn *t, const nd_batch_item *out, const nd_doc *docs, size_t n)
 {
-    st_batch *b = NULL;
-    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
-    st_u64s defer = {0}, adopt = {0};
-    int rc = ND_OK;
-    ND_FORWARD(st_batch_new(&b, db->store));
+    nd_db *db = t->db;
     for (size_t i = 0; i < n; i++) {
         const nd_doc *d = &docs[i];
         if (!out[i].dup) {
             /* fp is not stored: nothing stored lies within k >= 0 of it,
              * and an earlier new document with fp would make this one a
              * duplicate; so no rev probe for its other documents. */
-            ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 1, &nd,
-                                &nf, &fresh, &defer));
+            ND_FORWARD(db_txn_stage_add(t, d, 1));
         } else if (out[i].match_index == ND_BATCH_STORED && out[i].match_key_len == d->key_len &&
                    memcmp(out[i].match_key, d->key, d->key_len) == 0) {
             /* Seen again: the stored document keeps its score. */
-            double score = 0;
+            nd_doc seen = {d->key, d->key_len, out[i].match_fp, 0, d->time};
             char *v = NULL;
             size_t vlen;
-            rc = st_get(db->store, ST_CF_DOCS, d->key, d->key_len, &v, &vlen);
-            if (rc == ND_OK) rc = db_doc_decode(v, vlen, NULL, &score, NULL);
+            int rc = st_get(db->store, ST_CF_DOCS, d->key, d->key_len, &v, &vlen);
+            if (rc == ND_OK) rc = db_doc_decode(v, vlen, NULL, &seen.score, NULL);
             free(v);
-            ND_TRY(rc);
-            ND_TRY(db_stage_add(db, b, d->key, d->key_len, out[i].match_fp, score, d->time, 0,
-                                &nd, &nf, &fresh, &defer));
+            ND_FORWARD(rc);
+            ND_FORWARD(db_txn_stage_add(t, &seen, 0));
         }
     }
-    ND_TRY(db_mirrored_stage(db, b, &defer, &adopt));
-    if (st_batch_count(b)) ND_TRY(db_commit(db, b, nd, nf, fresh));
-    db_mirrored_adopt(db, &adopt);
-cleanup:
-    st_batch_free(b);
-    st_u64s_dispose(&defer);
-    st_u64s_dispose(&adopt);
-    return rc;
+    /* Nothing staged (every document a duplicate of another key): no
+     * write. */
+    return st_batch_count(t->b) ? db_txn_commit(t) : ND_OK;
 }
 
 int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
@@ -504,17 +494,15 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
     best *bs = NULL;
     pairs pr = {0};
     uint64_t *fps = NULL;
-    int add = (flags & ND_BATCH_ADD) != 0, locked = 0, rc = ND_OK;
+    db_txn txn = {0};
+    int add = (flags & ND_BATCH_ADD) != 0, rc = ND_OK;
     ND_RETURN_IF(!db || !keys || (n && (!out || !docs)), ND_EINVAL, "nd_batch: NULL argument");
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
     ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_batch: %zu documents (limit 2^32-1)", n);
     ND_RETURN_IF(flags & ~ND_BATCH_ADD, ND_EINVAL, "nd_batch: unknown flags 0x%x", flags);
     if (add) {
         ND_FORWARD(db_check_writable(db));
-        for (size_t i = 0; i < n; i++) {
-            rc = db_check_key(docs[i].key, docs[i].key_len);
-            if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
-        }
+        ND_FORWARD(db_check_docs(docs, n));
     }
     nd_results_clear(keys);
     if (n == 0) return ND_OK;
@@ -538,25 +526,22 @@ int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs
     }
     ND_TRY(pairs_index(&pr));
     int probes = k > db->plan.info.k || n <= db->batch_probes_max;
-    if (!db->readonly && (add || !probes)) {
-        db_write_lock(db);
-        locked = 1;
-        /* A cursor whose table is folded meanwhile reads its snapshot,
-         * which must hold the keys of the entries waiting in the mirror;
-         * probes read the mirror itself. */
+    /* With ND_BATCH_ADD the writer lock is held from here to the write.
+     * A cursor whose table is folded meanwhile reads its snapshot, which
+     * must hold the keys of the entries waiting in the mirror; probes
+     * read the mirror itself. */
+    if (add) {
+        ND_TRY(db_txn_begin(&txn, db, 0));
         if (!probes) ND_TRY(db_mirrored_flush(db));
-        if (!add) {
-            pthread_mutex_unlock(&db->write_mu);
-            locked = 0;
-        }
+    } else if (!db->readonly && !probes) {
+        ND_TRY(db_mirrored_flush_now(db));
     }
     if (probes) ND_TRY(stored_probes(db, docs, n, k, bs));
     else ND_TRY(stored_merge(db, docs, n, k, bs));
     ND_TRY(decide(out, keys, db, docs, n, bs, &pr));
-    if (add) ND_TRY(add_new(db, out, docs, n));
+    if (add) ND_TRY(add_new(&txn, out, docs, n));
 cleanup:
-    if (locked) pthread_mutex_unlock(&db->write_mu);
-    if (rc == ND_OK && add) db_fold_kick(db);
+    rc = db_txn_end(&txn, rc);
     if (rc < 0) nd_results_clear(keys);
     pairs_dispose(&pr);
     free(bs);

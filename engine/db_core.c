@@ -81,6 +81,11 @@ void db_write_lock(nd_db *db)
     pthread_mutex_lock(&db->write_mu);
 }
 
+void db_write_unlock(nd_db *db)
+{
+    pthread_mutex_unlock(&db->write_mu);
+}
+
 int db_check_writable(nd_db *db)
 {
     ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");

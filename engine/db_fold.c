@@ -81,7 +81,7 @@ int db_fold_all(nd_db *db, int all)
     rc = db_mirrored_flush(db);
     if (rc == ND_OK) db->fresh_pending = 0;
     uint64_t fps = db->nfps;
-    pthread_mutex_unlock(&db->write_mu);
+    db_write_unlock(db);
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded = 0;
         rc = fold_table(db, t, fps, all, lock_writer, unlock_writer, &folded);
@@ -170,7 +170,7 @@ void db_fold_kick(nd_db *db)
     int due = db->fresh_pending >=
               db_fold_threshold(db->fold_threshold, db->nfps, db->plan.info.tables, db->run_size);
     if (due) db->fresh_pending = 0;
-    pthread_mutex_unlock(&db->write_mu);
+    db_write_unlock(db);
     if (!due) return;
     pthread_mutex_lock(&db->bg_mu);
     db->bg_kick = 1;
@@ -187,6 +187,6 @@ void db_exclusive_lock(nd_db *db)
 
 void db_exclusive_unlock(nd_db *db)
 {
-    pthread_mutex_unlock(&db->write_mu);
+    db_write_unlock(db);
     pthread_mutex_unlock(&db->fold_mu);
 }

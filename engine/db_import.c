@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "db_txn.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"
@@ -201,21 +202,15 @@ static int put_family(nd_db *db, st_batch *b, st_regen *g, int cf, size_t n, st_
 /* Documents whose key is already stored go through the staged path. */
 int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n)
 {
-    st_batch *b = NULL;
-    uint64_t nd = db->ndocs, nf = db->nfps, fresh = 0;
+    db_txn t = {0};
     int rc;
     if (n == 0) return ND_OK;
-    ND_FORWARD(st_batch_new(&b, db->store));
-    for (size_t i = 0; i < n; i++) {
-        const nd_doc *d = &docs[idx[i]];
-        ND_TRY(db_stage_add(db, b, d->key, d->key_len, d->fp, d->score, d->time, 0, &nd, &nf, &fresh,
-                            NULL));
-    }
-    ND_TRY(db_commit(db, b, nd, nf, fresh));
+    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_TABLES_NOW));
+    for (size_t i = 0; i < n; i++) ND_TRY(db_txn_stage_add(&t, &docs[idx[i]], 0));
+    ND_TRY(db_txn_commit(&t));
     ND_TRY(db_fold_locked(db));
 cleanup:
-    st_batch_free(b);
-    return rc;
+    return db_txn_end(&t, rc);
 }
 
 /* Merge the distinct fingerprints fps[0..n) into every table, through b or
@@ -332,7 +327,7 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     size_t *rep = NULL, *newdocs = NULL;
     uint64_t *fps = NULL, *tmp = NULL, added = 0;
     sort_item *order = NULL;
-    st_batch *b = NULL;
+    db_txn t = {0};
     st_regen *g = NULL;
     uint8_t *rk = NULL;
     int rc;
@@ -349,7 +344,8 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     if (!fps || !tmp) ND_FAIL(ND_ENOMEM, "import: out of memory for %zu documents", nnew);
     for (size_t i = 0; i < nnew; i++) fps[i] = docs[newdocs[i]].fp;
     size_t nfp = sort_u64_unique(fps, tmp, nnew);
-    ND_TRY(st_batch_new_plain(&b, db->store));
+    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
+    st_batch *b = t.b;
     if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps ||
         (uint64_t)nfp * db->run_size >= db->nfps)
         ND_TRY(st_regen_new(&g, db->store));
@@ -366,7 +362,8 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     kvs.order = order;
     ND_TRY(put_family(db, b, g, ST_CF_REV, nnew, rev_kv, &kvs));
     if (g) ND_TRY(st_batch_set_regen(b, g));
-    ND_TRY(db_commit(db, b, db->ndocs + nnew, db->nfps + added, 0));
+    db_txn_count(&t, nnew, added);
+    ND_TRY(db_txn_commit(&t));
     if (out_new) *out_new = nnew;
 cleanup:
     free(rep);
@@ -375,7 +372,7 @@ cleanup:
     free(tmp);
     free(rk);
     free(order);
-    st_batch_free(b);
+    rc = db_txn_end(&t, rc);
     st_regen_free(g);
     return rc;
 }

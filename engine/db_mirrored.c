@@ -110,6 +110,14 @@ cleanup:
     return rc;
 }
 
+int db_mirrored_flush_now(nd_db *db)
+{
+    db_write_lock(db);
+    int rc = db_mirrored_flush(db);
+    db_write_unlock(db);
+    return rc;
+}
+
 int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt)
 {
     size_t n = defer->n;
@@ -214,12 +222,7 @@ int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int f
 {
     st_u64s waiting = {0};
     int rc = ND_OK;
-    if (flush && !db->readonly) {
-        db_write_lock(db);
-        rc = db_mirrored_flush(db);
-        pthread_mutex_unlock(&db->write_mu);
-        ND_FORWARD(rc);
-    }
+    if (flush && !db->readonly) ND_FORWARD(db_mirrored_flush_now(db));
     /* Copied before the scan's snapshot: an entry flushed in between is
      * in both (filter_cb drops the scan's copy), none is in neither. */
     pthread_mutex_lock(&db->mirrored_mu);

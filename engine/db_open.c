@@ -366,9 +366,7 @@ int nd_close(nd_db *db)
     if (!db->readonly) {
         /* Not needed for durability (the records are written), but the
          * next open then has nothing to replay. */
-        db_write_lock(db);
-        rc = db_mirrored_flush(db);
-        pthread_mutex_unlock(&db->write_mu);
+        rc = db_mirrored_flush_now(db);
     }
     free_db(db);
     return rc;

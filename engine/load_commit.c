@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_txn.h"
 #include "load_commit.h"
 #include "load_files.h"
 #include "load_internal.h"
@@ -487,20 +488,21 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
     nd_db *db = l->db;
     commit_ctx c = {.l = l};
     st_regen *g = NULL;
-    st_batch *b = NULL;
+    db_txn t = {0};
     uint64_t added = 0;
     int rc;
     ND_TRY(db_fold_locked(db));
     ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(commit_docs_rev(&c, g));
     ND_TRY(commit_tables(&c, g, &added));
-    ND_TRY(st_batch_new_plain(&b, db->store));
-    ND_TRY(st_batch_set_regen(b, g));
-    ND_TRY(db_commit(db, b, db->ndocs + c.ndocs_new, db->nfps + added, 0));
+    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
+    ND_TRY(st_batch_set_regen(t.b, g));
+    db_txn_count(&t, c.ndocs_new, added);
+    ND_TRY(db_txn_commit(&t));
     if (out_new) *out_new = c.ndocs_new;
     ND_TRY(replace_late(&c));
 cleanup:
-    st_batch_free(b);
+    rc = db_txn_end(&t, rc);
     st_regen_free(g);
     commit_dispose(&c);
     return rc;

@@ -1,0 +1,298 @@
+/*
+ * db_txn.c — the write transaction: how every writer changes the store.
+ *
+ * A transaction is one atomic write under the writer lock:
+ *   db_txn_begin   take the writer lock (unless the caller holds it for a
+ *                  longer sequence: DB_TXN_HELD) and read the counters;
+ *   db_txn_stage_* stage puts and deletes of documents into one batch that
+ *                  reads its own writes, so a call that stages many
+ *                  documents sees its earlier changes;
+ *   db_txn_commit  give the new fingerprints to the mirror or to the
+ *                  tables (db_mirrored_stage), stage the counters, write
+ *                  (st_write: all or nothing, a crash leaves all of the
+ *                  call or none of it), then adopt the counters, the
+ *                  mirror's list and the fold backlog;
+ *   db_txn_end     release the lock, free the batch and wake the fold when
+ *                  the commit added fresh table entries.
+ * Writers: nd_add_many, nd_add_if_new, nd_delete and nd_expire
+ * (db_write.c), nd_batch with ND_BATCH_ADD (db_batch.c), the replacements
+ * and commits of nd_import and the loader (db_import.c, load_commit.c).
+ *
+ * One document touches up to four families: docs (key -> fp, score, time),
+ * rev (fp || key -> score, time), every table (the permuted fp, once per
+ * fingerprint) and the counters. doc_put and doc_unlink are the one place
+ * where a document's per-family entries are written and removed: a family
+ * more per document (the resemblance sketch and band keys of issue 34) is
+ * staged there, and so joins the same atomic write.
+ *
+ * A fingerprint enters the tables with its first document and leaves with
+ * its last; "does fp still have documents?" is a prefix probe of rev.
+ *
+ * A transaction that stages many documents defers the tables' entries of
+ * the fingerprints it adds (t->defer) and stages them at commit, table by
+ * table in ascending order: RocksDB then inserts each memtable's keys in
+ * order, reusing the previous insert's place in its skip list (and its
+ * batch index's), instead of one random insert a key. Puts of distinct
+ * keys commute, so the batch holds the same changes; only a removal from
+ * the tables reads them back, and it stages what is deferred first.
+ *
+ * A commit that adds at most DB_MIRRORED_CALL new fingerprints (a
+ * crawler's single adds, a batch of a few thousand documents) does not
+ * write their table keys: db_mirrored_stage logs each in one meta record
+ * and gives its entries to the fresh mirror, and a later write stages the
+ * keys of many at once (db_mirrored.c). A removal from the tables flushes
+ * them first, so st_table_remove finds the keys.
+ *
+ * nd_add_if_new checks before it takes the writer lock; every commit
+ * counts an epoch and notes the fingerprint add_if_new stored (or, any
+ * other commit, that it cannot say), so that under the lock a check only
+ * looks at what was committed since it began (db_write.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "db_txn.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* Does any rev entry (batch included) start with BE64(fp)? */
+static int fp_has_docs(nd_db *db, st_batch *b, uint64_t fp, int *out)
+{
+    st_iter *it;
+    uint8_t kb[8];
+    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, b, 1));
+    nd_store_be64(kb, fp);
+    st_iter_seek(it, kb, 8);
+    *out = 0;
+    if (st_iter_valid(it)) {
+        size_t klen;
+        const char *k = st_iter_key(it, &klen);
+        *out = klen >= 8 && memcmp(k, kb, 8) == 0;
+    }
+    int rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
+}
+
+static int rev_key(uint8_t **out, uint64_t fp, const void *key, size_t klen)
+{
+    uint8_t *k = malloc(8 + klen);
+    ND_RETURN_IF(!k, ND_ENOMEM, "out of memory");
+    db_rev_key_encode(k, fp, key, klen);
+    *out = k;
+    return ND_OK;
+}
+
+static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
+{
+    for (unsigned t = 0; t < db->plan.info.tables; t++)
+        ND_FORWARD(st_table_insert(db->store, b, t, nd_perm_apply(&db->plan.table[t], fp)));
+    return ND_OK;
+}
+
+static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
+{
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        int rc = st_table_remove(db->store, b, t, nd_perm_apply(&db->plan.table[t], fp));
+        if (rc == ND_ENOTFOUND)
+            return nd_err_set(ND_ECORRUPT, "table %u lacks fingerprint %016llx that rev holds", t,
+                              (unsigned long long)fp);
+        ND_FORWARD(rc);
+    }
+    return ND_OK;
+}
+
+/* Unlink key from fingerprint old (rev entry; the tables if it was the
+ * last). Removing old from the tables reads them through the batch, and
+ * old may be among the entries deferred so far: they are staged first. */
+static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
+{
+    nd_db *db = t->db;
+    st_batch *b = t->b;
+    uint8_t *rk = NULL;
+    int has;
+    ND_FORWARD(rev_key(&rk, old, key, klen));
+    int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
+    free(rk);
+    ND_FORWARD(rc);
+    ND_FORWARD(fp_has_docs(db, b, old, &has));
+    if (!has) {
+        ND_FORWARD(db_stage_deferred(db, b, &t->defer));
+        ND_FORWARD(db_mirrored_flush(db)); /* old's table keys may still wait */
+        ND_FORWARD(tables_remove(db, b, old));
+        t->fps--;
+    }
+    return ND_OK;
+}
+
+/* Put key's docs entry and its rev entry under fp, both with score and
+ * time: a query reads them from rev alone, so every change of a
+ * document's score or time rewrites both. */
+static int doc_put(db_txn *t, const void *key, size_t klen, uint64_t fp, double score,
+                   int64_t time)
+{
+    st_batch *b = t->b;
+    uint8_t val[DB_DOC_VALUE_LEN];
+    uint8_t *rk = NULL;
+    db_doc_encode(val, fp, score, time);
+    ND_FORWARD(st_batch_put(b, ST_CF_DOCS, key, klen, val, sizeof val));
+    ND_FORWARD(rev_key(&rk, fp, key, klen));
+    int rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, DB_REV_VALUE(val), DB_REV_VALUE_LEN);
+    free(rk);
+    return rc;
+}
+
+int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent)
+{
+    nd_db *db = t->db;
+    st_batch *b = t->b;
+    const void *key = d->key;
+    size_t klen = d->key_len;
+    uint64_t fp = d->fp;
+    char *old = NULL;
+    size_t olen;
+    int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
+    if (rc == ND_OK) {
+        uint64_t oldfp;
+        rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
+        free(old);
+        ND_FORWARD(rc);
+        /* Same fingerprint: only score and time change. */
+        if (oldfp == fp) return doc_put(t, key, klen, fp, d->score, d->time);
+        ND_FORWARD(doc_unlink(t, oldfp, key, klen));
+    } else if (rc == ND_ENOTFOUND) {
+        t->docs++;
+    } else {
+        return rc;
+    }
+    int has = 0;
+    if (!fp_absent) ND_FORWARD(fp_has_docs(db, b, fp, &has));
+    if (!has) {
+        if (t->flags & DB_TXN_TABLES_NOW) ND_FORWARD(tables_insert(db, b, fp));
+        else ND_FORWARD(st_u64s_push(&t->defer, fp));
+        t->fps++;
+        t->fresh += db->plan.info.tables;
+    }
+    return doc_put(t, key, klen, fp, d->score, d->time);
+}
+
+int db_txn_stage_refresh(db_txn *t, const void *key, size_t klen, uint64_t fp, double score,
+                         int64_t time)
+{
+    return doc_put(t, key, klen, fp, score, time);
+}
+
+int db_txn_stage_delete(db_txn *t, const void *key, size_t klen)
+{
+    nd_db *db = t->db;
+    st_batch *b = t->b;
+    char *old = NULL;
+    size_t olen;
+    uint64_t oldfp;
+    int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
+    if (rc == ND_ENOTFOUND) return nd_err_set(ND_ENOTFOUND, "no document with this key");
+    ND_FORWARD(rc);
+    rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
+    free(old);
+    ND_FORWARD(rc);
+    ND_FORWARD(st_batch_delete(b, ST_CF_DOCS, key, klen));
+    ND_FORWARD(doc_unlink(t, oldfp, key, klen));
+    t->docs--;
+    return ND_OK;
+}
+
+void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps)
+{
+    t->docs += docs;
+    t->fps += fps;
+}
+
+/* Write the staged batch with the new counters; on success adopt them and
+ * add fresh to the fold backlog. stored (may be NULL): the one fingerprint
+ * the batch adds, for add_if_new's check of what was committed since it
+ * began. */
+static int write_counted(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh,
+                         const uint64_t *stored)
+{
+    uint64_t per_table = fresh / db->plan.info.tables;
+    ND_FORWARD(db_stage_counters(db, b, docs, fps));
+    /* Raised before the write, so no probe skips a visible fresh entry. */
+    for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+        atomic_fetch_add(&db->fresh_live[t], per_table);
+    int rc = st_write(db->store, b, db->sync);
+    if (rc < 0) {
+        for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+            atomic_fetch_sub(&db->fresh_live[t], per_table);
+        return rc;
+    }
+    db->ndocs = docs;
+    db->nfps = fps;
+    db->fresh_pending += fresh;
+    uint64_t epoch = atomic_load(&db->add_epoch) + 1;
+    if (stored) {
+        db_recent *r = &db->recent[db->recent_at];
+        if (r->epoch > db->recent_gap) db->recent_gap = r->epoch;
+        *r = (db_recent){epoch, *stored};
+        db->recent_at = (db->recent_at + 1) % DB_RECENT;
+    } else {
+        db->recent_gap = epoch;
+    }
+    atomic_store(&db->add_epoch, epoch); /* after the write is visible */
+    return ND_OK;
+}
+
+/* The commit: the new fingerprints to the mirror (or the tables), the
+ * counted write, then the mirror's list. */
+static int commit(db_txn *t, const uint64_t *stored)
+{
+    nd_db *db = t->db;
+    ND_FORWARD(db_mirrored_stage(db, t->b, &t->defer, &t->adopt));
+    ND_FORWARD(write_counted(db, t->b, t->docs, t->fps, t->fresh, stored));
+    db_mirrored_adopt(db, &t->adopt);
+    t->committed = 1;
+    return ND_OK;
+}
+
+int db_txn_commit(db_txn *t)
+{
+    return commit(t, NULL);
+}
+
+int db_txn_commit_checked(db_txn *t, uint64_t fp)
+{
+    return commit(t, &fp);
+}
+
+int db_txn_write(db_txn *t)
+{
+    return st_write(t->db->store, t->b, t->db->sync);
+}
+
+int db_txn_begin(db_txn *t, nd_db *db, unsigned flags)
+{
+    *t = (db_txn){.db = db, .flags = flags};
+    if (flags & DB_TXN_PLAIN) ND_FORWARD(st_batch_new_plain(&t->b, db->store));
+    else ND_FORWARD(st_batch_new(&t->b, db->store));
+    if (!(flags & DB_TXN_HELD)) {
+        db_write_lock(db);
+        t->locked = 1;
+    }
+    t->docs = db->ndocs;
+    t->fps = db->nfps;
+    return ND_OK;
+}
+
+int db_txn_end(db_txn *t, int rc)
+{
+    nd_db *db = t->db;
+    if (!db) return rc; /* never begun */
+    if (t->locked) db_write_unlock(db);
+    st_batch_free(t->b);
+    st_u64s_dispose(&t->defer);
+    st_u64s_dispose(&t->adopt);
+    if (rc == ND_OK && t->locked && t->committed && t->fresh) db_fold_kick(db);
+    *t = (db_txn){0};
+    return rc;
+}
+
