@@ -41,7 +41,7 @@
 
 #include "bdb.h"
 #include "cmp_direct.h"
-#include "db.h"
+#include "db_core.h"
 #include "neardup.h"
 #include "storage.h"
 

@@ -41,7 +41,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_mirrored.h"
+#include "db_query.h"
+#include "db_results.h"
 #include "db_txn.h"
 #include "nd_error.h"
 #include "sort.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "db.h"
+#include "db_core.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"

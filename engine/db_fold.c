@@ -25,7 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_mirrored.h"
 #include "nd_error.h"
 
 static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }

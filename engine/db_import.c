@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_import.h"
 #include "db_txn.h"
 #include "nd_endian.h"
 #include "nd_error.h"

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_import.h"
 #include "load_commit.h"
 #include "load_files.h"
 #include "load_internal.h"

@@ -39,7 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_mirrored.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 

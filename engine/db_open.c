@@ -29,10 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_mirrored.h"
 #include "load_files.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+
+#define DB_DEFAULT_K 3u
+#define DB_DEFAULT_DOCS 100000000ull
+#define DB_DEFAULT_RUN_SIZE 128u
 
 int nd_db_options_init(nd_db_options *opts, unsigned version)
 {

@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_core.h"
+#include "db_mirrored.h"
+#include "db_query.h"
+#include "db_results.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "sort.h"

@@ -6,10 +6,11 @@
  * so matches remember offsets and results_finish turns them into pointers
  * once, after sorting. Every producer (query, get, add_if_new) finishes.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_results.h"
 #include "nd_error.h"
 
 int nd_results_new(nd_results **out)

@@ -15,11 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_core.h"
 #include "db_txn.h"
-#include "nd_endian.h"
 #include "nd_error.h"
-#include "sort.h"
 
 int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
 {

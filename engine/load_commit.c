@@ -29,6 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_import.h"
 #include "db_txn.h"
 #include "load_commit.h"
 #include "load_files.h"

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_core.h"
 #include "load_files.h"
 #include "load_internal.h"
 #include "nd_error.h"

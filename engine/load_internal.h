@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "db.h"
+#include "neardup.h"
 #include "nd_task.h"
 
 /* A chunk's documents: keys as offsets into arena until the chunk is

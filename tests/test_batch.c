@@ -26,7 +26,8 @@
 #include <cmocka.h>
 
 #include "cmp_table.h"
-#include "db.h"
+#include "db_core.h"
+#include "db_mirrored.h"
 #include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"

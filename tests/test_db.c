@@ -42,7 +42,9 @@
 
 #include "cmp_codec.h"
 #include "cmp_direct.h"
-#include "db.h"
+#include "db_core.h"
+#include "db_fold.h"
+#include "db_mirrored.h"
 #include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "db.h"
+#include "db_import.h"
 #include "neardup.h"
 #include "tmpdir.h"
 
