@@ -45,10 +45,10 @@ int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
 {
     ND_RETURN_IF(!db, ND_EINVAL, "nd_db_count: NULL database");
     nd_db *m = (nd_db *)db; /* the lock is not part of the logical state */
-    pthread_mutex_lock(&m->write_mu);
-    if (docs) *docs = db->ndocs;
-    if (fingerprints) *fingerprints = db->nfps;
-    pthread_mutex_unlock(&m->write_mu);
+    pthread_mutex_lock(&m->write.mu);
+    if (docs) *docs = db->write.docs;
+    if (fingerprints) *fingerprints = db->write.fps;
+    pthread_mutex_unlock(&m->write.mu);
     return ND_OK;
 }
 
@@ -57,8 +57,8 @@ int nd_stats_get(nd_stats *out, nd_db *db)
     ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
     memset(out, 0, sizeof *out);
     db_write_lock(db);
-    out->documents = db->ndocs;
-    out->fingerprints = db->nfps;
+    out->documents = db->write.docs;
+    out->fingerprints = db->write.fps;
     db_write_unlock(db);
     out->tables = db->plan.info.tables;
     for (unsigned t = 0; t < out->tables; t++) {
@@ -199,7 +199,7 @@ int nd_verify(nd_db *db)
                  "%llu documents but %llu rev entries", (unsigned long long)ndocs,
                  (unsigned long long)rev_entries);
     db_write_lock(db);
-    uint64_t cd = db->ndocs, cf = db->nfps;
+    uint64_t cd = db->write.docs, cf = db->write.fps;
     db_write_unlock(db);
     ND_RETURN_IF(cd != ndocs || cf != rd.count, ND_ECORRUPT,
                  "counters say %llu documents / %llu fingerprints; found %llu / %llu",

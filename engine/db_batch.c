@@ -84,7 +84,7 @@ static int merge_table(nd_db *db, unsigned t, const nd_doc *docs, size_t n, unsi
     /* Dense (a document for every few runs of the table): the walk reads
      * most blocks, so read ahead. 1M documents against 100M stored, warm:
      * 15.1 s reading block by block. */
-    double runs = (double)db->nfps / db->run_size;
+    double runs = (double)db->write.fps / db->run_size;
     ND_TRY(st_cursor_new(&cur, db->store, t, (double)n * BATCH_DENSE_RUNS >= runs));
     for (size_t g = 0; g < n;) {
         uint64_t lo = a[g].key & mask, hi = lo | ~mask;

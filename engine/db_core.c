@@ -65,10 +65,10 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
 void db_write_lock(nd_db *db)
 {
     struct timespec t0, t;
-    if (pthread_mutex_trylock(&db->write_mu) == 0) return;
+    if (pthread_mutex_trylock(&db->write.mu) == 0) return;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned i = 1;; i++) {
-        if (pthread_mutex_trylock(&db->write_mu) == 0) return;
+        if (pthread_mutex_trylock(&db->write.mu) == 0) return;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
@@ -78,12 +78,12 @@ void db_write_lock(nd_db *db)
                 break;
         }
     }
-    pthread_mutex_lock(&db->write_mu);
+    pthread_mutex_lock(&db->write.mu);
 }
 
 void db_write_unlock(nd_db *db)
 {
-    pthread_mutex_unlock(&db->write_mu);
+    pthread_mutex_unlock(&db->write.mu);
 }
 
 int db_check_writable(nd_db *db)
@@ -123,24 +123,24 @@ int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps)
 
 int db_reader_get(nd_db *db, st_reader **out)
 {
-    pthread_mutex_lock(&db->pool_mu);
-    if (db->npool) {
-        *out = db->pool[--db->npool];
-        pthread_mutex_unlock(&db->pool_mu);
+    pthread_mutex_lock(&db->readers.mu);
+    if (db->readers.n) {
+        *out = db->readers.pool[--db->readers.n];
+        pthread_mutex_unlock(&db->readers.mu);
         return ND_OK;
     }
-    pthread_mutex_unlock(&db->pool_mu);
+    pthread_mutex_unlock(&db->readers.mu);
     return st_reader_new(out, db->store);
 }
 
 void db_reader_put(nd_db *db, st_reader *r)
 {
-    pthread_mutex_lock(&db->pool_mu);
-    if (db->npool < DB_POOL_MAX) {
-        db->pool[db->npool++] = r;
+    pthread_mutex_lock(&db->readers.mu);
+    if (db->readers.n < DB_POOL_MAX) {
+        db->readers.pool[db->readers.n++] = r;
         r = NULL;
     }
-    pthread_mutex_unlock(&db->pool_mu);
+    pthread_mutex_unlock(&db->readers.mu);
     st_reader_free(r);
 }
 

@@ -24,10 +24,10 @@
  *
  * Concurrency: RocksDB serves reads from any thread. Every write (add,
  * delete, refresh, fold step) is a read-modify-write of docs, rev, the
- * tables and the counters, so writers hold write_mu from their first read
+ * tables and the counters, so writers hold write.mu from their first read
  * to st_write (db_txn.c). Queries take no lock; nor does nd_add_if_new's
- * check, which is made good under write_mu (add_epoch, recent). fold_mu
- * keeps one fold at a time and is taken before write_mu, never after.
+ * check, which is made good under write.mu (db->commits). fold.mu
+ * keeps one fold at a time and is taken before write.mu, never after.
  */
 #ifndef ND_DB_CORE_H
 #define ND_DB_CORE_H
@@ -56,59 +56,85 @@ typedef struct db_recent {
     uint64_t epoch, fp;
 } db_recent;
 
-struct nd_db {
-    st_store *store;
-    nd_plan plan;
-    char *path;
-    int readonly, sync;
-    unsigned run_size;
-    uint64_t fold_threshold; /* the option; 0: the default, which grows with the store */
-    nd_fp_options fp;      /* stopwords point into stop_buf */
-    char fp_config[256];
-    char *stop_buf;        /* the stop words, each NUL-terminated */
-    size_t stop_len;
-    const char **stop_ptrs;
+/* The writer lock and the counters it guards (db_core.c takes it;
+ * db_txn.c's commit writes the counters; read under the lock, or without
+ * it where an estimate will do: the query's cost model, the batch's
+ * density, the bulk paths, which hold it). */
+typedef struct db_writer {
+    pthread_mutex_t mu;
+    uint64_t docs, fps; /* documents, distinct fingerprints */
+} db_writer;
 
-    pthread_mutex_t write_mu;
-    uint64_t ndocs, nfps;     /* counters (write_mu) */
-    uint64_t fresh_pending;   /* table entries since the last fold, or at open (write_mu) */
+/* What commits tell nd_add_if_new's checks, which run outside the writer
+ * lock and, under it, look only at what was committed since they began
+ * (db_txn.c alone). epoch counts commits (raised under the lock once a
+ * write is visible; read without it). The fingerprints add_if_new stored
+ * are in ring[] (slot at next) with their epochs; gap is the newest epoch
+ * the ring cannot speak for: another kind of commit, or an entry the ring
+ * dropped (all three under the writer lock). */
+typedef struct db_commits {
+    _Atomic uint64_t epoch;
+    uint64_t gap;
+    db_recent ring[DB_RECENT];
+    size_t at;
+} db_commits;
+
+/* New fingerprints whose table entries the fresh mirror holds and a meta
+ * record logs, before the tables get their keys (db_mirrored.c alone).
+ * fps changes with the writer lock and mu both held; read under either. */
+typedef struct db_mirror {
+    st_u64s fps;
+    pthread_mutex_t mu;
+} db_mirror;
+
+/* The fold service (db_fold.c; the write path raises the fresh counts
+ * through db_fold.h). */
+typedef struct db_folder {
+    pthread_mutex_t mu;     /* one fold at a time; taken before the writer lock */
+    uint64_t threshold;     /* the option; 0: the default, which grows with the store */
+    uint64_t fresh_pending; /* table entries since the last fold, or at open (writer lock) */
     /* Per table, at least the number of its fresh entries: raised before a
      * write that inserts them, lowered after a fold moved them into runs.
      * A probe that reads 0 (before it opens its iterator) skips the fresh
      * space. Removals of fresh entries do not lower it (still >= the
      * truth); a fold under both locks resets it to 0. */
     _Atomic uint64_t fresh_live[ND_MAX_TABLES];
-    /* nd_add_if_new checks outside write_mu, then under it only what was
-     * committed since (db_write.c). add_epoch counts db_commit's writes
-     * (raised under write_mu once a write is visible; read without it).
-     * The fingerprints add_if_new stored are in recent[] (a ring; slot
-     * recent_at next) with their epochs; recent_gap is the newest epoch
-     * the ring cannot speak for: another kind of commit, or an entry the
-     * ring dropped (all three write_mu). */
-    _Atomic uint64_t add_epoch;
-    uint64_t recent_gap;
-    db_recent recent[DB_RECENT];
-    size_t recent_at;
+    /* The background thread: woken by kick, ended by stop (bg_mu). */
+    pthread_mutex_t bg_mu;
+    pthread_cond_t bg_cv;
+    pthread_t thread;
+    int started, stop, kick;
+} db_folder;
 
-    /* New fingerprints whose table entries the fresh mirror holds and a
-     * meta record logs, before the tables get their keys (db_mirrored.c).
-     * Changed with write_mu and mirrored_mu both held; read under either. */
-    st_u64s mirrored;
-    pthread_mutex_t mirrored_mu;
+/* Table readers for queries, kept for reuse (db_core.c). */
+typedef struct db_readers {
+    pthread_mutex_t mu;
+    st_reader *pool[DB_POOL_MAX];
+    unsigned n;
+} db_readers;
 
+struct nd_db {
+    /* Set by nd_open (db_open.c) and fixed until nd_close: read anywhere
+     * without a lock. */
+    st_store *store;
+    nd_plan plan;
+    char *path;
+    int readonly, sync;
+    unsigned run_size;
+    nd_fp_options fp;      /* stopwords point into stop_buf */
+    char fp_config[256];
+    char *stop_buf;        /* the stop words, each NUL-terminated */
+    size_t stop_len;
+    const char **stop_ptrs;
     /* nd_batch probes batches of at most this many documents and merges
      * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
     size_t batch_probes_max;
 
-    pthread_mutex_t pool_mu;  /* readers for queries */
-    st_reader *pool[DB_POOL_MAX];
-    unsigned npool;
-
-    pthread_mutex_t fold_mu;  /* one fold at a time */
-    pthread_mutex_t bg_mu;    /* background fold thread */
-    pthread_cond_t bg_cv;
-    pthread_t bg;
-    int bg_started, bg_stop, bg_kick;
+    db_writer write;
+    db_commits commits;
+    db_mirror mirror;
+    db_folder fold;
+    db_readers readers;
 };
 
 /* ---- record codecs ---------------------------------------------------- */
@@ -136,7 +162,7 @@ int db_check_docs(const nd_doc *docs, size_t n);
 
 /* ---- the writer lock and the counters --------------------------------- */
 
-/* Take write_mu; release it with db_write_unlock. A writer that finds it
+/* Take write.mu; release it with db_write_unlock. A writer that finds it
  * held spins up to DB_WRITE_SPIN_NS before it sleeps: a lock hand-over
  * through sleep and wake-up costs more than a stream's write holds it
  * (100M, two threads of nd_add_if_new: 44k voluntary context switches for

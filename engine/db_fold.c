@@ -11,7 +11,7 @@
  * the bulk paths fold at once. Per table, fresh_live bounds the fresh
  * entries from above, so a query can skip the fresh space when it is 0.
  *
- * Invariants: one fold at a time (fold_mu); fold_mu is taken before the
+ * Invariants: one fold at a time (fold.mu); fold.mu is taken before the
  * writer lock, never after it; a fold step holds the writer lock from its
  * read to its write, and writers run between steps. Before a fold reads
  * the fresh space from RocksDB the mirror's waiting entries get their
@@ -30,14 +30,14 @@
 #include "db_mirrored.h"
 #include "nd_error.h"
 
-static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write_mu); }
+static void lock_writer(void *p) { pthread_mutex_lock(&((nd_db *)p)->write.mu); }
 
 /* Between two fold steps: a mutex is not fair, and the fold thread would
  * take it back before a waiting writer wakes up; a short sleep lets the
  * writer in (the fold's thousands of steps lose a few ms in all). */
 static void unlock_writer(void *p)
 {
-    pthread_mutex_unlock(&((nd_db *)p)->write_mu);
+    pthread_mutex_unlock(&((nd_db *)p)->write.mu);
     struct timespec ts = {0, 20 * 1000};
     nanosleep(&ts, NULL);
 }
@@ -45,8 +45,8 @@ static void unlock_writer(void *p)
 /* After a fold moved n fresh entries of table t into runs (written). */
 static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
 {
-    uint64_t cur = atomic_load(&db->fresh_live[t]);
-    while (!atomic_compare_exchange_weak(&db->fresh_live[t], &cur, cur > n ? cur - n : 0)) {
+    uint64_t cur = atomic_load(&db->fold.fresh_live[t]);
+    while (!atomic_compare_exchange_weak(&db->fold.fresh_live[t], &cur, cur > n ? cur - n : 0)) {
     }
 }
 
@@ -62,7 +62,7 @@ static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
 static int fold_table(nd_db *db, unsigned t, uint64_t fps, int all, st_lock_fn lock,
                       st_lock_fn unlock, uint64_t *folded)
 {
-    uint64_t fresh = atomic_load(&db->fresh_live[t]), more = 0;
+    uint64_t fresh = atomic_load(&db->fold.fresh_live[t]), more = 0;
     *folded = 0;
     if (fresh && fresh * db->run_size * REFOLD_RUNS >= fps) {
         ND_FORWARD(st_table_refold(db->store, t, db->run_size, lock, unlock, db, folded));
@@ -76,32 +76,32 @@ static int fold_table(nd_db *db, unsigned t, uint64_t fps, int all, st_lock_fn l
 int db_fold_all(nd_db *db, int all)
 {
     int rc = ND_OK;
-    pthread_mutex_lock(&db->fold_mu);
+    pthread_mutex_lock(&db->fold.mu);
     db_write_lock(db);
     /* The fold reads the fresh space from RocksDB: the entries waiting
      * in the mirror get their keys first. */
     rc = db_mirrored_flush(db);
-    if (rc == ND_OK) db->fresh_pending = 0;
-    uint64_t fps = db->nfps;
+    if (rc == ND_OK) db->fold.fresh_pending = 0;
+    uint64_t fps = db->write.fps;
     db_write_unlock(db);
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded = 0;
         rc = fold_table(db, t, fps, all, lock_writer, unlock_writer, &folded);
         fresh_lower(db, t, folded);
     }
-    pthread_mutex_unlock(&db->fold_mu);
+    pthread_mutex_unlock(&db->fold.mu);
     return rc;
 }
 
 int db_fold_locked(nd_db *db)
 {
     int rc = db_mirrored_flush(db);
-    db->fresh_pending = 0;
+    db->fold.fresh_pending = 0;
     for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
         uint64_t folded;
-        rc = fold_table(db, t, db->nfps, 1, NULL, NULL, &folded);
+        rc = fold_table(db, t, db->write.fps, 1, NULL, NULL, &folded);
         /* No writer could run: the fresh space is now empty. */
-        if (rc == ND_OK) atomic_store(&db->fresh_live[t], 0);
+        if (rc == ND_OK) atomic_store(&db->fold.fresh_live[t], 0);
     }
     return rc;
 }
@@ -109,47 +109,47 @@ int db_fold_locked(nd_db *db)
 static void *bg_main(void *p)
 {
     nd_db *db = p;
-    pthread_mutex_lock(&db->bg_mu);
-    while (!db->bg_stop) {
-        if (!db->bg_kick) {
-            pthread_cond_wait(&db->bg_cv, &db->bg_mu);
+    pthread_mutex_lock(&db->fold.bg_mu);
+    while (!db->fold.stop) {
+        if (!db->fold.kick) {
+            pthread_cond_wait(&db->fold.bg_cv, &db->fold.bg_mu);
             continue;
         }
-        db->bg_kick = 0;
-        pthread_mutex_unlock(&db->bg_mu);
+        db->fold.kick = 0;
+        pthread_mutex_unlock(&db->fold.bg_mu);
         /* A failed background fold leaves the tables as they were (each
          * step is atomic); the next kick or nd_compact tries again. After
          * a fold its rewritten runs are spread over new files, read
          * through RocksDB (10M, 4 tables: k=3 p50 25 -> 110 us) until a
          * compaction makes each table's runs one file again. */
         if (db_fold_all(db, 0) == ND_OK) (void)st_compact_tables(db->store);
-        pthread_mutex_lock(&db->bg_mu);
+        pthread_mutex_lock(&db->fold.bg_mu);
     }
-    pthread_mutex_unlock(&db->bg_mu);
+    pthread_mutex_unlock(&db->fold.bg_mu);
     return NULL;
 }
 
 int db_bg_start(nd_db *db)
 {
-    ND_RETURN_IF(pthread_create(&db->bg, NULL, bg_main, db) != 0, ND_ENOMEM,
+    ND_RETURN_IF(pthread_create(&db->fold.thread, NULL, bg_main, db) != 0, ND_ENOMEM,
                  "cannot start the background fold thread");
-    db->bg_started = 1;
+    db->fold.started = 1;
     return ND_OK;
 }
 
 void db_bg_stop(nd_db *db)
 {
-    if (!db->bg_started) return;
-    pthread_mutex_lock(&db->bg_mu);
-    db->bg_stop = 1;
-    pthread_cond_signal(&db->bg_cv);
-    pthread_mutex_unlock(&db->bg_mu);
+    if (!db->fold.started) return;
+    pthread_mutex_lock(&db->fold.bg_mu);
+    db->fold.stop = 1;
+    pthread_cond_signal(&db->fold.bg_cv);
+    pthread_mutex_unlock(&db->fold.bg_mu);
     /* A compaction after a fold may take minutes at 100M: cut it short
      * (the files stay as they were; the next fold compacts again). */
     st_stop_compacting(db->store, 1);
-    pthread_join(db->bg, NULL);
+    pthread_join(db->fold.thread, NULL);
     st_stop_compacting(db->store, 0);
-    db->bg_started = 0;
+    db->fold.started = 0;
 }
 
 /* A fold rewrites every run a fresh entry falls into: with fewer fresh
@@ -167,28 +167,71 @@ uint64_t db_fold_threshold(uint64_t option, uint64_t fps, unsigned tables, unsig
 
 void db_fold_kick(nd_db *db)
 {
-    if (!db->bg_started) return;
+    if (!db->fold.started) return;
     db_write_lock(db);
-    int due = db->fresh_pending >=
-              db_fold_threshold(db->fold_threshold, db->nfps, db->plan.info.tables, db->run_size);
-    if (due) db->fresh_pending = 0;
+    int due = db->fold.fresh_pending >=
+              db_fold_threshold(db->fold.threshold, db->write.fps, db->plan.info.tables, db->run_size);
+    if (due) db->fold.fresh_pending = 0;
     db_write_unlock(db);
     if (!due) return;
-    pthread_mutex_lock(&db->bg_mu);
-    db->bg_kick = 1;
-    pthread_cond_signal(&db->bg_cv);
-    pthread_mutex_unlock(&db->bg_mu);
+    pthread_mutex_lock(&db->fold.bg_mu);
+    db->fold.kick = 1;
+    pthread_cond_signal(&db->fold.bg_cv);
+    pthread_mutex_unlock(&db->fold.bg_mu);
 }
 
 
+int db_fold_open(nd_db *db)
+{
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        uint64_t n;
+        ND_FORWARD(st_table_fresh_count(db->store, t, &n));
+        atomic_store(&db->fold.fresh_live[t], n);
+        /* What earlier opens left unfolded counts toward the next fold:
+         * else a writer that closes before adding fold_threshold entries
+         * (a crawler restarted daily) would never fold, and the fresh
+         * space, its mirror and the time to open would grow for ever. */
+        db->fold.fresh_pending += n;
+    }
+    return ND_OK;
+}
+
+/* ---- the fresh counts -------------------------------------------------- */
+
+void db_fold_fresh_raise(nd_db *db, uint64_t fresh)
+{
+    uint64_t per_table = fresh / db->plan.info.tables;
+    for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+        atomic_fetch_add(&db->fold.fresh_live[t], per_table);
+}
+
+void db_fold_fresh_unraise(nd_db *db, uint64_t fresh)
+{
+    uint64_t per_table = fresh / db->plan.info.tables;
+    for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
+        atomic_fetch_sub(&db->fold.fresh_live[t], per_table);
+}
+
+void db_fold_fresh_written(nd_db *db, uint64_t fresh)
+{
+    db->fold.fresh_pending += fresh;
+}
+
+int db_fold_fresh_maybe(nd_db *db, unsigned t)
+{
+    return atomic_load(&db->fold.fresh_live[t]) != 0;
+}
+
+/* ---- the bulk paths' exclusive section --------------------------------- */
+
 void db_exclusive_lock(nd_db *db)
 {
-    pthread_mutex_lock(&db->fold_mu);
+    pthread_mutex_lock(&db->fold.mu);
     db_write_lock(db);
 }
 
 void db_exclusive_unlock(nd_db *db)
 {
     db_write_unlock(db);
-    pthread_mutex_unlock(&db->fold_mu);
+    pthread_mutex_unlock(&db->fold.mu);
 }

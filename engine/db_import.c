@@ -273,7 +273,7 @@ int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_
     r = malloc((nu ? nu : 1) * sizeof *r);
     if (!r) ND_FAIL(ND_ENOMEM, "import: out of memory");
     /* Which of the unique keys are stored already. */
-    if (db->ndocs) {
+    if (db->write.docs) {
         ukeys = malloc((nu ? nu : 1) * sizeof *ukeys);
         ulens = malloc((nu ? nu : 1) * sizeof *ulens);
         found = malloc(nu ? nu : 1);
@@ -348,8 +348,8 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     size_t nfp = sort_u64_unique(fps, tmp, nnew);
     ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
     st_batch *b = t.b;
-    if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->nfps ||
-        (uint64_t)nfp * db->run_size >= db->nfps)
+    if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->write.fps ||
+        (uint64_t)nfp * db->run_size >= db->write.fps)
         ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(import_tables(db, b, g, fps, nfp, &added));
     /* docs and rev in key order: a generation's files need it, and

@@ -17,11 +17,11 @@
  * key order). */
 int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
                     size_t **fresh, size_t *nfresh);
-/* nd_import with fold_mu and write_mu held; *out_new (may be NULL) gets
+/* nd_import with fold.mu and write.mu held; *out_new (may be NULL) gets
  * the number of documents new to the store. */
 int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
 /* Replace the stored documents docs[idx[0..n)] through the staged path,
- * one atomic write, then fold (fold_mu and write_mu held). */
+ * one atomic write, then fold (fold.mu and write.mu held). */
 int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n);
 /* How db_import_order orders: by key; by fingerprint, then key (rev's
  * order); or as given (idx is in key order already). */

@@ -24,7 +24,7 @@
  * counts them once (db_mirrored_scan). No fold or removal comes between:
  * both flush first.
  *
- * Who flushes first (db_mirrored_flush, write_mu held): a removal from the
+ * Who flushes first (db_mirrored_flush, write.mu held): a removal from the
  * tables (unlink), a fold (it reads the fresh space at a snapshot), a
  * batch before its cursors (one may fall back to its snapshot), stats,
  * verify and a scanning query (db_mirrored_scan), an import (it folds
@@ -32,7 +32,7 @@
  * scans add the logged fingerprints themselves (db_mirrored_scan), and no
  * fold or removal runs there.
  *
- * The list of logged fingerprints (db->mirrored) follows the durable
+ * The list of logged fingerprints (db->mirror.fps) follows the durable
  * records write by write: db_mirrored_stage reserves room for a call's
  * fingerprints before its write, db_mirrored_adopt appends them after.
  */
@@ -80,7 +80,7 @@ static int stage_mirror_only(nd_db *db, st_batch *b, uint64_t fp)
 
 int db_mirrored_flush(nd_db *db)
 {
-    st_u64s *m = &db->mirrored;
+    st_u64s *m = &db->mirror.fps;
     if (m->n == 0) return ND_OK;
     st_batch *b = NULL;
     uint8_t lo[REC_LEN], hi[REC_LEN];
@@ -101,9 +101,9 @@ int db_mirrored_flush(nd_db *db)
     ND_TRY(st_batch_delete_range(b, ST_CF_META, lo, sizeof lo, hi, sizeof hi));
     rc = st_write(db->store, b, db->sync);
     if (rc < 0) goto cleanup;
-    pthread_mutex_lock(&db->mirrored_mu);
+    pthread_mutex_lock(&db->mirror.mu);
     m->n = 0;
-    pthread_mutex_unlock(&db->mirrored_mu);
+    pthread_mutex_unlock(&db->mirror.mu);
 cleanup:
     if (rc < 0) rc = nd_err_wrap(rc, "writing the table keys of %zu new fingerprints", m->n);
     st_batch_free(b);
@@ -125,9 +125,9 @@ int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt)
     adopt->n = 0;
     if (n == 0) return ND_OK;
     if (n > DB_MIRRORED_CALL) return db_stage_deferred(db, b, defer);
-    if (db->mirrored.n + n > DB_MIRRORED_MAX) ND_FORWARD(db_mirrored_flush(db));
+    if (db->mirror.fps.n + n > DB_MIRRORED_MAX) ND_FORWARD(db_mirrored_flush(db));
     /* Room in the list now, so the adoption after the write cannot fail. */
-    ND_FORWARD(st_u64s_reserve(&db->mirrored, n));
+    ND_FORWARD(st_u64s_reserve(&db->mirror.fps, n));
     ND_FORWARD(st_u64s_reserve(adopt, n));
     if (!mirrors_have_room(db, n)) { /* a mirror gave up: the tables */
         ND_FORWARD(db_mirrored_flush(db));
@@ -148,10 +148,10 @@ void db_mirrored_adopt(nd_db *db, const st_u64s *adopt)
 {
     if (adopt->n == 0) return;
     /* db_mirrored_stage reserved the room: this append cannot fail. */
-    pthread_mutex_lock(&db->mirrored_mu);
-    memcpy(db->mirrored.v + db->mirrored.n, adopt->v, adopt->n * sizeof *adopt->v);
-    db->mirrored.n += adopt->n;
-    pthread_mutex_unlock(&db->mirrored_mu);
+    pthread_mutex_lock(&db->mirror.mu);
+    memcpy(db->mirror.fps.v + db->mirror.fps.n, adopt->v, adopt->n * sizeof *adopt->v);
+    db->mirror.fps.n += adopt->n;
+    pthread_mutex_unlock(&db->mirror.mu);
 }
 
 int db_mirrored_open(nd_db *db)
@@ -168,23 +168,23 @@ int db_mirrored_open(nd_db *db)
         if (klen != REC_LEN || memcmp(k, REC_PREFIX, REC_PREFIX_LEN) != 0)
             ND_FAIL(ND_ECORRUPT, "database %s: malformed fresh record in meta (%zu bytes)",
                     db->path, klen);
-        ND_TRY(st_u64s_push(&db->mirrored, nd_load_be64(k + REC_PREFIX_LEN))); /* not shared yet */
+        ND_TRY(st_u64s_push(&db->mirror.fps, nd_load_be64(k + REC_PREFIX_LEN))); /* not shared yet */
     }
     ND_TRY(st_iter_status(it));
-    if (db->mirrored.n == 0) goto cleanup;
-    if (!mirrors_have_room(db, db->mirrored.n)) {
+    if (db->mirror.fps.n == 0) goto cleanup;
+    if (!mirrors_have_room(db, db->mirror.fps.n)) {
         /* The mirror of some table gave up (too many fresh entries, or
          * out of memory): the records must become table keys. */
         if (db->readonly)
             ND_FAIL(ND_ELIMIT,
                     "database %s: %zu new fingerprints wait for their table entries and the "
                     "fresh mirror cannot hold them; open it writable once",
-                    db->path, db->mirrored.n);
+                    db->path, db->mirror.fps.n);
         rc = db_mirrored_flush(db);
         goto cleanup;
     }
     ND_TRY(st_batch_new_plain(&b, db->store));
-    for (size_t i = 0; i < db->mirrored.n; i++) ND_TRY(stage_mirror_only(db, b, db->mirrored.v[i]));
+    for (size_t i = 0; i < db->mirror.fps.n; i++) ND_TRY(stage_mirror_only(db, b, db->mirror.fps.v[i]));
     st_mirror_apply(db->store, b);
     rc = ND_OK;
 cleanup:
@@ -226,10 +226,10 @@ int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int f
     if (flush && !db->readonly) ND_FORWARD(db_mirrored_flush_now(db));
     /* Copied before the scan's snapshot: an entry flushed in between is
      * in both (filter_cb drops the scan's copy), none is in neither. */
-    pthread_mutex_lock(&db->mirrored_mu);
-    rc = st_u64s_reserve(&waiting, 2 * db->mirrored.n);
-    if (rc == ND_OK) rc = st_u64s_append(&waiting, db->mirrored.v, db->mirrored.n);
-    pthread_mutex_unlock(&db->mirrored_mu);
+    pthread_mutex_lock(&db->mirror.mu);
+    rc = st_u64s_reserve(&waiting, 2 * db->mirror.fps.n);
+    if (rc == ND_OK) rc = st_u64s_append(&waiting, db->mirror.fps.v, db->mirror.fps.n);
+    pthread_mutex_unlock(&db->mirror.mu);
     ND_TRY(rc);
     waiting.n = db_table_sorted(db, t, waiting.v, waiting.n, waiting.v);
     scan_filter f = {waiting.v, waiting.n, cb, payload};

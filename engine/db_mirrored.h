@@ -19,18 +19,18 @@
  * DB_MIRRORED_CALL of them as meta records and mirror-only table entries,
  * copied to *adopt for db_mirrored_adopt after the write succeeds; more,
  * or when a mirror has no room, as table keys (db_stage_deferred), adopt
- * left empty. May flush first (a write of its own). write_mu held. */
+ * left empty. May flush first (a write of its own). write.mu held. */
 int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt);
 /* After the write of db_mirrored_stage's batch succeeded (cannot fail). */
 void db_mirrored_adopt(nd_db *db, const st_u64s *adopt);
 /* Write the table keys of every logged fingerprint, a file per table
  * (st_table_ingest_keys), then delete their records with one write of
- * its own (write_mu held; read-write store). */
+ * its own (write.mu held; read-write store). */
 int db_mirrored_flush(nd_db *db);
 /* db_mirrored_flush under the writer lock, which it takes (read-write
  * store). */
 int db_mirrored_flush_now(nd_db *db);
-/* At open: read the records into db->mirrored and give their entries to
+/* At open: read the records into db->mirror.fps and give their entries to
  * the mirror (or, writable, flush them when a mirror has no room). */
 int db_mirrored_open(nd_db *db);
 /* st_table_scan of table t, less the fresh keys of logged fingerprints,
@@ -38,7 +38,7 @@ int db_mirrored_open(nd_db *db);
  * 0, 0, payload)), in ascending order: a fresh entry comes once, even
  * when a flush ran during the scan or a crash cut one short. An entry a
  * writable store's fold moved into a run between the copy of the list
- * and the scan's snapshot comes twice (once in a run). flush (write_mu
+ * and the scan's snapshot comes twice (once in a run). flush (write.mu
  * not held): a writable store flushes first. */
 int db_mirrored_scan(nd_db *db, unsigned t, st_table_cb cb, void *payload, int flush);
 

@@ -213,8 +213,8 @@ static int load_meta(nd_db *db, const nd_db_options *o, unsigned *format)
 
     ND_TRY(meta_get(db, "counters", &v, &len));
     if (len != 16) ND_FAIL(ND_ECORRUPT, "database %s: bad counters record", db->path);
-    db->ndocs = nd_load_be64(v);
-    db->nfps = nd_load_be64(v + 8);
+    db->write.docs = nd_load_be64(v);
+    db->write.fps = nd_load_be64(v + 8);
 
     if (o->fp) {
         char want[256];
@@ -251,15 +251,15 @@ cleanup:
 
 static void free_db(nd_db *db)
 {
-    for (unsigned i = 0; i < db->npool; i++) st_reader_free(db->pool[i]);
+    for (unsigned i = 0; i < db->readers.n; i++) st_reader_free(db->readers.pool[i]);
     st_close(db->store);
-    pthread_mutex_destroy(&db->write_mu);
-    pthread_mutex_destroy(&db->mirrored_mu);
-    st_u64s_dispose(&db->mirrored);
-    pthread_mutex_destroy(&db->pool_mu);
-    pthread_mutex_destroy(&db->fold_mu);
-    pthread_mutex_destroy(&db->bg_mu);
-    pthread_cond_destroy(&db->bg_cv);
+    pthread_mutex_destroy(&db->write.mu);
+    pthread_mutex_destroy(&db->mirror.mu);
+    st_u64s_dispose(&db->mirror.fps);
+    pthread_mutex_destroy(&db->readers.mu);
+    pthread_mutex_destroy(&db->fold.mu);
+    pthread_mutex_destroy(&db->fold.bg_mu);
+    pthread_cond_destroy(&db->fold.bg_cv);
     free(db->stop_buf);
     free(db->stop_ptrs);
     free(db->path);
@@ -292,17 +292,17 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
 
     db = calloc(1, sizeof *db);
     ND_RETURN_IF(!db, ND_ENOMEM, "nd_open: out of memory");
-    pthread_mutex_init(&db->write_mu, NULL);
-    pthread_mutex_init(&db->mirrored_mu, NULL);
-    pthread_mutex_init(&db->pool_mu, NULL);
-    pthread_mutex_init(&db->fold_mu, NULL);
-    pthread_mutex_init(&db->bg_mu, NULL);
-    pthread_cond_init(&db->bg_cv, NULL);
+    pthread_mutex_init(&db->write.mu, NULL);
+    pthread_mutex_init(&db->mirror.mu, NULL);
+    pthread_mutex_init(&db->readers.mu, NULL);
+    pthread_mutex_init(&db->fold.mu, NULL);
+    pthread_mutex_init(&db->fold.bg_mu, NULL);
+    pthread_cond_init(&db->fold.bg_cv, NULL);
     db->path = strdup(path);
     if (!db->path) ND_FAIL(ND_ENOMEM, "nd_open: out of memory");
     db->readonly = (opts->flags & ND_DB_READONLY) != 0;
     db->sync = (opts->flags & ND_DB_SYNC) != 0;
-    db->fold_threshold = opts->fold_threshold;
+    db->fold.threshold = opts->fold_threshold;
     db->batch_probes_max = DB_BATCH_PROBES_MAX;
 
     /* Plan and fingerprint config first: a bad request creates nothing. */
@@ -341,16 +341,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         if (format < ND_FORMAT_VERSION && !db->readonly) ND_TRY(upgrade_format(db));
     }
     ND_TRY(db_mirrored_open(db)); /* before the counts: they include its entries */
-    for (unsigned t = 0; t < db->plan.info.tables; t++) {
-        uint64_t n;
-        ND_TRY(st_table_fresh_count(db->store, t, &n));
-        atomic_store(&db->fresh_live[t], n);
-        /* What earlier opens left unfolded counts toward the next fold:
-         * else a writer that closes before adding fold_threshold entries
-         * (a crawler restarted daily) would never fold, and the fresh
-         * space, its mirror and the time to open would grow for ever. */
-        db->fresh_pending += n;
-    }
+    ND_TRY(db_fold_open(db));
     if (!db->readonly) db_load_sweep(db);
     if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) {
         ND_TRY(db_bg_start(db));

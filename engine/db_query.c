@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "db_core.h"
+#include "db_fold.h"
 #include "db_mirrored.h"
 #include "db_query.h"
 #include "db_results.h"
@@ -41,7 +42,7 @@ typedef struct probe_ctx {
     unsigned k;
     int first;
     int found; /* stop signal with first */
-    int fresh[ND_MAX_TABLES]; /* table t may hold fresh entries (fresh_live) */
+    int fresh[ND_MAX_TABLES]; /* table t may hold fresh entries (db_fold_fresh_maybe) */
 } probe_ctx;
 
 static int probe(probe_ctx *c, unsigned t, uint64_t q, uint64_t prefix)
@@ -122,7 +123,7 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
     if (d) {
         uint64_t probes;
         nd_plan_probe_count(plan, k, &probes);
-        double n = (double)(db->nfps ? db->nfps : 1);
+        double n = (double)(db->write.fps ? db->write.fps : 1);
         double cand = n / ldexp(1.0, (int)plan->info.prefix_min);
         if (cand < db->run_size) cand = db->run_size;
         double probe_cost = (double)probes * (QUERY_SEEK_COST + cand);
@@ -130,7 +131,7 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
     }
     if (scan) {
         scan_ctx s = {&c, nd_perm_apply(&plan->table[0], fp)};
-        /* No flush: the caller may hold write_mu (add_if_new's check);
+        /* No flush: the caller may hold write.mu (add_if_new's check);
          * an entry seen twice is merged below. */
         rc = db_mirrored_scan(db, 0, scan_cb, &s, 0);
         if (rc == 1) rc = ND_OK;
@@ -143,7 +144,7 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out)
             /* Read before the probes open their views: a fold lowers the
              * count only after its runs are written, so 0 here means the
              * runs hold it all. */
-            c.fresh[t] = atomic_load(&db->fresh_live[t]) != 0;
+            c.fresh[t] = db_fold_fresh_maybe(db, t);
         }
         /* One probe per table: their index look-ups (in mapped files,
          * their blocks; in the fresh mirror, its chunks) miss the CPU

@@ -46,7 +46,8 @@
  * nd_add_if_new checks before it takes the writer lock; every commit
  * counts an epoch and notes the fingerprint add_if_new stored (or, any
  * other commit, that it cannot say), so that under the lock a check only
- * looks at what was committed since it began (db_write.c).
+ * looks at what was committed since it began (db_txn_check_stands, for
+ * nd_add_if_new in db_write.c): db->commits is this file's alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,30 +218,27 @@ void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps)
 static int write_counted(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fresh,
                          const uint64_t *stored)
 {
-    uint64_t per_table = fresh / db->plan.info.tables;
     ND_FORWARD(db_stage_counters(db, b, docs, fps));
     /* Raised before the write, so no probe skips a visible fresh entry. */
-    for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
-        atomic_fetch_add(&db->fresh_live[t], per_table);
+    db_fold_fresh_raise(db, fresh);
     int rc = st_write(db->store, b, db->sync);
     if (rc < 0) {
-        for (unsigned t = 0; per_table && t < db->plan.info.tables; t++)
-            atomic_fetch_sub(&db->fresh_live[t], per_table);
+        db_fold_fresh_unraise(db, fresh);
         return rc;
     }
-    db->ndocs = docs;
-    db->nfps = fps;
-    db->fresh_pending += fresh;
-    uint64_t epoch = atomic_load(&db->add_epoch) + 1;
+    db->write.docs = docs;
+    db->write.fps = fps;
+    db_fold_fresh_written(db, fresh);
+    uint64_t epoch = atomic_load(&db->commits.epoch) + 1;
     if (stored) {
-        db_recent *r = &db->recent[db->recent_at];
-        if (r->epoch > db->recent_gap) db->recent_gap = r->epoch;
+        db_recent *r = &db->commits.ring[db->commits.at];
+        if (r->epoch > db->commits.gap) db->commits.gap = r->epoch;
         *r = (db_recent){epoch, *stored};
-        db->recent_at = (db->recent_at + 1) % DB_RECENT;
+        db->commits.at = (db->commits.at + 1) % DB_RECENT;
     } else {
-        db->recent_gap = epoch;
+        db->commits.gap = epoch;
     }
-    atomic_store(&db->add_epoch, epoch); /* after the write is visible */
+    atomic_store(&db->commits.epoch, epoch); /* after the write is visible */
     return ND_OK;
 }
 
@@ -271,6 +269,28 @@ int db_txn_write(db_txn *t)
     return st_write(t->db->store, t->b, t->db->sync);
 }
 
+uint64_t db_txn_epoch(const nd_db *db)
+{
+    return atomic_load(&db->commits.epoch);
+}
+
+/* With the writer lock held: can a check that began at epoch since
+ * stand, that is, is every commit after it a fingerprint add_if_new
+ * stored (the ring still holds them all) and none of them within k of
+ * fp? The ring is read from its newest entry back. */
+int db_txn_check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k)
+{
+    if (atomic_load(&db->commits.epoch) == since) return 1;
+    if (db->commits.gap > since) return 0;
+    for (size_t n = 0, i = db->commits.at; n < DB_RECENT; n++) {
+        i = (i + DB_RECENT - 1) % DB_RECENT;
+        const db_recent *r = &db->commits.ring[i];
+        if (r->epoch <= since) break; /* the ring is in epoch order */
+        if ((unsigned)__builtin_popcountll(r->fp ^ fp) <= k) return 0;
+    }
+    return 1;
+}
+
 int db_txn_begin(db_txn *t, nd_db *db, unsigned flags)
 {
     *t = (db_txn){.db = db, .flags = flags};
@@ -280,8 +300,8 @@ int db_txn_begin(db_txn *t, nd_db *db, unsigned flags)
         db_write_lock(db);
         t->locked = 1;
     }
-    t->docs = db->ndocs;
-    t->fps = db->nfps;
+    t->docs = db->write.docs;
+    t->fps = db->write.fps;
     return ND_OK;
 }
 

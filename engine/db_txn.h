@@ -24,7 +24,7 @@
 
 /* Flags of db_txn_begin. */
 enum {
-    /* The caller holds the writer lock (and fold_mu: db_exclusive_lock)
+    /* The caller holds the writer lock (and fold.mu: db_exclusive_lock)
      * across several transactions: begin takes nothing, end releases
      * nothing and wakes no fold (the bulk paths fold themselves). */
     DB_TXN_HELD = 1,
@@ -79,6 +79,13 @@ int db_txn_commit_checked(db_txn *t, uint64_t fp);
  * refreshes only (db_txn_stage_refresh), which move no counter and add
  * no fingerprint. */
 int db_txn_write(db_txn *t);
+
+/* nd_add_if_new's check without the writer lock: the epoch before it
+ * begins (db_txn_epoch), then, under the lock, whether it still stands:
+ * is every commit since that epoch a fingerprint add_if_new stored that
+ * the ring still holds, none of them within k of fp? */
+uint64_t db_txn_epoch(const nd_db *db);
+int db_txn_check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k);
 
 /* End: release the lock begin took, free the batch, wake the fold when a
  * commit added fresh table entries and rc is ND_OK. Returns rc. */

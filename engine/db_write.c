@@ -8,7 +8,7 @@
  * several threads overlap; every commit counts an epoch and notes the
  * fingerprint add_if_new stored (or, any other commit, that it cannot
  * say: db_txn.c), so that under the lock a check only looks at what was
- * committed since it began (check_stands).
+ * committed since it began (db_txn_check_stands).
  *
  * Callers: the public API (include/neardup.h) only.
  */
@@ -60,22 +60,6 @@ static int closest(nd_results *out, nd_db *db, uint64_t fp, unsigned k)
     return nd_query(out, db, fp, k, &qo);
 }
 
-/* With write_mu held: can a check that began at epoch since stand, that
- * is, is every commit after it a fingerprint add_if_new stored (the ring
- * still holds them all) and none of them within k of fp? */
-static int check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k)
-{
-    if (atomic_load(&db->add_epoch) == since) return 1;
-    if (db->recent_gap > since) return 0;
-    for (size_t n = 0, i = db->recent_at; n < DB_RECENT; n++) {
-        i = (i + DB_RECENT - 1) % DB_RECENT;
-        const db_recent *r = &db->recent[i];
-        if (r->epoch <= since) break; /* the ring is in epoch order */
-        if ((unsigned)__builtin_popcountll(r->fp ^ fp) <= k) return 0;
-    }
-    return 1;
-}
-
 static int matched_key(const nd_results *out, const void *key, size_t key_len)
 {
     const nd_match *m = nd_results_get(out, 0);
@@ -98,11 +82,11 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
      * it began cannot be within k (check_stands), and runs again there
      * if it might: check and insert stay atomic, and a racing
      * near-duplicate still finds this one. */
-    uint64_t since = atomic_load(&db->add_epoch);
+    uint64_t since = db_txn_epoch(db);
     ND_FORWARD(closest(out, db, fp, k));
     if (nd_results_count(out) && !matched_key(out, key, key_len)) return ND_OK;
     ND_TRY(db_txn_begin(&t, db, 0));
-    if (nd_results_count(out) || !check_stands(db, since, fp, k)) ND_TRY(closest(out, db, fp, k));
+    if (nd_results_count(out) || !db_txn_check_stands(db, since, fp, k)) ND_TRY(closest(out, db, fp, k));
     if (nd_results_count(out)) {
         const nd_match *m = nd_results_get(out, 0);
         if (matched_key(out, key, key_len)) {

@@ -485,7 +485,7 @@ cleanup:
     return rc;
 }
 
-/* The commit of a load that spilled (fold_mu and write_mu held). */
+/* The commit of a load that spilled (fold.mu and write.mu held). */
 int load_commit_locked(nd_loader *l, uint64_t *out_new)
 {
     nd_db *db = l->db;

@@ -9,7 +9,7 @@
 
 #include "neardup.h"
 
-/* The commit of a load that spilled every chunk (fold_mu and the writer
+/* The commit of a load that spilled every chunk (fold.mu and the writer
  * lock held: db_exclusive_lock): a new generation, switched to, then the
  * late replacements. *out_new (may be NULL): documents new to the store. */
 int load_commit_locked(nd_loader *l, uint64_t *out_new);

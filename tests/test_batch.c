@@ -607,7 +607,7 @@ static void test_batch_thread_errors(void **state)
 }
 
 /* New documents of an added batch: their table entries wait in the mirror
- * (db->mirrored) when there are at most DB_MIRRORED_CALL of them, behind
+ * (db->mirror.fps) when there are at most DB_MIRRORED_CALL of them, behind
  * those already waiting when probed (a merge writes those first); more
  * are written as table keys. Every one is found after each step. */
 static void add_new_batch(nd_db *db, nd_results *res, oracle_rng *r, size_t n, size_t from,
@@ -623,7 +623,7 @@ static void add_new_batch(nd_db *db, nd_results *res, oracle_rng *r, size_t n, s
     nd_batch_item *out = calloc(n, sizeof *out);
     assert_int_equal(nd_batch(out, res, db, bt.d, n, 3, ND_BATCH_ADD), ND_OK);
     for (size_t i = 0; i < n; i++) assert_false(out[i].dup);
-    assert_int_equal(db->mirrored.n, want_mirrored);
+    assert_int_equal(db->mirror.fps.n, want_mirrored);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(nd_query(res, db, bt.d[i].fp, 0, NULL), ND_OK);
         assert_int_equal(nd_results_count(res), 1);
@@ -641,7 +641,7 @@ static void test_batch_add_waits(void **state)
     for (size_t i = 0; i < THREAD_NS; i++) base[i] = oracle_next(&r);
     nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
     store_base(db, base, THREAD_NS, 0);
-    size_t w = db->mirrored.n; /* the single adds of store_base's second half */
+    size_t w = db->mirror.fps.n; /* the single adds of store_base's second half */
     assert_true(w > 0);
     db->batch_probes_max = SIZE_MAX;
     add_new_batch(db, fx->res, &r, 700, 0, w + 700);

@@ -414,7 +414,7 @@ static void *lock_racer_main(void *arg)
         uint64_t c = *(volatile uint64_t *)r->count;
         if (i % 64 == 0) sched_yield();
         *(volatile uint64_t *)r->count = c + 1;
-        pthread_mutex_unlock(&r->db->write_mu);
+        pthread_mutex_unlock(&r->db->write.mu);
     }
     return NULL;
 }
@@ -761,7 +761,7 @@ static void test_mirrored_after_crash(void **state)
 
     /* Read-only: the records enter the mirror, and nothing flushes them. */
     nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
-    size_t waiting = db->mirrored.n;
+    size_t waiting = db->mirror.fps.n;
     assert_int_equal(waiting, n - DB_MIRRORED_MAX);
     check_all(db, fps, n, qs, NQ, 3); /* k up to 5: beyond the plan's 3 too */
     nd_stats st;
@@ -769,7 +769,7 @@ static void test_mirrored_after_crash(void **state)
     assert_int_equal(st.table[0].entries, st.fingerprints);
     assert_int_equal(st.table[0].fresh, n);
     assert_int_equal(nd_verify(db), ND_OK);
-    assert_int_equal(db->mirrored.n, waiting);
+    assert_int_equal(db->mirror.fps.n, waiting);
 
     /* A flush cut by a crash after two tables took their keys, before
      * the records went: those tables hold the keys, the records remain. */
@@ -778,7 +778,7 @@ static void test_mirrored_after_crash(void **state)
     for (unsigned t = 0; t < 2; t++) {
         cut_pv[t] = malloc(2 * waiting * sizeof *cut_pv[t]);
         assert_non_null(cut_pv[t]);
-        cut[t] = db_table_sorted(db, t, db->mirrored.v, waiting, cut_pv[t]);
+        cut[t] = db_table_sorted(db, t, db->mirror.fps.v, waiting, cut_pv[t]);
         assert_int_equal(cut[t], waiting);
     }
     db_fixture_close(fx);
@@ -791,7 +791,7 @@ static void test_mirrored_after_crash(void **state)
     }
     assert_int_equal(st_close(s), ND_OK);
     db = fx->db = open_flags(fx->path, ND_DB_READONLY);
-    assert_int_equal(db->mirrored.n, waiting);
+    assert_int_equal(db->mirror.fps.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
     assert_int_equal(nd_stats_get(&st, db), ND_OK);
     for (unsigned t = 0; t < 4; t++) { /* each entry counted once */
@@ -803,12 +803,12 @@ static void test_mirrored_after_crash(void **state)
 
     /* Writable: still waiting until a removal needs the table keys. */
     db = fx->db = open_flags(fx->path, 0);
-    assert_int_equal(db->mirrored.n, waiting);
+    assert_int_equal(db->mirror.fps.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
     char key[32];
     key_of(key, n - 1); /* the last added: its entries were waiting */
     assert_int_equal(nd_delete(db, key, strlen(key)), ND_OK);
-    assert_int_equal(db->mirrored.n, 0);
+    assert_int_equal(db->mirror.fps.n, 0);
     check_all(db, fps, n - 1, qs, NQ, 3);
     assert_int_equal(nd_verify(db), ND_OK);
     /* Five more wait; the close writes their keys. */
@@ -817,10 +817,10 @@ static void test_mirrored_after_crash(void **state)
         key_of(key, i);
         assert_int_equal(nd_add(db, key, strlen(key), fp, 0, 0), ND_OK);
     }
-    assert_int_equal(db->mirrored.n, 5);
+    assert_int_equal(db->mirror.fps.n, 5);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     db = fx->db = open_flags(fx->path, ND_DB_READONLY);
-    assert_int_equal(db->mirrored.n, 0);
+    assert_int_equal(db->mirror.fps.n, 0);
     check_all(db, fps, n, qs, NQ, 3);
     assert_int_equal(nd_verify(db), ND_OK);
     uint64_t ndocs;
@@ -845,11 +845,11 @@ static int add_three_calls(nd_db *db, const void *arg)
         docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], (double)i, 1000 + (int64_t)i};
     }
     if (nd_add_many(db, docs, MANY_FIRST)) return 3;
-    if (db->mirrored.n != 0) return 4;
+    if (db->mirror.fps.n != 0) return 4;
     if (nd_add_many(db, docs + MANY_FIRST, MANY_SECOND)) return 5;
-    if (db->mirrored.n != MANY_SECOND) return 6;
+    if (db->mirror.fps.n != MANY_SECOND) return 6;
     if (nd_add_many(db, docs + MANY_FIRST + MANY_SECOND, DB_MIRRORED_CALL)) return 7;
-    if (db->mirrored.n != MANY_SECOND + DB_MIRRORED_CALL) return 8;
+    if (db->mirror.fps.n != MANY_SECOND + DB_MIRRORED_CALL) return 8;
     return 0;
 }
 
@@ -869,7 +869,7 @@ static void test_mirrored_add_many(void **state)
     crash_after(fx, add_three_calls, fps);
 
     nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
-    assert_int_equal(db->mirrored.n, MANY_SECOND + DB_MIRRORED_CALL);
+    assert_int_equal(db->mirror.fps.n, MANY_SECOND + DB_MIRRORED_CALL);
     check_all(db, fps, MANY_N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
     nd_stats st;
     assert_int_equal(nd_stats_get(&st, db), ND_OK);
