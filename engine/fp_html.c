@@ -184,15 +184,3 @@ void nd_html_text_dispose(nd_html_text *t)
     free(t->title);
     memset(t, 0, sizeof *t);
 }
-
-int fp_html_features(const fp_resolved *o, const char *html, size_t len, nd_feature_cb cb,
-                     void *payload)
-{
-    nd_html_text t;
-    ND_FORWARD(nd_html_extract(&t, html, len));
-    int rc = fp_text_features(o, t.body, t.body_len, 1, cb, payload);
-    if (rc == ND_OK && t.title_len)
-        rc = fp_text_features(o, t.title, t.title_len, (int32_t)o->title_weight, cb, payload);
-    nd_html_text_dispose(&t);
-    return rc;
-}

@@ -31,9 +31,4 @@ int fp_resolve(fp_resolved *out, const nd_fp_options *opts);
 int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t weight,
                      nd_feature_cb cb, void *payload);
 
-/* Features of an HTML document: body weight 1, title title_weight
- * (fp_html.c). */
-int fp_html_features(const fp_resolved *o, const char *html, size_t len, nd_feature_cb cb,
-                     void *payload);
-
 #endif

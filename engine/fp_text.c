@@ -490,6 +490,20 @@ cleanup:
     return rc;
 }
 
+/* Features of an HTML document: its visible text (fp_html.c), the body
+ * with weight 1, the title with title_weight. */
+static int fp_html_features(const fp_resolved *o, const char *html, size_t len,
+                            nd_feature_cb cb, void *payload)
+{
+    nd_html_text t;
+    ND_FORWARD(nd_html_extract(&t, html, len));
+    int rc = fp_text_features(o, t.body, t.body_len, 1, cb, payload);
+    if (rc == ND_OK && t.title_len)
+        rc = fp_text_features(o, t.title, t.title_len, (int32_t)o->title_weight, cb, payload);
+    nd_html_text_dispose(&t);
+    return rc;
+}
+
 /* ---- public entry points ---------------------------------------------- */
 
 static void acc_cb(uint64_t h, int32_t w, void *payload) { nd_simhash_add_hash(payload, h, w); }
