@@ -15,6 +15,8 @@
  * removed set, so the work is one small greedy pass per query: O(M^2)
  * distance computations for M results, plus one sort of the document
  * indices to map them to dense slots (the caller's indices may be sparse).
+ *
+ * Callers: the public API only (nd_cluster*).
  */
 #include <math.h>
 #include <stdlib.h>

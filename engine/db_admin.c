@@ -7,6 +7,11 @@
  * (a sum and a xor of two different 64-bit mixes), compares them across
  * tables and with the distinct fingerprints of the rev family, and checks
  * that docs and rev pair up one to one.
+ *
+ * Invariant: nothing here writes documents; stats and verify read the
+ * tables through db_mirrored_scan (the mirror's waiting entries flushed
+ * first on a writable store), counts under the writer lock. Callers: the
+ * public API only.
  */
 #include <stdlib.h>
 #include <string.h>

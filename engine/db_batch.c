@@ -33,6 +33,9 @@
  * writers; the new documents are stored by one atomic write, their table
  * entries waiting in the mirror as a single add's do (db_mirrored_stage)
  * when there are at most DB_MIRRORED_CALL of them.
+ *
+ * Callers: the public API only (nd_batch). It reads through the query
+ * path (db_query.h) and writes through one transaction (db_txn.h).
  */
 #include <limits.h>
 #include <stdatomic.h>

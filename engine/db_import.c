@@ -26,6 +26,9 @@
  * The writer lock and the fold lock are held throughout, so no fresh entry
  * can appear while runs are merged (a fresh value must never equal a run
  * value).
+ *
+ * Callers: nd_import (public), and the loader (db_load.c, load_commit.c),
+ * which shares db_import_split, _order, _replace and _locked.
  */
 #include <stdlib.h>
 #include <string.h>

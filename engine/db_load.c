@@ -10,6 +10,12 @@
  * the next chunk in a second set of buffers. nd_loader_commit then writes
  * a new generation in one pass per family, each a k-way merge of the
  * chunks' files with the family as stored (load_commit.c).
+ *
+ * Invariants: at most one chunk is being written while the next fills;
+ * the replacements of a spill and the commit run under db_exclusive_lock
+ * (no fold, no other writer). Callers: the public API only (nd_loader_*);
+ * the files go through load_files.c and load_spill.c, the commit is
+ * load_commit.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -35,6 +35,10 @@
  * The list of logged fingerprints (db->mirror.fps) follows the durable
  * records write by write: db_mirrored_stage reserves room for a call's
  * fingerprints before its write, db_mirrored_adopt appends them after.
+ *
+ * Callers: db_txn.c (stage and adopt at commit; flush before a removal),
+ * db_fold.c (flush before a fold), db_batch.c (flush before its
+ * cursors), db_query.c and db_admin.c (scans), db_open.c (open, close).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +212,7 @@ static int filter_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void
     scan_filter *f = payload;
     /* Runs pass whole: a value reaches a run only by a fold, which
      * flushes first, so only a fold after the list's copy puts a copied
-     * value there (db.h). */
+     * value there (db_mirrored.h). */
     if (is_run || f->n == 0) return f->cb(e, n, is_run, bytes, f->payload);
     for (size_t i = 0; i < n; i++) {
         size_t at = st_u64_lower_bound(f->waiting, f->n, e[i]);

@@ -24,6 +24,14 @@
  * opened for writing has its "format" record set to 4 (synced) before
  * anything else is written; a read-only open leaves it as it was, still
  * readable by older builds.
+ *
+ * nd_open builds the handle bottom-up: the store (st_open), the meta
+ * records, the mirror's log (db_mirrored_open), the fresh counts
+ * (db_fold_open), the sweep of unfinished loads (db_load_sweep), then
+ * the background fold; nd_close undoes it top-down. Invariant: what the
+ * handle holds outside its sub-structs (plan, fingerprint configuration,
+ * run size, flags) is set here and fixed until nd_close. Callers: the
+ * public API only.
  */
 #include <stdio.h>
 #include <stdlib.h>

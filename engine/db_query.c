@@ -12,6 +12,13 @@
  * is scanned.
  * Matches found through several tables are merged (sorted, unique), then
  * expanded to documents through the rev family.
+ *
+ * Invariants: a query takes no lock; it reads through a pooled reader
+ * (db_reader_get) whose views follow every write that returned before it
+ * began, fresh entries from the mirror (skipped where db_fold_fresh_maybe
+ * says a table has none). Callers: the public API (nd_query, nd_get),
+ * nd_add_if_new (through nd_query), nd_batch (db_match_fps for probes,
+ * db_first_keys for its matches' keys).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,9 @@
  * Keys live in one arena; while a list is being filled the arena may move,
  * so matches remember offsets and results_finish turns them into pointers
  * once, after sorting. Every producer (query, get, add_if_new) finishes.
+ *
+ * Callers: the public API (nd_results_*), db_query.c and db_batch.c
+ * (results_push, _finish, _resolve).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -79,7 +79,7 @@ int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, u
      * threads overlap. A near-duplicate of another key found then was
      * stored when the check saw it: the call is done, nothing to write.
      * Else, under the lock, the check stands if what was committed since
-     * it began cannot be within k (check_stands), and runs again there
+     * it began cannot be within k (db_txn_check_stands), and runs again there
      * if it might: check and insert stay atomic, and a racing
      * near-duplicate still finds this one. */
     uint64_t since = db_txn_epoch(db);

@@ -11,6 +11,8 @@
  * parser; input is taken as UTF-8 unless the document declares otherwise.
  * The walk is iterative, so deeply nested documents cannot exhaust the
  * stack (libxml2 itself caps the depth at 256 without HTML_PARSE_HUGE).
+ *
+ * Callers: fp_text.c (ND_FP_HTML) and the public API (nd_html_extract).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,6 +5,9 @@
  * Two option sets give the same fingerprint for every text exactly when
  * their configuration strings are equal, so a database can refuse a caller
  * whose fingerprints would not be comparable with the stored ones.
+ *
+ * Callers: the public API (nd_fp_options_init, nd_fp_config_string),
+ * fp_text.c (fp_resolve) and db_open.c (the record it checks at open).
  */
 #include <stdio.h>
 #include <string.h>

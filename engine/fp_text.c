@@ -39,6 +39,9 @@
  * 6. Fingerprint: the simhash of the features (fp_simhash.c); bit i is 1
  *    where the weighted vote of bit i of the feature hashes is positive. A
  *    text without features has fingerprint 0.
+ *
+ * Callers: the public API (nd_features, nd_fingerprint, ...); it calls
+ * fp_options.c (fp_resolve), fp_html.c (visible text) and fp_simhash.c.
  */
 #include <stdlib.h>
 #include <string.h>

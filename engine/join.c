@@ -25,6 +25,9 @@
  * one sort of everything. When everything fits, a table costs one pass and
  * one sort, as nd_selfjoin always does (it is the stream over an array
  * with no budget).
+ *
+ * Callers: the public API (nd_selfjoin, nd_selfjoin_stream) and nd_batch
+ * (the pairs within a batch).
  */
 #include <stdlib.h>
 #include <string.h>

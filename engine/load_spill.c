@@ -4,6 +4,8 @@
  * read or written by one thread at a time, so through stdio's _unlocked
  * calls: a 100M load makes billions of them (three writes a record),
  * each of which would otherwise take the FILE's lock.
+ *
+ * Callers: db_load.c writes a chunk's files, load_commit.c merges them.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -38,6 +38,12 @@
  * 64 - log2 N + 3 bits. The planner picks the cheapest design with at most
  * PLAN_DEFAULT_MAX_TABLES tables (or the fewest tables k allows, if more):
  * disk is cheap, but each table is written on every insert.
+ *
+ * Invariant: every permutation is a bijection of the 64 bits
+ * (nd_plan_decode checks a stored plan). Callers: db_open.c (choose, encode
+ * and decode a store's plan), every module that permutes fingerprints
+ * (nd_perm_apply, nd_perm_invert), db_query.c (flip bound, probe count)
+ * and join.c (a plan of its own).
  */
 #include "plan.h"
 

@@ -9,6 +9,9 @@
  * of the distance, which keeps the estimator unbiased enough for texts of
  * a few shingles. Values are cut to 16 bits; a chance equality costs
  * 2^-16 per bin.
+ *
+ * Callers: the public API only (nd_resemblance, nd_containment,
+ * nd_shingle_set, nd_sketch_*).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,9 @@
  * already grouped by their top bits (sorted fingerprints under a
  * permutation that keeps their top block on top, as 4 of the 10 tables
  * of the k=3 design do) skip the scatter (0.151 -> 0.097 s).
+ *
+ * Callers: db_core.c, db_batch.c, db_import.c, db_load.c, join.c (and
+ * through sort_cmp_u64 qsort in fp_text.c, resemble.c, cluster.c).
  */
 #include "sort.h"
 
