@@ -196,7 +196,7 @@ int db_fold_open(nd_db *db)
     return ND_OK;
 }
 
-/* ---- the fresh counts -------------------------------------------------- */
+/* ---- the fresh counts ------------------------------------------------- */
 
 void db_fold_fresh_raise(nd_db *db, uint64_t fresh)
 {
@@ -222,7 +222,7 @@ int db_fold_fresh_maybe(nd_db *db, unsigned t)
     return atomic_load(&db->fold.fresh_live[t]) != 0;
 }
 
-/* ---- the bulk paths' exclusive section --------------------------------- */
+/* ---- the bulk paths' exclusive section -------------------------------- */
 
 void db_exclusive_lock(nd_db *db)
 {

@@ -59,6 +59,8 @@
 #include "nd_endian.h"
 #include "nd_error.h"
 
+/* ---- a document's entries --------------------------------------------- */
+
 /* Does any rev entry (batch included) start with BE64(fp)? */
 static int fp_has_docs(nd_db *db, st_batch *b, uint64_t fp, int *out)
 {
@@ -144,6 +146,22 @@ static int doc_put(db_txn *t, const void *key, size_t klen, uint64_t fp, double 
     int rc = st_batch_put(b, ST_CF_REV, rk, 8 + klen, DB_REV_VALUE(val), DB_REV_VALUE_LEN);
     free(rk);
     return rc;
+}
+
+/* ---- the transaction -------------------------------------------------- */
+
+int db_txn_begin(db_txn *t, nd_db *db, unsigned flags)
+{
+    *t = (db_txn){.db = db, .flags = flags};
+    if (flags & DB_TXN_PLAIN) ND_FORWARD(st_batch_new_plain(&t->b, db->store));
+    else ND_FORWARD(st_batch_new(&t->b, db->store));
+    if (!(flags & DB_TXN_HELD)) {
+        db_write_lock(db);
+        t->locked = 1;
+    }
+    t->docs = db->write.docs;
+    t->fps = db->write.fps;
+    return ND_OK;
 }
 
 int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent)
@@ -269,6 +287,21 @@ int db_txn_write(db_txn *t)
     return st_write(t->db->store, t->b, t->db->sync);
 }
 
+int db_txn_end(db_txn *t, int rc)
+{
+    nd_db *db = t->db;
+    if (!db) return rc; /* never begun */
+    if (t->locked) db_write_unlock(db);
+    st_batch_free(t->b);
+    st_u64s_dispose(&t->defer);
+    st_u64s_dispose(&t->adopt);
+    if (rc == ND_OK && t->locked && t->committed && t->fresh) db_fold_kick(db);
+    *t = (db_txn){0};
+    return rc;
+}
+
+/* ---- nd_add_if_new's checks ------------------------------------------- */
+
 uint64_t db_txn_epoch(const nd_db *db)
 {
     return atomic_load(&db->commits.epoch);
@@ -290,31 +323,3 @@ int db_txn_check_stands(const nd_db *db, uint64_t since, uint64_t fp, unsigned k
     }
     return 1;
 }
-
-int db_txn_begin(db_txn *t, nd_db *db, unsigned flags)
-{
-    *t = (db_txn){.db = db, .flags = flags};
-    if (flags & DB_TXN_PLAIN) ND_FORWARD(st_batch_new_plain(&t->b, db->store));
-    else ND_FORWARD(st_batch_new(&t->b, db->store));
-    if (!(flags & DB_TXN_HELD)) {
-        db_write_lock(db);
-        t->locked = 1;
-    }
-    t->docs = db->write.docs;
-    t->fps = db->write.fps;
-    return ND_OK;
-}
-
-int db_txn_end(db_txn *t, int rc)
-{
-    nd_db *db = t->db;
-    if (!db) return rc; /* never begun */
-    if (t->locked) db_write_unlock(db);
-    st_batch_free(t->b);
-    st_u64s_dispose(&t->defer);
-    st_u64s_dispose(&t->adopt);
-    if (rc == ND_OK && t->locked && t->committed && t->fresh) db_fold_kick(db);
-    *t = (db_txn){0};
-    return rc;
-}
-
