@@ -90,6 +90,9 @@ struct nd_db {
     /* nd_batch probes batches of at most this many documents and merges
      * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
     size_t batch_probes_max;
+    /* nd_db_options.threads (0: one a CPU, at most 8): nd_batch's workers
+     * and whether a loader's passes overlap (db_threads). */
+    unsigned threads;
 
     pthread_mutex_t pool_mu;  /* readers for queries */
     st_reader *pool[DB_POOL_MAX];
@@ -237,6 +240,10 @@ void db_load_sweep(nd_db *db);
  * switches for 100,000 adds and 127-132% CPU when sleeping at once). */
 void db_write_lock(nd_db *db);
 #define DB_WRITE_SPIN_NS 50000
+
+/* Threads a call may use: db->threads, or when 0 min(online CPUs, 8);
+ * at least 1. */
+unsigned db_threads(const nd_db *db);
 
 /* Check the handle is writable. */
 int db_check_writable(nd_db *db);

@@ -205,18 +205,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Threads: min(online CPUs, MERGE_MAX_THREADS), or ND_BATCH_THREADS
- * (1..ND_MAX_TABLES) when set; at most `most`, at least 1. */
-static unsigned batch_workers(unsigned most)
+unsigned db_threads(const nd_db *db)
 {
+    if (db->threads) return db->threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned nw = cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
-    const char *env = getenv("ND_BATCH_THREADS");
-    if (env && *env) {
-        char *end;
-        unsigned long v = strtoul(env, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= ND_MAX_TABLES) nw = (unsigned)v;
-    }
+    return cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
+}
+
+/* Threads: db_threads (the option nd_db_options.threads, else one a CPU
+ * up to MERGE_MAX_THREADS); at most `most`, at least 1. */
+static unsigned batch_workers(const nd_db *db, unsigned most)
+{
+    unsigned nw = db_threads(db);
     return nw < most ? nw : most ? most : 1;
 }
 
@@ -253,7 +253,7 @@ static void merge_worker_dispose(merge_worker *w)
 /* Best stored match of every document through the merge join. */
 static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    unsigned tables = db->plan.info.tables, nw = batch_workers(tables);
+    unsigned tables = db->plan.info.tables, nw = batch_workers(db, tables);
     merge_job job;
     merge_worker w[ND_MAX_TABLES];
     int rc = ND_OK;
@@ -289,8 +289,8 @@ cleanup:
  * as nd_query: no snapshot, no cursor), the batch cut into slices. */
 static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    unsigned nw = batch_workers((unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
-                                               ? n / PROBES_PER_WORKER : ND_MAX_TABLES));
+    unsigned nw = batch_workers(db, (unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
+                                                   ? n / PROBES_PER_WORKER : ND_MAX_TABLES));
     merge_job job;
     merge_worker w[ND_MAX_TABLES];
     job_init(&job, w, db, docs, n, k, bs, nw);
@@ -498,8 +498,8 @@ cleanup:
     return rc;
 }
 
-int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
-             unsigned k, unsigned flags)
+int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+                unsigned k, unsigned flags)
 {
     best *bs = NULL;
     pairs pr = {0};

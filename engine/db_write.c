@@ -233,7 +233,7 @@ int db_commit(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps, uint64_t fres
     return commit_noting(db, b, docs, fps, fresh, NULL);
 }
 
-int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
+int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n)
 {
     st_batch *b = NULL;
     int rc;
@@ -262,13 +262,13 @@ cleanup:
     return rc;
 }
 
-int nd_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
+int nd_db_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
 {
     nd_doc d = {key, key_len, fp, score, time};
     return nd_add_many(db, &d, 1);
 }
 
-int nd_delete(nd_db *db, const void *key, size_t key_len)
+int nd_db_delete(nd_db *db, const void *key, size_t key_len)
 {
     st_batch *b = NULL;
     int rc;
@@ -315,8 +315,8 @@ static int matched_key(const nd_results *out, const void *key, size_t key_len)
     return m->key_len == key_len && memcmp(m->key, key, key_len) == 0;
 }
 
-int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
-                  double score, int64_t time, unsigned k)
+int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
+                     double score, int64_t time, unsigned k)
 {
     st_batch *b = NULL;
     st_u64s defer = {0}, adopt = {0};
@@ -401,7 +401,7 @@ cleanup:
     return rc;
 }
 
-int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted)
+int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
 {
     st_iter *it = NULL;
     expire_ctx e = {before, NULL, NULL, 0};
