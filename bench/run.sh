@@ -46,7 +46,8 @@ mkdir -p "$tmp/data" "$tmp/bin"
 # Run a private copy of the binary and the library: the tree is shared, and
 # a rebuild of $build during the runs must not change what is measured.
 cp "$build/bench/bench_db" "$tmp/bin/"
-cp -L "$build/libneardup.so.0" "$tmp/bin/"
+soname=$(readelf -d "$build/bench/bench_db" | sed -n 's/.*Shared library: \[\(libneardup[^]]*\)\].*/\1/p')
+cp -L "$build/$soname" "$tmp/bin/"
 bench_db="$tmp/bin/bench_db"
 export LD_LIBRARY_PATH="$tmp/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
