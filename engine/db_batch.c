@@ -19,9 +19,9 @@
  * the tables first (db_mirrored_flush: ten files), which, with ND_BATCH_ADD,
  * every batch would do for the previous one's. Check-only batches against
  * the kept 100M store, read-only (so no flush either way; bench_fold
- * --check 1 --probes 0 or 1000000, bench/README.md), median of 3: 256 a
- * call 88k docs/s merged, 104k probed; 4096, 109k and 107k; 65536, 153k
- * and 118k.
+ * --check 1 --probes 0 or 1000000; bench/results/2026-11-database-notebook.md,
+ * "What moved at f3cfc3d"), median of 3: 256 a call 88k docs/s merged,
+ * 104k probed; 4096, 109k and 107k; 65536, 153k and 118k.
  *
  * Within the batch, nd_selfjoin gives every pair within k. The documents
  * are then decided in input order, as nd_add_if_new one by one would: a
