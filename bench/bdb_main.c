@@ -7,7 +7,7 @@
  * and every answer count must equal the in-memory reference's. The metrics
  * of the run go to one JSON object (--out); bench/run.sh runs it several
  * times and bench/bdb_report.py turns the runs into medians, ratios and
- * the table in bench/README.md.
+ * the record's table (bench/results/<date>-<size>.md).
  *
  * Exit status: 0 when every check agreed, 1 on any disagreement, 2 on an
  * error (bad usage, a failing neardup call).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bdb_report.py -- turn bench_db runs into a result file and a README table.
+"""bdb_report.py -- turn bench_db runs into a result file and its table.
 
-Usage: bdb_report.py --size SIZE --out RESULT.json --readme README.md
+Usage: bdb_report.py --size SIZE --out RESULT.json --md RESULT.md
                      [--commit HASH --dirty 0|1] [--note TEXT]
                      RUN.json... [--faiss FAISS.json...]
 (--commit: the commit bench_db was built from; default the current HEAD)
@@ -10,10 +10,10 @@ Every metric is summarised over the runs as median, min and max; each
 neardup figure (nd.*) is also given as a ratio to the same figure of each
 baseline measured in the same runs (ref.*, scan.*, faiss_mh.*, faiss_flat.*:
 value of neardup / value of the baseline), and the disk figure to the
-entropy bound 64 - log2 N + 1.44. The README's `## Database benchmarks`
-section keeps its preamble and one `### N = SIZE` subsection per size;
-this run's subsection is replaced, the other sections of the file are left
-as they are. Standard library only.
+entropy bound 64 - log2 N + 1.44. RESULT.md (beside RESULT.json in
+bench/results/) is the record's table, every figure with its range; the
+method it follows and the current figures are in bench/README.md, which
+this script does not touch. Standard library only.
 """
 import datetime
 import json
@@ -25,68 +25,6 @@ import subprocess
 import sys
 
 BASELINES = ("ref", "scan", "faiss_mh", "faiss_flat")
-HEADING = "## Database benchmarks"
-
-PREAMBLE = """\
-How fast neardup stores and finds near-duplicate fingerprints, next to
-baselines measured in the same runs (issue 5). One command per size:
-
-```sh
-bench/run.sh 1M        # or 10M, 100M; a second argument sets the runs (3)
-```
-
-It builds `bench_db` in `build-bench` (release), runs it 3 times with a
-fresh database under `bench/results/tmp/` (gitignored), runs the FAISS
-peers when `python3-faiss` is installed (`apt-get install python3-faiss`;
-skipped with a note otherwise), and writes `bench/results/<date>-<size>.json`
-(every run, medians, ratios, machine, commit) and the table below.
-`build-bench/bench/bench_db --help` lists the sizes of each phase;
-`meson test --suite bench` runs a 20000-fingerprint smoke version that
-fails on any disagreement with the oracle.
-
-- Data (`bench/bdb_gen.c`, seeded, counter-based): N uniform random 64-bit
-  fingerprints stored through `nd_import` (document key: 8 bytes); online
-  and batch queries: half a stored fingerprint with 0..6 random bits
-  flipped (flip count uniform), half fresh random values; self-join set:
-  J/2 random values and a copy of each with 0..6 bits flipped.
-- Baselines: **ref**, the in-memory reference of the same method
-  (`bench/bdb_ref.c`: the planner's one-level k=3 design rebuilt with its own
-  block permutations, sorted permuted tables, a direct index on their top
-  bits, no persistence) -- the limit an engine on disk can approach;
-  **scan**, the brute-force popcount scan (`bench/bdb_scan.c`); **FAISS**
-  IndexBinaryMultiHash(64, 4, 16) (nflip 0 at k=3, 1 at k=6: exact) and
-  IndexBinaryFlat, range search at radius k+1 (`bench/bdb_faiss.py`, one
-  Python call per online query; the batch in one call).
-- Checks, in every run: neardup's answers to a sample of queries (k=3 and
-  k=6), its batch outcomes and the self-join partners of sampled elements
-  equal the scan's; every answer count of every query equals ref's (so do
-  FAISS's). Any disagreement is printed, recorded and fails the run.
-- Phases: bulk import (`nd_import` in calls of 1M, then `nd_compact`);
-  disk (`nd_stats_get`, file sizes) beside the entropy bound
-  64 - log2 N + 1.44; warm online queries (after one untimed pass) at k=3
-  and 6 with 1 and 2 threads; cold queries (the database closed, its files
-  dropped from the OS page cache with posix_fadvise, reopened with an
-  empty block cache); the batch (`nd_batch`, check only); the self-join
-  (`nd_selfjoin`); a stream of `nd_add_if_new` (WAL, no fsync per
-  document) on one thread, then as many more documents on two threads
-  (each taking every other); group commit on a handle opened with
-  `ND_DB_SYNC` (each document of a group (`--group`, 256 by default) checked with `nd_query`, the new ones added
-  by one `nd_add_many`: one fsync per group); `nd_add_if_new` with an
-  fsync per document, for scale; and the stream's documents in groups
-  through `nd_batch` with `ND_BATCH_ADD` (add_if_new's decisions, near-
-  duplicates inside a group caught too, one write a group), without and
-  with `ND_DB_SYNC`. Peak RSS is per phase (VmHWM reset
-  between phases, after malloc_trim) of the whole benchmark process, which
-  also holds the harness's own arrays (their own row).
-
-Each figure is the median of the runs with the min-max range. A baseline
-cell reads "its median &rarr; neardup's median divided by it" (for times,
-below 1x means neardup is faster; for rates, above 1x). Scan figures for
-the batch and the self-join are extrapolated from its per-query time
-(est.). The machine is shared (2 vCPUs, other jobs running): p99 figures
-and 2-thread figures are noisy.
-"""
-
 TARGETS = {  # issue 5, at N = 100M, k = 3, 2 cores
     "nd.query.k3.t1.p50_us": ("<=", 20),
     "nd.query.k3.t1.p99_us": ("<=", 100),
@@ -247,13 +185,13 @@ def cell(s):
 
 def main():
     args = sys.argv[1:]
-    size = out = readme = commit_arg = dirty_arg = None
+    size = out = md = commit_arg = dirty_arg = None
     runs, faiss, notes = [], [], []
     target = runs
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("--size", "--out", "--readme", "--faiss-note", "--note", "--commit",
+        if a in ("--size", "--out", "--md", "--faiss-note", "--note", "--commit",
                  "--dirty") and i + 1 < len(args):
             v = args[i + 1]
             if a == "--commit":
@@ -264,8 +202,8 @@ def main():
                 size = v
             elif a == "--out":
                 out = v
-            elif a == "--readme":
-                readme = v
+            elif a == "--md":
+                md = v
             else:
                 notes.append(v)
             i += 2
@@ -341,8 +279,8 @@ def main():
     }
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
-    if readme:
-        write_readme(readme, result, os.path.relpath(out, os.path.dirname(readme)))
+    if md:
+        write_record(md, result, os.path.relpath(out, os.path.dirname(md)))
     return 0
 
 
@@ -408,42 +346,13 @@ def section_text(res, rel):
     return "\n".join(lines)
 
 
-def write_readme(path, res, rel):
-    try:
-        with open(path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = "# Benchmarks\n"
-    sub = section_text(res, rel)
-    start = text.find(HEADING + "\n")
-    if start < 0:
-        if not text.endswith("\n"):
-            text += "\n"
-        text += "\n" + HEADING + "\n\n" + PREAMBLE + "\n" + sub
-        with open(path, "w") as f:
-            f.write(text)
-        return
-    body_start = start + len(HEADING) + 1
-    nxt = re.search(r"^## ", text[body_start:], re.M)
-    end = body_start + nxt.start() if nxt else len(text)
-    body = text[body_start:end]
-    # split the section into preamble and ### subsections
-    parts = re.split(r"(?m)^(?=### )", body)
-    pre, subs = parts[0], parts[1:]
-    head = "### N = %s" % res["size"]
-    done = False
-    for i, s in enumerate(subs):
-        if s.splitlines()[0].strip() == head:
-            subs[i] = sub + "\n"
-            done = True
-    if not done:
-        subs.append(sub + "\n")
-    if not pre.strip():
-        pre = "\n" + PREAMBLE + "\n"
-    new = pre + "".join(subs)
-    new = new.rstrip("\n") + "\n" + ("\n" if nxt else "")
+def write_record(path, res, rel):
+    """The record's table as a Markdown file of its own."""
     with open(path, "w") as f:
-        f.write(text[:body_start] + new + text[end:])
+        f.write("# bench_db record: N = %s\n\n"
+                "Written by bench/run.sh (bench/bdb_report.py); the method is in\n"
+                "[bench/README.md](../README.md).\n\n" % res["size"])
+        f.write(section_text(res, rel))
 
 
 if __name__ == "__main__":

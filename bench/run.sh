@@ -8,14 +8,15 @@
 # times (default 3) with fresh databases under bench/results/tmp/SIZE, runs
 # the FAISS peers (bench/bdb_faiss.py) on the same data when python3-faiss
 # is installed (else skips them with a note), then writes
-# bench/results/<date>-SIZE.json and the `### N = SIZE` table of the
-# `## Database benchmarks` section of bench/README.md.
+# bench/results/<date>-SIZE.json (every run) and bench/results/<date>-SIZE.md
+# (the record's table). bench/README.md's table of current figures is
+# updated by hand from it.
 # Extra bench_db options go in $BENCH_ARGS (e.g. BENCH_ARGS="--batch 100k"),
 # extra bdb_faiss.py options in $FAISS_ARGS (e.g. FAISS_ARGS="--batch-q 20000",
 # which the 100M size sets unless FAISS_ARGS is given). $LABEL names a
 # variant: LABEL=k6plan BENCH_ARGS="--plan-k 6" bench/run.sh 100M 1 writes
-# bench/results/<date>-100M-k6plan.json and the `### N = 100M-k6plan` table,
-# leaving the plain 100M record alone. NO_FAISS=1 leaves the FAISS peers
+# bench/results/<date>-100M-k6plan.json and .md, leaving the plain 100M
+# record alone. NO_FAISS=1 leaves the FAISS peers
 # out (a record of neardup and its in-process baselines only).
 # Exit status: 0, or 1 when a check disagreed (the report still records it).
 set -eu
@@ -31,7 +32,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" bench/bench_db >/dev/null
 # What the binary was built from: HEAD, plus uncommitted library changes?
-# (Records, this table's README and results/, are not code: a record taken
+# (Records, bench/README.md and results/, are not code: a record taken
 # right after another is not "uncommitted" for them.)
 commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 dirty=0
@@ -46,7 +47,8 @@ mkdir -p "$tmp/data" "$tmp/bin"
 # Run a private copy of the binary and the library: the tree is shared, and
 # a rebuild of $build during the runs must not change what is measured.
 cp "$build/bench/bench_db" "$tmp/bin/"
-cp -L "$build/libneardup.so.0" "$tmp/bin/"
+soname=$(readelf -d "$build/bench/bench_db" | sed -n 's/.*Shared library: \[\(libneardup[^]]*\)\].*/\1/p')
+cp -L "$build/$soname" "$tmp/bin/"
 bench_db="$tmp/bin/bench_db"
 export LD_LIBRARY_PATH="$tmp/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -96,8 +98,8 @@ runfiles=
 r=1
 while [ "$r" -le "$runs" ]; do runfiles="$runfiles $tmp/run$r.json"; r=$((r + 1)); done
 # shellcheck disable=SC2086
-python3 "$here/bdb_report.py" --size "$label" --out "$out" --readme "$here/README.md" \
+python3 "$here/bdb_report.py" --size "$label" --out "$out" --md "${out%.json}.md" \
     --commit "$commit" --dirty "$dirty" \
     ${faiss_note:+--faiss-note "$faiss_note"} $runfiles ${faiss_files:+--faiss $faiss_files}
-echo "bench/run.sh: wrote $out and bench/README.md (## Database benchmarks)" >&2
+echo "bench/run.sh: wrote $out and ${out%.json}.md" >&2
 exit $status

@@ -52,6 +52,8 @@ int cmd_shard(int argc, char **argv);
 /* Open the database at path with ND_DB_* flags; on failure prints the
  * error and returns the exit code (CLI_EXIT_DB or CLI_EXIT_USAGE). */
 int cli_open_db(nd_db **out, const char *path, unsigned flags);
+/* cli_open_db with nd_db_options.threads (0: the library's default). */
+int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned threads);
 /* Close; prints and returns CLI_EXIT_DB on failure. */
 int cli_close_db(nd_db *db, const char *path);
 
@@ -92,6 +94,11 @@ int cli_parse_count(const char *s, uint64_t *out);
 /* A whole number in [lo, hi] -> 0 and *out; -1 otherwise. */
 int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
                    unsigned long *out);
+
+/* ND_BATCH_THREADS from the environment (1..64), else 0 (unset or out of
+ * range): the threads of nd_db_batch, which the batch commands pass as
+ * nd_db_options.threads (the library reads no environment). */
+unsigned cli_batch_threads(void);
 
 /* A duration: 90d, 12h, 30m, 45s, 2w, or plain seconds -> 0 and *out. */
 int cli_parse_duration(const char *s, int64_t *out);

@@ -8,14 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_open_db(nd_db **out, const char *path, unsigned flags)
+int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned threads)
 {
     nd_db_options o;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = flags;
+    o.threads = threads;
     int rc = nd_open(out, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "cannot open database '%s'", path);
     return CLI_EXIT_OK;
+}
+
+int cli_open_db(nd_db **out, const char *path, unsigned flags)
+{
+    return cli_open_db_threads(out, path, flags, 0);
 }
 
 int cli_close_db(nd_db *db, const char *path)

@@ -113,6 +113,12 @@ int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
     return 0;
 }
 
+unsigned cli_batch_threads(void)
+{
+    unsigned long v;
+    return cli_parse_uint(getenv("ND_BATCH_THREADS"), 1, 64, &v) ? 0 : (unsigned)v;
+}
+
 int cli_parse_duration(const char *s, int64_t *out)
 {
     char *end;

@@ -109,7 +109,7 @@ int cmd_batch(int argc, char **argv)
     cli_progress prog;
     uint64_t read = 0, bad = 0;
     if (!(c.flags & ND_BATCH_ADD)) dbflags |= ND_DB_READONLY;
-    rc = cli_open_db(&c.db, path, dbflags);
+    rc = cli_open_db_threads(&c.db, path, dbflags, cli_batch_threads());
     if (rc) return rc;
     nd_db_fp_options(&fo, c.db);
     if (!have_k) {

@@ -30,6 +30,7 @@ const char *nd_strerror(int rc)
     case ND_ENOSPC: return "no space left on device";
     case ND_EREADONLY: return "read-only";
     case ND_EINTERNAL: return "internal error";
+    case ND_ESTOPPED: return "stopped by a callback's failure";
     default: return "unknown error";
     }
 }
@@ -45,6 +46,12 @@ int nd_err_set(int rc, const char *fmt, ...)
     vsnprintf(errmsg, sizeof errmsg, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+int nd_err_callback(int rc, const char *who)
+{
+    if (rc >= 0) return rc;
+    return nd_err_set(ND_ESTOPPED, "%s: the callback failed (returned %d)", who, rc);
 }
 
 int nd_err_wrap(int rc, const char *fmt, ...)

@@ -31,6 +31,11 @@ int nd_err_set(int rc, const char *fmt, ...) ND_PRINTF(2, 3);
  * name on the way up); returns rc. */
 int nd_err_wrap(int rc, const char *fmt, ...) ND_PRINTF(2, 3);
 
+/* What a call returns when its callback returned rc != 0 (the callback
+ * rule of neardup.h): a positive rc as it is, a negative one as
+ * ND_ESTOPPED with a message naming who (the public function). */
+int nd_err_callback(int rc, const char *who);
+
 /* Forget the last error (called on success paths that want a clean "").*/
 void nd_err_clear(void);
 

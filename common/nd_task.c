@@ -4,16 +4,6 @@
 #include "nd_task.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-int nd_task_parallel(void)
-{
-    const char *env = getenv("ND_LOAD_THREADS");
-    if (env && strcmp(env, "1") == 0) return 0;
-    return sysconf(_SC_NPROCESSORS_ONLN) > 1;
-}
 
 /* Run t's function and keep its message, on whichever thread runs it. */
 static void task_run(nd_task *t)
@@ -28,13 +18,13 @@ static void *task_main(void *arg)
     return NULL;
 }
 
-void nd_task_start(nd_task *t, nd_task_fn fn, void *arg)
+void nd_task_start(nd_task *t, nd_task_fn fn, void *arg, int parallel)
 {
     t->fn = fn;
     t->arg = arg;
     t->rc = ND_OK;
     t->msg[0] = '\0';
-    t->started = nd_task_parallel() && pthread_create(&t->th, NULL, task_main, t) == 0;
+    t->started = parallel && pthread_create(&t->th, NULL, task_main, t) == 0;
     if (!t->started) task_run(t);
 }
 

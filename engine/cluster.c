@@ -80,7 +80,17 @@ static int cmp_by_score(const void *a, const void *b)
     return cmp_by_rank(a, b);
 }
 
-int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
+int nd_cluster_options_init(nd_cluster_options *opts, unsigned version)
+{
+    ND_RETURN_IF(!opts, ND_EINVAL, "cluster options: NULL");
+    ND_RETURN_IF(version != ND_CLUSTER_OPTIONS_VERSION, ND_EINVAL,
+                 "cluster options: version %u unknown (this build knows %u)", version,
+                 ND_CLUSTER_OPTIONS_VERSION);
+    *opts = (nd_cluster_options)ND_CLUSTER_OPTIONS_INIT;
+    return ND_OK;
+}
+
+int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_options *o,
                nd_cluster_cb cb, void *payload)
 {
     static const nd_cluster_tier default_tier = {UINT32_MAX, 3};
@@ -96,7 +106,7 @@ int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
     ND_RETURN_IF(!cb, ND_EINVAL, "nd_cluster: NULL callback");
     ND_RETURN_IF(n >= UINT32_MAX, ND_ELIMIT, "nd_cluster: %zu items (limit 2^32 - 1)", n);
     if (o) {
-        ND_RETURN_IF(o->version != ND_CLUSTER_OPTS_VERSION, ND_EINVAL,
+        ND_RETURN_IF(o->version != ND_CLUSTER_OPTIONS_VERSION, ND_EINVAL,
                      "nd_cluster: unknown options version %u", o->version);
         ND_RETURN_IF(o->n_tiers && !o->tiers, ND_EINVAL, "nd_cluster: NULL tiers");
         top = o->top;
@@ -184,6 +194,7 @@ int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
                 assigned[j] = 1;
                 removed[cur[j].slot] = 1;
                 rc = cb(q, items[cur[j].idx].doc, items[cur[i].idx].doc, d, payload);
+                rc = nd_err_callback(rc, "nd_cluster");
                 if (rc) goto cleanup;
             }
         }

@@ -24,7 +24,7 @@
 
 /* ---- compaction ------------------------------------------------------- */
 
-int nd_compact(nd_db *db)
+int nd_db_compact(nd_db *db)
 {
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_fold_all(db, 1));
@@ -46,7 +46,7 @@ static int stats_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void 
     return 0;
 }
 
-int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
+int nd_db_counts(uint64_t *docs, uint64_t *fingerprints, const nd_db *db)
 {
     ND_RETURN_IF(!db, ND_EINVAL, "nd_db_count: NULL database");
     nd_db *m = (nd_db *)db; /* the lock is not part of the logical state */
@@ -57,7 +57,7 @@ int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
     return ND_OK;
 }
 
-int nd_stats_get(nd_stats *out, nd_db *db)
+int nd_db_stats(nd_stats *out, nd_db *db)
 {
     ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
     memset(out, 0, sizeof *out);
@@ -184,7 +184,7 @@ cleanup:
     return rc;
 }
 
-int nd_verify(nd_db *db)
+int nd_db_verify(nd_db *db)
 {
     digest rd = {0};
     uint64_t rev_entries, ndocs;
@@ -215,13 +215,13 @@ int nd_verify(nd_db *db)
 
 /* ---- backup and iteration --------------------------------------------- */
 
-int nd_backup(nd_db *db, const char *dir)
+int nd_db_backup(nd_db *db, const char *dir)
 {
     ND_RETURN_IF(!db || !dir || !*dir, ND_EINVAL, "nd_backup: NULL or empty argument");
     return st_checkpoint(db->store, dir);
 }
 
-int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
+int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
 {
     st_iter *it;
     int rc;
@@ -235,7 +235,7 @@ int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
         ND_TRY(db_doc_decode(v, vlen, &d.fp, &d.score, &d.time));
         d.key = k;
         d.key_len = klen;
-        rc = cb(&d, payload);
+        rc = nd_err_callback(cb(&d, payload), "nd_db_foreach_doc");
         if (rc) goto cleanup;
     }
     rc = st_iter_status(it);

@@ -19,9 +19,9 @@
  * the tables first (db_mirrored_flush: ten files), which, with ND_BATCH_ADD,
  * every batch would do for the previous one's. Check-only batches against
  * the kept 100M store, read-only (so no flush either way; bench_fold
- * --check 1 --probes 0 or 1000000, bench/README.md), median of 3: 256 a
- * call 88k docs/s merged, 104k probed; 4096, 109k and 107k; 65536, 153k
- * and 118k.
+ * --check 1 --probes 0 or 1000000; bench/results/2026-11-database-notebook.md,
+ * "What moved at f3cfc3d"), median of 3: 256 a call 88k docs/s merged,
+ * 104k probed; 4096, 109k and 107k; 65536, 153k and 118k.
  *
  * Within the batch, nd_selfjoin gives every pair within k. The documents
  * are then decided in input order, as nd_add_if_new one by one would: a
@@ -212,18 +212,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Threads: min(online CPUs, MERGE_MAX_THREADS), or ND_BATCH_THREADS
- * (1..ND_MAX_TABLES) when set; at most `most`, at least 1. */
-static unsigned batch_workers(unsigned most)
+unsigned db_threads(const nd_db *db)
 {
+    if (db->threads) return db->threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned nw = cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
-    const char *env = getenv("ND_BATCH_THREADS");
-    if (env && *env) {
-        char *end;
-        unsigned long v = strtoul(env, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= ND_MAX_TABLES) nw = (unsigned)v;
-    }
+    return cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
+}
+
+/* Threads: db_threads (the option nd_db_options.threads, else one a CPU
+ * up to MERGE_MAX_THREADS); at most `most`, at least 1. */
+static unsigned batch_workers(const nd_db *db, unsigned most)
+{
+    unsigned nw = db_threads(db);
     return nw < most ? nw : most ? most : 1;
 }
 
@@ -260,7 +260,7 @@ static void merge_worker_dispose(merge_worker *w)
 /* Best stored match of every document through the merge join. */
 static int stored_merge(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    unsigned tables = db->plan.info.tables, nw = batch_workers(tables);
+    unsigned tables = db->plan.info.tables, nw = batch_workers(db, tables);
     merge_job job;
     merge_worker w[ND_MAX_TABLES];
     int rc = ND_OK;
@@ -296,8 +296,8 @@ cleanup:
  * as nd_query: no snapshot, no cursor), the batch cut into slices. */
 static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
-    unsigned nw = batch_workers((unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
-                                               ? n / PROBES_PER_WORKER : ND_MAX_TABLES));
+    unsigned nw = batch_workers(db, (unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
+                                                   ? n / PROBES_PER_WORKER : ND_MAX_TABLES));
     merge_job job;
     merge_worker w[ND_MAX_TABLES];
     job_init(&job, w, db, docs, n, k, bs, nw);
@@ -494,8 +494,8 @@ static int add_new(db_txn *t, const nd_batch_item *out, const nd_doc *docs, size
     return st_batch_count(t->b) ? db_txn_commit(t) : ND_OK;
 }
 
-int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
-             unsigned k, unsigned flags)
+int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+                unsigned k, unsigned flags)
 {
     best *bs = NULL;
     pairs pr = {0};

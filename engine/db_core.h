@@ -129,6 +129,9 @@ struct nd_db {
     /* nd_batch probes batches of at most this many documents and merges
      * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
     size_t batch_probes_max;
+    /* nd_db_options.threads (0: one a CPU, at most 8): nd_batch's workers
+     * and whether a loader's passes overlap (db_threads). */
+    unsigned threads;
 
     db_writer write;
     db_commits commits;
@@ -170,6 +173,10 @@ int db_check_docs(const nd_doc *docs, size_t n);
 void db_write_lock(nd_db *db);
 void db_write_unlock(nd_db *db);
 #define DB_WRITE_SPIN_NS 50000
+
+/* Threads a call may use: db->threads, or when 0 min(online CPUs, 8);
+ * at least 1. */
+unsigned db_threads(const nd_db *db);
 
 /* Put the counters record into b. */
 int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps);

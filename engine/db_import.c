@@ -382,7 +382,7 @@ cleanup:
     return rc;
 }
 
-int nd_import(nd_db *db, const nd_doc *docs, size_t n)
+int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
 {
     int rc;
     ND_FORWARD(db_check_writable(db));
@@ -395,7 +395,7 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n)
     return rc;
 }
 
-size_t nd_import_step(uint64_t stored)
+size_t nd_db_import_step(uint64_t stored)
 {
     const uint64_t lo = 1000000, hi = 8000000;
     uint64_t next = stored / 2;

@@ -219,8 +219,9 @@ static int write_chunk(void *arg)
 {
     nd_loader *l = arg;
     nd_task tables, rev;
-    nd_task_start(&tables, spill_tables_task, l);
-    nd_task_start(&rev, spill_rev_task, l);
+    int parallel = db_threads(l->db) > 1;
+    nd_task_start(&tables, spill_tables_task, l, parallel);
+    nd_task_start(&rev, spill_rev_task, l, parallel);
     int rc = nd_task_wait(&rev, spill_docs(l, &l->out));
     return nd_task_wait(&tables, rc);
 }
@@ -259,7 +260,7 @@ static int spill_chunk(nd_loader *l)
     l->out = l->fill;
     l->fill = written;
     l->out.index = l->nchunks++;
-    nd_task_start(&l->writer, write_chunk, l);
+    nd_task_start(&l->writer, write_chunk, l, db_threads(db) > 1);
     l->writing = 1;
     return ND_OK;
 }
@@ -291,7 +292,7 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n)
     return ND_OK;
 }
 
-int nd_loader_commit(nd_loader *l, uint64_t *out_new)
+int nd_loader_finish(uint64_t *out_new, nd_loader *l)
 {
     ND_RETURN_IF(!l, ND_EINVAL, "nd_loader_commit: NULL loader");
     ND_RETURN_IF(l->state != LOADER_OPEN, ND_EINVAL,

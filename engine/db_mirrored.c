@@ -16,9 +16,9 @@
  * (st_table_ingest_keys), then deletes the records with one range
  * deletion. Written as memtable inserts, the 163,840 keys of a flush of
  * 16,384 at 100M cost 95-116 ms even in ascending order; ten files cost
- * about 35 ms (bench/README.md). A crash loses nothing: the records are
- * written with the documents, atomically, and the next open gives them to
- * the mirror again. The files are not atomic with the records' deletion,
+ * about 35 ms (bench/results/2026-11-database-notebook.md). A crash loses
+ * nothing: the records are written with the documents, atomically, and
+ * the next open gives them to the mirror again. The files are not atomic with the records' deletion,
  * so a crash between leaves some keys both written and logged: the next
  * flush writes them again (the same keys, harmless), and a scan meanwhile
  * counts them once (db_mirrored_scan). No fold or removal comes between:

@@ -33,6 +33,7 @@
  * run size, flags) is set here and fixed until nd_close. Callers: the
  * public API only.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,25 @@
 #define DB_DEFAULT_DOCS 100000000ull
 #define DB_DEFAULT_RUN_SIZE 128u
 
+/* Bytes of an nd_db_options of a version this build knows (1 ..
+ * ND_DB_OPTIONS_VERSION), 0 for any other: a caller built against an
+ * older header passes a shorter struct, whose later fields do not exist. */
+static size_t db_options_size(unsigned version)
+{
+    switch (version) {
+    case 1: return offsetof(nd_db_options, threads);
+    case 2: return sizeof(nd_db_options);
+    default: return 0;
+    }
+}
+
 int nd_db_options_init(nd_db_options *opts, unsigned version)
 {
+    size_t size = db_options_size(version);
     ND_RETURN_IF(!opts, ND_EINVAL, "db options: NULL");
-    ND_RETURN_IF(version != ND_DB_OPTIONS_VERSION, ND_EINVAL,
-                 "db options: version %u unknown (this build knows %u)", version,
-                 ND_DB_OPTIONS_VERSION);
-    memset(opts, 0, sizeof *opts);
+    ND_RETURN_IF(!size, ND_EINVAL, "db options: version %u unknown (this build knows 1 to %u)",
+                 version, ND_DB_OPTIONS_VERSION);
+    memset(opts, 0, size);
     opts->version = version;
     return ND_OK;
 }
@@ -274,7 +287,7 @@ static void free_db(nd_db *db)
     free(db);
 }
 
-int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
+int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
 {
     nd_db_options def;
     nd_db *db = NULL;
@@ -285,9 +298,12 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
         nd_db_options_init(&def, ND_DB_OPTIONS_VERSION);
         opts = &def;
     }
-    ND_RETURN_IF(opts->version != ND_DB_OPTIONS_VERSION, ND_EINVAL,
-                 "db options: version %u unknown (this build knows %u)", opts->version,
+    ND_RETURN_IF(!db_options_size(opts->version), ND_EINVAL,
+                 "db options: version %u unknown (this build knows 1 to %u)", opts->version,
                  ND_DB_OPTIONS_VERSION);
+    unsigned threads = opts->version >= 2 ? opts->threads : 0;
+    ND_RETURN_IF(threads > ND_MAX_TABLES, ND_EINVAL, "db options: threads=%u (0..%u allowed)",
+                 threads, ND_MAX_TABLES);
     ND_RETURN_IF(opts->flags & ~(ND_DB_CREATE | ND_DB_EXCL | ND_DB_READONLY | ND_DB_SYNC |
                                  ND_DB_NO_BACKGROUND | ND_DB_MMAP),
                  ND_EINVAL, "db options: unknown flags 0x%x", opts->flags);
@@ -312,6 +328,7 @@ int nd_open(nd_db **out, const char *path, const nd_db_options *opts)
     db->sync = (opts->flags & ND_DB_SYNC) != 0;
     db->fold.threshold = opts->fold_threshold;
     db->batch_probes_max = DB_BATCH_PROBES_MAX;
+    db->threads = threads;
 
     /* Plan and fingerprint config first: a bad request creates nothing. */
     nd_plan *plan = &db->plan;
@@ -363,7 +380,7 @@ cleanup:
     return rc;
 }
 
-int nd_close(nd_db *db)
+int nd_db_close(nd_db *db)
 {
     if (!db) return ND_OK;
     db_bg_stop(db);

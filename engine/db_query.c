@@ -250,7 +250,17 @@ int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, siz
     return rc;
 }
 
-int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
+int nd_query_options_init(nd_query_options *opts, unsigned version)
+{
+    ND_RETURN_IF(!opts, ND_EINVAL, "query options: NULL");
+    ND_RETURN_IF(version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
+                 "query options: version %u unknown (this build knows %u)", version,
+                 ND_QUERY_OPTIONS_VERSION);
+    *opts = (nd_query_options)ND_QUERY_OPTIONS_INIT;
+    return ND_OK;
+}
+
+int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
 {
     nd_query_options def = ND_QUERY_OPTIONS_INIT;
     st_u64s fps = {0};
@@ -275,7 +285,7 @@ cleanup:
     return rc;
 }
 
-int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len)
+int nd_db_get(nd_results *out, nd_db *db, const void *key, size_t key_len)
 {
     char *v = NULL;
     size_t vlen;

@@ -19,7 +19,7 @@
 #include "db_txn.h"
 #include "nd_error.h"
 
-int nd_add_many(nd_db *db, const nd_doc *docs, size_t n)
+int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n)
 {
     db_txn t = {0};
     int rc;
@@ -33,13 +33,13 @@ cleanup:
     return db_txn_end(&t, rc);
 }
 
-int nd_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
+int nd_db_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
 {
     nd_doc d = {key, key_len, fp, score, time};
     return nd_add_many(db, &d, 1);
 }
 
-int nd_delete(nd_db *db, const void *key, size_t key_len)
+int nd_db_delete(nd_db *db, const void *key, size_t key_len)
 {
     db_txn t = {0};
     int rc;
@@ -66,8 +66,8 @@ static int matched_key(const nd_results *out, const void *key, size_t key_len)
     return m->key_len == key_len && memcmp(m->key, key, key_len) == 0;
 }
 
-int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
-                  double score, int64_t time, unsigned k)
+int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len, uint64_t fp,
+                     double score, int64_t time, unsigned k)
 {
     db_txn t = {0};
     int rc = ND_OK;
@@ -136,7 +136,7 @@ cleanup:
     return rc;
 }
 
-int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted)
+int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
 {
     st_iter *it = NULL;
     expire_ctx e = {before, NULL, NULL, 0};

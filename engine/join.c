@@ -81,7 +81,8 @@ static int join_sorted(const join_ctx *j, unsigned t, const sort_item *a, size_t
                 if (t && earlier_table_matches(j->plan, t, nd_perm_invert(p, a[i].key),
                                                nd_perm_invert(p, a[q].key)))
                     continue;
-                rc = x < y ? j->cb(x, y, d, j->payload) : j->cb(y, x, d, j->payload);
+                rc = nd_err_callback(x < y ? j->cb(x, y, d, j->payload)
+                                           : j->cb(y, x, d, j->payload), "nd_selfjoin");
                 if (rc) break;
             }
         g = e;
@@ -98,7 +99,8 @@ static int pass(join_ctx *j, const nd_perm *p, unsigned h, uint32_t *hist, uint6
     size_t got = 0;
     for (size_t s = 0; s < j->n; s += READ_CHUNK) {
         size_t c = j->n - s < READ_CHUNK ? j->n - s : READ_CHUNK;
-        int rc = j->read(j->chunk, s, c, j->read_payload);
+        int rc = nd_err_callback(j->read(j->chunk, s, c, j->read_payload),
+                                 "nd_selfjoin_stream: read");
         if (rc) return rc;
         for (size_t i = 0; i < c; i++) {
             uint64_t v = nd_perm_apply(p, j->chunk[i]), b = h ? v >> (64 - h) : 0;

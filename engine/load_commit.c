@@ -19,7 +19,8 @@
  * entries are few in a normal load (a key repeated in a later chunk);
  * they are kept in memory.
  *
- * On a machine of several cores (nd_task.h) the passes overlap: rev is
+ * When the database may use several threads (db_threads: by default, on a
+ * machine of several cores; nd_task.h) the passes overlap: rev is
  * written beside docs as if nothing were skipped, and written again after
  * docs when something was (its first file dropped); then the tables are
  * shared between two threads. At 10M documents the docs and rev passes
@@ -392,14 +393,14 @@ static int commit_tables(commit_ctx *c, st_regen *g, uint64_t *added)
     tables_job even = {c->l, &c->dead, g, 0, 2, 0}, odd = {c->l, &c->dead, NULL, 1, 2, 0};
     nd_task task;
     int rc;
-    if (!nd_task_parallel()) {
+    if (db_threads(c->l->db) < 2) {
         even.step = 1;
         ND_FORWARD(merge_tables(&even));
         *added = even.put;
         return ND_OK;
     }
     ND_FORWARD(st_regen_fork(&odd.g, g));
-    nd_task_start(&task, merge_tables, &odd);
+    nd_task_start(&task, merge_tables, &odd, 1);
     rc = nd_task_wait(&task, merge_tables(&even));
     int jrc = st_regen_join(g, odd.g, rc == ND_OK);
     ND_FORWARD(rc);
@@ -445,12 +446,12 @@ static int commit_docs_rev(commit_ctx *c, st_regen *g)
 {
     rev_job guess = {.c = {.l = c->l}};
     nd_task task;
-    if (!nd_task_parallel()) {
+    if (db_threads(c->l->db) < 2) {
         ND_FORWARD(merge_family(c, g, ST_CF_DOCS, docs_next, docs_clash));
         return commit_rev(c, g);
     }
     ND_FORWARD(st_regen_fork(&guess.g, g));
-    nd_task_start(&task, rev_guess, &guess);
+    nd_task_start(&task, rev_guess, &guess, 1);
     int drc = merge_family(c, g, ST_CF_DOCS, docs_next, docs_clash);
     int grc = nd_task_wait(&task, drc); /* docs' failure, else the guess's result */
     /* Is the guess what rev after docs would be? Not when docs left an

@@ -7,13 +7,58 @@
  * "which stored documents differ from this fingerprint in at most k bits".
  *
  * Conventions (see shared/STYLE.md):
+ *  - names: a function that acts on an object is nd_<object>_<verb>
+ *    (nd_db_open, nd_db_add, nd_loader_add, nd_results_get); one that reads
+ *    a property is named for it (nd_db_plan, nd_db_stats); a stateless
+ *    computation is named for its result (nd_fingerprint, nd_hamming,
+ *    nd_selfjoin, nd_cluster). Macros and enum values are ND_*. The names
+ *    of neardup 0.1 (nd_open, nd_add, nd_query...) remain as aliases: see
+ *    "Old names" below;
  *  - every fallible function returns int: ND_OK (0) or a negative nd_error;
  *    nd_errmsg() then holds a one-line message naming what went wrong;
- *  - a single output parameter comes first and is called `out`;
+ *  - outputs come first, the single one called `out` (a buffer and its
+ *    capacity count as one);
  *  - heap objects pair _new/_free, databases _open/_close, caller-owned
  *    structs _init/_dispose; every destructor accepts NULL;
- *  - options structs start with `unsigned version`, zero fields mean the
- *    default, and a NULL options pointer means all defaults.
+ *  - options structs start with `unsigned version` and each has an
+ *    ND_<NAME>_INIT macro and an nd_<name>_init() function; zero fields mean
+ *    the default, and a NULL options pointer means all defaults. Fields are
+ *    only ever appended, each time with a new version number; the library
+ *    accepts every version it has known and reads only that version's
+ *    fields, so a program built against an older header keeps working;
+ *  - a callback returns 0 to go on. A positive value stops the call, which
+ *    returns that value; a negative value stops it too, and the call
+ *    returns ND_ESTOPPED. A positive result is therefore always a
+ *    callback's, and a negative one always an nd_error (ND_ESTOPPED: the
+ *    callback failed, and it keeps its own reason);
+ *  - the library never reads environment variables: every setting is an
+ *    option (a program may map its own variables to them, as the neardup
+ *    tool maps ND_BATCH_THREADS to nd_db_options.threads).
+ *
+ * ABI: the shared library exports exactly the functions declared here (no
+ * other symbol) under the soname libneardup.so.ND_ABI_VERSION. Within one
+ * ABI version functions, enum values, flags and options fields are only
+ * added; a program built against an older header of the same ABI version
+ * runs unchanged with a newer library. Removing or changing anything else
+ * (a function's parameters, a result struct's layout, an alias leaving the
+ * header) bumps ND_ABI_VERSION and the soname.
+ *
+ * On-disk format (ND_FORMAT_VERSION, recorded in every database):
+ *  - read: a build opens every format from 1 to its own, read-only or for
+ *    writing. A read-only open never writes, so the database stays readable
+ *    by the build that wrote it;
+ *  - upgraded: opening an older format for writing records this build's
+ *    format (synced) before anything else is written. Nothing is converted
+ *    in bulk: data written before is read as it is, data written after uses
+ *    the new encodings. From then on builds older than that format refuse
+ *    the database;
+ *  - refused (ND_EVERSION, and nothing written): a format newer than the
+ *    build's, and a database recording another fingerprint function
+ *    version (ND_FP_VERSION): its fingerprints would never match those the
+ *    build computes;
+ *  - a change that an older build would misread or damage gets a new
+ *    format number. Raising the oldest format read (1 today) is an
+ *    incompatible release, named in README's "Limits".
  *
  * This header includes only the C standard library; no dependency's type
  * ever appears here.
@@ -24,6 +69,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Everything declared from here to the end of this header is the shared
+ * library's interface: the library is compiled with hidden visibility, so
+ * only these declarations are exported (tests/check_symbols.sh checks the
+ * dynamic symbol table against this header). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,12 +86,16 @@ extern "C" {
 #define ND_VERSION_PATCH 0
 #define ND_VERSION_STRING "0.1.0"
 
-/** On-disk format version written by this build and checked at open.
- *  2: table runs in Golomb-Rice run codec (version 2); 3: the reverse
- *  family's entries carry each document's score and time; 4: the table
- *  entries of recently added fingerprints may wait in a log of their own.
- *  Databases of formats 1 to 3 are still read; opening one for writing
- *  upgrades it to 4, which older builds refuse to open. */
+/** Version of the binary interface: the N of the shared library's soname
+ *  libneardup.so.N (see "ABI" above). 1: the first with the rules above. */
+#define ND_ABI_VERSION 1
+
+/** On-disk format version written by this build and checked at open (see
+ *  "On-disk format" above). 2: table runs in Golomb-Rice run codec
+ *  (version 2); 3: the reverse family's entries carry each document's
+ *  score and time; 4: the table entries of recently added fingerprints may
+ *  wait in a log of their own. This build reads formats 1 to 4 and writes
+ *  4. */
 #define ND_FORMAT_VERSION 4u
 /** Version of the fingerprint function (text -> features -> simhash). A
  *  change of the output for any input under any options bumps it. */
@@ -63,7 +120,9 @@ typedef enum nd_error {
     ND_ELIMIT = -10,    /**< a documented size limit was exceeded */
     ND_ENOSPC = -11,    /**< no space left on the device */
     ND_EREADONLY = -12, /**< write on a read-only handle or directory */
-    ND_EINTERNAL = -13  /**< a bug in neardup: please report */
+    ND_EINTERNAL = -13, /**< a bug in neardup: please report */
+    ND_ESTOPPED = -14   /**< a callback returned a negative value (its own
+                             failure; see the callback rule at the top) */
 } nd_error;
 
 /** Static, human-readable name of an error code ("invalid argument"...).
@@ -73,7 +132,7 @@ const char *nd_strerror(int rc);
 /** Detail message of the last failure on the calling thread, or "" if none.
  *  @note The string lives in thread-local storage and stays valid until
  *  the next neardup call on this thread that fails. Works without a handle
- *  (e.g. after nd_open failed) and never allocates. */
+ *  (e.g. after nd_db_open failed) and never allocates. */
 const char *nd_errmsg(void);
 
 /** Limits enforced by the library (ND_ELIMIT beyond them). */
@@ -249,7 +308,8 @@ typedef struct nd_db nd_db;
  *  return ND_EIO. Same answers either way. */
 #define ND_DB_MMAP 0x20u
 
-#define ND_DB_OPTIONS_VERSION 1u
+/** 2: threads appended. Version 1 (without it) is still accepted. */
+#define ND_DB_OPTIONS_VERSION 2u
 
 /** Database options. Zero means default; fields marked (create) are only
  *  used when the database is created and are read from it afterwards. */
@@ -271,11 +331,23 @@ typedef struct nd_db_options {
                                 (else ND_EMISMATCH) */
     int has_k;              /**< at open: if nonzero, k must equal the stored
                                 design distance (else ND_EMISMATCH) */
+    unsigned threads;       /**< (version 2) most threads one call of this
+                                handle runs on, the calling one included:
+                                nd_db_batch's merge and probes, and an
+                                nd_loader's overlapped passes (which run
+                                beside the caller when threads > 1).
+                                0 = one per online CPU, at most 8; 1 =
+                                every call on its calling thread only, e.g.
+                                where other processes share the CPUs;
+                                at most 64. Answers never depend on it. */
 } nd_db_options;
 
-#define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0 }
+#define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 }
 
-/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+/** Initialise options to defaults: every field of that version zero.
+ *  @param version  ND_DB_OPTIONS_VERSION, or 1 for a struct of version 1
+ *                  (then only its fields are written)
+ *  @return ND_OK or ND_EINVAL (NULL, unknown version). */
 int nd_db_options_init(nd_db_options *opts, unsigned version);
 
 /** Open (or with ND_DB_CREATE create) the database in directory path.
@@ -284,20 +356,20 @@ int nd_db_options_init(nd_db_options *opts, unsigned version);
  *          ND_EVERSION (other format version); ND_EMISMATCH (fp config or
  *          k differ); ND_ECORRUPT; ND_EIO; ND_EREADONLY; ND_EINVAL; ND_ENOMEM.
  *  @note One handle serves many threads at once. */
-int nd_open(nd_db **out, const char *path, const nd_db_options *opts);
+int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts);
 
 /** Flush and close; accepts NULL. Waits for a running background fold.
  *  Free every nd_loader of db first (nd_loader_free): a loader's task may
  *  still be writing a chunk's files for it.
  *  @return ND_OK or ND_EIO (the handle is freed either way). */
-int nd_close(nd_db *db);
+int nd_db_close(nd_db *db);
 
 /** The database's table plan. */
 int nd_db_plan(nd_plan_info *out, const nd_db *db);
 
 /** The database's fingerprint options, stop words included: texts
  *  fingerprinted with them match the stored fingerprints.
- *  @note out->stopwords points into the handle: valid until nd_close.
+ *  @note out->stopwords points into the handle: valid until nd_db_close.
  *  @return ND_OK. */
 int nd_db_fp_options(nd_fp_options *out, const nd_db *db);
 
@@ -317,16 +389,16 @@ typedef struct nd_doc {
  *  tables only when its last document goes.
  *  @return ND_OK; ND_EINVAL; ND_ELIMIT (key too long); ND_EREADONLY;
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM. */
-int nd_add(nd_db *db, const void *key, size_t key_len, uint64_t fp,
-           double score, int64_t time);
+int nd_db_add(nd_db *db, const void *key, size_t key_len, uint64_t fp,
+              double score, int64_t time);
 
 /** Store n documents in one atomic write (one fsync with ND_DB_SYNC: the
  *  group commit). Later entries with the same key win.
- *  @return as nd_add; on failure nothing is stored. */
-int nd_add_many(nd_db *db, const nd_doc *docs, size_t n);
+ *  @return as nd_db_add; on failure nothing is stored. */
+int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n);
 
-/** Delete document key. @return ND_OK; ND_ENOTFOUND; as nd_add. */
-int nd_delete(nd_db *db, const void *key, size_t key_len);
+/** Delete document key. @return ND_OK; ND_ENOTFOUND; as nd_db_add. */
+int nd_db_delete(nd_db *db, const void *key, size_t key_len);
 
 /** One query answer. key points into the nd_results that holds it. */
 typedef struct nd_match {
@@ -359,12 +431,18 @@ void nd_results_clear(nd_results *res);
 #define ND_QUERY_FP_ONLY 0x2u /**< one match per stored fingerprint, no keys */
 
 #define ND_QUERY_OPTIONS_VERSION 1u
+
+/** Options of nd_db_query. Zero fields mean the default. */
 typedef struct nd_query_options {
     unsigned version;  /**< ND_QUERY_OPTIONS_VERSION */
     unsigned flags;    /**< ND_QUERY_* */
     size_t limit;      /**< at most this many matches (closest kept); 0 = all */
 } nd_query_options;
 #define ND_QUERY_OPTIONS_INIT { ND_QUERY_OPTIONS_VERSION, 0, 0 }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (NULL,
+ *  unknown version). */
+int nd_query_options_init(nd_query_options *opts, unsigned version);
 
 /** Every stored document whose fingerprint is within distance k of fp
  *  (inclusive), ordered by distance, then fingerprint, then key. Exact for
@@ -374,25 +452,25 @@ typedef struct nd_query_options {
  *  @return ND_OK (also when nothing matched); ND_EINVAL (k > ND_MAX_K);
  *          ND_ECORRUPT; ND_EIO; ND_ENOMEM.
  *  @note Thread-safe; runs concurrently with writes. */
-int nd_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k,
-             const nd_query_options *opts);
+int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k,
+                const nd_query_options *opts);
 
 /** The crawler's check-then-insert: if a stored document lies within k of
  *  fp, out receives the closest one (ties: smallest fingerprint, then key)
- *  and nothing is stored; otherwise the document is stored (as nd_add) and
+ *  and nothing is stored; otherwise the document is stored (as nd_db_add) and
  *  out is left empty. Atomic with respect to other writers: two racing
  *  near-duplicates never both get in. If the closest match is key itself,
  *  its last-seen time is refreshed to time.
  *  The check runs outside the writer lock (calls from several threads
  *  check at once); the insert takes the lock and checks again only when
  *  a document committed meanwhile might be within k of fp.
- *  @return ND_OK in both cases; errors as nd_add and nd_query. */
-int nd_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len,
-                  uint64_t fp, double score, int64_t time, unsigned k);
+ *  @return ND_OK in both cases; errors as nd_db_add and nd_db_query. */
+int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len,
+                     uint64_t fp, double score, int64_t time, unsigned k);
 
 /** Look up one document. @param out  receives one match (dist 0)
  *  @return ND_OK; ND_ENOTFOUND; ND_EIO; ND_ECORRUPT. */
-int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
+int nd_db_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
 
 /** Fold every fresh insert into compressed runs now (the background does
  *  the fold alone past fold_threshold), then compact RocksDB's files so the
@@ -400,7 +478,7 @@ int nd_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
  *  the whole database: an administrative call). Each fold step is atomic,
  *  so a crash leaves every table holding the same set.
  *  @return ND_OK or an error. */
-int nd_compact(nd_db *db);
+int nd_db_compact(nd_db *db);
 
 /** Per-table statistics. */
 typedef struct nd_table_stats {
@@ -421,67 +499,65 @@ typedef struct nd_stats {
 } nd_stats;
 
 /** Stored documents and distinct fingerprints, from the counters (O(1)).
- *  Either pointer may be NULL. @return ND_OK or ND_EINVAL. */
-int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints);
+ *  @param out_docs, out_fingerprints  either may be NULL
+ *  @return ND_OK or ND_EINVAL (NULL db). */
+int nd_db_counts(uint64_t *out_docs, uint64_t *out_fingerprints, const nd_db *db);
 
 /** Gather statistics (reads every table: O(entries)). */
-int nd_stats_get(nd_stats *out, nd_db *db);
+int nd_db_stats(nd_stats *out, nd_db *db);
 
 /** Check the whole database: every table holds the same set of
  *  fingerprints, runs are sorted, disjoint and decodable, the documents and
  *  reverse families agree, counters match.
  *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem. */
-int nd_verify(nd_db *db);
+int nd_db_verify(nd_db *db);
 
 /** Write a consistent checkpoint of the database into new directory dir
  *  (which must not exist); it opens as a database.
  *  @return ND_OK; ND_EEXIST; ND_EIO. */
-int nd_backup(nd_db *db, const char *dir);
+int nd_db_backup(nd_db *db, const char *dir);
 
 /** Delete every document whose last-seen time is < before.
- *  @param out_deleted  number deleted (may be NULL) */
-int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
+ *  @param out_deleted  number deleted, also when a later step failed (may
+ *                      be NULL)
+ *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
+int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before);
 
 /* ------------------------------------------------------------------ */
-/* Bulk import and batch mode                                          */
+/* Bulk loading and batch mode                                         */
 /* ------------------------------------------------------------------ */
 
-/** Load n documents fast, without the near-duplicate check (an existing
- *  crawl, a corpus): keys are sorted, fingerprints permuted and sorted per
- *  table, and merged into the compressed runs in one pass per table, never
- *  one probe per document. Later entries with the same key win; a key
- *  already stored is replaced (moved to its new fingerprint).
- *  Atomicity: the documents new to the store are written by one atomic
- *  write (a crash keeps all of them or none); keys already stored are
- *  replaced first, by an atomic write of their own. Millions of
- *  documents go through an nd_loader (one write of the store), or a
- *  sequence of calls (see nd_import_step; each rewrites the store). Holds the
- *  writer lock for its duration. Fresh inserts are folded first.
- *  A call that adds at least 1/16 as many fingerprints as are stored, or
- *  one for every run (the database's run_size entries: most runs would
- *  change; the first load of an empty database, the steps of
- *  nd_import_step) writes
- *  the documents, their reverse index and every table anew as SST files
- *  of a new generation that its one write switches to: memory stays
- *  bounded whatever the size of the call or the store, and the disk holds
- *  both generations until the switch (free space about the size of the
- *  database is needed). Smaller calls merge into the runs they touch.
- *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
- *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
-int nd_import(nd_db *db, const nd_doc *docs, size_t n);
+/* Writing many documents: which call.
+ *  - The bulk path is nd_loader (nd_loader_new, nd_loader_add as often as
+ *    needed, nd_loader_finish): any number of documents, in bounded memory,
+ *    each family of the store rewritten once; `neardup import` uses it.
+ *  - nd_db_import is the same load for documents already in memory: it is
+ *    what nd_loader_finish runs for a loader that never filled a chunk,
+ *    without the loader's copy of every key and its temporary directory
+ *    (so it is not written as a wrapper of the loader: that would add
+ *    both). nd_db_import_step sizes a sequence of nd_db_import calls, each
+ *    of which rewrites the store; kept for callers that load that way, as
+ *    a loader writes the store only once.
+ *  - nd_db_add_many is not a bulk load: it is the group commit of online
+ *    writes (one atomic, durable write of up to thousands of documents,
+ *    their table entries folded later), costing per document what nd_db_add
+ *    costs.
+ *  - nd_db_batch with ND_BATCH_ADD is another feature: the near-duplicate
+ *    check of a group, storing only its new documents. */
 
-/** A bulk loader: a load larger than memory, written into the store once.
- *  nd_import calls in nd_import_step sizes rewrite the whole store at every
- *  call (a 100M load rewrites about 6 times its size). A loader instead
+/** A bulk loader (the bulk path): a load larger than memory, written into
+ *  the store once. nd_db_import calls in nd_db_import_step sizes rewrite the
+ *  whole store at every call (a 100M load rewrites about 6 times its
+ *  size). A loader instead
  *  buffers chunk_docs documents, sorts each full chunk and spills it to
  *  temporary files (a directory "nd-load-*" inside the database's
- *  directory); nd_loader_commit merges every chunk with the store in one
- *  pass per family, into a new generation (as a large nd_import does).
- *  Semantics are those of one nd_import of everything added:
+ *  directory); nd_loader_finish merges every chunk with the store in one
+ *  pass per family, into a new generation (as a large nd_db_import does).
+ *  Semantics are those of one nd_db_import of everything added:
  *  - a later document with the same key wins, across the whole load;
  *  - a key already stored when its chunk is spilled (or, for the last
  *    chunk, at the commit) is replaced then, by an atomic write of its
- *    own, as nd_import replaces stored keys first;
+ *    own, as nd_db_import replaces stored keys first;
  *  - the documents new to the store become visible together, by the
  *    commit's one atomic write: a crash before it keeps none of them, and
  *    the next writable open removes the temporary files left behind;
@@ -492,28 +568,28 @@ int nd_import(nd_db *db, const nd_doc *docs, size_t n);
  *    later chunk of the load has the key again).
  *  A full chunk's stored keys are replaced by the nd_loader_add call that
  *  fills it; its files are written by a task of the loader's while the
- *  caller fills the next chunk (on a machine of one CPU, or with
- *  ND_LOAD_THREADS=1, before the call returns).
+ *  caller fills the next chunk (with nd_db_options.threads 1, or on a
+ *  machine of one CPU by default, before the call returns).
  *  Memory: two chunks of chunk_docs documents with their keys (the one
  *  filled, the one written) and the sort's work space (about 200 bytes a
  *  document plus twice the key). Disk: the temporary files
  *  (about 8 bytes per table plus 40 plus twice the key length, a document)
  *  and, until the commit's switch, the old and the new generation.
  *  nd_loader_add holds the writer lock while it replaces stored keys;
- *  nd_loader_commit holds it throughout. Other writers and readers run
+ *  nd_loader_finish holds it throughout. Other writers and readers run
  *  meanwhile. A loader is used by one thread at a time. */
 typedef struct nd_loader nd_loader;
 
 /** Start a load into db.
- *  @param chunk_docs  documents per chunk; 0: nd_import_step's largest
+ *  @param chunk_docs  documents per chunk; 0: nd_db_import_step's largest
  *  @return ND_OK; ND_EREADONLY; ND_EIO (the temporary directory); ND_ENOMEM. */
 int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs);
 
-/** Add n documents (keys are copied; checked as nd_import checks them).
+/** Add n documents (keys are copied; checked as nd_db_import checks them).
  *  A chunk filled by the call has its stored keys replaced before the call
  *  returns; its files are written meanwhile (see nd_loader), and a failure
  *  to write them is returned by the next call that fills a chunk, or by
- *  nd_loader_commit.
+ *  nd_loader_finish.
  *  @return ND_OK; ND_EINVAL (NULL docs, or the loader was committed or
  *          failed); ND_ELIMIT (a key too long, nothing of the call added);
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM (this call's, or the files of the
@@ -521,32 +597,57 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs);
  *          ND_ELIMIT the loader only accepts nd_loader_free. */
 int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n);
 
-/** Make every document added visible (see nd_loader), once the files of
- *  every chunk are written. A load that never filled a chunk is one
- *  nd_import call. Afterwards (and after a failure)
- *  the loader only accepts nd_loader_free.
+/** Commit the load: make every document added visible (see nd_loader),
+ *  once the files of every chunk are written. A load that never filled a
+ *  chunk is one nd_db_import call. Afterwards (and after a failure) the
+ *  loader only accepts nd_loader_free.
  *  @param out_new  documents new to the store (may be NULL)
- *  @return ND_OK; ND_EINVAL (committed twice); ND_EIO; ND_ENOSPC; ND_ENOMEM;
+ *  @return ND_OK; ND_EINVAL (finished twice); ND_EIO; ND_ENOSPC; ND_ENOMEM;
  *          ND_ECORRUPT. */
-int nd_loader_commit(nd_loader *l, uint64_t *out_new);
+int nd_loader_finish(uint64_t *out_new, nd_loader *l);
 
 /** Free the loader: documents not committed are dropped (replacements
  *  already written stay) and the temporary files removed, once its writer
- *  task (if one runs) is done. Call it before nd_close of the loader's
+ *  task (if one runs) is done. Call it before nd_db_close of the loader's
  *  database. Accepts NULL. */
 void nd_loader_free(nd_loader *l);
 
-/** Documents for the next nd_import call into a database holding `stored`
+/** Load n documents held in memory fast, without the near-duplicate check
+ *  (an existing crawl, a corpus; larger loads: nd_loader): keys are
+ *  sorted, fingerprints permuted and sorted per table, and merged into the
+ *  compressed runs in one pass per table, never one probe per document.
+ *  Later entries with the same key win; a key already stored is replaced
+ *  (moved to its new fingerprint).
+ *  Atomicity: the documents new to the store are written by one atomic
+ *  write (a crash keeps all of them or none); keys already stored are
+ *  replaced first, by an atomic write of their own. Millions of documents
+ *  go through an nd_loader (one write of the store), or a sequence of
+ *  calls (see nd_db_import_step; each rewrites the store). Holds the
+ *  writer lock for its duration. Fresh inserts are folded first.
+ *  A call that adds at least 1/16 as many fingerprints as are stored, or
+ *  one for every run (the database's run_size entries: most runs would
+ *  change; the first load of an empty database, the steps of
+ *  nd_db_import_step) writes
+ *  the documents, their reverse index and every table anew as SST files
+ *  of a new generation that its one write switches to: memory stays
+ *  bounded whatever the size of the call or the store, and the disk holds
+ *  both generations until the switch (free space about the size of the
+ *  database is needed). Smaller calls merge into the runs they touch.
+ *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
+int nd_db_import(nd_db *db, const nd_doc *docs, size_t n);
+
+/** Documents for the next nd_db_import call into a database holding `stored`
  *  documents: half of it, from 1M up to 8M. Each call rewrites every run
  *  of every table, so calls that grow with the store keep a large load to
  *  a few rewrites of its size instead of size^2 / call.
  *  @note Pure arithmetic; thread-safe. */
-size_t nd_import_step(uint64_t stored);
+size_t nd_db_import_step(uint64_t stored);
 
 /** nd_batch_item.match_index when the match is a stored document. */
 #define ND_BATCH_STORED ((size_t)-1)
 
-/** One answer of nd_batch. */
+/** One answer of nd_db_batch. */
 typedef struct nd_batch_item {
     int dup;             /**< 1: a near-duplicate exists; 0: new */
     unsigned dist;       /**< with dup: distance to the match */
@@ -557,28 +658,26 @@ typedef struct nd_batch_item {
     size_t match_key_len;
 } nd_batch_item;
 
-/** Flags of nd_batch. */
+/** Flags of nd_db_batch. */
 #define ND_BATCH_ADD 0x1u /**< store the new documents (and refresh the
                                last-seen time of a stored match with the
                                same key), atomically with the check */
 
 /** Manku's batch mode: check n documents against the stored set and
  *  against each other, as if they were added one by one in order with
- *  nd_add_if_new: document i is a duplicate when a stored document or an
+ *  nd_db_add_if_new: document i is a duplicate when a stored document or an
  *  earlier *new* document of the batch lies within k; its match is the
  *  closest such (ties: smaller fingerprint, then smaller key).
  *  The stored set is read by a merge: the batch is sorted under each
  *  table's permutation and each table is walked once in order. A batch of
  *  at most 4096 documents (and any batch for k above the plan's k) is
- *  instead checked document by document, as nd_query does. The batch is
+ *  instead checked document by document, as nd_db_query does. The batch is
  *  checked within itself by nd_selfjoin.
- *  The tables are merged on min(tables, online CPUs, 8) threads, the
- *  calling one included; each extra thread holds 48 bytes a document.
- *  Documents checked one by one are shared among min(online CPUs, 8)
- *  threads, one per 32 documents at most. The environment variable
- *  ND_BATCH_THREADS (1..64) sets the number instead (still at most one a
- *  table when merging), e.g. 1 where other processes share the CPUs. The
- *  result does not depend on the number.
+ *  The tables are merged on min(tables, T) threads, T being the handle's
+ *  nd_db_options.threads (by default min(online CPUs, 8)), the calling one
+ *  included; each extra thread holds 48 bytes a document. Documents checked
+ *  one by one are shared among T threads, one per 32 documents at most.
+ *  The result does not depend on the number.
  *  @param out    n items, filled
  *  @param keys   receives the stored matches' keys: out[i].match_key points
  *                into it (or into docs[j].key for batch matches) and stays
@@ -588,20 +687,86 @@ typedef struct nd_batch_item {
  *        document that another thread stores or deletes during the call
  *        may or may not be seen (each table is read as it is when the
  *        merge reaches it, or each document checked against the store as
- *        it is then, as concurrent nd_query calls would); every
+ *        it is then, as concurrent nd_db_query calls would); every
  *        document stored throughout the call is. A document that replaces
  *        a stored key does not remove that key's old fingerprint from the
  *        set seen by later documents.
- *  @return ND_OK; ND_EINVAL (k > ND_MAX_K); errors as nd_add and nd_query. */
-int nd_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
-             unsigned k, unsigned flags);
+ *  @return ND_OK; ND_EINVAL (k > ND_MAX_K); errors as nd_db_add and nd_db_query. */
+int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
+                unsigned k, unsigned flags);
 
-/** Callback for nd_foreach_doc: return 0 to go on, nonzero to stop (that
- *  value is then returned by nd_foreach_doc). */
+/** Callback for nd_db_foreach_doc: return 0 to go on, a positive value to
+ *  stop (nd_db_foreach_doc returns it), a negative one to stop with a
+ *  failure (nd_db_foreach_doc returns ND_ESTOPPED).
+ *  @note doc and its key are valid during the call only. */
 typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
 
-/** Visit every stored document in key order (a consistent snapshot). */
-int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
+/** Visit every stored document in key order (a consistent snapshot).
+ *  @return ND_OK when every document was visited; the callback's positive
+ *          value when it stopped the walk; ND_ESTOPPED when it returned a
+ *          negative value; ND_EINVAL (NULL db or cb); ND_EIO; ND_ECORRUPT. */
+int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
+
+/* ------------------------------------------------------------------ */
+/* Old names (deprecated aliases)                                      */
+/* ------------------------------------------------------------------ */
+
+/* The names of neardup 0.1, kept so that code written for it compiles
+ * unchanged; new code uses the names above. Define ND_NO_OLD_NAMES before
+ * including this header to leave them out (e.g. to check that a program
+ * uses the new names only).
+ * A plain rename is an object-like macro: the old name stands for the new
+ * function itself, so calls, function pointers and address comparisons all
+ * keep working, and there is no second prototype to keep in step. (A
+ * static inline wrapper would give each translation unit a function of
+ * its own at a different address, and a function-like macro could not be
+ * named without calling it.) The three whose outputs moved to the front
+ * are static inline functions that reorder the arguments. None is a symbol
+ * of the shared library: a program built against 0.1 is rebuilt against
+ * this header (ND_ABI_VERSION 1). Their contracts are those of the new
+ * functions: in particular a callback of nd_foreach_doc that returns a
+ * negative value now makes it return ND_ESTOPPED. */
+#ifndef ND_NO_OLD_NAMES
+#define nd_open nd_db_open
+#define nd_close nd_db_close
+#define nd_add nd_db_add
+#define nd_add_many nd_db_add_many
+#define nd_add_if_new nd_db_add_if_new
+#define nd_delete nd_db_delete
+#define nd_query nd_db_query
+#define nd_get nd_db_get
+#define nd_compact nd_db_compact
+#define nd_stats_get nd_db_stats
+#define nd_verify nd_db_verify
+#define nd_backup nd_db_backup
+#define nd_import nd_db_import
+#define nd_import_step nd_db_import_step
+#define nd_batch nd_db_batch
+#define nd_foreach_doc nd_db_foreach_doc
+
+/** Old nd_db_counts: the database first. */
+static inline int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
+{
+    return nd_db_counts(docs, fingerprints, db);
+}
+
+/** Old nd_db_expire: the count last. */
+static inline int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted)
+{
+    return nd_db_expire(out_deleted, db, before);
+}
+
+/** Old nd_loader_finish: the count last. */
+static inline int nd_loader_commit(nd_loader *l, uint64_t *out_new)
+{
+    return nd_loader_finish(out_new, l);
+}
+
+/** Old name of nd_cluster_options (a typedef of the same struct). */
+typedef struct nd_cluster_options nd_cluster_opts;
+#define ND_CLUSTER_OPTS_VERSION ND_CLUSTER_OPTIONS_VERSION
+#define ND_CLUSTER_OPTS_INIT ND_CLUSTER_OPTIONS_INIT
+#endif /* ND_NO_OLD_NAMES */
 
 
 /* ------------------------------------------------------------------ */
@@ -609,21 +774,24 @@ int nd_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
 /* ------------------------------------------------------------------ */
 
 /** Callback receiving one pair (i < j) and its distance; return 0 to go
- *  on, nonzero to stop (the value is returned by the caller). */
+ *  on, nonzero to stop (the callback rule at the top: a positive value is
+ *  returned by the caller, a negative one becomes ND_ESTOPPED). */
 typedef int (*nd_pair_cb)(size_t i, size_t j, unsigned dist, void *payload);
 
 /** Every pair i < j of fps[0..n) with popcount(fps[i] ^ fps[j]) <= k,
  *  each reported exactly once (Manku's batch mode within one batch: sort
  *  under each table's permutation, compare within equal prefixes).
  *  Memory O(n); no I/O.
- *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K); ND_ENOMEM; or cb's value.
+ *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K); ND_ENOMEM; cb's positive
+ *          value; ND_ESTOPPED (cb returned a negative value).
  *  @note Thread-safe. Pair order: as nd_selfjoin_stream's (the same call
  *        with no memory limit). */
 int nd_selfjoin(const uint64_t *fps, size_t n, unsigned k, nd_pair_cb cb, void *payload);
 
 /** Source of fingerprints for nd_selfjoin_stream: copy fingerprints
  *  start .. start + count - 1 into out[0..count). Return 0, or nonzero to
- *  stop (that value is then returned by nd_selfjoin_stream). */
+ *  stop (as a pair callback: a positive value is returned by
+ *  nd_selfjoin_stream, a negative one becomes ND_ESTOPPED). */
 typedef int (*nd_fp_read_cb)(uint64_t *out, size_t start, size_t count, void *payload);
 
 /** nd_selfjoin with the fingerprints read through a callback and the sort
@@ -646,7 +814,8 @@ typedef int (*nd_fp_read_cb)(uint64_t *out, size_t start, size_t count, void *pa
  *                 pass over the source: one pass per table when everything
  *                 fits, else 1 + the number of partitions per table
  *  @return ND_OK; ND_EINVAL (k > ND_MAX_PLAN_K, or NULL read or cb);
- *          ND_ELIMIT (n >= 2^32); ND_ENOMEM; or read's or cb's value.
+ *          ND_ELIMIT (n >= 2^32); ND_ENOMEM; read's or cb's positive
+ *          value; ND_ESTOPPED (one of them returned a negative value).
  *  @note Thread-safe. No I/O besides read. */
 int nd_selfjoin_stream(size_t n, unsigned k, size_t memory, nd_fp_read_cb read,
                        void *read_payload, nd_pair_cb cb, void *payload);
@@ -718,23 +887,28 @@ typedef struct nd_cluster_tier {
     unsigned k;          /**< distance, 0..64 */
 } nd_cluster_tier;
 
-#define ND_CLUSTER_OPTS_VERSION 1u
+#define ND_CLUSTER_OPTIONS_VERSION 1u
 
 /** Options of nd_cluster. Zero fields mean the default. */
-typedef struct nd_cluster_opts {
-    unsigned version;              /**< ND_CLUSTER_OPTS_VERSION */
+typedef struct nd_cluster_options {
+    unsigned version;              /**< ND_CLUSTER_OPTIONS_VERSION */
     size_t top;                    /**< results per query considered (M); 0 = all */
     const nd_cluster_tier *tiers;  /**< last_query strictly ascending; the
                                         last tier also applies to every later
                                         query; NULL (n_tiers 0) = k 3 for all */
     size_t n_tiers;
-} nd_cluster_opts;
+} nd_cluster_options;
 
-#define ND_CLUSTER_OPTS_INIT { ND_CLUSTER_OPTS_VERSION, 0, NULL, 0 }
+#define ND_CLUSTER_OPTIONS_INIT { ND_CLUSTER_OPTIONS_VERSION, 0, NULL, 0 }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (NULL,
+ *  unknown version). */
+int nd_cluster_options_init(nd_cluster_options *opts, unsigned version);
 
 /** Callback receiving one removal: document removed of query query lies
  *  dist bits from kept, its representative. Return 0 to go on, nonzero to
- *  stop (nd_cluster then returns that value). */
+ *  stop (a positive value is returned by nd_cluster, a negative one
+ *  becomes ND_ESTOPPED). */
 typedef int (*nd_cluster_cb)(uint32_t query, uint32_t removed, uint32_t kept,
                              unsigned dist, void *payload);
 
@@ -756,12 +930,17 @@ typedef int (*nd_cluster_cb)(uint32_t query, uint32_t removed, uint32_t kept,
  *  @return ND_OK; ND_EINVAL (NULL items with n > 0, NULL cb, bad version,
  *          tiers not ascending or k > 64, a query's items not contiguous,
  *          a document twice in a query, a NaN score); ND_ELIMIT (n >= 2^32);
- *          ND_ENOMEM; or cb's value.
+ *          ND_ENOMEM; cb's positive value; ND_ESTOPPED (cb returned a
+ *          negative value).
  *  @note Thread-safe; memory O(n); no I/O. */
-int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
+int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_options *o,
                nd_cluster_cb cb, void *payload);
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
 #endif
 #endif /* NEARDUP_H */

@@ -698,6 +698,7 @@ int mpi_cmd_batch(int argc, char **argv)
         nd_fp_options fo;
         nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
         o.flags = c.add ? 0 : ND_DB_READONLY;
+        o.threads = cli_batch_threads(); /* the library reads no environment */
         if (shard_path(path, sizeof path, c.dir, s)) {
             rc = mpi_note(CLI_EXIT_USAGE, "batch: path of shard %u too long", s);
             break;

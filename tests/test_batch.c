@@ -10,7 +10,7 @@
  * in order would (status, match key, distance), for k within and beyond
  * the plan's k, over runs (small, so many), fresh entries and a mix; with
  * ND_BATCH_ADD the stored documents equal those of the one-by-one run.
- * Threads: the tables are merged on 1, 2, 3 or 4 threads (ND_BATCH_THREADS)
+ * Threads: the tables are merged on 1, 2, 3 or 4 threads (db->threads)
  * with identical answers, also while a writer adds and folds; a corrupt
  * run found by any thread is returned with its message.
  */
@@ -224,11 +224,11 @@ static int collect_cb(const nd_doc *d, void *payload)
     return 0;
 }
 
-/* Merge the tables on this many threads (NULL: the library's choice). */
-static void set_threads(const char *n)
+/* Merge the tables on this many threads (NULL: the library's choice):
+ * what nd_db_options.threads sets at open, changed on the open handle. */
+static void set_threads(nd_db *db, const char *n)
 {
-    if (n) setenv("ND_BATCH_THREADS", n, 1);
-    else unsetenv("ND_BATCH_THREADS");
+    db->threads = n ? (unsigned)atoi(n) : 0;
 }
 
 /* Two databases alike: a (fx->db, at fx->path) answers the batch, b the
@@ -236,7 +236,6 @@ static void set_threads(const char *n)
 static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned run_size,
                            int compact, const char *threads, size_t ns, size_t probes_max)
 {
-    set_threads(threads);
     char pb[128];
     snprintf(pb, sizeof pb, "%s/b", fx->dir);
     oracle_rng r = {7 + k + tables};
@@ -246,6 +245,7 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     nd_db *a = fx->db = open_db(fx->path, 3, tables, run_size);
     nd_db *b = open_db(pb, 3, tables, run_size);
     a->batch_probes_max = probes_max;
+    set_threads(a, threads);
     store_base(a, stored, NS, compact);
     store_base(b, stored, NS, compact);
     docset bt;
@@ -298,7 +298,6 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     docset_free(&bt);
     nd_close(b);
     free(stored);
-    set_threads(NULL);
 }
 
 /* The merge join (a batch of 600 is above a probes_max of 0): 3000
@@ -415,7 +414,7 @@ static void test_batch_threads(void **state)
     nd_batch_item *want = calloc(bt.n, sizeof *want), *out = calloc(bt.n, sizeof *out);
     nd_results *wkeys, *keys = fx->res;
     assert_int_equal(nd_results_new(&wkeys), ND_OK);
-    set_threads("1");
+    set_threads(db, "1");
     db->batch_probes_max = 0; /* the merge */
     assert_int_equal(nd_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
     size_t stored_dups = 0;
@@ -423,7 +422,7 @@ static void test_batch_threads(void **state)
     assert_true(stored_dups > 100);
     for (size_t c = 0; c < 8; c++) { /* merged, then probed */
         db->batch_probes_max = c < 4 ? 0 : SIZE_MAX;
-        set_threads(counts[c % 4]);
+        set_threads(db, counts[c % 4]);
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
     }
@@ -437,7 +436,7 @@ static void test_batch_threads(void **state)
     unsigned rounds = 0;
     time_t give_up = time(NULL) + 300;
     for (; rounds < 8 || (atomic_load(&w.folds) < 10 && time(NULL) < give_up); rounds++) {
-        set_threads(counts[rounds % 4]);
+        set_threads(db, counts[rounds % 4]);
         db->batch_probes_max = rounds % 8 < 4 ? 0 : SIZE_MAX;
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
@@ -447,7 +446,7 @@ static void test_batch_threads(void **state)
     assert_int_equal(w.failures, 0);
     assert_true(atomic_load(&w.folds) >= 10);
     assert_int_equal(nd_verify(db), ND_OK);
-    set_threads(NULL);
+    set_threads(db, NULL);
     nd_results_free(wkeys);
     free(want);
     free(out);
@@ -483,7 +482,7 @@ static void test_batch_waiting_during_folds(void **state)
     }
     nd_batch_item *out = calloc(WRITER_MAX, sizeof *out);
     pthread_t th;
-    set_threads("2");
+    set_threads(db, "2");
     assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
     time_t give_up = time(NULL) + 120;
     unsigned rounds = 0;
@@ -499,7 +498,7 @@ static void test_batch_waiting_during_folds(void **state)
     }
     atomic_store(&w.stop, 1);
     pthread_join(th, NULL);
-    set_threads(NULL);
+    set_threads(db, NULL);
     assert_int_equal(w.failures, 0);
     assert_int_equal(nd_verify(db), ND_OK);
     free(out);
@@ -571,14 +570,14 @@ static void test_batch_thread_errors(void **state)
     for (unsigned t = 0; t < 4; t++) {
         saved_runs sv = {0};
         corrupt_table(db, t, &sv, 1);
-        set_threads("1");
+        set_threads(db, "1");
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
         snprintf(msg1, sizeof msg1, "%s", nd_errmsg());
         char want[32];
         snprintf(want, sizeof want, "table %u, run ", t);
         assert_non_null(strstr(msg1, want));
         for (size_t c = 0; c < 3; c++) {
-            set_threads(counts[c]);
+            set_threads(db, counts[c]);
             /* another message on this thread first: the worker's must replace it */
             assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
             assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
@@ -588,7 +587,7 @@ static void test_batch_thread_errors(void **state)
         /* Probed: every slice meets the table, each names its run. */
         db->batch_probes_max = SIZE_MAX;
         for (size_t c = 0; c < 4; c++) {
-            set_threads(c ? counts[c - 1] : "1");
+            set_threads(db, c ? counts[c - 1] : "1");
             assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
             assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
             assert_non_null(strstr(nd_errmsg(), want));
@@ -596,11 +595,11 @@ static void test_batch_thread_errors(void **state)
         }
         db->batch_probes_max = 0;
         corrupt_table(db, t, &sv, 0);
-        set_threads("4");
+        set_threads(db, "4");
         assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
     }
     assert_int_equal(nd_verify(db), ND_OK);
-    set_threads(NULL);
+    set_threads(db, NULL);
     free(out);
     docset_free(&bt);
     free(stored);
@@ -669,7 +668,7 @@ static void test_batch_probe_slices(void **state)
     for (size_t i = 0; i < 1000; i++) docs[i] = (nd_doc){"q", 1, base[3 * i], 0, 0};
     for (size_t c = 0; c < 4; c++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
-            set_threads(counts[c]);
+            set_threads(db, counts[c]);
             assert_int_equal(nd_batch(out, fx->res, db, docs, sizes[z], 3, 0), ND_OK);
             for (size_t i = 0; i < sizes[z]; i++) {
                 assert_true(out[i].dup);
@@ -678,7 +677,7 @@ static void test_batch_probe_slices(void **state)
                 assert_true(out[i].match_fp == docs[i].fp);
             }
         }
-    set_threads(NULL);
+    set_threads(db, NULL);
 }
 
 static void test_batch_errors(void **state)

@@ -76,11 +76,20 @@ static void expect_ok(int rc, const char *what)
     assert_int_equal(rc, ND_OK);
 }
 
+/* The run 'load_serial' (tests/meson.build) sets ND_TEST_THREADS=1: the
+ * same checks with every loader pass on the calling thread. */
+static unsigned test_threads(void)
+{
+    const char *env = getenv("ND_TEST_THREADS");
+    return env ? (unsigned)atoi(env) : 0;
+}
+
 static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND; /* nd_add'ed entries stay fresh */
+    o.threads = test_threads();
     o.k = k;
     o.has_k = 1;
     o.tables = tables;
