@@ -442,6 +442,16 @@ int nd_backup(nd_db *db, const char *dir);
  *  @param out_deleted  number deleted (may be NULL) */
 int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted);
 
+/** Visit, in key order, every document nd_expire(db, before, ...) would
+ *  delete now, deleting nothing (a dry run; read-only handles too). cb is
+ *  an nd_doc_cb (see nd_foreach_doc): nonzero stops the walk and is
+ *  returned.
+ *  @note doc->key is valid during the callback only.
+ *  @return ND_OK; ND_EINVAL (NULL argument); the callback's nonzero
+ *          value; ND_EIO; ND_ECORRUPT. */
+int nd_foreach_expired(nd_db *db, int64_t before,
+                       int (*cb)(const nd_doc *doc, void *payload), void *payload);
+
 /* ------------------------------------------------------------------ */
 /* Bulk import and batch mode                                          */
 /* ------------------------------------------------------------------ */
