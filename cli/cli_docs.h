@@ -3,8 +3,8 @@
  * (nd_import, nd_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
  * terminal. Used by `import`, `batch` and `shard import`. Besides the
- * in_reader formats they read `dump`'s lines (doc_io.h), each document
- * with its own score and time.
+ * in_reader formats, `import` and `batch` read `dump`'s lines (doc_io.h,
+ * --format dump), each document with its own score and time.
  */
 #ifndef ND_CLI_DOCS_H
 #define ND_CLI_DOCS_H

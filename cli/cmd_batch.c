@@ -15,7 +15,7 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup batch DB [--format fp|jsonl|tsv|files|warc] [--k K] [--add]\n"
+    "usage: neardup batch DB [--format fp|jsonl|tsv|files|warc|dump] [--k K] [--add]\n"
     "                        [--chunk N] [--html] [--time T] [--sync] [--skip-bad]\n"
     "                        [--json] [--progress] INPUT...\n"
     "\n"

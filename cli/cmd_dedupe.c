@@ -792,11 +792,13 @@ done:
         snprintf(by_cont, sizeof by_cont, " (%llu by containment)",
                  (unsigned long long)c.confirmed_by_containment);
     if (c.stream || rc != CLI_EXIT_OK)
-        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs%s, %llu bad, %.2f s\n", c.d.n,
-                (unsigned long long)c.reported, by_cont, (unsigned long long)bad, secs);
+        fprintf(stderr, "neardup: dedupe: %zu %s, %llu %s%s, %llu bad, %.2f s\n", c.d.n,
+                cli_plural(c.d.n, "document", "documents"), (unsigned long long)c.reported,
+                cli_plural(c.reported, "pair", "pairs"), by_cont, (unsigned long long)bad, secs);
     else
-        fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones%s, "
-                "%llu bad, %.2f s\n", c.d.n, c.m, (unsigned long long)c.reported, by_cont,
+        fprintf(stderr, "neardup: dedupe: %zu %s (%zu distinct), %llu %s of distinct ones%s, "
+                "%llu bad, %.2f s\n", c.d.n, cli_plural(c.d.n, "document", "documents"), c.m,
+                (unsigned long long)c.reported, cli_plural(c.reported, "pair", "pairs"), by_cont,
                 (unsigned long long)bad, secs);
     free(c.p);
     dedupe_feat_dispose(&ac);

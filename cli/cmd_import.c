@@ -22,9 +22,9 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup import DB [--format fp|jsonl|tsv|files|warc] [--html] [--time T]\n"
-    "                         [--chunk N] [--steps] [--sync] [--skip-bad] [--json]\n"
-    "                         INPUT...\n"
+    "usage: neardup import DB [--format fp|jsonl|tsv|files|warc|dump] [--html]\n"
+    "                         [--time T] [--chunk N] [--steps] [--sync]\n"
+    "                         [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Load documents fast, without the near-duplicate check (use `add` or\n"
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
@@ -32,7 +32,9 @@ static const char usage[] =
     "  --format   fp (default), jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
-    "             WARC-Target-URI, HTML responses through the HTML path\n"
+    "             WARC-Target-URI, HTML responses through the HTML path;\n"
+    "             dump: what `neardup dump` writes (each document keeps its\n"
+    "             score and last-seen time; --time is not used)\n"
     "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
     "             220 bytes each plus twice the key: one chunk is written\n"
     "             while the next fills); with --steps, documents per step\n"
