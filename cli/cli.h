@@ -3,16 +3,25 @@
  *
  * The CLI sees only <neardup.h>. Every command is a function
  * `int cmd_<name>(int argc, char **argv)` (argv[0] is the command name)
- * returning an exit code:
- *   0  success
- *   1  bad usage or bad input (message names file, line and field)
- *   2  database error (message carries nd_strerror and nd_errmsg)
+ * returning an exit code, one rule for every command (CLI_EXIT_RULE, which
+ * `--help` prints):
+ *   0    success
+ *   1    bad usage or bad input: an unknown option, a missing argument, an
+ *        input that cannot be read or holds a malformed record (the message
+ *        names file, line and field), a key not found
+ *   2    database or output error: the database is missing, not a
+ *        database, busy, corrupt, or a read or write of it failed (the
+ *        message carries nd_strerror and nd_errmsg); writing the output
+ *        failed
+ *   130  interrupted (SIGINT; 143 for SIGTERM): see cli_signal.c
  * Commands print results on stdout and diagnostics, one line each, on
- * stderr prefixed by "neardup: ".
+ * stderr prefixed by "neardup: ". A usage error is one line naming the
+ * problem and ending "; see 'neardup COMMAND --help'", never the help.
  */
 #ifndef ND_CLI_H
 #define ND_CLI_H
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,7 +29,15 @@
 
 #include <neardup.h>
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2 };
+enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2, CLI_EXIT_INTERRUPTED = 130 };
+
+/* The exit-code rule as `neardup --help` and every `neardup COMMAND --help`
+ * state it (cli_help appends it to each command's usage text). */
+#define CLI_EXIT_RULE                                                               \
+    "Exit status: 0 success; 1 bad usage or input (an unknown option, an input\n"   \
+    "that cannot be read, a malformed record, a key not found); 2 database or\n"   \
+    "output error (a database missing, not a database, busy or corrupt; a\n"       \
+    "failed write); 130 interrupted (143 on SIGTERM).\n"
 
 /* The command table lives in main.c; add one row per command there and
  * one declaration here. */
@@ -42,6 +59,7 @@ int cmd_expire(int argc, char **argv);
 int cmd_dedupe(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -50,7 +68,8 @@ int cmd_shard(int argc, char **argv);
 #endif
 
 /* Open the database at path with ND_DB_* flags; on failure prints the
- * error and returns the exit code (CLI_EXIT_DB or CLI_EXIT_USAGE). */
+ * error and returns CLI_EXIT_DB (whatever the cause: missing, a regular
+ * file, not a database, busy). */
 int cli_open_db(nd_db **out, const char *path, unsigned flags);
 /* cli_open_db with nd_db_options.threads (0: the library's default). */
 int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned threads);
@@ -77,12 +96,29 @@ int cli_fail_nd(int rc, const char *fmt, ...) CLI_PRINTF(2, 3);
  * to stdout and returns 0. */
 int cli_wants_help(int argc, char **argv);
 
-/* cli_wants_help, and if so the usage text printed to stdout: a command
- * starts with `if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;`. */
+/* cli_wants_help, and if so the usage text and CLI_EXIT_RULE printed to
+ * stdout: a command starts with
+ * `if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;`. */
 int cli_help(int argc, char **argv, const char *usage_text);
 
-/* Print usage (to stdout for --help, to stderr after a usage error). */
+/* Print a usage text as it is (neardup-mpi's help, with its own rule). */
 void cli_usage(FILE *f, const char *text);
+
+/* A usage error of command cmd ("import", "shard init"): one line
+ * "neardup: CMD: <message>; see 'neardup CMD --help'" on stderr;
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_fail(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* getopt_long over long options only, for command cmd: returns the next
+ * option's value, -1 after the last option, or '?' after printing an
+ * unknown option or a missing argument as a usage error (cli_usage_fail),
+ * so that a command's `default:` only returns CLI_EXIT_USAGE. Resets the
+ * parse on the first call for an argv (optind = 1 beforehand). */
+int cli_getopt(int argc, char **argv, const struct option *longopts, const char *cmd);
+
+/* "1 document", "2 documents": n and the singular or plural noun, for
+ * printf's "%llu %s". */
+const char *cli_plural(uint64_t n, const char *one, const char *many);
 
 /* Exactly 16 hex digits (either case, no 0x, no sign) -> 0 and *out;
  * otherwise -1 and *why names the problem ("too short", "not hex"...). */
@@ -100,12 +136,35 @@ int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
  * nd_db_options.threads (the library reads no environment). */
 unsigned cli_batch_threads(void);
 
-/* A duration: 90d, 12h, 30m, 45s, 2w, or plain seconds -> 0 and *out. */
+/* A duration with its unit: 90d, 12h, 30m, 45s, 2w -> 0 and *out
+ * (seconds). A number without a unit -> -2 (the caller says the unit is
+ * missing: "90" is never read as seconds); anything else -> -1. */
 int cli_parse_duration(const char *s, int64_t *out);
+
+/* A time in whole seconds since the epoch (may be negative) -> 0. */
+int cli_parse_time(const char *s, int64_t *out);
+
+/* Signals (cli_signal.c). main calls cli_signals_init(COMMAND): SIGINT or
+ * SIGTERM then prints "neardup: COMMAND: interrupted" and ends the process
+ * by the signal. After cli_signals_defer() the first signal only sets the
+ * flag cli_interrupted() returns (the signal number, else 0): the command
+ * stops at its next check, cleans up, prints what became of its work and
+ * returns CLI_EXIT_INTERRUPTED; main then calls cli_signals_exit(), which
+ * flushes stdio and ends the process by the signal (the shell's status is
+ * 128 + the signal). A second signal ends the process at once. */
+void cli_signals_init(const char *cmd);
+void cli_signals_defer(void);
+int cli_interrupted(void);
+void cli_signals_exit(void);
 
 /* Write key bytes as one TSV field: backslash, tab, newline, CR and other
  * control bytes are escaped (\\ \t \n \r \xHH); everything else verbatim. */
 void cli_put_field(FILE *f, const char *bytes, size_t len);
+
+/* The inverse of cli_put_field: unescape len bytes at s in place (a field
+ * never grows); returns the new length, or -1 for a bad escape (a lone
+ * backslash, \x without two hex digits, an unknown letter). */
+long cli_unescape_field(char *s, size_t len);
 
 /* Write bytes as a JSON string (with quotes): ", \ and control bytes are
  * escaped; valid UTF-8 passes through; each byte of an invalid UTF-8

@@ -15,7 +15,12 @@ int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned 
     o.flags = flags;
     o.threads = threads;
     int rc = nd_open(out, path, &o);
-    if (rc < 0) return cli_fail_nd(rc, "cannot open database '%s'", path);
+    if (rc < 0) {
+        /* Whatever the cause (missing, a regular file, not a database,
+         * busy), a database that cannot be opened is a database error. */
+        cli_fail_nd(rc, "cannot open database '%s'", path);
+        return CLI_EXIT_DB;
+    }
     return CLI_EXIT_OK;
 }
 

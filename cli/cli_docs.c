@@ -5,7 +5,9 @@
 #include "cli_docs.h"
 
 #include "cli.h"
+#include "doc_io.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,12 +88,35 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes)
+void cli_progress_start_mode(cli_progress *p, const char *verb, uint64_t total_bytes, int mode)
 {
     p->verb = verb;
-    p->tty = isatty(2);
-    p->start = p->last = now_s();
+    switch (mode) {
+    case CLI_PROGRESS_ON: p->tty = 1; break;
+    case CLI_PROGRESS_OFF: p->tty = 0; break;
+    case CLI_PROGRESS_QUIET_TTY: p->tty = isatty(2) && !isatty(1); break;
+    default: p->tty = isatty(2); break;
+    }
+    p->start = now_s();
+    p->last = p->start - 1.0; /* the first update shows at once */
     p->total_bytes = total_bytes;
+}
+
+void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes)
+{
+    cli_progress_start_mode(p, verb, total_bytes, CLI_PROGRESS_AUTO);
+}
+
+void cli_progress_note(cli_progress *p, const char *fmt, ...)
+{
+    if (!p->tty) return;
+    va_list ap;
+    fputc('\r', stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("   ", stderr);
+    fflush(stderr);
 }
 
 void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes)
@@ -138,14 +163,15 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
 {
     switch (opt) {
     case 'f':
-        if (in_format_parse(arg, &o->fmt)) {
-            cli_fail("%s: --format must be fp, jsonl, tsv, files or warc, got '%s'", cmd, arg);
+        o->dump = strcmp(arg, "dump") == 0;
+        if (!o->dump && in_format_parse(arg, &o->fmt)) {
+            cli_fail("%s: --format must be fp, jsonl, tsv, files, warc or dump, got '%s'", cmd, arg);
             return -1;
         }
         return 1;
     case 'H': o->html = 1; return 1;
     case 't':
-        if (cli_parse_duration(arg, &o->time)) {
+        if (cli_parse_time(arg, &o->time)) {
             cli_fail("%s: --time must be seconds since the epoch, got '%s'", cmd, arg);
             return -1;
         }
@@ -155,6 +181,46 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
     }
 }
 
+/* One input: an in_reader, or a doc_reader for --format dump. */
+typedef struct doc_source {
+    in_reader *in;
+    doc_reader *dump;
+} doc_source;
+
+static int source_open(doc_source *src, const cli_read_opts *o, const char *path)
+{
+    memset(src, 0, sizeof *src);
+    if (o->dump) {
+        if (doc_reader_open(&src->dump, path) < 0) return cli_fail("%s", doc_reader_error(NULL));
+    } else if (in_reader_open(&src->in, o->fmt, path, NULL) < 0) {
+        return cli_fail("%s", in_reader_error(NULL));
+    }
+    return CLI_EXIT_OK;
+}
+
+/* in_reader_next's codes; *time is the record's own (dump) or o->time. */
+static int source_next(doc_source *src, const cli_read_opts *o, in_record *rec, int64_t *time)
+{
+    *time = o->time;
+    return src->dump ? doc_reader_next(src->dump, rec, time) : in_reader_next(src->in, rec);
+}
+
+static const char *source_error(const doc_source *src)
+{
+    return src->dump ? doc_reader_error(src->dump) : in_reader_error(src->in);
+}
+
+static uint64_t source_bytes(const doc_source *src)
+{
+    return src->dump ? doc_reader_bytes(src->dump) : in_reader_bytes(src->in);
+}
+
+static void source_close(doc_source *src)
+{
+    doc_reader_close(src->dump);
+    in_reader_close(src->in);
+}
+
 int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad)
 {
@@ -162,44 +228,51 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
     int rc = CLI_EXIT_OK;
     *docs = *bad = 0;
     for (int f = 0; f < ninputs && rc == CLI_EXIT_OK; f++) {
-        in_reader *r = NULL;
-        if (in_reader_open(&r, o->fmt, inputs[f], NULL) < 0)
-            return cli_fail("%s", in_reader_error(NULL));
+        doc_source src;
+        rc = source_open(&src, o, inputs[f]);
+        if (rc) return rc;
         for (;;) {
             in_record rec;
             uint64_t fp;
-            int got = in_reader_next(r, &rec);
+            int64_t time;
+            int got = source_next(&src, o, &rec, &time);
+            /* A signal breaks a blocked read too: not a read error. */
+            if (cli_interrupted()) {
+                rc = CLI_EXIT_INTERRUPTED;
+                break;
+            }
             if (got == 0) break;
             if (got == -1) {
-                fprintf(stderr, "neardup: %s\n", in_reader_error(r));
+                fprintf(stderr, "neardup: %s\n", source_error(&src));
                 (*bad)++;
                 if (o->skip_bad) continue;
                 rc = CLI_EXIT_USAGE;
                 break;
             }
             if (got < 0) {
-                rc = cli_fail("%s", in_reader_error(r));
+                rc = cli_fail("%s", source_error(&src));
                 break;
             }
             rc = cli_record_fp(&fp, &rec, o->fo, o->html);
             if (rc) break;
-            if (cli_docs_push(l, &rec, fp, o->time) < 0) {
+            if (cli_docs_push(l, &rec, fp, time) < 0) {
                 rc = CLI_EXIT_DB;
                 break;
             }
             (*docs)++;
             /* Asking the reader its offset is a system call: not per record. */
             if (o->progress && o->progress->tty && (*docs & 4095) == 0)
-                cli_progress_update(o->progress, *docs, bytes_done + in_reader_bytes(r));
+                cli_progress_update(o->progress, *docs, bytes_done + source_bytes(&src));
             if (o->chunk && l->n >= o->chunk) {
                 cli_docs_seal(l);
                 rc = flush(l, payload);
                 cli_docs_clear(l);
+                if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
                 if (rc) break;
             }
         }
-        bytes_done += in_reader_bytes(r);
-        in_reader_close(r);
+        bytes_done += source_bytes(&src);
+        source_close(&src);
     }
     if (rc == CLI_EXIT_OK) {
         cli_docs_seal(l);

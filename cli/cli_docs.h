@@ -2,7 +2,9 @@
  * cli_docs.h — documents read from inputs, held for a bulk call
  * (nd_import, nd_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
- * terminal. Used by `import`, `batch` and `shard import`.
+ * terminal. Used by `import`, `batch` and `shard import`. Besides the
+ * in_reader formats, `import` and `batch` read `dump`'s lines (doc_io.h,
+ * --format dump), each document with its own score and time.
  */
 #ifndef ND_CLI_DOCS_H
 #define ND_CLI_DOCS_H
@@ -40,12 +42,27 @@ void cli_docs_dispose(cli_docs *l);
  * bytes 0 (a source that is not files) leaves out the MB. */
 typedef struct cli_progress {
     const char *verb;
-    int tty;
+    int tty; /* shown (the name stays: a terminal is what shows it) */
     double start, last;
     uint64_t total_bytes;
 } cli_progress;
 
+/* When a command shows progress: CLI_PROGRESS_AUTO when stderr is a
+ * terminal; CLI_PROGRESS_QUIET_TTY also needs stdout not to be one (a
+ * command printing a line per document there would be garbled by it);
+ * CLI_PROGRESS_ON always (--progress); CLI_PROGRESS_OFF never. */
+enum { CLI_PROGRESS_AUTO, CLI_PROGRESS_QUIET_TTY, CLI_PROGRESS_ON, CLI_PROGRESS_OFF };
+
 void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes);
+/* cli_progress_start with a CLI_PROGRESS_* mode. */
+void cli_progress_start_mode(cli_progress *p, const char *verb, uint64_t total_bytes, int mode);
+/* Replace the progress line by a note such as "import: writing the store..."
+ * (a long single call ahead); nothing when progress is not shown. */
+void cli_progress_note(cli_progress *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes);
 /* Clear the progress line; returns the seconds since start. */
 double cli_progress_end(cli_progress *p);
@@ -62,10 +79,14 @@ uint64_t cli_inputs_size(char **paths, int n);
  * time l holds chunk documents and once at the end (l is cleared after
  * each call). A bad record stops the read (exit 1, the partial chunk is
  * not flushed) unless skip_bad, which counts it in *bad and goes on.
- * Returns an exit code (flush's, if it fails). flush may change o->chunk. */
+ * Returns an exit code (flush's, if it fails). flush may change o->chunk.
+ * A signal (after cli_signals_defer) stops the read at the next record,
+ * or flush's caller after a flush: CLI_EXIT_INTERRUPTED, the partial chunk
+ * not flushed, nothing printed (the command says what became of it). */
 typedef int (*cli_flush_fn)(cli_docs *l, void *payload);
 typedef struct cli_read_opts {
     in_format fmt;
+    int dump; /* --format dump: doc_io.h's tsv, fmt unused */
     const nd_fp_options *fo;
     int html, skip_bad;
     int64_t time;
@@ -76,7 +97,8 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad);
 
 /* The input options `import` and `batch` share, as getopt_long values:
- * 'f' --format, 'H' --html, 't' --time, 'b' --skip-bad. Returns 1 when
+ * 'f' --format (the in_reader formats and dump), 'H' --html, 't' --time,
+ * 'b' --skip-bad. Returns 1 when
  * opt was one of them and applied, 0 when it is not one of them, and -1
  * (the error printed, naming cmd) for a bad value. */
 int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd);

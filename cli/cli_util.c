@@ -1,5 +1,6 @@
 /*
- * cli_util.c — error reporting and the small parsers every command shares.
+ * cli_util.c — error reporting, option parsing and the small parsers and
+ * writers every command shares.
  */
 #include "cli.h"
 
@@ -48,8 +49,77 @@ void cli_usage(FILE *f, const char *text) { fputs(text, f); }
 int cli_help(int argc, char **argv, const char *usage_text)
 {
     if (!cli_wants_help(argc, argv)) return 0;
-    cli_usage(stdout, usage_text);
+    fputs(usage_text, stdout);
+    fputs(CLI_EXIT_RULE, stdout);
     return 1;
+}
+
+int cli_usage_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "neardup: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "; see 'neardup %s --help'\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+/* How many long options name (the text after "--", up to '=') is a
+ * prefix of, and the last one matched (getopt_long's own matching rule). */
+static int count_matches(const struct option *longopts, const char *name, size_t len,
+                         const struct option **match)
+{
+    int n = 0;
+    for (const struct option *o = longopts; o->name; o++) {
+        if (strncmp(o->name, name, len) != 0) continue;
+        *match = o;
+        if (strlen(o->name) == len) return 1; /* exact */
+        n++;
+    }
+    return n;
+}
+
+int cli_getopt(int argc, char **argv, const struct option *longopts, const char *cmd)
+{
+    /* ':' first: a missing value is ':' (not '?'), and getopt stays silent
+     * (opterr = 0) so that the one message is ours. */
+    opterr = 0;
+    int opt = getopt_long(argc, argv, ":", longopts, NULL);
+    if (opt != '?' && opt != ':') return opt;
+    const char *arg = argv[optind - 1];
+    if (opt == ':') {
+        cli_usage_fail(cmd, "option '%s' needs a value", arg);
+        return '?';
+    }
+    if (strncmp(arg, "--", 2) != 0) {
+        cli_usage_fail(cmd, "unrecognized option '-%c'", optopt ? optopt : arg[1]);
+        return '?';
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const struct option *match = NULL;
+    int n = count_matches(longopts, name, len, &match);
+    if (n == 1 && eq && match->has_arg == no_argument)
+        cli_usage_fail(cmd, "option '--%s' takes no value", match->name);
+    else if (n > 1)
+        cli_usage_fail(cmd, "option '--%.*s' is ambiguous", (int)len, name);
+    else
+        cli_usage_fail(cmd, "unrecognized option '--%.*s'", (int)len, name);
+    return '?';
+}
+
+const char *cli_plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+static int hex_digit(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
 }
 
 int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why)
@@ -63,20 +133,19 @@ int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why)
         *why = "too short (need exactly 16 hex digits)";
         return -1;
     }
-    if (len > 16) {
-        *why = "too long (need exactly 16 hex digits)";
-        return -1;
-    }
     for (size_t i = 0; i < 16; i++) {
-        int c = (unsigned char)s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else {
+        int d = hex_digit((unsigned char)s[i]);
+        if (d < 0) {
             *why = "not a hex digit";
             return -1;
         }
         v = (v << 4) | (uint64_t)d;
+    }
+    if (len > 16) {
+        /* "HEX16 KEY": the separator is a TAB, not a space */
+        *why = s[16] == ' ' ? "expected HEX16<TAB>KEY; found a space after the fingerprint"
+                            : "too long (need exactly 16 hex digits)";
+        return -1;
     }
     *out = v;
     return 0;
@@ -126,20 +195,30 @@ int cli_parse_duration(const char *s, int64_t *out)
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || v < 0) return -1;
-    long long mul = 1;
-    if (*end) {
-        switch (*end) {
-        case 's': mul = 1; break;
-        case 'm': mul = 60; break;
-        case 'h': mul = 3600; break;
-        case 'd': mul = 86400; break;
-        case 'w': mul = 7 * 86400; break;
-        default: return -1;
-        }
-        if (end[1]) return -1;
+    long long mul;
+    switch (*end) {
+    case '\0': return -2; /* a bare number: seconds or days? say so */
+    case 's': mul = 1; break;
+    case 'm': mul = 60; break;
+    case 'h': mul = 3600; break;
+    case 'd': mul = 86400; break;
+    case 'w': mul = 7 * 86400; break;
+    default: return -1;
     }
-    if (v > INT64_MAX / mul) return -1;
+    if (end[1] || v > INT64_MAX / mul) return -1;
     *out = (int64_t)(v * mul);
+    return 0;
+}
+
+int cli_parse_time(const char *s, int64_t *out)
+{
+    char *end;
+    if (!s || !(isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))))
+        return -1;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = (int64_t)v;
     return 0;
 }
 
@@ -164,6 +243,34 @@ void cli_put_field(FILE *f, const char *bytes, size_t len)
             }
         }
     }
+}
+
+long cli_unescape_field(char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '\\') {
+            s[o++] = s[i];
+            continue;
+        }
+        if (++i == len) return -1;
+        switch (s[i]) {
+        case '\\': s[o++] = '\\'; break;
+        case 't': s[o++] = '\t'; break;
+        case 'n': s[o++] = '\n'; break;
+        case 'r': s[o++] = '\r'; break;
+        case 'x': {
+            int hi = i + 2 < len ? hex_digit((unsigned char)s[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_digit((unsigned char)s[i + 2]) : -1;
+            if (lo < 0) return -1;
+            s[o++] = (char)(hi << 4 | lo);
+            i += 2;
+            break;
+        }
+        default: return -1;
+        }
+    }
+    return (long)o;
 }
 
 void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }

@@ -5,6 +5,8 @@
  * fingerprint), then nd_add_if_new with distance k. The result line is the
  * acknowledgement: with --sync the database is opened with ND_DB_SYNC, so
  * the line is printed and flushed only after the document is durable.
+ * SIGINT or SIGTERM stops the run between documents (cli_signals_defer),
+ * also while it waits for input: what was printed is stored.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -16,7 +18,8 @@
 
 static const char usage[] =
     "usage: neardup add DB [--format fp|jsonl|tsv] [--k K] [--sync] [--skip-bad]\n"
-    "                      [--html] [--time T] [--json] [--mmap] [INPUT|-]\n"
+    "                      [--html] [--time T] [--json] [--mmap] [--progress]\n"
+    "                      [INPUT|-]\n"
     "\n"
     "Add each document unless a stored one lies within K bits (default: the\n"
     "database's k). Prints per document, in input order:\n"
@@ -33,8 +36,11 @@ static const char usage[] =
     "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
     "  --mmap     read the tables through memory mappings: faster checks on a\n"
     "             large database; the mapped pages count in the process's RSS\n"
-    "Exit codes: 0 ok, 1 bad usage or bad input (stops at the first bad record\n"
-    "unless --skip-bad; what came before it is stored), 2 database error.\n";
+    "  --progress a progress line on stderr even when it is not a terminal\n"
+    "             (by default: when stderr is a terminal and stdout is not)\n"
+    "A summary line goes to stderr: `neardup: add: N new, N dup, N bad`.\n"
+    "A bad record stops the run (exit 1) unless --skip-bad; what came before\n"
+    "it is stored.\n";
 
 typedef struct add_ctx {
     nd_db *db;
@@ -44,6 +50,7 @@ typedef struct add_ctx {
     int json, html;
     int64_t now;
     uint64_t added, dups, bad;
+    cli_progress prog;
 } add_ctx;
 
 static void print_result(add_ctx *a, const in_record *rec)
@@ -68,6 +75,8 @@ static int add_record(add_ctx *a, const in_record *rec)
     if (nd_results_count(a->res)) a->dups++;
     else a->added++;
     print_result(a, rec);
+    uint64_t done = a->added + a->dups;
+    if (a->prog.tty && (done & 255) == 0) cli_progress_update(&a->prog, done, 0);
     return CLI_EXIT_OK;
 }
 
@@ -78,17 +87,17 @@ int cmd_add(int argc, char **argv)
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'},         {"mmap", no_argument, 0, 'm'},
-        {0, 0, 0, 0}};
+        {"progress", no_argument, 0, 'p'},     {0, 0, 0, 0}};
     add_ctx a = {0};
     in_format fmt = IN_FORMAT_FP;
     unsigned flags = 0;
-    int have_k = 0, skip_bad = 0, opt, rc;
+    int have_k = 0, skip_bad = 0, progress = CLI_PROGRESS_QUIET_TTY, opt, rc;
     unsigned long v;
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     a.now = (int64_t)time(NULL);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "add")) != -1) {
         switch (opt) {
         case 'f':
             if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES ||
@@ -106,19 +115,19 @@ int cmd_add(int argc, char **argv)
         case 'b': skip_bad = 1; break;
         case 'H': a.html = 1; break;
         case 't':
-            if (cli_parse_duration(optarg, &a.now))
+            if (cli_parse_time(optarg, &a.now))
                 return cli_fail("add: --time must be seconds since the epoch, got '%s'", optarg);
             break;
         case 'j': a.json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        case 'p': progress = CLI_PROGRESS_ON; break;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind >= argc || argc - optind > 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("add: expected a database path and at most one input");
-    }
+    if (optind >= argc || argc - optind > 2)
+        return cli_usage_fail("add", "expected a database path and at most one input");
     const char *path = argv[optind];
     const char *input = optind + 1 < argc ? argv[optind + 1] : "-";
+    cli_signals_defer(); /* stop between documents, and say how far */
     in_reader *r = NULL;
     rc = in_reader_open(&r, fmt, input, NULL);
     if (rc < 0) return cli_fail("%s", in_reader_error(r));
@@ -134,9 +143,15 @@ int cmd_add(int argc, char **argv)
         rc = cli_fail_nd(ND_ENOMEM, "add");
         goto cleanup;
     }
+    cli_progress_start_mode(&a.prog, "add", 0, progress);
     for (;;) {
         in_record rec;
         int got = in_reader_next(r, &rec);
+        /* A signal breaks a blocked read too: not a read error. */
+        if (cli_interrupted()) {
+            rc = CLI_EXIT_INTERRUPTED;
+            break;
+        }
         if (got == 0) break;
         if (got == -1) {
             fprintf(stderr, "neardup: %s\n", in_reader_error(r));
@@ -152,9 +167,10 @@ int cmd_add(int argc, char **argv)
         rc = add_record(&a, &rec);
         if (rc) break;
     }
-    fprintf(stderr, "neardup: add: %llu new, %llu dup, %llu bad\n",
-            (unsigned long long)a.added, (unsigned long long)a.dups,
-            (unsigned long long)a.bad);
+    cli_progress_end(&a.prog);
+    fprintf(stderr, "neardup: add: %s%llu new, %llu dup, %llu bad\n",
+            rc == CLI_EXIT_INTERRUPTED ? "interrupted after " : "", (unsigned long long)a.added,
+            (unsigned long long)a.dups, (unsigned long long)a.bad);
 cleanup:
     in_reader_close(r);
     nd_results_free(a.res);

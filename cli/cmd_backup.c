@@ -12,17 +12,19 @@ static const char usage[] =
 
 int cmd_backup(int argc, char **argv)
 {
+    static const struct option none[] = {{0, 0, 0, 0}};
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
-    if (argc != 3) {
-        cli_usage(stderr, usage);
-        return cli_fail("backup: expected a database path and a target directory");
-    }
+    optind = 1;
+    if (cli_getopt(argc, argv, none, "backup") != -1) return CLI_EXIT_USAGE;
+    if (argc - optind != 2)
+        return cli_usage_fail("backup", "expected a database path and a target directory");
+    const char *path = argv[optind], *dir = argv[optind + 1];
     nd_db *db;
-    int rc = cli_open_db(&db, argv[1], 0);
+    int rc = cli_open_db(&db, path, 0);
     if (rc) return rc;
-    int nrc = nd_backup(db, argv[2]);
-    if (nrc < 0) rc = cli_fail_nd(nrc, "backup of '%s' into '%s'", argv[1], argv[2]);
-    else printf("backup\t%s\n", argv[2]);
-    int crc = cli_close_db(db, argv[1]);
+    int nrc = nd_backup(db, dir);
+    if (nrc < 0) rc = cli_fail_nd(nrc, "backup of '%s' into '%s'", path, dir);
+    else printf("backup\t%s\n", dir);
+    int crc = cli_close_db(db, path);
     return rc ? rc : crc;
 }

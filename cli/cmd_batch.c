@@ -2,7 +2,9 @@
  * cmd_batch.c — `neardup batch DB INPUT...`: Manku's batch mode from the
  * shell. The input is read (and fingerprinted) whole, then one nd_batch
  * call checks it against the stored set and against itself; each document
- * gets the line `add` would print for it, in input order.
+ * gets the line `add` would print for it, in input order. SIGINT or
+ * SIGTERM stops the read (cli_signals_defer); a chunk already checked is
+ * printed (and with --add stored) whole.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -13,9 +15,9 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup batch DB [--format fp|jsonl|tsv|files|warc] [--k K] [--add]\n"
+    "usage: neardup batch DB [--format fp|jsonl|tsv|files|warc|dump] [--k K] [--add]\n"
     "                        [--chunk N] [--html] [--time T] [--sync] [--skip-bad]\n"
-    "                        [--json] INPUT...\n"
+    "                        [--json] [--progress] INPUT...\n"
     "\n"
     "Check a batch of documents against the stored ones and against each other\n"
     "(a merge over each table, not one probe per document). Prints per document,\n"
@@ -26,9 +28,14 @@ static const char usage[] =
     "  --add      store the new documents (atomically with the check)\n"
     "  --chunk N  check N documents per batch (default: the whole input; with\n"
     "             --add, later chunks see the documents earlier ones stored)\n"
-    "  --format, --html, --time, --skip-bad as in `add`; --json: JSON lines\n"
-    "Exit codes: 0 ok, 1 bad usage or input (nothing of the batch is stored),\n"
-    "2 database error.\n";
+    "  --format, --html, --time, --skip-bad as in `add`; --json: JSON lines;\n"
+    "             --format dump reads `neardup dump` output (each document's\n"
+    "             own score and time)\n"
+    "  --progress a progress line on stderr even when it is not a terminal\n"
+    "             (by default: when stderr is a terminal and stdout is not)\n"
+    "A summary line goes to stderr: `neardup: batch: N new, N dup, N bad in T s`.\n"
+    "A bad record stops the run (exit 1) unless --skip-bad: nothing of the\n"
+    "batch is stored (with --chunk, nothing of the chunk it is in).\n";
 
 typedef struct batch_ctx {
     nd_db *db;
@@ -36,6 +43,7 @@ typedef struct batch_ctx {
     unsigned k, flags;
     int json;
     uint64_t added, dups;
+    cli_progress *prog;
 } batch_ctx;
 
 static int run_chunk(cli_docs *l, void *payload)
@@ -44,6 +52,9 @@ static int run_chunk(cli_docs *l, void *payload)
     if (l->n == 0) return CLI_EXIT_OK;
     nd_batch_item *out = malloc(l->n * sizeof *out);
     if (!out) return cli_fail_nd(ND_ENOMEM, "batch: %zu documents", l->n);
+    /* one call: say what the wait is */
+    cli_progress_note(c->prog, "batch: checking %zu %s...", l->n,
+                      cli_plural(l->n, "document", "documents"));
     int rc = nd_batch(out, c->keys, c->db, l->d, l->n, c->k, c->flags);
     if (rc < 0) {
         free(out);
@@ -67,17 +78,18 @@ int cmd_batch(int argc, char **argv)
         {"add", no_argument, 0, 'a'},          {"chunk", required_argument, 0, 'c'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
-        {"json", no_argument, 0, 'j'},         {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'},         {"progress", no_argument, 0, 'p'},
+        {0, 0, 0, 0}};
     cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL)};
     batch_ctx c = {0};
     unsigned dbflags = 0;
-    int have_k = 0, opt, rc;
+    int have_k = 0, progress = CLI_PROGRESS_QUIET_TTY, opt, rc;
     unsigned long v;
     uint64_t cv;
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "batch")) != -1) {
         int shared = cli_read_option(&ro, opt, optarg, "batch");
         if (shared < 0) return CLI_EXIT_USAGE;
         if (shared) continue;
@@ -96,14 +108,14 @@ int cmd_batch(int argc, char **argv)
             break;
         case 's': dbflags |= ND_DB_SYNC; break;
         case 'j': c.json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        case 'p': progress = CLI_PROGRESS_ON; break;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (argc - optind < 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("batch: expected a database path and at least one input");
-    }
+    if (argc - optind < 2)
+        return cli_usage_fail("batch", "expected a database path and at least one input");
     const char *path = argv[optind];
+    cli_signals_defer(); /* stop the read, and say how far it went */
     nd_fp_options fo;
     cli_docs docs = {0};
     cli_progress prog;
@@ -123,11 +135,20 @@ int cmd_batch(int argc, char **argv)
     }
     ro.fo = &fo;
     ro.progress = &prog;
-    cli_progress_start(&prog, "batch: reading", cli_inputs_size(argv + optind + 1, argc - optind - 1));
+    c.prog = &prog;
+    cli_progress_start_mode(&prog, "batch: reading",
+                            cli_inputs_size(argv + optind + 1, argc - optind - 1), progress);
     rc = cli_read_docs(&docs, argv + optind + 1, argc - optind - 1, &ro, run_chunk, &c, &read, &bad);
+    if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
     double secs = cli_progress_end(&prog);
-    fprintf(stderr, "neardup: batch: %llu new, %llu dup, %llu bad in %.2f s\n",
-            (unsigned long long)c.added, (unsigned long long)c.dups, (unsigned long long)bad, secs);
+    if (rc == CLI_EXIT_INTERRUPTED)
+        fprintf(stderr, "neardup: batch: interrupted after %llu new, %llu dup%s\n",
+                (unsigned long long)c.added, (unsigned long long)c.dups,
+                (c.flags & ND_BATCH_ADD) && c.added ? " (the new ones stored)" : "");
+    else
+        fprintf(stderr, "neardup: batch: %llu new, %llu dup, %llu bad in %.2f s\n",
+                (unsigned long long)c.added, (unsigned long long)c.dups, (unsigned long long)bad,
+                secs);
 cleanup:
     nd_results_free(c.keys);
     cli_docs_dispose(&docs);

@@ -47,8 +47,7 @@ static const char usage[] =
     "  --top M          results per query considered (default 10; 0 = all)\n"
     "  --apply          delete the removed documents from --db afterwards\n"
     "  --json           one JSON object per removal\n"
-    "Exit codes: 0 ok, 1 bad usage or input (FILE:LINE named), 2 database\n"
-    "error.\n";
+    "";
 
 /* ---- a string -> id table (open addressing, FNV-1a) ---- */
 
@@ -395,7 +394,7 @@ int cmd_cluster(int argc, char **argv)
     memset(&st, 0, sizeof st);
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "cluster")) != -1) {
         switch (opt) {
         case 'd': db_path = optarg; break;
         case 'k': k_arg = optarg; break;
@@ -406,15 +405,13 @@ int cmd_cluster(int argc, char **argv)
             break;
         case 'a': apply = 1; break;
         case 'j': st.json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
-        cli_usage(stderr, usage);
-        return cli_fail("cluster: need at least one RESULTS file (- for stdin)");
-    }
-    if (k_arg && tiers_arg) return cli_fail("cluster: give --k or --k-tiers, not both");
-    if (apply && !db_path) return cli_fail("cluster: --apply needs --db");
+    if (optind >= argc)
+        return cli_usage_fail("cluster", "need at least one RESULTS file (- for stdin)");
+    if (k_arg && tiers_arg) return cli_usage_fail("cluster", "give --k or --k-tiers, not both");
+    if (apply && !db_path) return cli_usage_fail("cluster", "--apply needs --db");
     if (k_arg && cli_parse_uint(k_arg, 0, 64, &k) < 0)
         return cli_fail("cluster: k must be 0..64, not '%s'", k_arg);
     if (tiers_arg) {
@@ -472,8 +469,9 @@ int cmd_cluster(int argc, char **argv)
         rc = cli_fail("cluster: writing the output: %s", strerror(errno));
         goto done;
     }
-    fprintf(stderr, "neardup: cluster: %zu queries, %zu results, %zu removed", st.queries.n,
-            st.n_rows, st.n_removed);
+    fprintf(stderr, "neardup: cluster: %zu %s, %zu %s, %zu removed", st.queries.n,
+            cli_plural(st.queries.n, "query", "queries"), st.n_rows,
+            cli_plural(st.n_rows, "result", "results"), st.n_removed);
     if (apply) {
         size_t deleted = 0, absent = 0;
         for (size_t i = 0; i < st.n_removed; i++) {

@@ -11,16 +11,18 @@ static const char usage[] =
 
 int cmd_compact(int argc, char **argv)
 {
+    static const struct option none[] = {{0, 0, 0, 0}};
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
-    if (argc != 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("compact: expected exactly one database path");
-    }
+    optind = 1;
+    if (cli_getopt(argc, argv, none, "compact") != -1) return CLI_EXIT_USAGE;
+    if (argc - optind != 1)
+        return cli_usage_fail("compact", "expected exactly one database path");
+    const char *path = argv[optind];
     nd_db *db;
-    int rc = cli_open_db(&db, argv[1], ND_DB_NO_BACKGROUND);
+    int rc = cli_open_db(&db, path, ND_DB_NO_BACKGROUND);
     if (rc) return rc;
     int nrc = nd_compact(db);
-    if (nrc < 0) rc = cli_fail_nd(nrc, "compact '%s'", argv[1]);
-    int crc = cli_close_db(db, argv[1]);
+    if (nrc < 0) rc = cli_fail_nd(nrc, "compact '%s'", path);
+    int crc = cli_close_db(db, path);
     return rc ? rc : crc;
 }

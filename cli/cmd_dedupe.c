@@ -127,7 +127,7 @@ static const char usage[] =
     "yet assigned is kept and takes every unassigned document it forms a pair\n"
     "with, so each dropped document is within K bits (and R resemblance) of its\n"
     "kept one.\n"
-    "Exit codes: 0 ok, 1 bad usage or input, 2 internal or database error.\n";
+    "";
 
 enum { MAX_JOIN_K = ND_MAX_PLAN_K };
 
@@ -608,7 +608,7 @@ int cmd_dedupe(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "dedupe")) != -1) {
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, 64, &k))
@@ -664,13 +664,11 @@ int cmd_dedupe(int argc, char **argv)
             c.memory = (size_t)(mb * (1 << 20));
             break;
         }
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind == argc) {
-        cli_usage(stderr, usage);
-        return cli_fail("dedupe: give at least one INPUT");
-    }
+    if (optind == argc)
+        return cli_usage_fail("dedupe", "give at least one INPUT");
     /* Simhash only (R = 0, or fp input): the self-join must cover k. */
     if ((c.min_res == 0 || fmt == IN_FORMAT_FP) && k > MAX_JOIN_K) {
         if (k_given)
@@ -794,11 +792,13 @@ done:
         snprintf(by_cont, sizeof by_cont, " (%llu by containment)",
                  (unsigned long long)c.confirmed_by_containment);
     if (c.stream || rc != CLI_EXIT_OK)
-        fprintf(stderr, "neardup: dedupe: %zu documents, %llu pairs%s, %llu bad, %.2f s\n", c.d.n,
-                (unsigned long long)c.reported, by_cont, (unsigned long long)bad, secs);
+        fprintf(stderr, "neardup: dedupe: %zu %s, %llu %s%s, %llu bad, %.2f s\n", c.d.n,
+                cli_plural(c.d.n, "document", "documents"), (unsigned long long)c.reported,
+                cli_plural(c.reported, "pair", "pairs"), by_cont, (unsigned long long)bad, secs);
     else
-        fprintf(stderr, "neardup: dedupe: %zu documents (%zu distinct), %llu pairs of distinct ones%s, "
-                "%llu bad, %.2f s\n", c.d.n, c.m, (unsigned long long)c.reported, by_cont,
+        fprintf(stderr, "neardup: dedupe: %zu %s (%zu distinct), %llu %s of distinct ones%s, "
+                "%llu bad, %.2f s\n", c.d.n, cli_plural(c.d.n, "document", "documents"), c.m,
+                (unsigned long long)c.reported, cli_plural(c.reported, "pair", "pairs"), by_cont,
                 (unsigned long long)bad, secs);
     free(c.p);
     dedupe_feat_dispose(&ac);

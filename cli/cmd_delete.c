@@ -13,9 +13,8 @@ static const char usage[] =
     "when its last document goes. Prints `deleted<TAB>KEY` or\n"
     "`missing<TAB>KEY` per key.\n"
     "  --sync        fsync before returning\n"
-    "  --missing-ok  exit 0 even if some keys were not stored\n"
-    "Exit codes: 0 ok, 1 a key was not found (without --missing-ok) or bad\n"
-    "usage, 2 database error.\n";
+    "  --missing-ok  exit 0 even if some keys were not stored (otherwise a\n"
+    "                key not found exits 1)\n";
 
 int cmd_delete(int argc, char **argv)
 {
@@ -26,19 +25,14 @@ int cmd_delete(int argc, char **argv)
     int missing_ok = 0, first, rc, missing = 0, opt;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "delete")) != -1) {
         if (opt == 's') flags |= ND_DB_SYNC;
         else if (opt == 'm') missing_ok = 1;
-        else {
-            cli_usage(stderr, usage);
-            return CLI_EXIT_USAGE;
-        }
+        else return CLI_EXIT_USAGE;
     }
     first = optind;
-    if (argc - first < 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("delete: need a database and at least one key");
-    }
+    if (argc - first < 2)
+        return cli_usage_fail("delete", "need a database and at least one key");
     const char *path = argv[first];
     nd_db *db;
     rc = cli_open_db(&db, path, flags);

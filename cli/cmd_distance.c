@@ -43,16 +43,17 @@ int cmd_distance(int argc, char **argv)
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--html") == 0) html = 1;
-        else if (strcmp(argv[i], "--features") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--features") == 0) {
+            if (i + 1 == argc) return cli_usage_fail("distance", "option '--features' needs a value");
             if (cli_parse_features(argv[++i], &fo))
                 return cli_fail("distance: bad --features '%s'", argv[i]);
-        } else if (nargs < 2) args[nargs++] = argv[i];
-        else return cli_fail("distance: expected exactly two arguments");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_fail("distance", "unrecognized option '%s'", argv[i]);
+        else if (nargs < 2) args[nargs++] = argv[i];
+        else return cli_usage_fail("distance", "expected exactly two arguments");
     }
-    if (nargs != 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("distance: expected exactly two arguments");
-    }
+    if (nargs != 2)
+        return cli_usage_fail("distance", "expected exactly two arguments");
     uint64_t a, b;
     int rc = resolve(args[0], &fo, html, &a);
     if (rc == CLI_EXIT_OK) rc = resolve(args[1], &fo, html, &b);

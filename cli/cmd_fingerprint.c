@@ -18,8 +18,7 @@ static const char usage[] =
     "or the id of a JSON line with --format jsonl (--jsonl for short).\n"
     "  --html       documents are HTML (files ending .html/.htm are anyway)\n"
     "  --features   words, shingles:N (default shingles:3) or chars:N\n"
-    "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n"
-    "Exit codes: 0 ok, 1 bad usage or input (names file and line).\n";
+    "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n";
 
 static void print_fp(int json, const char *name, size_t len, uint64_t fp)
 {
@@ -74,7 +73,7 @@ int cmd_fingerprint(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "fingerprint")) != -1) {
         switch (opt) {
         case 'H': html = 1; break;
         case 'f':
@@ -87,7 +86,7 @@ int cmd_fingerprint(int argc, char **argv)
             break;
         case 'J': fmt = IN_FORMAT_JSONL; break;
         case 'j': json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
     if (optind == argc || (argc - optind == 1 && strcmp(argv[optind], "-") == 0)) {

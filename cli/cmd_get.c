@@ -11,8 +11,8 @@ static const char usage[] =
     "\n"
     "Print KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN for each stored key, or\n"
     "missing<TAB>KEY on stderr for keys not stored. Options may come anywhere;\n"
-    "after `--` every argument is a key (for keys that start with '-').\n"
-    "Exit codes: 0 all found, 1 some key missing or bad usage, 2 database error.\n";
+    "after `--` every argument is a key (for keys that start with '-'). A key\n"
+    "not found exits 1 (after the others are printed).\n";
 
 int cmd_get(int argc, char **argv)
 {
@@ -20,18 +20,13 @@ int cmd_get(int argc, char **argv)
     int json = 0, first, missing = 0, opt;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "get")) != -1) {
         if (opt == 'j') json = 1;
-        else {
-            cli_usage(stderr, usage);
-            return CLI_EXIT_USAGE;
-        }
+        else return CLI_EXIT_USAGE;
     }
     first = optind; /* the database, then the keys */
-    if (argc - first < 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("get: need a database and at least one key");
-    }
+    if (argc - first < 2)
+        return cli_usage_fail("get", "need a database and at least one key");
     const char *path = argv[first];
     nd_db *db;
     nd_results *res = NULL;

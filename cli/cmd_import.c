@@ -8,6 +8,11 @@
  * growing with the store) is one nd_import call, written atomically: a
  * crash keeps every chunk that was reported and none of a chunk in flight,
  * but every step rewrites the whole store.
+ *
+ * SIGINT or SIGTERM stops the read at the next record (cli_signals_defer):
+ * the loader is freed, which removes its temporary files, and nothing is
+ * imported (with --steps, the steps done stay). Once the commit has begun
+ * it runs to its end: the import is then complete.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -17,9 +22,9 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: neardup import DB [--format fp|jsonl|tsv|files|warc] [--html] [--time T]\n"
-    "                         [--chunk N] [--steps] [--sync] [--skip-bad] [--json]\n"
-    "                         INPUT...\n"
+    "usage: neardup import DB [--format fp|jsonl|tsv|files|warc|dump] [--html]\n"
+    "                         [--time T] [--chunk N] [--steps] [--sync]\n"
+    "                         [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Load documents fast, without the near-duplicate check (use `add` or\n"
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
@@ -27,7 +32,9 @@ static const char usage[] =
     "  --format   fp (default), jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
-    "             WARC-Target-URI, HTML responses through the HTML path\n"
+    "             WARC-Target-URI, HTML responses through the HTML path;\n"
+    "             dump: what `neardup dump` writes (each document keeps its\n"
+    "             score and last-seen time; --time is not used)\n"
     "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
     "             220 bytes each plus twice the key: one chunk is written\n"
     "             while the next fills); with --steps, documents per step\n"
@@ -41,10 +48,12 @@ static const char usage[] =
     "  --skip-bad count and skip malformed records instead of stopping\n"
     "  --json     the summary as one JSON object on stdout\n"
     "A progress line goes to stderr when it is a terminal. On a bad record\n"
-    "(without --skip-bad) or a crash nothing new is imported (keys already\n"
-    "stored may have been replaced); with --steps the steps before it stay\n"
-    "imported, the one in progress does not.\n"
-    "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
+    "(without --skip-bad), an interrupt (SIGINT, SIGTERM) or a crash nothing\n"
+    "new is imported (keys already stored may have been replaced) and the\n"
+    "temporary files go (after a crash: when the database is next opened\n"
+    "for writing); with --steps the steps before it stay imported, the one\n"
+    "in progress does not. An interrupt once the store is being written\n"
+    "lets the import finish.\n";
 
 typedef struct import_ctx {
     nd_db *db;
@@ -93,7 +102,7 @@ int cmd_import(int argc, char **argv)
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "import")) != -1) {
         int shared = cli_read_option(&ro, opt, optarg, "import");
         if (shared < 0) return CLI_EXIT_USAGE;
         if (shared) continue;
@@ -107,16 +116,15 @@ int cmd_import(int argc, char **argv)
         case 'S': steps = 1; break;
         case 's': flags |= ND_DB_SYNC; break;
         case 'j': json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (argc - optind < 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("import: expected a database path and at least one input");
-    }
+    if (argc - optind < 2)
+        return cli_usage_fail("import", "expected a database path and at least one input");
     const char *path = argv[optind];
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
+    cli_signals_defer(); /* the loader's files must go with it */
     nd_fp_options fo;
     cli_docs docs = {0};
     cli_progress prog;
@@ -139,17 +147,34 @@ int cmd_import(int argc, char **argv)
     }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));
     rc = cli_read_docs(&docs, inputs, ninputs, &ro, flush_chunk, &c, &read, &bad);
+    if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
+    int late_signal = 0;
     if (c.loader && rc == CLI_EXIT_OK) {
-        if (prog.tty) /* the commit is one call: say what the wait is */
-            fprintf(stderr, "\r%s: %llu docs read; writing the store...   ", prog.verb,
-                    (unsigned long long)c.imported);
+        /* the commit is one call: say what the wait is */
+        cli_progress_note(&prog, "%s: %llu docs read; writing the store...", prog.verb,
+                          (unsigned long long)c.imported);
         int lrc = nd_loader_commit(c.loader, NULL);
         if (lrc < 0) rc = cli_fail_nd(lrc, "import");
         else c.steps = 1;
+        late_signal = cli_interrupted();
     }
     if (c.loader && rc != CLI_EXIT_OK) c.imported = 0;
-    nd_loader_free(c.loader);
+    nd_loader_free(c.loader); /* removes the temporary files */
     double secs = cli_progress_end(&prog);
+    if (rc == CLI_EXIT_INTERRUPTED) {
+        if (steps && c.imported)
+            fprintf(stderr, "neardup: import: interrupted; %llu %s imported in %llu %s before it\n",
+                    (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"),
+                    (unsigned long long)c.steps, cli_plural(c.steps, "step", "steps"));
+        else
+            fprintf(stderr, "neardup: import: interrupted; nothing imported\n");
+        cli_docs_dispose(&docs);
+        cli_close_db(c.db, path);
+        return rc;
+    }
+    if (late_signal)
+        fprintf(stderr, "neardup: import: interrupted while the store was written, which "
+                        "finished: the import is complete\n");
     uint64_t ndocs = 0, nfps = 0;
     int have_stats = nd_db_count(c.db, &ndocs, &nfps) == ND_OK;
     double rate = secs > 0 ? (double)c.imported / secs : 0;
@@ -162,11 +187,13 @@ int cmd_import(int argc, char **argv)
                    (unsigned long long)nfps);
         printf("}\n");
     }
-    fprintf(stderr, "neardup: import: %llu documents in %.2f s (%.0f docs/s), %llu bad",
-            (unsigned long long)c.imported, secs, rate, (unsigned long long)bad);
+    fprintf(stderr, "neardup: import: %llu %s in %.2f s (%.0f docs/s), %llu bad",
+            (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"), secs,
+            rate, (unsigned long long)bad);
     if (have_stats)
-        fprintf(stderr, "; the database holds %llu documents, %llu fingerprints",
-                (unsigned long long)ndocs, (unsigned long long)nfps);
+        fprintf(stderr, "; the database holds %llu %s, %llu %s", (unsigned long long)ndocs,
+                cli_plural(ndocs, "document", "documents"), (unsigned long long)nfps,
+                cli_plural(nfps, "fingerprint", "fingerprints"));
     fputc('\n', stderr);
     cli_docs_dispose(&docs);
     int crc = cli_close_db(c.db, path);

@@ -1,16 +1,21 @@
 /*
  * cmd_init.c — `neardup init DB`: create a database with a table plan.
+ * DB must be new or an empty directory: init never writes beside a
+ * user's files.
  */
 #include "cli.h"
 
-#include <getopt.h>
+#include <dirent.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
     "usage: neardup init DB [--k K] [--docs N] [--tables T] [--run-size R]\n"
     "                      [--features words|shingles:N|chars:N] [--json]\n"
     "\n"
-    "Create an empty database in directory DB (which must not exist yet).\n"
+    "Create an empty database in directory DB, which must not exist yet or be\n"
+    "an empty directory.\n"
     "  --k K         design distance: queries up to K bits are answered by the\n"
     "                tables alone (default 3; 0..8); larger K stays exact\n"
     "  --docs N      expected number of documents, for the planner (default 1e8;\n"
@@ -19,6 +24,33 @@ static const char usage[] =
     "  --run-size R  fingerprints per compressed run (default 128)\n"
     "  --features F  fingerprint features recorded in the database\n"
     "  --json        print the chosen plan as JSON\n";
+
+/* CLI_EXIT_OK when path does not exist or is an empty directory; else
+ * the problem printed and CLI_EXIT_DB (as for any database that cannot be
+ * created). */
+static int check_new(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return CLI_EXIT_OK; /* nd_open creates it or says why not */
+    if (!S_ISDIR(st.st_mode)) {
+        cli_fail("init: '%s' already exists and is not a directory", path);
+        return CLI_EXIT_DB;
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        cli_fail("init: cannot list '%s': %s", path, strerror(errno));
+        return CLI_EXIT_DB;
+    }
+    int empty = 1;
+    struct dirent *e;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    if (empty) return CLI_EXIT_OK;
+    cli_fail("init: '%s' already exists and is not empty (a database is created in a new "
+             "or empty directory)", path);
+    return CLI_EXIT_DB;
+}
 
 int cmd_init(int argc, char **argv)
 {
@@ -40,7 +72,7 @@ int cmd_init(int argc, char **argv)
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "init")) != -1) {
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &v))
@@ -71,17 +103,17 @@ int cmd_init(int argc, char **argv)
                                 optarg);
             break;
         case 'j': json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        cli_usage(stderr, usage);
-        return cli_fail("init: expected exactly one database path");
-    }
+    if (optind != argc - 1)
+        return cli_usage_fail("init", "expected exactly one database path");
     const char *path = argv[optind];
+    int rc = check_new(path);
+    if (rc) return rc;
     o.fp = &fo;
     nd_db *db = NULL;
-    int rc = nd_open(&db, path, &o);
+    rc = nd_open(&db, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "init: cannot create database '%s'", path);
     nd_plan_info p;
     char cfg[256] = "";

@@ -26,7 +26,7 @@ int cmd_plan(int argc, char **argv)
     int json = 0, opt;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "plan")) != -1) {
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &k))
@@ -37,10 +37,10 @@ int cmd_plan(int argc, char **argv)
                 return cli_fail("plan: --docs must be a positive count like 1e9 or 10M, got '%s'", optarg);
             break;
         case 'j': json = 1; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind != argc) return cli_fail("plan: unexpected argument '%s'", argv[optind]);
+    if (optind != argc) return cli_usage_fail("plan", "unexpected argument '%s'", argv[optind]);
     nd_plan_info d[256];
     size_t count = 0;
     int rc = nd_plan_candidates(d, 256, &count, (unsigned)k, n);

@@ -27,7 +27,7 @@ static const char usage[] =
     "  --json      JSON lines {\"query\",\"key\",\"fp\",\"dist\"}\n"
     "  --mmap      read the tables through memory mappings: faster queries on a\n"
     "              large database; the mapped pages count in the process's RSS\n"
-    "Exit codes: 0 ok (also without matches), 1 bad usage or input, 2 database error.\n";
+    "No match is not an error (exit 0).\n";
 
 typedef struct query_ctx {
     nd_db *db;
@@ -98,7 +98,7 @@ int cmd_query(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     q.qo = (nd_query_options)ND_QUERY_OPTIONS_INIT;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, "query")) != -1) {
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
@@ -116,18 +116,16 @@ int cmd_query(int argc, char **argv)
         case 't': text_path = optarg; break;
         case 'H': html = 1; break;
         case 'm': flags |= ND_DB_MMAP; break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
-        cli_usage(stderr, usage);
-        return cli_fail("query: missing database path");
-    }
+    if (optind >= argc)
+        return cli_usage_fail("query", "missing database path");
     const char *path = argv[optind++];
     if (!text_path && optind >= argc)
-        return cli_fail("query: give fingerprints, '-' for stdin, or --text FILE");
+        return cli_usage_fail("query", "give fingerprints, '-' for stdin, or --text FILE");
     if (text_path && optind < argc)
-        return cli_fail("query: --text and fingerprint arguments exclude each other");
+        return cli_usage_fail("query", "--text and fingerprint arguments exclude each other");
 
     /* Check the arguments before opening, so bad input changes nothing. */
     for (int i = optind; i < argc; i++) {

@@ -74,7 +74,7 @@ static const char usage[] =
     "             least 100k)\n"
     "  info    print the manifest and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
-    "Exit codes: 0 ok, 1 bad usage or input, 2 database error.\n";
+    "";
 
 /* Options shared by the subcommands. */
 typedef struct shard_args {
@@ -100,8 +100,10 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         {"skip-bad", no_argument, 0, 'b'},     {0, 0, 0, 0}};
     unsigned long v;
     int opt;
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "shard %s", sub);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((opt = cli_getopt(argc, argv, longopts, cmd)) != -1) {
         switch (opt) {
         case 's':
             if (cli_parse_uint(optarg, 1, SHARD_MAX, &a->shards))
@@ -145,11 +147,11 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         case 'H': a->html = 1; break;
         case 'b': a->skip_bad = 1; break;
         case 'T':
-            if (cli_parse_duration(optarg, &a->time))
+            if (cli_parse_time(optarg, &a->time))
                 return cli_fail("shard %s: --time must be seconds since the epoch, got '%s'",
                                 sub, optarg);
             break;
-        default: cli_usage(stderr, usage); return CLI_EXIT_USAGE;
+        default: return CLI_EXIT_USAGE;
         }
     }
     return CLI_EXIT_OK;
@@ -220,10 +222,8 @@ static int shard_init(int argc, char **argv)
     a.docs = 100000000;
     int rc = parse_args(&a, argc, argv, "init");
     if (rc) return rc;
-    if (optind != argc - 1) {
-        cli_usage(stderr, usage);
-        return cli_fail("shard init: expected exactly one directory");
-    }
+    if (optind != argc - 1)
+        return cli_usage_fail("shard init", "expected exactly one directory");
     if (a.shards == 0) return cli_fail("shard init: --shards S is required");
     const char *dir = argv[optind];
     rc = create_store(&m, NULL, dir, (unsigned)a.shards, a.has_k ? a.k : 3, 1, a.tables,
@@ -365,10 +365,8 @@ static int shard_split(int argc, char **argv)
     char err[512];
     int rc;
     if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
-    if (argc - optind != 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("shard split: expected a database and a directory");
-    }
+    if (argc - optind != 2)
+        return cli_usage_fail("shard split", "expected a database and a directory");
     if (a.shards == 0) return cli_fail("shard split: --shards S is required");
     if (a.has_k || a.tables) return cli_fail("shard split: the shards take k and tables from DB");
     const char *dbpath = argv[optind], *dir = argv[optind + 1];
@@ -423,8 +421,9 @@ static int shard_split(int argc, char **argv)
         rc = cli_fail("shard split: %s", err);
         goto incomplete;
     }
-    printf("split %s into %s: %llu documents over %u shards (k=%u, %u tables)\n", dbpath, dir,
-           (unsigned long long)l.seen, S, m.k, m.tables);
+    printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables)\n", dbpath, dir,
+           (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"), S,
+           cli_plural(S, "shard", "shards"), m.k, m.tables);
     goto cleanup;
 incomplete:
     fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
@@ -462,10 +461,8 @@ static int shard_import(int argc, char **argv)
     a.fmt = IN_FORMAT_FP;
     a.time = (int64_t)time(NULL);
     if ((rc = parse_args(&a, argc, argv, "import"))) return rc;
-    if (argc - optind < 2) {
-        cli_usage(stderr, usage);
-        return cli_fail("shard import: expected a directory and at least one INPUT");
-    }
+    if (argc - optind < 2)
+        return cli_usage_fail("shard import", "expected a directory and at least one INPUT");
     const char *dir = argv[optind];
     if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
     dbs = calloc(m.shards, sizeof *dbs);
@@ -493,8 +490,9 @@ static int shard_import(int argc, char **argv)
     if (rc == CLI_EXIT_OK) rc = load_commit(&l);
     load_free(&l); /* clears the progress line before the summary */
     if (rc == CLI_EXIT_OK)
-        printf("imported %llu documents into %s (%u shards), %llu bad\n",
-               (unsigned long long)l.seen, dir, m.shards, (unsigned long long)bad);
+        printf("imported %llu %s into %s (%u %s), %llu bad\n", (unsigned long long)l.seen,
+               cli_plural(l.seen, "document", "documents"), dir, m.shards,
+               cli_plural(m.shards, "shard", "shards"), (unsigned long long)bad);
 cleanup:
     load_free(&l);
     cli_docs_dispose(&docs);
@@ -517,7 +515,7 @@ static int shard_info(int argc, char **argv)
     char err[512];
     int rc = parse_args(&a, argc, argv, "info");
     if (rc) return rc;
-    if (optind != argc - 1) return cli_fail("shard info: expected exactly one directory");
+    if (optind != argc - 1) return cli_usage_fail("shard info", "expected exactly one directory");
     const char *dir = argv[optind];
     if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
     if (a.json)
@@ -557,7 +555,7 @@ static int shard_which(int argc, char **argv)
 {
     shard_manifest m;
     char err[512];
-    if (argc < 3) return cli_fail("shard which: expected a directory and keys");
+    if (argc < 3) return cli_usage_fail("shard which", "expected a directory and keys");
     if (shard_manifest_read(&m, NULL, argv[1], err, sizeof err)) return cli_fail("%s", err);
     for (int i = 2; i < argc; i++) {
         char path[4096];
@@ -571,17 +569,13 @@ static int shard_which(int argc, char **argv)
 
 int cmd_shard(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        cli_usage(argc < 2 ? stderr : stdout, usage);
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
-    }
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (argc < 2) return cli_usage_fail("shard", "expected a subcommand (init, split, import, info, which)");
     const char *sub = argv[1];
     if (strcmp(sub, "init") == 0) return shard_init(argc - 1, argv + 1);
     if (strcmp(sub, "split") == 0) return shard_split(argc - 1, argv + 1);
     if (strcmp(sub, "import") == 0) return shard_import(argc - 1, argv + 1);
     if (strcmp(sub, "info") == 0) return shard_info(argc - 1, argv + 1);
     if (strcmp(sub, "which") == 0) return shard_which(argc - 1, argv + 1);
-    cli_usage(stderr, usage);
-    return cli_fail("shard: unknown subcommand '%s' (init, split, import, info, which)", sub);
+    return cli_usage_fail("shard", "unknown subcommand '%s' (init, split, import, info, which)", sub);
 }

@@ -21,14 +21,13 @@ int cmd_stats(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_fail("stats: unknown option '%s'", argv[i]);
-        else if (path) return cli_fail("stats: expected exactly one database path");
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_fail("stats", "unrecognized option '%s'", argv[i]);
+        else if (path) return cli_usage_fail("stats", "expected exactly one database path");
         else path = argv[i];
     }
-    if (!path) {
-        cli_usage(stderr, usage);
-        return cli_fail("stats: missing database path");
-    }
+    if (!path)
+        return cli_usage_fail("stats", "missing database path");
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_READONLY);
     if (rc) return rc;

@@ -2,8 +2,9 @@
  * main.c — the neardup command-line tool: dispatch to one command.
  *
  * `neardup COMMAND [OPTIONS] [ARGS]`; `neardup --help` lists the commands,
- * `neardup COMMAND --help` explains one. Exit codes: 0 ok, 1 bad usage or
- * input, 2 database error (see cli.h).
+ * `neardup COMMAND --help` explains one. The exit codes are one rule for
+ * every command (CLI_EXIT_RULE in cli.h); an interrupted command ends by
+ * its signal (cli_signal.c).
  */
 #include "cli.h"
 
@@ -32,6 +33,7 @@ static const cli_command commands[] = {
     {"verify", cmd_verify, "check every invariant of a database"},
     {"backup", cmd_backup, "write a consistent checkpoint"},
     {"expire", cmd_expire, "delete documents not seen for a while"},
+    {"dump", cmd_dump, "print every stored document (key, fingerprint, score, time)"},
     {"dedupe", cmd_dedupe, "find near-duplicate clusters in a corpus"},
     {"cluster", cmd_cluster, "collapse near-duplicate search results per query"},
     {"shard", cmd_shard, "create, split and inspect sharded stores"},
@@ -44,14 +46,13 @@ static void list_commands(FILE *f)
                "commands:\n", ND_VERSION_STRING);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`neardup COMMAND --help` describes a command.\n"
-               "exit codes: 0 ok, 1 bad usage or input, 2 database error\n");
+    fprintf(f, "\n`neardup COMMAND --help` describes a command.\n%s", CLI_EXIT_RULE);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        list_commands(stderr);
+        fprintf(stderr, "neardup: no command given; see 'neardup --help'\n");
         return CLI_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -64,9 +65,13 @@ int main(int argc, char **argv)
                ND_FORMAT_VERSION, ND_FP_VERSION);
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    cli_fail("unknown command '%s' (see neardup --help)", argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        cli_signals_init(commands[i].name);
+        int rc = commands[i].run(argc - 1, argv + 1);
+        if (rc == CLI_EXIT_INTERRUPTED) cli_signals_exit();
+        return rc;
+    }
+    cli_fail("unknown command '%s'; see 'neardup --help'", argv[1]);
     return CLI_EXIT_USAGE;
 }

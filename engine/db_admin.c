@@ -221,6 +221,25 @@ int nd_db_backup(nd_db *db, const char *dir)
     return st_checkpoint(db->store, dir);
 }
 
+typedef struct expired_filter {
+    int64_t before;
+    nd_doc_cb cb;
+    void *payload;
+} expired_filter;
+
+static int visit_if_expired(const nd_doc *doc, void *payload)
+{
+    expired_filter *f = payload;
+    return db_doc_expired(doc->time, f->before) ? f->cb(doc, f->payload) : 0;
+}
+
+int nd_db_foreach_expired(nd_db *db, int64_t before, nd_doc_cb cb, void *payload)
+{
+    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_expired: NULL argument");
+    expired_filter f = {before, cb, payload};
+    return nd_db_foreach_doc(db, visit_if_expired, &f);
+}
+
 int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
 {
     st_iter *it;

@@ -149,6 +149,10 @@ size_t db_rev_key_encode(uint8_t *out, uint64_t fp, const void *key, size_t klen
 /* Doc value codec. */
 void db_doc_encode(uint8_t out[DB_DOC_VALUE_LEN], uint64_t fp, double score, int64_t time);
 int db_doc_decode(const char *val, size_t len, uint64_t *fp, double *score, int64_t *time);
+/* The one rule of retention: a document last seen at time is expired by
+ * nd_db_expire(db, before) (and listed by nd_db_foreach_expired) when this
+ * holds. */
+static inline int db_doc_expired(int64_t time, int64_t before) { return time < before; }
 /* Score and time from a rev entry's value: 1 when it holds them, 0 when it
  * is empty (written before format 3: read the docs family instead), or
  * ND_ECORRUPT. */

@@ -154,7 +154,7 @@ int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
         const char *v = st_iter_value(it, &vlen);
         int64_t time;
         ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
-        if (time >= before) continue;
+        if (!db_doc_expired(time, before)) continue;
         e.keys[e.n] = malloc(klen ? klen : 1);
         if (!e.keys[e.n]) ND_FAIL(ND_ENOMEM, "expire: out of memory");
         memcpy(e.keys[e.n], k, klen);

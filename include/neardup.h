@@ -523,6 +523,15 @@ int nd_db_backup(nd_db *db, const char *dir);
  *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
 int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before);
 
+/** Visit, in key order, every document nd_db_expire(db, before) would
+ *  delete now, deleting nothing (a dry run; read-only handles too). cb
+ *  follows the callback rule of nd_db_foreach_doc: a positive value stops
+ *  the walk and is returned, a negative one stops it with ND_ESTOPPED.
+ *  @note doc->key is valid during the callback only.
+ *  @return ND_OK; ND_EINVAL (NULL argument); the callback's positive
+ *          value; ND_ESTOPPED; ND_EIO; ND_ECORRUPT. */
+int nd_db_foreach_expired(nd_db *db, int64_t before, nd_doc_cb cb, void *payload);
+
 /* ------------------------------------------------------------------ */
 /* Bulk loading and batch mode                                         */
 /* ------------------------------------------------------------------ */

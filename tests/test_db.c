@@ -931,6 +931,31 @@ static void test_open_errors(void **state)
     assert_int_not_equal(nd_open(&db, plain, &o), ND_OK);
 }
 
+typedef struct expire_seen {
+    uint64_t n;
+    int64_t max_time;
+    int bad_keys;
+} expire_seen;
+
+static int count_expired(const nd_doc *d, void *payload)
+{
+    expire_seen *e = payload;
+    char want[32];
+    /* key e<i> was added with time i */
+    snprintf(want, sizeof want, "e%lld", (long long)d->time);
+    if (d->key_len != strlen(want) || memcmp(d->key, want, d->key_len) != 0) e->bad_keys++;
+    if (e->n == 0 || d->time > e->max_time) e->max_time = d->time;
+    e->n++;
+    return 0;
+}
+
+static int stop_at_first(const nd_doc *d, void *payload)
+{
+    (void)d;
+    (void)payload;
+    return 7;
+}
+
 static void test_expire(void **state)
 {
     db_fixture *fx = *state;
@@ -941,9 +966,22 @@ static void test_expire(void **state)
         sprintf(key, "e%d", i);
         assert_int_equal(nd_add(db, key, strlen(key), oracle_next(&g), 0, i), ND_OK);
     }
+    /* The dry run lists exactly what nd_expire then deletes, deleting
+     * nothing itself. */
+    expire_seen seen = {0, 0, 0};
+    assert_int_equal(nd_db_foreach_expired(db, 200, count_expired, &seen), ND_OK);
+    assert_int_equal(seen.n, 200);
+    assert_true(seen.max_time < 200);
+    assert_int_equal(seen.bad_keys, 0);
     uint64_t n = 0;
+    assert_int_equal(nd_db_count(db, &n, NULL), ND_OK);
+    assert_int_equal(n, 500);
+    assert_int_equal(nd_db_foreach_expired(db, 200, stop_at_first, NULL), 7);
     assert_int_equal(nd_expire(db, 200, &n), ND_OK);
     assert_int_equal(n, 200);
+    seen = (expire_seen){0, 0, 0};
+    assert_int_equal(nd_db_foreach_expired(db, 200, count_expired, &seen), ND_OK);
+    assert_int_equal(seen.n, 0);
     nd_results *res = fx->res;
     assert_int_equal(nd_get(res, db, "e199", 4), ND_ENOTFOUND);
     assert_int_equal(nd_get(res, db, "e200", 4), ND_OK);

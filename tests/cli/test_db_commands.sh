@@ -47,7 +47,7 @@ expect_exit 0 "$ND" import dashdb --time 5000 dash.fp
 expect_exit 0 "$ND" get dashdb -- -rf doc1
 expect_out_eq "$(printf -- '-rf\t0123456789abcdef\t0\t5000\ndoc1\t0123456789abcdef\t0\t5000')"
 expect_exit 1 "$ND" get dashdb -rf
-expect_err_match 'invalid option'
+expect_err_match "^neardup: get: unrecognized option '-r'; see 'neardup get --help'$"
 # add: jsonl with text and score; tsv
 printf '{"id":"j1","text":"the quick brown fox jumps over the lazy dog","score":2.5}\n{"id":7,"fp":"00000000000000ff"}\n' > in.jsonl
 expect_exit 0 "$ND" add db --format jsonl --json in.jsonl

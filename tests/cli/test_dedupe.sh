@@ -100,7 +100,7 @@ printf '{"id":"edit","score":9,"text":"%s"}\n' "$(subst 20 QQ < c/c.txt | tr '\n
 expect_exit 0 "$ND" dedupe --format jsonl copies.jsonl
 expect_out_match '^1	keep	copy1	0$'
 expect_lines 6
-expect_err_match '6 documents \(2 distinct\), 1 pairs of distinct ones'
+expect_err_match '6 documents \(2 distinct\), 1 pair of distinct ones'
 subst 20 QQ < c/c.txt > c_edit.txt
 d=$("$ND" distance c/c.txt c_edit.txt)
 expect_exit 0 "$ND" dedupe --format jsonl --out drop copies.jsonl
@@ -148,7 +148,7 @@ expect_out_eq ""
 expect_exit 0 "$ND" dedupe --out pairs --min-containment 0.8 cc
 expect_out_match '^cc/page.txt	cc/page_more.txt	[0-9]+$'
 expect_lines 1
-expect_err_match '3 documents, 1 pairs \(1 by containment\), 0 bad'
+expect_err_match '3 documents, 1 pair \(1 by containment\), 0 bad'
 expect_exit 0 "$ND" dedupe --out pairs --json --min-containment 0.8 cc
 expect_out_match '^\{"a":"cc/page.txt","b":"cc/page_more.txt","dist":[0-9]+,"resemblance":0\.[3-7][0-9]*,"containment":(0\.[89][0-9]*|1\.000)\}$'
 expect_exit 0 "$ND" dedupe --out drop --min-containment 0.8 cc

@@ -110,12 +110,14 @@ expect_err_match 'k must be 0..16'
 expect_exit 1 "$ND" init db9 --k 9
 check "no database for a bad k" ! -e db9
 
-# a database path that is a file
+# a database path that is a file: a database error (exit 2), as a missing one
 echo x > afile
-expect_exit 1 "$ND" query afile 0000000000000000
+expect_exit 2 "$ND" query afile 0000000000000000
 expect_err_match "afile exists and is not a directory"
-expect_exit 1 "$ND" init afile
-expect_err_match "^neardup: init: cannot create database 'afile': invalid argument: afile exists and is not a directory$"
+expect_exit 2 "$ND" stats afile
+expect_err_match "afile exists and is not a directory"
+expect_exit 2 "$ND" init afile
+expect_err_match "^neardup: init: 'afile' already exists and is not a directory$"
 expect_exit 2 "$ND" init afile/db
 expect_err_match "cannot create database directory afile/db: Not a directory"
 check "the file is untouched" "$(cat afile)" = x

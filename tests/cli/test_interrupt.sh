@@ -1,0 +1,106 @@
+# test_interrupt.sh — SIGINT and SIGTERM: an interrupted command says so on
+# stderr, ends by the signal (exit status 130 or 143), and leaves no
+# temporary files; what it had acknowledged stays, nothing else.
+
+# Job control: background jobs of a script otherwise ignore SIGINT (and
+# neardup keeps a signal it inherited as ignored).
+set -m
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+    local n=$(($1 * 20))
+    shift
+    while [ "$n" -gt 0 ]; do
+        "$@" && return 0
+        sleep 0.05
+        n=$((n - 1))
+    done
+    return 1
+}
+# finish PID: wait for the job; its exit status in $code.
+finish() { wait "$1"; code=$?; }
+
+"$ND" init big --k 3 --docs 1e6 >/dev/null
+awk 'BEGIN { srand(3); for (i = 0; i < 2000000; i++)
+    printf "%08x%08x\tk%d\n", int(rand() * 4294967296), int(rand() * 4294967296), i }' > big.fp
+
+# import: SIGINT while chunks are spilled to temporary files
+"$ND" import big --chunk 100000 big.fp > imp.out 2> imp.err &
+pid=$!
+spilled() { compgen -G 'big/nd-load-*/*' >/dev/null; }
+wait_for 60 spilled
+check "the import wrote temporary files before the signal" "$?" -eq 0
+kill -INT "$pid"
+finish "$pid"
+check "interrupted import: exit status 130 ($code)" "$code" -eq 130
+check "interrupted import says so: [$(cat imp.err)]" "$(cat imp.err)" = "neardup: import: interrupted; nothing imported"
+check "interrupted import: no temporary files left" -z "$(compgen -G 'big/nd-load-*')"
+expect_exit 0 "$ND" stats big --json
+expect_out_match '"documents":0,"fingerprints":0'
+expect_exit 0 "$ND" verify big
+
+# import --steps: SIGTERM after a step; the steps done stay
+"$ND" import big --steps --chunk 100000 big.fp > imp.out 2> imp.err &
+pid=$!
+stepped() { "$ND" stats big --json 2>/dev/null | grep -q '"documents":[1-9]'; }
+wait_for 60 stepped
+check "a step was imported before the signal" "$?" -eq 0
+kill -TERM "$pid"
+finish "$pid"
+check "SIGTERM: exit status 143 ($code)" "$code" -eq 143
+check "interrupted steps say how far: [$(cat imp.err)]" \
+    -n "$(grep -E '^neardup: import: interrupted; [0-9]+00000 documents imported in [0-9]+ steps? before it$' imp.err)"
+imported=$(sed -n 's/.*interrupted; \([0-9]*\) documents.*/\1/p' imp.err)
+expect_exit 0 "$ND" stats big --json
+expect_out_match "\"documents\":$imported,"
+check "--steps: no temporary files left" -z "$(compgen -G 'big/nd-load-*')"
+expect_exit 0 "$ND" verify big
+
+# add, blocked reading a pipe: the signal ends the read at once; what was
+# printed is stored
+"$ND" init small --k 3 --docs 1e4 >/dev/null
+mkfifo feed
+"$ND" add small feed > add.out 2> add.err &
+pid=$!
+exec 3> feed
+printf '0123456789abcdef\tfirst\nfedcba9876543210\tsecond\n' >&3
+sleep 0.3
+kill -INT "$pid"
+finish "$pid"
+exec 3>&-
+check "interrupted add: exit status 130 ($code)" "$code" -eq 130
+check "interrupted add says how far: [$(cat add.err)]" \
+    -n "$(grep -E '^neardup: add: interrupted after [0-2] new, 0 dup, 0 bad$' add.err)"
+added=$(sed -n 's/.*after \([0-9]*\) new.*/\1/p' add.err)
+check "add printed a line per document stored" "$(grep -c '^new' add.out)" -eq "${added:-x}"
+expect_exit 0 "$ND" stats small --json
+expect_out_match "\"documents\":$added,"
+
+# batch --add, blocked reading a pipe: nothing of the batch is stored
+"$ND" batch small --add feed > batch.out 2> batch.err &
+pid=$!
+exec 3> feed
+printf '1111111111111111\tthird\n' >&3
+sleep 0.3
+kill -INT "$pid"
+finish "$pid"
+exec 3>&-
+check "interrupted batch: exit status 130 ($code)" "$code" -eq 130
+check "interrupted batch says so: [$(cat batch.err)]" "$(cat batch.err)" = "neardup: batch: interrupted after 0 new, 0 dup"
+expect_exit 1 "$ND" get small third
+
+# commands with nothing to clean up end at once, with one line
+for cmd in "query small -" "dedupe --format fp -"; do
+    # shellcheck disable=SC2086
+    "$ND" $cmd < feed > other.out 2> other.err &
+    pid=$!
+    exec 3> feed
+    printf '0123456789abcdef\n' >&3
+    sleep 0.3
+    kill -INT "$pid"
+    finish "$pid"
+    exec 3>&-
+    name=${cmd%% *}
+    check "interrupted $name: exit status 130 ($code)" "$code" -eq 130
+    check "interrupted $name says so: [$(cat other.err)]" "$(cat other.err)" = "neardup: $name: interrupted"
+done
+set +m

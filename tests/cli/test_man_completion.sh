@@ -1,0 +1,51 @@
+# test_man_completion.sh — the man page (built from the tool's help) names
+# every command and renders without warnings; the bash completion
+# completes commands, options and option values.
+# Needs $MANPAGE (build/cli/neardup.1) and $COMPLETION (cli/neardup.bash).
+
+commands=$("$ND" --help | awk '/^commands:/ { f = 1; next } f && /^  [a-z]/ { print $1 }')
+check "the man page exists" -s "$MANPAGE"
+for c in $commands; do
+    check "the man page has a section for $c" -n "$(grep -x "\.SS $c" "$MANPAGE")"
+    # and the command's usage line, from its own --help
+    usage_line=$("$ND" "$c" --help | head -1 | sed 's/-/\\-/g')
+    check "the man page holds the usage of $c" -n "$(grep -F -x -- "$usage_line" "$MANPAGE")"
+done
+check "the man page states the exit-code rule" -n "$(grep -F '130 interrupted' "$MANPAGE")"
+if command -v groff >/dev/null; then
+    run groff -man -ww -z -Tutf8 "$MANPAGE"
+    check "groff renders the man page without warnings: [$err]" -z "$err"
+fi
+
+# complete WORD...: the completions of the last word (COMPREPLY, sorted)
+complete_words() {
+    bash -c '
+        source "$0"
+        COMP_WORDS=("$@")
+        COMP_CWORD=$(($# - 1))
+        _neardup
+        printf "%s\n" "${COMPREPLY[@]}" | sort' "$COMPLETION" "$ND" "$@"
+}
+run complete_words im
+expect_out_eq import
+run complete_words d
+expect_out_eq "$(printf 'dedupe\ndelete\ndistance\ndump')"
+run complete_words ""
+check "every command completes from nothing" "$(printf '%s\n' "$out" | wc -l)" -eq "$(printf '%s\n' "$commands" | wc -l)"
+run complete_words import db --for
+expect_out_eq --format
+run complete_words import db --format j
+expect_out_eq jsonl
+run complete_words dump db --format ""
+expect_out_eq "$(printf 'jsonl\ntsv')"
+run complete_words expire db --d
+expect_out_eq --dry-run
+run complete_words add db --pro
+expect_out_eq --progress
+run complete_words shard i
+expect_out_eq "$(printf 'import\ninfo\ninit')"
+run complete_words init --features sh
+expect_out_eq "$(printf 'shingles\nshingles:3')"
+touch somefile.fp
+run complete_words add db some
+expect_out_eq somefile.fp

@@ -1,0 +1,85 @@
+# test_readme.sh — README.md's examples are what a user sees.
+#
+# Every ```sh block of $README whose first line is a `$ ` prompt is run,
+# block after block, in one shell in this empty directory, with `neardup`
+# on PATH (LC_ALL=C). The lines below a `$ COMMAND` line are its output:
+# a line that starts with "neardup:" is compared with its stderr, every
+# other one with its stdout; a duration ("0.02 s") and a rate ("425
+# docs/s") match any. A block right after the line
+# `<!-- readme-test: skip ... -->` is not run. For the C API section,
+# `cc` builds against the build tree (pkg-config finds its
+# neardup-uninstalled.pc) and example.c is tests/readme_example.c.
+# Also checked: the README's C block is tests/readme_example.c (after that
+# file's opening comment) and the heading "The C API in N lines" counts it.
+# Needs $README, $BUILD_ROOT, $SRC_ROOT; $SANITIZE (b_sanitize) if any.
+
+# ---- the C block and its heading
+awk '/^```c$/ { f = 1; next } /^```$/ { f = 0 } f' "$README" > readme_block.c
+awk 'NR == 1 && /^\/\*/ { c = 1 } c { if (/\*\//) c = 0; next } { print }' \
+    "$SRC_ROOT/tests/readme_example.c" > example.c
+check "the README's C block is tests/readme_example.c" "$(cmp readme_block.c example.c 2>&1; echo $?)" = 0
+lines=$(wc -l < readme_block.c)
+check "the heading counts the C block's $lines lines" -n "$(grep -x "## The C API in $lines lines" "$README")"
+
+# ---- the shell examples: one record per line, KIND<TAB>TEXT
+# (B a block starts, C a command, O a line of output)
+awk '
+    /^<!-- readme-test: skip/ { skip = 1; next }
+    /^```sh$/ { inblock = 1; first = 1; run = !skip; skip = 0; next }
+    /^```/ { inblock = 0; next }
+    !inblock { next }
+    first { first = 0; if (substr($0, 1, 2) != "$ ") run = 0; else print "B\t" NR }
+    !run { next }
+    substr($0, 1, 2) == "$ " { print "C\t" substr($0, 3); next }
+    { print "O\t" $0 }
+' "$README" > examples.tsv
+check "the README has examples" "$(grep -c '^C' examples.tsv)" -ge 30
+
+# A script that runs each command, its stdout and stderr to files.
+mkdir work bin
+cp example.c work/
+nd_dir=$(dirname "$ND")
+san=${SANITIZE:-none}
+# cc builds with the tree's sanitizers, if any (the library needs them)
+if [ "$san" != none ]; then
+    printf '#!/bin/sh\nexec /usr/bin/cc -fsanitize=%s "$@"\n' "$san" > bin/cc
+    chmod +x bin/cc
+fi
+n=0
+{
+    echo 'cd work'
+    while IFS=$'\t' read -r kind text; do
+        [ "$kind" = C ] || continue
+        n=$((n + 1))
+        printf '{ %s\n} > ../out.%d 2> ../err.%d\n' "$text" "$n" "$n"
+    done < examples.tsv
+} > run_examples.sh
+n=0
+while IFS=$'\t' read -r kind text; do
+    case $kind in
+    C) n=$((n + 1)); : > "want_out.$n"; : > "want_err.$n"; printf '%s\n' "$text" > "cmd.$n" ;;
+    O) case $text in
+       neardup:*) printf '%s\n' "$text" >> "want_err.$n" ;;
+       *) printf '%s\n' "$text" >> "want_out.$n" ;;
+       esac ;;
+    esac
+done < examples.tsv
+PATH="$PWD/bin:$nd_dir:$PATH" LC_ALL=C TZ=UTC \
+    PKG_CONFIG_PATH="$BUILD_ROOT/meson-uninstalled" LD_LIBRARY_PATH="$BUILD_ROOT" \
+    bash run_examples.sh > run.log 2>&1
+check "the examples ran to the end: $(cat run.log)" -z "$(cat run.log)"
+
+# Durations and rates vary from run to run.
+norm() { sed -E 's/[0-9]+\.[0-9]+ s([^a-z]|$)/N s\1/g; s/[0-9]+ docs\/s/N docs\/s/g' "$1"; }
+for ((i = 1; i <= n; i++)); do
+    if [ "$(norm "out.$i")" != "$(norm "want_out.$i")" ]; then
+        _fail "README: \$ $(cat "cmd.$i")"$'\n'"$(diff "want_out.$i" "out.$i" | sed 's/^/    /')"
+    else
+        _pass
+    fi
+    if [ "$(norm "err.$i")" != "$(norm "want_err.$i")" ]; then
+        _fail "README (stderr): \$ $(cat "cmd.$i")"$'\n'"$(diff "want_err.$i" "err.$i" | sed 's/^/    /')"
+    else
+        _pass
+    fi
+done
