@@ -530,7 +530,8 @@ int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before);
  *  @note doc->key is valid during the callback only.
  *  @return ND_OK; ND_EINVAL (NULL argument); the callback's positive
  *          value; ND_ESTOPPED; ND_EIO; ND_ECORRUPT. */
-int nd_db_foreach_expired(nd_db *db, int64_t before, nd_doc_cb cb, void *payload);
+int nd_db_foreach_expired(nd_db *db, int64_t before,
+                          int (*cb)(const nd_doc *doc, void *payload), void *payload);
 
 /* ------------------------------------------------------------------ */
 /* Bulk loading and batch mode                                         */
