@@ -80,12 +80,9 @@ static void merger_dispose(merger *m)
 static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
 {
     size_t klen;
-    char tag;
     if (!st_iter_valid(it)) return 0;
     const char *k = st_iter_key(it, &klen);
-    if (klen == 0 || k[0] != TBL_RUN) return 0;
-    *rc = tbl_parse_key(&tag, tail, t, k, klen);
-    return *rc == ND_OK;
+    return tbl_key_in(TBL_RUN, t, k, klen, tail, rc);
 }
 
 /* Merge the decoded run entries run[0..nrun) with the group g[0..ng) (both
@@ -401,7 +398,7 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
         *done = 1;
         /* Writers are excluded here: a table whose mirror was given up
          * (cmp_fresh.h) is reloaded from its fresh space. */
-        cmp_fresh_repair(st_store_fresh(m->s), m->s, m->t);
+        st_mirror_repair(m->s, m->t);
         goto cleanup;
     }
     ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));

@@ -1,7 +1,7 @@
 /*
  * fp_simhash.c — the simhash accumulator, the feature hash and the Hamming
- * distance. The only file that includes <xxhash.h>; it lends XXH3 to the
- * other layers through common/nd_hash.h (nd_xxh3_64).
+ * distance. The feature hash itself (nd_feature_hash) is defined in
+ * common/nd_hash.c, the one file that includes <xxhash.h>.
  *
  * Charikar's simhash keeps 64 counters; a feature with hash h and weight w
  * adds w to counter i where bit i of h is 1 and subtracts it where it is 0.
@@ -13,22 +13,9 @@
  */
 #include <string.h>
 
-/* Inline XXH3 into nd_feature_hash: tokens are short, so the call and
- * the length dispatch of the shared library cost as much as hashing. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#include "nd_hash.h"
 #include "neardup.h"
 
 unsigned nd_hamming(uint64_t a, uint64_t b) { return (unsigned)__builtin_popcountll(a ^ b); }
-
-uint64_t nd_feature_hash(const void *bytes, size_t len)
-{
-    return XXH3_64bits_withSeed(bytes, len, ND_FEATURE_SEED);
-}
-
-uint64_t nd_xxh3_64(const void *bytes, size_t len) { return XXH3_64bits(bytes, len); }
 
 void nd_simhash_init(nd_simhash *acc) { memset(acc, 0, sizeof *acc); }
 
