@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import Iterable, Iterator, NamedTuple, Sequence, Tuple, Union, overload
+from typing import Iterable, Iterator, Tuple, Union
 
 __version__: str
 FP_VERSION: int  # version of the fingerprint function (ND_FP_VERSION)
@@ -66,32 +66,47 @@ class NoSpaceError(Error): ...  # ND_ENOSPC
 class ReadOnlyError(Error): ...  # ND_EREADONLY
 class InternalError(Error): ...  # ND_EINTERNAL: a bug, please report
 
-# ---- results (named tuples built in C) ---------------------------------------
+# ---- results: struct sequences (tuples with named fields, built in C) -----
 
-class Match(NamedTuple):
-    """A stored document near a query."""
+class Match(Tuple[Union[str, bytes, None], int, int, float, int]):
+    """A stored document near a query: (key, fingerprint, distance, score,
+    time). Compares and unpacks as a tuple."""
 
-    key: Union[str, bytes, None]  # None with query(fingerprints_only=True)
-    fingerprint: int
-    distance: int  # Hamming distance to the query
-    score: float
-    time: int  # last seen, seconds since the epoch
+    @property
+    def key(self) -> Union[str, bytes, None]: ...  # None with fingerprints_only=True
+    @property
+    def fingerprint(self) -> int: ...
+    @property
+    def distance(self) -> int: ...  # Hamming distance to the query
+    @property
+    def score(self) -> float: ...
+    @property
+    def time(self) -> int: ...  # last seen, seconds since the epoch
 
-class Document(NamedTuple):
-    """A stored document (get(), iteration)."""
+class Document(Tuple[Union[str, bytes], int, float, int]):
+    """A stored document (get(), iteration): (key, fingerprint, score, time)."""
 
-    key: Union[str, bytes]
-    fingerprint: int
-    score: float
-    time: int
+    @property
+    def key(self) -> Union[str, bytes]: ...
+    @property
+    def fingerprint(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def time(self) -> int: ...
 
-class BatchMatch(NamedTuple):
-    """The near-duplicate found for one document of a batch."""
+class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
+    """The near-duplicate found for one document of a batch:
+    (key, fingerprint, distance, index)."""
 
-    key: Union[str, bytes]
-    fingerprint: int
-    distance: int
-    index: int | None  # earlier document of the batch matched; None: a stored one
+    @property
+    def key(self) -> Union[str, bytes]: ...
+    @property
+    def fingerprint(self) -> int: ...
+    @property
+    def distance(self) -> int: ...
+    @property
+    def index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
 
 # ---- fingerprints -------------------------------------------------------------
 
@@ -114,7 +129,7 @@ def fingerprint(
     Raises InvalidArgumentError (bad features), LimitError (text over
     MAX_DOC_BYTES)."""
 
-def distance(a: int, b: int) -> int:
+def distance(a: int, b: int, /) -> int:
     """Hamming distance between two fingerprints."""
 
 # ---- the database -------------------------------------------------------------
@@ -231,12 +246,14 @@ class Database:
         is new, else its closest match -- a stored document (index None) or
         an earlier new document of the batch (its index). add=True stores
         the new ones, atomically with the check."""
-    def get(self, key: Key) -> Document | None:
+    def get(self, key: Key, /) -> Document | None:
         """The stored document of key, or None."""
     def __contains__(self, key: Key) -> bool: ...
-    def delete(self, key: Key) -> None:
+    def delete(self, key: Key, /) -> None:
         """Delete a document; NotFoundError when it is not stored."""
-    def expire(self, before: Union[int, float, datetime.datetime, datetime.timedelta]) -> int:
+    def expire(
+        self, before: Union[int, float, datetime.datetime, datetime.timedelta], /
+    ) -> int:
         """Delete every document last seen before a time (a timedelta: that
         long before now). Returns the number deleted."""
     def stats(self) -> dict:
@@ -250,7 +267,7 @@ class Database:
         the store: an administrative call)."""
     def verify(self) -> None:
         """Check every invariant; CorruptError names the first problem."""
-    def backup(self, directory: PathLike) -> None:
+    def backup(self, directory: PathLike, /) -> None:
         """Write a consistent checkpoint into a new directory (ExistsError if
         it exists); it opens as a Database."""
     def __iter__(self) -> Iterator[Document]:

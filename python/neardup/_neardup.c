@@ -142,10 +142,10 @@ static PyObject *mod_distance(PyObject *mod, PyObject *const *args, Py_ssize_t n
 
 static PyMethodDef module_methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))mod_fingerprint, METH_FASTCALL | METH_KEYWORDS,
-     "fingerprint(text, html=False, features=None, cjk_bigrams=None, title_weight=None, "
-     "stopwords=None) -> int\n\nThe 64-bit simhash of a text (str or bytes)."},
+     "fingerprint($module, text, html=False, features=None, cjk_bigrams=None, "
+     "title_weight=None, stopwords=None)\n--\n\nThe 64-bit simhash of a text (str or bytes)."},
     {"distance", (PyCFunction)(void (*)(void))mod_distance, METH_FASTCALL,
-     "distance(a, b) -> int\n\nHamming distance between two fingerprints."},
+     "distance($module, a, b, /)\n--\n\nHamming distance between two fingerprints."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -605,21 +605,46 @@ static PyObject *db_repr(pynd_db *self)
 
 #define FAST(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
+/* Docstrings start with a text signature: inspect.signature() reads it. */
+#define SIG(name, args, doc) name "($self" args ")\n--\n\n" doc
+
 static PyMethodDef db_methods[] = {
-    {"close", (PyCFunction)db_close, METH_NOARGS, NULL},
-    {"add", FAST(db_add), NULL},
-    {"add_if_new", FAST(db_add_if_new), NULL},
-    {"add_many", FAST(pynd_db_add_many), NULL},
-    {"query", FAST(db_query), NULL},
-    {"batch", FAST(pynd_db_batch), NULL},
-    {"get", (PyCFunction)db_get, METH_O, NULL},
-    {"delete", (PyCFunction)db_delete, METH_O, NULL},
-    {"expire", (PyCFunction)db_expire, METH_O, NULL},
-    {"stats", (PyCFunction)db_stats, METH_NOARGS, NULL},
-    {"compact", (PyCFunction)db_compact, METH_NOARGS, NULL},
-    {"verify", (PyCFunction)db_verify, METH_NOARGS, NULL},
-    {"backup", (PyCFunction)db_backup, METH_O, NULL},
-    {"fingerprint", FAST(db_fingerprint), NULL},
+    {"close", (PyCFunction)db_close, METH_NOARGS,
+     SIG("close", "", "Close the store; waits for other threads' calls in progress.")},
+    {"add", FAST(db_add),
+     SIG("add", ", key, fingerprint, score=0.0, time=None",
+         "Store (or replace) a document without the near-duplicate check.")},
+    {"add_if_new", FAST(db_add_if_new),
+     SIG("add_if_new", ", key, fingerprint, k=None, score=0.0, time=None",
+         "Store the document unless one within k bits is stored: None when stored, "
+         "else the closest Match.")},
+    {"add_many", FAST(pynd_db_add_many),
+     SIG("add_many", ", documents", "Store (key, fingerprint[, score[, time]]) tuples "
+                                    "in one atomic write.")},
+    {"query", FAST(db_query),
+     SIG("query", ", fingerprint, k=None, limit=None, *, first=False, fingerprints_only=False",
+         "Every stored document within k bits, closest first (a list of Match).")},
+    {"batch", FAST(pynd_db_batch),
+     SIG("batch", ", documents, k=None, add=False",
+         "Check documents against the store and each other: None (new) or a BatchMatch "
+         "each.")},
+    {"get", (PyCFunction)db_get, METH_O,
+     SIG("get", ", key, /", "The stored Document of key, or None.")},
+    {"delete", (PyCFunction)db_delete, METH_O,
+     SIG("delete", ", key, /", "Delete a document (NotFoundError when not stored).")},
+    {"expire", (PyCFunction)db_expire, METH_O,
+     SIG("expire", ", before, /",
+         "Delete documents last seen before a time or a timedelta ago; returns how many.")},
+    {"stats", (PyCFunction)db_stats, METH_NOARGS,
+     SIG("stats", "", "Documents, fingerprints, disk bytes and per-table figures (a dict).")},
+    {"compact", (PyCFunction)db_compact, METH_NOARGS,
+     SIG("compact", "", "Fold fresh inserts into runs and compact the files.")},
+    {"verify", (PyCFunction)db_verify, METH_NOARGS,
+     SIG("verify", "", "Check every invariant (CorruptError names the first problem).")},
+    {"backup", (PyCFunction)db_backup, METH_O,
+     SIG("backup", ", directory, /", "Write a consistent checkpoint into a new directory.")},
+    {"fingerprint", FAST(db_fingerprint),
+     SIG("fingerprint", ", text, html=False", "fingerprint() under the store's options.")},
     {"__enter__", (PyCFunction)db_enter_ctx, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)db_exit_ctx, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -646,8 +671,12 @@ PyTypeObject pynd_DatabaseType = {
     .tp_name = "neardup.Database",
     .tp_basicsize = sizeof(pynd_db),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Database(path, create=False, *, k=None, ...): a neardup store (see "
-              "neardup/__init__.pyi for every argument and method).",
+    .tp_doc = "Database(path, create=False, *, exclusive=False, k=None, docs=None, "
+              "tables=None, sync=False, readonly=False, mmap=False, background=True, "
+              "cache_bytes=None, fold_threshold=None, run_size=None, features=None, "
+              "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False)\n--\n\n"
+              "A neardup store: a directory holding one RocksDB database (neardup/__init__.pyi "
+              "states every argument and method).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)db_init,
     .tp_finalize = db_finalize,

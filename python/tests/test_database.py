@@ -1,6 +1,7 @@
 """Every Database method on small stores: results, defaults, keys, times."""
 
 import datetime
+import pathlib
 import os
 import time
 
@@ -194,3 +195,48 @@ def test_context_and_close(db_path):
     with pytest.raises(neardup.Error):
         with db:
             pass
+
+
+def test_stubs_match_the_module():
+    """__init__.pyi and the extension agree: every public name exists, and
+    every function and Database method has the stub's parameters (names,
+    kinds, defaults) as inspect.signature reads them from the docstrings."""
+    import ast
+    import inspect
+    stub = ast.parse((pathlib.Path(neardup.__file__).with_name("__init__.pyi")).read_text())
+
+    none = object()  # no default
+
+    def params(fn):
+        a = fn.args
+        positional = a.posonlyargs + a.args
+        defaults = [none] * (len(positional) - len(a.defaults)) + list(a.defaults)
+        kinds = ["POSITIONAL_ONLY"] * len(a.posonlyargs) + ["POSITIONAL_OR_KEYWORD"] * len(a.args)
+        out = list(zip([x.arg for x in positional], kinds, defaults))
+        out += [(x.arg, "KEYWORD_ONLY", d or none) for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+        return [(n, k, none if d is none else ast.literal_eval(d)) for n, k, d in out
+                if n != "self"]
+
+    def runtime(obj):
+        return [(p.name, p.kind.name, none if p.default is p.empty else p.default)
+                for p in inspect.signature(obj).parameters.values() if p.name != "self"]
+
+    checked = 0
+    for node in stub.body:
+        if isinstance(node, ast.FunctionDef):
+            assert runtime(getattr(neardup, node.name)) == params(node), node.name
+            checked += 1
+        elif isinstance(node, ast.ClassDef):
+            cls = getattr(neardup, node.name)
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    member = getattr(cls, item.name)
+                    if item.name == "__init__":
+                        assert runtime(cls) == params(item)
+                    elif not item.name.startswith("__") and callable(member):
+                        assert runtime(member) == params(item), item.name
+                    checked += 1
+    assert checked > 25
+    names = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assert names <= set(dir(neardup)) and set(neardup.__all__) - {"__version__"} <= (
+        names | {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)})
