@@ -55,10 +55,15 @@ nd_results *pynd_db_results(pynd_db *self)
     return res;
 }
 
+/* Lists that held more matches than this are freed, not kept: a cached
+ * list keeps its capacity. */
+#define RESULTS_CACHE_MAX_MATCHES 4096
+
 void pynd_db_results_done(pynd_db *self, nd_results *res)
 {
     if (!res) return;
-    if (self->ncache < PYND_RESULTS_CACHE) {
+    if (self->ncache < PYND_RESULTS_CACHE &&
+        nd_results_count(res) <= RESULTS_CACHE_MAX_MATCHES) {
         nd_results_clear(res);
         self->cache[self->ncache++] = res;
     } else {
@@ -131,7 +136,8 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
         if (pynd_k(k, 0, &o.k) < 0) goto cleanup;
         o.has_k = 1;
     }
-    if (pynd_u64(docs, "docs", &o.expected_docs) < 0 || pynd_u64(cache, "cache_bytes", &o.cache_bytes) < 0 ||
+    if (pynd_u64(docs, "docs", &o.expected_docs) < 0 ||
+        pynd_u64(cache, "cache_bytes", &o.cache_bytes) < 0 ||
         pynd_u64(fold, "fold_threshold", &o.fold_threshold) < 0)
         goto cleanup;
     v = 0;

@@ -27,12 +27,14 @@ static struct {
     const char *doc;
     PyObject *cls;
 } codes[] = {
-    {ND_EINVAL, "InvalidArgumentError", "An invalid argument or malformed input (ND_EINVAL); also a ValueError.", NULL},
+    {ND_EINVAL, "InvalidArgumentError",
+     "An invalid argument or malformed input (ND_EINVAL); also a ValueError.", NULL},
     {ND_ENOTFOUND, "NotFoundError", "No such document, database or file (ND_ENOTFOUND).", NULL},
     {ND_ECORRUPT, "CorruptError", "Stored data failed a check (ND_ECORRUPT).", NULL},
     {ND_EIO, "DiskIOError", "An I/O error from the system or RocksDB (ND_EIO).", NULL},
     {ND_EBUSY, "BusyError", "The database is open for writing elsewhere (ND_EBUSY).", NULL},
-    {ND_EVERSION, "VersionError", "An on-disk format of an incompatible build (ND_EVERSION).", NULL},
+    {ND_EVERSION, "VersionError", "An on-disk format of an incompatible build (ND_EVERSION).",
+     NULL},
     {ND_ENOMEM, "OutOfMemoryError", "Out of memory inside the library (ND_ENOMEM).", NULL},
     {ND_EEXIST, "ExistsError", "Already exists (ND_EEXIST).", NULL},
     {ND_EMISMATCH, "MismatchError", "Settings differ from the database's (ND_EMISMATCH).", NULL},
