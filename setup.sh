@@ -7,7 +7,8 @@ cd "$(dirname "$0")"
 pkgs=(build-essential pkg-config meson ninja-build clang libclang-rt-14-dev g++
       librocksdb-dev libzstd-dev libxxhash-dev libcmocka-dev
       libutf8proc-dev libxml2-dev libjansson-dev zlib1g-dev
-      libopenmpi-dev openmpi-bin python3 base-files valgrind)
+      libopenmpi-dev openmpi-bin python3 python3-dev python3-pytest base-files
+      valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,166 @@
+/*
+ * py_neardup.h — what the files of the `neardup._neardup` CPython extension
+ * share: the exception classes, argument parsing and conversions
+ * (py_util.c), the result types (_neardup.c), the Database type (py_db.c,
+ * py_db_docs.c) and its document iterator (py_db_iter.c).
+ *
+ * The extension is a thin layer over <neardup.h>, the only neardup header
+ * it includes: every call converts its arguments while holding the GIL,
+ * releases the GIL around the library call, and turns a failure into
+ * neardup.Error (or a subclass per code) carrying nd_strerror and nd_errmsg.
+ */
+#ifndef PY_NEARDUP_H
+#define PY_NEARDUP_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <neardup.h>
+#include <stdint.h>
+
+/* ---- errors (py_util.c) ----------------------------------------------- */
+
+/* neardup.Error, the base of every exception raised for a failure. */
+extern PyObject *pynd_Error;
+
+/* Create neardup.Error and its subclasses (one per nd_error code) and add
+ * them to module. @return 0, or -1 with an exception set. */
+int pynd_errors_init(PyObject *module);
+
+/* Raise the exception of code rc (< 0) with message msg; returns NULL. */
+PyObject *pynd_raise_msg(int rc, const char *msg);
+
+/* Raise the exception of code rc with this thread's nd_errmsg(); call it on
+ * the thread that made the failed library call. Returns NULL. */
+PyObject *pynd_raise(int rc);
+
+/* ---- argument parsing (py_util.c) --------------------------------------- */
+
+/* Sort the arguments of a METH_FASTCALL | METH_KEYWORDS call into out[i],
+ * one slot per name of names (NULL-terminated); a slot not given stays
+ * NULL. The first `required` names must be given; positional arguments
+ * fill the first slots, and at most `positional` of them are accepted.
+ * The references are borrowed. @return 0, or -1 with TypeError set. */
+int pynd_parse(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               const char *const *names, int required, int positional, PyObject **out);
+
+/* ---- conversions (py_util.c) -------------------------------------------- */
+
+/* Bytes of a key: a str (UTF-8; lone surrogates U+DC80..U+DCFF, as
+ * os.fsdecode makes them, become the bytes they escape) or a bytes-like
+ * object. *keep receives a new reference to hold while ptr is used (NULL
+ * when obj itself holds the bytes). @return 0, or -1 with an exception. */
+int pynd_key(PyObject *obj, const char **ptr, size_t *len, PyObject **keep);
+
+/* A stored key as a Python object: bytes when as_bytes, else str decoded
+ * from UTF-8 with surrogateescape (so every key round-trips). */
+PyObject *pynd_key_object(const char *key, size_t len, int as_bytes);
+
+/* Bytes of a text to fingerprint: str (UTF-8; surrogates are encoded as
+ * they come and become U+FFFD inside the library) or a buffer. Release
+ * with pynd_text_release. @return 0, or -1 with an exception. */
+typedef struct pynd_text {
+    const char *ptr;
+    size_t len;
+    Py_buffer view;  /* held when has_view */
+    int has_view;
+    PyObject *keep;  /* encoded copy of a str with surrogates, or NULL */
+} pynd_text;
+int pynd_text_get(PyObject *obj, pynd_text *out);
+void pynd_text_release(pynd_text *t);
+
+/* A fingerprint: an int in [0, 2^64). @return 0, or -1 with an exception. */
+int pynd_fp(PyObject *obj, uint64_t *out);
+
+/* A distance argument: NULL or None gives def, else an int in [0, ND_MAX_K]
+ * (a larger one is left to the library, which refuses it). */
+int pynd_k(PyObject *obj, unsigned def, unsigned *out);
+
+/* An optional unsigned integer: NULL or None leaves *out unchanged. */
+int pynd_u64(PyObject *obj, const char *what, uint64_t *out);
+
+/* A time in seconds since the epoch: NULL or None gives now, an int or
+ * float is taken as is, a datetime by its timestamp(). */
+int pynd_time(PyObject *obj, int64_t *out);
+
+/* A score: NULL or None gives 0, else a float. */
+int pynd_score(PyObject *obj, double *out);
+
+/* Fingerprint options from the keyword arguments features, cjk_bigrams,
+ * title_weight and stopwords (any may be NULL or None for the default).
+ * features: None or "default", "words", "shingles", "shingles:N", "chars",
+ * "chars:N". The stop words' bytes are borrowed from *keep (a new
+ * reference, or NULL), which must outlive the use of opts.
+ * @return 0, or -1 with an exception (InvalidArgumentError for a bad
+ *         features string). */
+int pynd_fp_options(nd_fp_options *opts, PyObject *features, PyObject *cjk_bigrams,
+                    PyObject *title_weight, PyObject *stopwords, PyObject **keep);
+
+/* ---- result types (_neardup.c) ------------------------------------------ */
+
+/* neardup.Match(key, fingerprint, distance, score, time): a query answer. */
+extern PyTypeObject *pynd_MatchType;
+/* neardup.Document(key, fingerprint, score, time): a stored document. */
+extern PyTypeObject *pynd_DocumentType;
+/* neardup.BatchMatch(key, fingerprint, distance, index): a batch answer. */
+extern PyTypeObject *pynd_BatchMatchType;
+
+PyObject *pynd_match_new(const nd_match *m, int as_bytes);
+PyObject *pynd_document_new(const char *key, size_t key_len, uint64_t fp, double score,
+                            int64_t time, int as_bytes);
+
+/* The fingerprint of text (str or bytes-like) under opts, as an int; the
+ * GIL is released while a long text is hashed. */
+PyObject *pynd_fingerprint_of(PyObject *text, const nd_fp_options *opts);
+
+/* ---- Database (py_db.c, py_db_docs.c, py_db_iter.c) --------------------- */
+
+#define PYND_RESULTS_CACHE 8
+
+typedef struct pynd_iter pynd_iter;
+
+typedef struct pynd_db {
+    PyObject_HEAD
+    nd_db *db;         /* NULL once closed */
+    int users;         /* calls running with the GIL released (changed
+                          only while holding the GIL) */
+    int closing;       /* close() started: new calls are refused */
+    int bytes_keys;    /* return keys as bytes instead of str */
+    int readonly;
+    unsigned k;        /* the plan's design distance: the default k */
+    PyObject *path;    /* str */
+    nd_results *cache[PYND_RESULTS_CACHE]; /* idle result lists */
+    int ncache;
+    pynd_iter *iters;  /* live document iterators */
+    PyObject *weakrefs;
+} pynd_db;
+
+extern PyTypeObject pynd_DatabaseType;
+extern PyTypeObject pynd_IterType;
+
+/* Start a call that releases the GIL: refused (InvalidArgumentError,
+ * "database is closed") once close() began. @return 0 or -1. */
+int pynd_db_enter(pynd_db *self);
+/* End it (with the GIL held again). */
+void pynd_db_leave(pynd_db *self);
+
+/* pynd_db_enter, then pynd_db_results (left again when that fails). */
+nd_results *pynd_db_enter_results(pynd_db *self);
+
+/* An empty result list, from the handle's cache when one is idle.
+ * @return NULL with MemoryError set on failure. */
+nd_results *pynd_db_results(pynd_db *self);
+/* Give it back (cleared) to the cache, or free it. */
+void pynd_db_results_done(pynd_db *self, nd_results *res);
+
+/* Methods over many documents (py_db_docs.c). */
+PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames);
+PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames);
+
+/* Iteration (py_db_iter.c): `iter(db)`, and close()'s stop of every live
+ * iterator (waits for their reader threads, with the GIL released). */
+PyObject *pynd_db_iter(PyObject *self);
+void pynd_db_stop_iters(pynd_db *self);
+
+#endif /* PY_NEARDUP_H */
