@@ -168,6 +168,12 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
         for (;;) {
             in_record rec;
             uint64_t fp;
+            if (o->live && l->n && in_reader_would_block(r)) {
+                cli_docs_seal(l);
+                rc = flush(l, payload);
+                cli_docs_clear(l);
+                if (rc) break;
+            }
             int got = in_reader_next(r, &rec);
             if (got == 0) break;
             if (got == -1) {
