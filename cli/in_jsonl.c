@@ -27,6 +27,8 @@
 #include "in_internal.h"
 #include "in_json_fast.h"
 
+_Static_assert(IN_PAD >= IN_JSON_PADDING, "the reader's views are followed by too few bytes");
+
 /* The fast parse of r->line into rec: 1 a good record, 0 let jansson
  * decide (declined, or a member that is not what it should be). */
 int in_jsonl_fast(in_reader *r, in_record *rec)

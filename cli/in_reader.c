@@ -132,8 +132,6 @@ uint64_t in_reader_bytes(const in_reader *r)
     return r ? r->raw_bytes : 0;
 }
 
-int in_reader_is_live(const in_reader *r) { return r && r->live; }
-
 int in_reader_would_block(in_reader *r) { return r && in_source_would_block(r); }
 
 void in_reader_close(in_reader *r)

@@ -73,8 +73,6 @@ int in_reader_next(in_reader *r, in_record *rec);
 const char *in_reader_error(const in_reader *r);
 /* Input bytes consumed so far (compressed bytes for gzip). */
 uint64_t in_reader_bytes(const in_reader *r);
-/* 1 when the input is a pipe, socket or terminal (a live input). */
-int in_reader_is_live(const in_reader *r);
 /* 1 when the next in_reader_next would wait for input: the input is live,
  * holds no complete line (line formats) and has nothing to read now. A
  * command that answers as it reads answers what it holds first. */

@@ -326,6 +326,7 @@ int in_source_would_block(in_reader *r)
         /* gzip: inflate what has come, without reading */
         if (r->end == r->buf_cap) return 0; /* full: the reader makes room */
         int rc = inflate_some(r, 0);
+        memset(r->buf + r->end, 0, IN_PAD + 1); /* as fill() keeps it */
         if (rc < 0 || r->eof) return 0; /* the reader reports or ends */
         if (rc == 0) break;
     }

@@ -169,6 +169,16 @@ c.ask((FP % (0x4444444444444445, "b2")).encode(), r"dup\tb2\tb1\t1", "batch --ad
 c.ask((FP % (0x8888888888888888, "b3")).encode(), r"new\tb3", "batch --add")
 c.close()
 
+# batch --add on a pipe, gzip flushed line by line
+db = init("batchgz.nd")
+c = Conversation(["batch", db, "--add", "-"])
+z = zlib.compressobj(6, zlib.DEFLATED, 31)
+for line, want in ((FP % (0x1234567812345678, "bz1"), r"new\tbz1"),
+                   (FP % (0x1234567812345679, "bz2"), r"dup\tbz2\tbz1\t1")):
+    c.ask(z.compress(line.encode()) + z.flush(zlib.Z_SYNC_FLUSH), want, "batch --add gzip")
+c.write(z.flush())
+c.close()
+
 # batch without --add: one batch, whatever the pauses (the second line is a
 # near-duplicate of the first, which is not stored)
 db = init("batch2.nd")
