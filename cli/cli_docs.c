@@ -234,6 +234,12 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
         for (;;) {
             in_record rec;
             uint64_t fp;
+            if (o->live && l->n && src.in && in_reader_would_block(src.in)) {
+                cli_docs_seal(l);
+                rc = flush(l, payload);
+                cli_docs_clear(l);
+                if (rc) break;
+            }
             int64_t time;
             int got = source_next(&src, o, &rec, &time);
             /* A signal breaks a blocked read too: not a read error. */

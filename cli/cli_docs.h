@@ -76,8 +76,9 @@ size_t cli_load_piece(size_t chunk);
 uint64_t cli_inputs_size(char **paths, int n);
 
 /* Read every record of the inputs into l, calling flush(l, payload) each
- * time l holds chunk documents and once at the end (l is cleared after
- * each call). A bad record stops the read (exit 1, the partial chunk is
+ * time l holds chunk documents, with o->live whenever a live input has
+ * nothing more to give yet (in_reader_would_block), and once at the end
+ * (l is cleared after each call). A bad record stops the read (exit 1, the partial chunk is
  * not flushed) unless skip_bad, which counts it in *bad and goes on.
  * Returns an exit code (flush's, if it fails). flush may change o->chunk.
  * A signal (after cli_signals_defer) stops the read at the next record,
@@ -92,6 +93,8 @@ typedef struct cli_read_opts {
     int64_t time;
     size_t chunk; /* 0 = everything in one call */
     cli_progress *progress; /* may be NULL */
+    int live; /* on a pipe or terminal, flush what is held before waiting
+                 for more input (so each line is answered as it comes) */
 } cli_read_opts;
 int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                   cli_flush_fn flush, void *payload, uint64_t *docs, uint64_t *bad);

@@ -138,6 +138,10 @@ int cmd_batch(int argc, char **argv)
     c.prog = &prog;
     cli_progress_start_mode(&prog, "batch: reading",
                             cli_inputs_size(argv + optind + 1, argc - optind - 1), progress);
+    /* With --add, answer a pipe or terminal line by line: stored documents
+     * are seen by later calls, so the answers are those of one batch.
+     * Without it, documents compared only within a call must share one. */
+    ro.live = (c.flags & ND_BATCH_ADD) != 0;
     rc = cli_read_docs(&docs, argv + optind + 1, argc - optind - 1, &ro, run_chunk, &c, &read, &bad);
     if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
     double secs = cli_progress_end(&prog);

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
     "usage: neardup query DB [--k K] [--limit N] [--first] [--json] [--mmap]\n"
@@ -62,6 +63,11 @@ static int run_one(query_ctx *q, uint64_t fp)
 
 static int run_stdin(query_ctx *q)
 {
+    /* On a pipe or terminal, each query's answer goes out before the next
+     * line is read (getline returns a line as soon as it is complete). */
+    struct stat st;
+    int live = fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+                                      S_ISCHR(st.st_mode));
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -77,6 +83,7 @@ static int run_stdin(query_ctx *q)
             rc = cli_fail("<stdin>:%lu: fingerprint: %s", lineno, why);
         else
             rc = run_one(q, fp);
+        if (live) fflush(stdout);
     }
     free(line);
     return rc;

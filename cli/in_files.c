@@ -1,33 +1,63 @@
 /*
  * in_files.c — each file is one document; directories are walked.
  *
- * The walk lists every regular file under the given paths, depth first,
+ * The walk lists every regular file under the given path, depth first,
  * names in byte order, before reading any (so errors in the walk surface
- * at open). Symbolic links inside a walked directory are skipped, so a
- * link cycle cannot loop; a path given on the command line is followed.
+ * at open). Symbolic links are followed, as `find -L` does: a link to a
+ * file is a document keyed by the link's path, a link to a directory is
+ * walked under the link's path. A directory met again inside itself (a
+ * link to one of the directories being walked) would loop: it becomes an
+ * entry that in_next_files reports as a bad record, at its place in the
+ * order, and the walk goes on; so does a dangling link. Other kinds of
+ * files (FIFOs, sockets, devices) inside a walk are not documents and are
+ * skipped; a path given as the input is read whatever it is.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <neardup.h>
 
 #include "in_internal.h"
 
-static int add_file(in_reader *r, const char *path, size_t *cap)
+#define WALK_DEPTH_MAX 64
+
+struct in_file_entry {
+    char *path;
+    char *problem; /* NULL: a file to read; else reported when reached */
+};
+
+/* The directories on the way down from the walk's root: a directory that
+ * is one of them again is a loop. */
+typedef struct walk_dir {
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+    const struct walk_dir *up;
+} walk_dir;
+
+static int add_entry(in_reader *r, const char *path, const char *problem, size_t *cap)
 {
     if (r->nfiles == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
-        char **p = realloc(r->files, c * sizeof *p);
-        if (!p) return in_fail(r, -2, "out of memory");
+        struct in_file_entry *p = realloc(r->files, c * sizeof *p);
+        if (!p) return in_fail_file(r, -2, path, "out of memory");
         r->files = p;
         *cap = c;
     }
-    r->files[r->nfiles] = strdup(path);
-    if (!r->files[r->nfiles]) return in_fail(r, -2, "out of memory");
+    struct in_file_entry *e = &r->files[r->nfiles];
+    e->path = strdup(path);
+    e->problem = problem ? strdup(problem) : NULL;
+    if (!e->path || (problem && !e->problem)) {
+        free(e->path);
+        free(e->problem);
+        return in_fail_file(r, -2, path, "out of memory");
+    }
     r->nfiles++;
     return 0;
 }
@@ -37,11 +67,35 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk(in_reader *r, const char *dir, size_t *cap, int depth)
+static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap, int depth);
+
+/* One name inside a walked directory: follow links, sort out its kind. */
+static int visit(in_reader *r, const char *path, const walk_dir *parent, size_t *cap, int depth)
 {
-    if (depth > 64) return in_fail(r, -2, "'%s': directories nested deeper than 64", dir);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
+        return add_entry(r, path, why, cap); /* a dangling link, or gone meanwhile */
+    }
+    if (S_ISREG(st.st_mode)) return add_entry(r, path, NULL, cap);
+    if (!S_ISDIR(st.st_mode)) return 0;
+    for (const walk_dir *a = parent; a; a = a->up)
+        if (a->dev == st.st_dev && a->ino == st.st_ino) {
+            char why[1200];
+            snprintf(why, sizeof why, "directory loop: leads back to '%s' (not walked again)", a->path);
+            return add_entry(r, path, why, cap);
+        }
+    walk_dir self = {st.st_dev, st.st_ino, path, parent};
+    return walk(r, path, &self, cap, depth + 1);
+}
+
+static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap, int depth)
+{
+    if (depth > WALK_DEPTH_MAX)
+        return in_fail_file(r, -2, dir, "directories nested deeper than %d", WALK_DEPTH_MAX);
     DIR *d = opendir(dir);
-    if (!d) return in_fail(r, -2, "cannot list '%s': %s", dir, strerror(errno));
+    if (!d) return in_fail_file(r, -2, dir, "cannot list: %s", strerror(errno));
     char **names = NULL;
     size_t n = 0, ncap = 0;
     int rc = 0;
@@ -51,25 +105,23 @@ static int walk(in_reader *r, const char *dir, size_t *cap, int depth)
         if (n == ncap) {
             ncap = ncap ? ncap * 2 : 32;
             char **p = realloc(names, ncap * sizeof *p);
-            if (!p) { rc = in_fail(r, -2, "out of memory"); break; }
+            if (!p) { rc = in_fail_file(r, -2, dir, "out of memory"); break; }
             names = p;
         }
         names[n] = strdup(e->d_name);
-        if (!names[n]) { rc = in_fail(r, -2, "out of memory"); break; }
+        if (!names[n]) { rc = in_fail_file(r, -2, dir, "out of memory"); break; }
         n++;
     }
     closedir(d);
     if (rc == 0 && n > 1) qsort(names, n, sizeof *names, cmp_str); /* names is NULL when empty */
+    size_t dlen = strlen(dir);
+    int slash = dlen && dir[dlen - 1] == '/';
     for (size_t i = 0; i < n && rc == 0; i++) {
-        size_t len = strlen(dir) + strlen(names[i]) + 2;
+        size_t len = dlen + strlen(names[i]) + 2;
         char *p = malloc(len);
-        if (!p) { rc = in_fail(r, -2, "out of memory"); break; }
-        snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
-        struct stat st;
-        if (lstat(p, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) rc = walk(r, p, cap, depth + 1);
-            else if (S_ISREG(st.st_mode)) rc = add_file(r, p, cap);
-        }
+        if (!p) { rc = in_fail_file(r, -2, dir, "out of memory"); break; }
+        snprintf(p, len, "%s%s%s", dir, slash ? "" : "/", names[i]);
+        rc = visit(r, p, here, cap, depth);
         free(p);
     }
     for (size_t i = 0; i < n; i++) free(names[i]);
@@ -81,15 +133,21 @@ int in_files_open(in_reader *r, const char *path)
 {
     struct stat st;
     size_t cap = 0;
-    if (strcmp(path, "-") == 0) return in_fail(r, -2, "format files needs paths, not stdin");
-    if (stat(path, &st) != 0) return in_fail(r, -2, "cannot open '%s': %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return walk(r, path, &cap, 0);
-    return add_file(r, path, &cap);
+    if (strcmp(path, "-") == 0) return in_fail_file(r, -2, "<stdin>", "format files needs paths, not stdin");
+    if (stat(path, &st) != 0) return in_fail_file(r, -2, path, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        walk_dir root = {st.st_dev, st.st_ino, path, NULL};
+        return walk(r, path, &root, &cap, 0);
+    }
+    return add_entry(r, path, NULL, &cap);
 }
 
 void in_files_close(in_reader *r)
 {
-    for (size_t i = 0; i < r->nfiles; i++) free(r->files[i]);
+    for (size_t i = 0; i < r->nfiles; i++) {
+        free(r->files[i].path);
+        free(r->files[i].problem);
+    }
     free(r->files);
     r->files = NULL;
     r->nfiles = 0;
@@ -102,46 +160,56 @@ static int is_html_name(const char *p)
                    strcasecmp(dot, ".xhtml") == 0);
 }
 
-int in_next_files(in_reader *r, in_record *rec)
+/* Read the whole file at path into buf as the view r->line, r->len.
+ * 1, or -1 (a message naming the file). */
+static int read_file(in_reader *r, const char *path)
 {
-    if (r->next_file == r->nfiles) return 0;
-    const char *path = r->files[r->next_file++];
-    r->lineno = r->next_file;
-    FILE *f = fopen(path, "rb");
-    if (!f) return in_fail(r, -1, "cannot open '%s': %s", path, strerror(errno));
-    r->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return in_fail_file(r, -1, path, "cannot open: %s", strerror(errno));
     int rc = 1;
+    size_t len = 0;
     for (;;) {
-        if (r->len + 65536 + 1 > r->cap) {
-            size_t c = r->cap ? r->cap * 2 : 131072;
-            char *p = realloc(r->line, c);
-            if (!p) { rc = in_fail(r, -2, "out of memory"); break; }
-            r->line = p;
-            r->cap = c;
-        }
-        size_t got = fread(r->line + r->len, 1, 65536, f);
-        r->len += got;
-        if (r->len > ND_MAX_DOC_BYTES) {
-            rc = in_fail(r, -1, "'%s' is larger than the %u MiB document limit", path,
-                         ND_MAX_DOC_BYTES >> 20);
+        if (len == r->buf_cap && in_buf_reserve(r, r->buf_cap ? r->buf_cap * 2 : 1)) {
+            rc = in_fail_file(r, -2, path, "out of memory");
             break;
         }
-        if (got < 65536) {
-            if (ferror(f)) rc = in_fail(r, -1, "reading '%s': %s", path, strerror(errno));
+        ssize_t got = read(fd, r->buf + len, r->buf_cap - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            rc = in_fail_file(r, -1, path, "read error: %s", strerror(errno));
+            break;
+        }
+        if (got == 0) break;
+        len += (size_t)got;
+        if (len > ND_MAX_DOC_BYTES) {
+            rc = in_fail_file(r, -1, path, "larger than the %u MiB document limit", ND_MAX_DOC_BYTES >> 20);
             break;
         }
     }
-    fclose(f);
+    close(fd);
     if (rc != 1) return rc;
-    r->line[r->len] = '\0';
-    rec->key = path;
-    rec->key_len = strlen(path);
+    memset(r->buf + len, 0, IN_PAD + 1);
+    r->line = r->buf;
+    r->len = len;
+    return 1;
+}
+
+int in_next_files(in_reader *r, in_record *rec)
+{
+    if (r->next_file == r->nfiles) return 0;
+    const struct in_file_entry *e = &r->files[r->next_file++];
+    r->lineno = r->next_file;
+    if (e->problem) return in_fail_file(r, -1, e->path, "%s", e->problem);
+    int rc = read_file(r, e->path);
+    if (rc != 1) return rc;
+    rec->key = e->path;
+    rec->key_len = strlen(e->path);
     const char *kp = in_key_problem(rec->key, rec->key_len);
-    if (kp) return in_fail(r, -1, "key: %s", kp);
+    if (kp) return in_fail_file(r, -1, e->path, "key: %s", kp);
     rec->text = r->line;
     rec->text_len = r->len;
-    rec->is_html = is_html_name(path);
-    rec->file = path;
+    rec->is_html = is_html_name(e->path);
+    rec->file = e->path;
     rec->line = r->lineno;
     return 1;
 }

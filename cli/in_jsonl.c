@@ -3,8 +3,19 @@
  *
  * "id" is a string, or an integer (written in decimal as the key); exactly
  * one of "text" (string) and "fp" (16 hex digits) is required; "score" is
- * an optional number, "html" an optional boolean. Other fields are ignored.
- * Strings may hold any Unicode JSON can escape except NUL in the id.
+ * an optional number, "html" an optional boolean. Other members are
+ * ignored (but must be valid JSON). Strings may hold any Unicode JSON can
+ * escape, \u0000 included, except NUL in the id.
+ *
+ * Two parsers, one verdict. A line first goes to the fast parser
+ * (in_json_fast.h: simdjson), whose strings are used in place, without a
+ * copy. When it declines — the line is not valid JSON, or not an object
+ * jansson reads the same way — or when a member is missing or of the
+ * wrong kind, the line is parsed again with jansson, which gives the
+ * message naming the line, the column or the member, exactly as before
+ * the fast parser came (and accepts what only it accepts: nesting deeper
+ * than 1024, lines over IN_JSON_FAST_MAX). A good line costs one fast
+ * parse; a bad line a fast and a jansson parse.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +25,56 @@
 
 #include "cli.h"
 #include "in_internal.h"
+#include "in_json_fast.h"
+
+_Static_assert(IN_PAD >= IN_JSON_PADDING, "the reader's views are followed by too few bytes");
+
+/* The fast parse of r->line into rec: 1 a good record, 0 let jansson
+ * decide (declined, or a member that is not what it should be). */
+int in_jsonl_fast(in_reader *r, in_record *rec)
+{
+    enum { ID, TEXT, FP, SCORE, HTML, NFIELDS };
+    in_json_field f[NFIELDS] = {
+        [ID] = {.name = "id"}, [TEXT] = {.name = "text"}, [FP] = {.name = "fp"},
+        [SCORE] = {.name = "score"}, [HTML] = {.name = "html"}};
+    if (!r->json && in_json_fast_new(&r->json)) return 0;
+    if (!in_json_fast_object(r->json, r->line, r->len, f, NFIELDS)) return 0;
+
+    if (f[ID].kind == IN_JSON_STRING) {
+        rec->key = f[ID].str;
+        rec->key_len = f[ID].len;
+    } else if (f[ID].kind == IN_JSON_INT) {
+        char num[32];
+        int n = snprintf(num, sizeof num, "%" PRId64, f[ID].i);
+        if (in_copy(&r->key, &r->key_cap, num, (size_t)n)) return 0;
+        rec->key = r->key;
+        rec->key_len = (size_t)n;
+    } else {
+        return 0;
+    }
+    if (in_key_problem(rec->key, rec->key_len)) return 0;
+    if ((f[TEXT].kind != IN_JSON_ABSENT) == (f[FP].kind != IN_JSON_ABSENT)) return 0;
+    if (f[TEXT].kind == IN_JSON_STRING) {
+        rec->text = f[TEXT].str;
+        rec->text_len = f[TEXT].len;
+    } else if (f[FP].kind == IN_JSON_STRING) {
+        const char *why;
+        if (cli_parse_hex64(f[FP].str, f[FP].len, &rec->fp, &why)) return 0;
+        rec->has_fp = 1;
+    } else {
+        return 0;
+    }
+    if (f[SCORE].kind == IN_JSON_INT || f[SCORE].kind == IN_JSON_DOUBLE) {
+        rec->score = f[SCORE].num;
+        rec->has_score = 1;
+    } else if (f[SCORE].kind != IN_JSON_ABSENT) {
+        return 0;
+    }
+    if (f[HTML].kind == IN_JSON_TRUE) rec->is_html = 1;
+    else if (f[HTML].kind != IN_JSON_ABSENT && f[HTML].kind != IN_JSON_FALSE) return 0;
+    rec->line = r->lineno;
+    return 1;
+}
 
 static int bad(in_reader *r, json_t *j, const char *field, const char *what)
 {
@@ -21,11 +82,10 @@ static int bad(in_reader *r, json_t *j, const char *field, const char *what)
     return in_fail(r, -1, "field \"%s\": %s", field, what);
 }
 
-int in_next_jsonl(in_reader *r, in_record *rec)
+/* jansson's parse of r->line into rec: the reference behaviour, and every
+ * message. Returns in_reader_next's codes. */
+int in_jsonl_jansson(in_reader *r, in_record *rec)
 {
-    int rc;
-    while ((rc = in_read_line(r)) == 1 && r->len == 0) {}
-    if (rc != 1) return rc;
     json_error_t err;
     json_t *j = json_loadb(r->line, r->len, JSON_ALLOW_NUL, &err);
     if (!j) return in_fail(r, -1, "invalid JSON at column %d: %s", err.column, err.text);
@@ -85,4 +145,22 @@ int in_next_jsonl(in_reader *r, in_record *rec)
     rec->line = r->lineno;
     json_decref(j);
     return 1;
+}
+
+int in_next_jsonl(in_reader *r, in_record *rec)
+{
+    int rc;
+    while ((rc = in_read_line(r)) == 1 && r->len == 0) {}
+    if (rc != 1) return rc;
+    if (in_jsonl_fast(r, rec)) return 1;
+    const char *file = rec->file;
+    memset(rec, 0, sizeof *rec); /* the fast parse may have filled some */
+    rec->file = file;
+    return in_jsonl_jansson(r, rec);
+}
+
+void in_jsonl_close(in_reader *r)
+{
+    in_json_fast_free(r->json);
+    r->json = NULL;
 }

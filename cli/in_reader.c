@@ -1,13 +1,15 @@
 /*
- * in_reader.c — opening inputs, reading lines and bytes within the limits,
- * and dispatching to the format readers.
+ * in_reader.c — opening inputs, messages, and dispatching to the format
+ * readers.
  *
- * Line formats and WARC read through zlib's gzread, which passes plain
- * files through unchanged and decompresses gzip (several members too), so
- * .gz inputs need no flag. A truncated gzip stream is a fatal error that
- * names the file.
+ * Line formats and WARC read through in_source.c, which passes plain
+ * input through and decompresses gzip (several members too), so .gz
+ * inputs need no flag. A truncated gzip stream is a fatal error that
+ * names the file. An input that cannot be opened is named without a line
+ * ("FILE: cannot open: REASON").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,17 @@ int in_fail(in_reader *r, int code, const char *fmt, ...)
     return code;
 }
 
+int in_fail_file(in_reader *r, int code, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(r->err, sizeof r->err, "%s: ", name);
+    if (n < 0 || (size_t)n >= sizeof r->err) n = 0;
+    va_start(ap, fmt);
+    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 const char *in_key_problem(const char *key, size_t len)
 {
     if (len == 0) return "empty key";
@@ -63,79 +76,6 @@ int in_copy(char **dst, size_t *cap, const char *src, size_t n)
     return 0;
 }
 
-static int grow(in_reader *r, size_t need)
-{
-    if (need <= r->cap) return 0;
-    size_t c = r->cap ? r->cap : 65536;
-    while (c < need) c *= 2;
-    char *p = realloc(r->line, c);
-    if (!p) return -1;
-    r->line = p;
-    r->cap = c;
-    return 0;
-}
-
-static int gz_problem(in_reader *r)
-{
-    int errnum = 0;
-    const char *msg = gzerror(r->gz, &errnum);
-    if (errnum == Z_ERRNO) return in_fail(r, -2, "read error: %s", strerror(errno));
-    if (errnum != Z_OK && errnum != Z_STREAM_END)
-        return in_fail(r, -2, "corrupt or truncated gzip data: %s", msg);
-    return 0;
-}
-
-int in_read_line(in_reader *r)
-{
-    int too_long = 0;
-    r->len = 0;
-    if (r->eof) return 0;
-    r->lineno++;
-    for (;;) {
-        int c = gzgetc(r->gz);
-        if (c == -1) {
-            if (gz_problem(r)) return -2;
-            r->eof = 1;
-            if (r->len == 0 && !too_long) {
-                r->lineno--;
-                return 0;
-            }
-            break;
-        }
-        if (c == '\n') break;
-        if (too_long) continue;
-        if (r->len >= ND_MAX_DOC_BYTES) {
-            too_long = 1;
-            continue;
-        }
-        if (r->len + 1 >= r->cap && grow(r, r->len + 2)) return in_fail(r, -2, "out of memory");
-        r->line[r->len++] = (char)c;
-    }
-    if (too_long) return in_fail(r, -1, "line longer than the %u MiB limit", ND_MAX_DOC_BYTES >> 20);
-    if (r->len && r->line[r->len - 1] == '\r') r->len--;
-    if (grow(r, r->len + 1)) return in_fail(r, -2, "out of memory");
-    r->line[r->len] = '\0';
-    return 1;
-}
-
-int in_read_bytes(in_reader *r, size_t n)
-{
-    if (grow(r, n + 1)) return in_fail(r, -2, "out of memory");
-    size_t got = 0;
-    while (got < n) {
-        int k = gzread(r->gz, r->line + got, (unsigned)(n - got > (1u << 30) ? (1u << 30) : n - got));
-        if (k < 0) return gz_problem(r) ? -2 : in_fail(r, -2, "read error");
-        if (k == 0) {
-            if (gz_problem(r)) return -2;
-            return in_fail(r, -2, "record claims %zu bytes but the input ends after %zu", n, got);
-        }
-        got += (size_t)k;
-    }
-    r->len = n;
-    r->line[n] = '\0';
-    return 1;
-}
-
 int in_reader_open(in_reader **out, in_format fmt, const char *path, const void *opts)
 {
     (void)opts;
@@ -152,24 +92,23 @@ int in_reader_open(in_reader **out, in_format fmt, const char *path, const void 
         snprintf(open_err, sizeof open_err, "out of memory");
         return -2;
     }
+    r->fd = -1;
     if (fmt == IN_FORMAT_FILES) {
-        if (in_files_open(r, path) < 0) {
-            snprintf(open_err, sizeof open_err, "%s", r->err);
-            in_reader_close(r);
-            return -2;
-        }
+        if (in_files_open(r, path) < 0) goto fail;
     } else {
-        r->gz = strcmp(path, "-") == 0 ? gzdopen(dup(0), "rb") : gzopen(path, "rb");
-        if (!r->gz) {
-            snprintf(open_err, sizeof open_err, "cannot open '%s': %s", path,
-                     errno ? strerror(errno) : "out of memory");
-            in_reader_close(r);
-            return -2;
+        int fd = strcmp(path, "-") == 0 ? fcntl(0, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            in_fail_file(r, -2, r->path, "cannot open: %s", strerror(errno));
+            goto fail;
         }
-        gzbuffer(r->gz, 1 << 17);
+        if (in_source_open(r, fd) < 0) goto fail;
     }
     *out = r;
     return 0;
+fail:
+    snprintf(open_err, sizeof open_err, "%s", r->err);
+    in_reader_close(r);
+    return -2;
 }
 
 int in_reader_next(in_reader *r, in_record *rec)
@@ -190,17 +129,17 @@ const char *in_reader_error(const in_reader *r) { return r ? r->err : open_err; 
 
 uint64_t in_reader_bytes(const in_reader *r)
 {
-    if (!r) return 0;
-    if (r->gz) return (uint64_t)gzoffset(r->gz);
-    return 0;
+    return r ? r->raw_bytes : 0;
 }
+
+int in_reader_would_block(in_reader *r) { return r && in_source_would_block(r); }
 
 void in_reader_close(in_reader *r)
 {
     if (!r) return;
-    if (r->gz) gzclose(r->gz);
+    in_source_close(r);
     in_files_close(r);
-    free(r->line);
+    in_jsonl_close(r);
     free(r->key);
     free(r->text);
     free(r->path);

@@ -6,23 +6,31 @@
  *          optional "score": number and "html": true
  *   tsv    KEY<TAB>TEXT (TEXT may hold further tabs)
  *   files  each regular file is a document, key = its path; directories are
- *          walked recursively in sorted order; symbolic links met inside a
- *          walk are skipped (no loops); .html/.htm/.xhtml files are HTML
+ *          walked recursively in sorted order; symbolic links are
+ *          followed (key = the path through the link), a link back to a
+ *          directory of the walk is reported as a bad record (a loop), so
+ *          is a dangling link; other kinds of files (FIFOs, sockets,
+ *          devices) met inside a walk are skipped; .html/.htm/.xhtml files
+ *          are HTML
  *   warc   WARC 1.0/1.1, plain or gzip (detected by content, members may be
  *          concatenated): "response" records (HTTP headers skipped; HTML
  *          when Content-Type is text/html) and "conversion" records (text);
  *          key = WARC-Target-URI; other record types are skipped
- * Line formats also read gzip-compressed input transparently.
+ * Line formats also read gzip-compressed input transparently. On a pipe,
+ * socket or terminal a record is returned as soon as its line is
+ * complete (reads take what has come; gzip is told by its first two
+ * bytes).
  *
  * Limits: a line, file or record body of at most ND_MAX_DOC_BYTES (64 MiB);
  * a key of 1..ND_MAX_KEY_LEN bytes without NUL bytes. Texts are bytes:
  * invalid UTF-8 and NUL bytes pass through to the fingerprinter.
  *
  * in_reader_next returns 1 (a record), 0 (end), -1 (a bad record: the
- * message "FILE:LINE: FIELD: problem" is in in_reader_error; calling next
- * again skips it) or -2 (fatal: unreadable input, truncated gzip, a record
+ * message "FILE:LINE: FIELD: problem" is in in_reader_error — "FILE:
+ * problem" for a whole file of the files format; calling next again
+ * skips it) or -2 (fatal: unreadable input, truncated gzip, a record
  * running past the end of the file). A record's memory is valid until the
- * next call.
+ * next call. An input that cannot be opened: "FILE: cannot open: REASON".
  */
 #ifndef ND_IN_READER_H
 #define ND_IN_READER_H
@@ -65,6 +73,10 @@ int in_reader_next(in_reader *r, in_record *rec);
 const char *in_reader_error(const in_reader *r);
 /* Input bytes consumed so far (compressed bytes for gzip). */
 uint64_t in_reader_bytes(const in_reader *r);
+/* 1 when the next in_reader_next would wait for input: the input is live,
+ * holds no complete line (line formats) and has nothing to read now. A
+ * command that answers as it reads answers what it holds first. */
+int in_reader_would_block(in_reader *r);
 void in_reader_close(in_reader *r); /* accepts NULL */
 
 #endif

@@ -52,7 +52,8 @@ static size_t http_body_start(const char *b, size_t n, int *is_html)
     return n;
 }
 
-int in_next_warc(in_reader *r, in_record *rec)
+/* One record: 1 a document, 2 a record of a type that holds none. */
+static int next_record(in_reader *r, in_record *rec)
 {
     int rc;
     uint64_t record_line;
@@ -92,8 +93,8 @@ int in_next_warc(in_reader *r, in_record *rec)
     if (clen == -2) return in_fail(r, -2, "record at line %llu: bad Content-Length", (unsigned long long)record_line);
     if (clen > (long long)ND_MAX_DOC_BYTES) {
         /* Skip the block so the next record can be read. */
-        if (gzseek(r->gz, (z_off_t)clen, SEEK_CUR) < 0)
-            return in_fail(r, -2, "record at line %llu: cannot skip %lld bytes", (unsigned long long)record_line, clen);
+        rc = in_skip_bytes(r, (size_t)clen);
+        if (rc != 1) return rc;
         return in_fail(r, -1, "record at line %llu: block of %lld bytes exceeds the %u MiB limit",
                        (unsigned long long)record_line, clen, ND_MAX_DOC_BYTES >> 20);
     }
@@ -106,7 +107,7 @@ int in_next_warc(in_reader *r, in_record *rec)
     /* Count the block's lines so later messages keep true line numbers. */
     for (size_t i = 0; i < r->len; i++) r->lineno += r->line[i] == '\n';
     int response = strcasecmp(type, "response") == 0, conversion = strcasecmp(type, "conversion") == 0;
-    if (!response && !conversion) return in_next_warc(r, rec); /* request, metadata, warcinfo... */
+    if (!response && !conversion) return 2; /* request, metadata, warcinfo... */
     if (!have_uri) {
         r->lineno = record_line;
         return in_fail(r, -1, "field \"WARC-Target-URI\": missing in a %s record", type);
@@ -122,4 +123,11 @@ int in_next_warc(in_reader *r, in_record *rec)
     rec->text_len = r->len - start;
     rec->line = record_line;
     return 1;
+}
+
+int in_next_warc(in_reader *r, in_record *rec)
+{
+    int rc;
+    while ((rc = next_record(r, rec)) == 2) {}
+    return rc;
 }

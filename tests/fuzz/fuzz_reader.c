@@ -6,7 +6,11 @@
  * and a bad record ends in a message naming the input; never a crash.
  *
  * Input: one byte choosing the format, then the input file's bytes (fed
- * through a memfd, so gzip detection and reads are the real ones).
+ * through a memfd, so gzip detection and reads are the real ones). A
+ * first byte of 4 (mod 5) instead gives the rest as one JSONL line to
+ * both of the JSONL reader's parsers (cli/in_jsonl.c): when the fast one
+ * (simdjson) takes a line, jansson must take it too and give the same
+ * record.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -18,14 +22,53 @@
 
 #include <neardup.h>
 
-#include "in_reader.h"
+#include "in_internal.h"
+#include "in_json_fast.h"
+
+static in_reader *line_reader(char *line, size_t len)
+{
+    in_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup("fuzz.jsonl"))) abort();
+    r->fd = -1;
+    r->lineno = 1;
+    r->line = line;
+    r->len = len;
+    return r;
+}
+
+static void jsonl_differential(const uint8_t *data, size_t size)
+{
+    char *line = malloc(size + IN_JSON_PADDING + 1);
+    if (!line) abort();
+    if (size) memcpy(line, data, size);
+    memset(line + size, ' ', IN_JSON_PADDING + 1);
+    in_reader *fr = line_reader(line, size), *jr = line_reader(line, size);
+    in_record fast = {0}, slow = {0};
+    int frc = in_jsonl_fast(fr, &fast), jrc = in_jsonl_jansson(jr, &slow);
+    if (frc != 0 && frc != 1) abort();
+    if (jrc == -1 && strncmp(jr->err, "fuzz.jsonl:1: ", 14) != 0) abort();
+    if (frc == 1 &&
+        (jrc != 1 || fast.key_len != slow.key_len || memcmp(fast.key, slow.key, fast.key_len) ||
+         !fast.text != !slow.text || fast.text_len != slow.text_len ||
+         (fast.text_len && memcmp(fast.text, slow.text, fast.text_len)) ||
+         fast.has_fp != slow.has_fp || fast.fp != slow.fp || fast.has_score != slow.has_score ||
+         memcmp(&fast.score, &slow.score, sizeof fast.score) || fast.is_html != slow.is_html))
+        abort();
+    in_reader_close(fr);
+    in_reader_close(jr);
+    free(line);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const in_format formats[] = {IN_FORMAT_FP, IN_FORMAT_JSONL, IN_FORMAT_TSV,
                                         IN_FORMAT_WARC};
     if (size < 1) return 0;
-    in_format fmt = formats[data[0] % 4];
+    if (data[0] % 5 == 4) {
+        jsonl_differential(data + 1, size - 1);
+        return 0;
+    }
+    in_format fmt = formats[data[0] % 5];
     int fd = memfd_create("fuzz", 0);
     if (fd < 0) abort();
     if (size > 1 && write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) abort();

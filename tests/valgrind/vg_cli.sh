@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vg_cli.sh — a CLI smoke run under valgrind: init, add, query, get,
-# compact, verify, stats, fingerprint, expire, import, a bad input,
+# compact, verify, stats, fingerprint (JSONL and gzip input too), expire,
+# import, a bad input,
 # cluster (with --apply), dedupe (partitioned self-join), shard init and
 # shard import (a loader per shard, chunks spilled). Each command must
 # exit as expected with no invalid read or write, no use of
@@ -57,6 +58,13 @@ vg 0 verify db
 vg 0 stats db --json
 vg 0 fingerprint --format tsv texts.tsv
 vg 0 fingerprint --html page.html
+# JSONL through both parsers (simdjson; jansson for the bad line), gzip input
+printf '{"id":"j1","text":"caf\\u00e9 \\ud83d\\ude00 the quick brown fox","score":2}\n{"id":7,"fp":"00000000000000ff","x":[1,{"y":null}]}\n' > texts.jsonl
+printf '{"id":"j2","text":"\\ud800"}\n' > bad.jsonl
+gzip -c texts.tsv > texts.tsv.gz
+vg 0 fingerprint --format jsonl texts.jsonl
+vg 1 fingerprint --format jsonl bad.jsonl
+vg 0 fingerprint --format tsv texts.tsv.gz
 vg 0 expire db --older-than 1000s --now 4000
 vg 0 import db --format tsv texts.tsv
 vg 1 add db --format fp texts.tsv

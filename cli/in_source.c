@@ -1,0 +1,335 @@
+/*
+ * in_source.c — the bytes of a stream input (every format but files):
+ * read(2) into one buffer, gzip decoded on the way, lines and blocks
+ * handed out as views into the buffer.
+ *
+ * Not zlib's gzread, for two reasons. gzread fills its buffer before it
+ * returns (it loops on read(2) until the request is met, 128 KiB here),
+ * so on a live pipe — a crawler that writes a line and waits for the
+ * answer — it waits for bytes that never come; and reading a line with
+ * gzgetc costs a call per byte. Here a read(2) returns what the pipe
+ * holds, a line is found with memchr, and gzip is told by the first two
+ * bytes (read as they come, so detection waits for nothing more), then
+ * inflated from whatever has arrived.
+ *
+ * gzip: members may be concatenated, each starting with the magic; bytes
+ * after a member that do not start another are ignored, as gzread does.
+ * Input that ends inside a member is corrupt ("truncated").
+ *
+ * The buffer holds buf_cap bytes plus IN_PAD + 1 spare ones, and the
+ * IN_PAD bytes after the last byte read are kept zeroed, so every view is
+ * followed by IN_PAD initialised bytes and a line can be NUL-terminated in
+ * place. It starts at 128 KiB and doubles while one line needs more, up
+ * to the 64 MiB limit (plus one read).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <neardup.h>
+
+#include "in_internal.h"
+
+#define IN_BUF_START (1u << 17)
+#define IN_ZIN_CAP (1u << 16)
+
+enum { GZ_UNKNOWN = -1, GZ_PLAIN = 0, GZ_MEMBER = 1, GZ_BETWEEN = 2 };
+
+int in_buf_reserve(in_reader *r, size_t need)
+{
+    if (need <= r->buf_cap) return 0;
+    size_t c = r->buf_cap ? r->buf_cap : IN_BUF_START;
+    while (c < need) c *= 2;
+    char *p = realloc(r->buf, c + IN_PAD + 1);
+    if (!p) return -1;
+    r->buf = p;
+    r->buf_cap = c;
+    return 0;
+}
+
+static ssize_t read_some(int fd, void *p, size_t n)
+{
+    for (;;) {
+        ssize_t k = read(fd, p, n);
+        if (k >= 0 || errno != EINTR) return k;
+    }
+}
+
+int in_source_open(in_reader *r, int fd)
+{
+    struct stat st;
+    r->fd = fd;
+    r->gzip = GZ_UNKNOWN;
+    if (fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return in_fail_file(r, -2, r->path, "cannot open: %s", strerror(EISDIR));
+        r->live = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode);
+    }
+    if (in_buf_reserve(r, IN_BUF_START)) return in_fail_file(r, -2, r->path, "out of memory");
+    return 0;
+}
+
+void in_source_close(in_reader *r)
+{
+    if (r->inflating) inflateEnd(&r->zs);
+    r->inflating = 0;
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    free(r->zin);
+    r->zin = NULL;
+    free(r->buf);
+    r->buf = NULL;
+}
+
+/* Read more compressed bytes after those not yet inflated. 1 some,
+ * 0 end of input, -2 error. */
+static int read_compressed(in_reader *r)
+{
+    if (r->raw_eof) return 0;
+    if (r->zs.avail_in && r->zs.next_in != r->zin) memmove(r->zin, r->zs.next_in, r->zs.avail_in);
+    r->zs.next_in = r->zin;
+    ssize_t k = read_some(r->fd, r->zin + r->zs.avail_in, r->zin_cap - r->zs.avail_in);
+    if (k < 0) return in_fail(r, -2, "read error: %s", strerror(errno));
+    if (k == 0) {
+        r->raw_eof = 1;
+        return 0;
+    }
+    r->raw_bytes += (uint64_t)k;
+    r->zs.avail_in += (uInt)k;
+    return 1;
+}
+
+/* The first bytes: gzip's magic 1f 8b, or plain (copied to buf). */
+static int detect(in_reader *r)
+{
+    r->zin = malloc(IN_ZIN_CAP);
+    if (!r->zin) return in_fail(r, -2, "out of memory");
+    r->zin_cap = IN_ZIN_CAP;
+    r->zs.next_in = r->zin;
+    r->zs.avail_in = 0;
+    while (r->zs.avail_in < 2 && (r->zs.avail_in == 0 || r->zin[0] == 0x1f)) {
+        int rc = read_compressed(r);
+        if (rc < 0) return rc;
+        if (rc == 0) break;
+    }
+    if (r->zs.avail_in >= 2 && r->zin[0] == 0x1f && r->zin[1] == 0x8b) {
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK) return in_fail(r, -2, "out of memory");
+        r->inflating = 1;
+        r->gzip = GZ_MEMBER;
+        return 0;
+    }
+    r->gzip = GZ_PLAIN;
+    memcpy(r->buf + r->end, r->zin, r->zs.avail_in); /* end == 0: the first fill */
+    r->end += r->zs.avail_in;
+    r->zs.avail_in = 0;
+    free(r->zin);
+    r->zin = NULL;
+    return 0;
+}
+
+/* Inflate into buf[end, buf_cap); with may_read, read(2) when the
+ * compressed bytes run out. 1 bytes added, 0 none (end of input, or
+ * nothing pending without may_read), -2 error. */
+static int inflate_some(in_reader *r, int may_read)
+{
+    for (;;) {
+        if (r->gzip == GZ_BETWEEN) { /* another member, or the end */
+            while (r->zs.avail_in < 2 && may_read) {
+                int rc = read_compressed(r);
+                if (rc < 0) return rc;
+                if (rc == 0) break;
+            }
+            if (r->zs.avail_in < 2 && !r->raw_eof) return 0; /* !may_read */
+            if (r->zs.avail_in < 2 || r->zs.next_in[0] != 0x1f || r->zs.next_in[1] != 0x8b) {
+                r->zs.avail_in = 0; /* trailing bytes: ignored */
+                r->eof = 1;
+                return 0;
+            }
+            inflateReset(&r->zs);
+            r->gzip = GZ_MEMBER;
+        }
+        if (r->zs.avail_in == 0) {
+            if (!may_read) return 0;
+            int rc = read_compressed(r);
+            if (rc < 0) return rc;
+            if (rc == 0) return in_fail(r, -2, "corrupt or truncated gzip data: unexpected end of file");
+        }
+        size_t room = r->buf_cap - r->end;
+        r->zs.next_out = (Bytef *)r->buf + r->end;
+        r->zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
+        uInt before = r->zs.avail_out;
+        int zr = inflate(&r->zs, Z_NO_FLUSH);
+        size_t got = before - r->zs.avail_out;
+        r->end += got;
+        if (zr == Z_STREAM_END) r->gzip = GZ_BETWEEN;
+        else if (zr == Z_MEM_ERROR) return in_fail(r, -2, "out of memory");
+        else if (zr != Z_OK && zr != Z_BUF_ERROR)
+            return in_fail(r, -2, "corrupt or truncated gzip data: %s",
+                           r->zs.msg ? r->zs.msg : "invalid stream");
+        if (got) return 1;
+    }
+}
+
+static int fill_raw(in_reader *r);
+
+/* Append bytes at buf[end] (end < buf_cap). 1 some, 0 end of input
+ * (r->eof set), -2 error. */
+static int fill(in_reader *r)
+{
+    int rc = fill_raw(r);
+    memset(r->buf + r->end, 0, IN_PAD + 1);
+    return rc;
+}
+
+static int fill_raw(in_reader *r)
+{
+    if (r->eof) return 0;
+    if (r->gzip == GZ_UNKNOWN) {
+        int rc = detect(r);
+        if (rc < 0) return rc;
+        if (r->gzip == GZ_PLAIN && r->end > 0) return 1;
+    }
+    if (r->gzip != GZ_PLAIN) {
+        int rc = inflate_some(r, 1);
+        if (rc == 0) r->eof = 1;
+        return rc;
+    }
+    if (r->raw_eof) {
+        r->eof = 1;
+        return 0;
+    }
+    ssize_t k = read_some(r->fd, r->buf + r->end, r->buf_cap - r->end);
+    if (k < 0) return in_fail(r, -2, "read error: %s", strerror(errno));
+    if (k == 0) {
+        r->raw_eof = r->eof = 1;
+        return 0;
+    }
+    r->raw_bytes += (uint64_t)k;
+    r->end += (size_t)k;
+    return 1;
+}
+
+/* Move the unread bytes to the front of buf; returns how far they moved. */
+static size_t compact(in_reader *r)
+{
+    size_t moved = r->beg;
+    if (moved) {
+        memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+        r->end -= moved;
+        r->beg = 0;
+    }
+    r->ready_ok = 0;
+    return moved;
+}
+
+int in_read_line(in_reader *r)
+{
+    size_t scan = r->beg; /* no newline in buf[beg, scan) */
+    int too_long = 0;
+    r->len = 0;
+    r->lineno++;
+    for (;;) {
+        char *nl = scan < r->end ? memchr(r->buf + scan, '\n', r->end - scan) : NULL;
+        if (nl) {
+            size_t e = (size_t)(nl - r->buf);
+            if (!too_long && e - r->beg > ND_MAX_DOC_BYTES) too_long = 1;
+            r->line = r->buf + r->beg;
+            r->len = e - r->beg;
+            r->beg = e + 1;
+            break;
+        }
+        scan = r->end;
+        if (!too_long && r->end - r->beg > ND_MAX_DOC_BYTES) too_long = 1;
+        if (too_long) r->beg = r->end = scan = 0; /* only the newline matters now */
+        if (r->eof) {
+            if (r->end == r->beg && !too_long) {
+                r->lineno--;
+                return 0;
+            }
+            r->line = r->buf + r->beg;
+            r->len = r->end - r->beg;
+            r->beg = r->end;
+            break;
+        }
+        scan -= compact(r);
+        if (r->end == r->buf_cap && in_buf_reserve(r, r->buf_cap * 2))
+            return in_fail(r, -2, "out of memory");
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    if (too_long) {
+        r->len = 0;
+        return in_fail(r, -1, "line longer than the %u MiB limit", ND_MAX_DOC_BYTES >> 20);
+    }
+    if (r->len && r->line[r->len - 1] == '\r') r->len--;
+    r->line[r->len] = '\0';
+    return 1;
+}
+
+int in_read_bytes(in_reader *r, size_t n)
+{
+    while (r->end - r->beg < n) {
+        if (r->eof)
+            return in_fail(r, -2, "record claims %zu bytes but the input ends after %zu", n,
+                           r->end - r->beg);
+        compact(r);
+        if (in_buf_reserve(r, n)) return in_fail(r, -2, "out of memory");
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    r->line = r->buf + r->beg;
+    r->len = n;
+    r->beg += n;
+    return 1;
+}
+
+int in_skip_bytes(in_reader *r, size_t n)
+{
+    for (;;) {
+        size_t have = r->end - r->beg;
+        if (have >= n) {
+            r->beg += n;
+            return 1;
+        }
+        n -= have;
+        r->beg = r->end = 0;
+        r->ready_ok = 0;
+        if (r->eof) return 1; /* the input ends inside: nothing left to read */
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+}
+
+int in_source_would_block(in_reader *r)
+{
+    if (!r->live || r->eof || r->fd < 0) return 0;
+    for (;;) {
+        /* A complete line that is not blank (blank lines are skipped)?
+         * r->ready remembers the newline found last, so a line is looked
+         * at once however often this is asked. */
+        if (r->ready_ok && r->ready >= r->beg) return 0;
+        size_t ls = r->beg;
+        while (ls < r->end) {
+            char *nl = memchr(r->buf + ls, '\n', r->end - ls);
+            if (!nl) break;
+            size_t e = (size_t)(nl - r->buf);
+            if (e > ls && !(e == ls + 1 && r->buf[ls] == '\r')) {
+                r->ready = e;
+                r->ready_ok = 1;
+                return 0;
+            }
+            ls = e + 1;
+        }
+        if (r->gzip != GZ_MEMBER && r->gzip != GZ_BETWEEN) break;
+        /* gzip: inflate what has come, without reading */
+        if (r->end == r->buf_cap) return 0; /* full: the reader makes room */
+        int rc = inflate_some(r, 0);
+        memset(r->buf + r->end, 0, IN_PAD + 1); /* as fill() keeps it */
+        if (rc < 0 || r->eof) return 0; /* the reader reports or ends */
+        if (rc == 0) break;
+    }
+    struct pollfd p = {.fd = r->fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
+}
