@@ -25,6 +25,7 @@
  * input, unless that thread blocks it.
  */
 #include "cli.h"
+#include "in_reader.h"
 
 #include <signal.h>
 #include <string.h>
@@ -82,7 +83,11 @@ void cli_signals_init(const char *cmd)
     }
 }
 
-void cli_signals_defer(void) { deferring = 1; }
+void cli_signals_defer(void)
+{
+    deferring = 1;
+    in_reader_set_stop(cli_interrupted); /* a blocked read returns to the command */
+}
 
 int cli_interrupted(void) { return pending; }
 

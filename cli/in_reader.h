@@ -77,6 +77,13 @@ uint64_t in_reader_bytes(const in_reader *r);
  * holds no complete line (line formats) and has nothing to read now. A
  * command that answers as it reads answers what it holds first. */
 int in_reader_would_block(in_reader *r);
+
+/* A read blocked on a pipe or terminal that a signal interrupts (EINTR)
+ * is retried unless stop, when set, returns nonzero: then the read fails
+ * with "interrupted", so a command that defers its signals (cli_signal.c)
+ * gets back control to clean up. One setting for the process; NULL (the
+ * default) always retries. */
+void in_reader_set_stop(int (*stop)(void));
 void in_reader_close(in_reader *r); /* accepts NULL */
 
 #endif

@@ -50,11 +50,15 @@ int in_buf_reserve(in_reader *r, size_t need)
     return 0;
 }
 
+static int (*read_stop)(void);
+
+void in_reader_set_stop(int (*stop)(void)) { read_stop = stop; }
+
 static ssize_t read_some(int fd, void *p, size_t n)
 {
     for (;;) {
         ssize_t k = read(fd, p, n);
-        if (k >= 0 || errno != EINTR) return k;
+        if (k >= 0 || errno != EINTR || (read_stop && read_stop())) return k;
     }
 }
 
