@@ -761,6 +761,248 @@ typedef int (*nd_cluster_cb)(uint32_t query, uint32_t removed, uint32_t kept,
 int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_opts *o,
                nd_cluster_cb cb, void *payload);
 
+/* ------------------------------------------------------------------ */
+/* Corpus dedupe                                                       */
+/* ------------------------------------------------------------------ */
+
+/** The near-duplicates of a corpus, without a database: feed every
+ *  document (nd_dedupe_add_text, _add_fp, _add_signature), then read the
+ *  results through callbacks (nd_dedupe_pairs, _clusters, _roles, _docs).
+ *
+ *  A pair is two documents whose fingerprints lie within k bits and whose
+ *  min-hash sketches (of the same features as the fingerprint) estimate a
+ *  resemblance of at least min_resemblance, or, with min_containment C > 0,
+ *  a containment |A n B| / min(|A|, |B|) of at least C. Candidates come
+ *  from the self-join of the fingerprints (every pair within min(k, 8)
+ *  bits) and from min-hash banding (16 bands of 8 bins; 32 of 4 when C > 0),
+ *  which reaches k above 8. Documents without text (nd_dedupe_add_fp) pair
+ *  by fingerprint distance alone, within min(k, 8) bits.
+ *
+ *  Memory: 8 bytes a document (16 with ND_DEDUPE_KEEP_SCORE|LONGEST); keys,
+ *  scores and sketches (260 bytes a text) go to unlinked files in the
+ *  scratch directory, read back where needed. The sorts stay within the
+ *  memory budget (32 bytes a document sorted at once; a larger sort is
+ *  split into partitions, same results); banding takes 16 bytes a document;
+ *  clustering about 20 a document and 20 a pair. No text is kept.
+ *
+ *  A handle is used by one thread at a time; separate handles are
+ *  independent. The library never reads an environment variable for it. */
+typedef struct nd_dedupe nd_dedupe;
+
+/** Which document of a cluster stays. Ties: input order. */
+typedef enum nd_dedupe_keep {
+    ND_DEDUPE_KEEP_FIRST = 0,   /**< the first added (default) */
+    ND_DEDUPE_KEEP_SCORE = 1,   /**< the highest score */
+    ND_DEDUPE_KEEP_LONGEST = 2  /**< the longest text (fingerprint-only
+                                     documents count as length 0) */
+} nd_dedupe_keep;
+
+/** Flags of nd_dedupe_options. */
+/** Pairs by fingerprint distance alone: no sketch confirmation and no
+ *  banding, so k is at most 8 (default 3); min_resemblance and
+ *  min_containment are ignored. Sketches are still computed from texts,
+ *  and pairs still carry their estimated resemblance. */
+#define ND_DEDUPE_SIMHASH_ONLY 0x1u
+
+#define ND_DEDUPE_OPTIONS_VERSION 1u
+
+/** Defaults of nd_dedupe_options, measured (bench/README.md, "Dedupe
+ *  quality"): with texts, k = 24 and resemblance 0.85. */
+#define ND_DEDUPE_DEFAULT_K 24u
+#define ND_DEDUPE_DEFAULT_SIMHASH_K 3u
+#define ND_DEDUPE_DEFAULT_MIN_RESEMBLANCE 0.85
+#define ND_DEDUPE_DEFAULT_MEMORY (256ull << 20)
+/** Smallest memory budget accepted (forces many partitions: for tests). */
+#define ND_DEDUPE_MIN_MEMORY 1024u
+
+/** Options of nd_dedupe_new. Zero fields mean the default. */
+typedef struct nd_dedupe_options {
+    unsigned version;         /**< ND_DEDUPE_OPTIONS_VERSION */
+    unsigned flags;           /**< ND_DEDUPE_* */
+    unsigned k;               /**< largest distance in bits (0..64), used
+                                   when has_k; default ND_DEDUPE_DEFAULT_K,
+                                   or ND_DEDUPE_DEFAULT_SIMHASH_K when no
+                                   document has text or with
+                                   ND_DEDUPE_SIMHASH_ONLY. Above 8 needs
+                                   texts. */
+    int has_k;                /**< nonzero: k as given (0 included) */
+    double min_resemblance;   /**< in (0, 1]; 0 = 0.85 (see
+                                   ND_DEDUPE_SIMHASH_ONLY for none) */
+    double min_containment;   /**< in [0, 1]; 0 = off */
+    nd_dedupe_keep keep;      /**< ND_DEDUPE_KEEP_*; 0 = FIRST */
+    uint64_t memory;          /**< bytes for the sorts, at least
+                                   ND_DEDUPE_MIN_MEMORY; 0 = 256 MiB */
+    const nd_fp_options *fp;  /**< features of texts; NULL = defaults.
+                                   Copied (stop words included). */
+    const char *scratch_dir;  /**< directory of the scratch files; NULL =
+                                   "/tmp". Copied. */
+} nd_dedupe_options;
+
+#define ND_DEDUPE_OPTIONS_INIT \
+    { ND_DEDUPE_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, ND_DEDUPE_KEEP_FIRST, 0, NULL, NULL }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+int nd_dedupe_options_init(nd_dedupe_options *opts, unsigned version);
+
+/** A new, empty dedupe.
+ *  @param opts  NULL = all defaults
+ *  @return ND_OK; ND_EINVAL (bad version, flags, k above 64, k above 8
+ *          with ND_DEDUPE_SIMHASH_ONLY, a threshold outside [0, 1] or NaN,
+ *          unknown keep, memory below ND_DEDUPE_MIN_MEMORY, bad fp
+ *          options); ND_EIO (the scratch files cannot be created in the
+ *          scratch directory); ND_ENOMEM.
+ *  @note Free with nd_dedupe_free. */
+int nd_dedupe_new(nd_dedupe **out, const nd_dedupe_options *opts);
+
+/** Free the handle and its scratch files; accepts NULL. */
+void nd_dedupe_free(nd_dedupe *d);
+
+/** What the dedupe knows of one document, computed from one pass over its
+ *  features: what nd_dedupe_add_text stores. Computed on one machine and
+ *  added on another (nd_dedupe_add_signature), it gives the same results
+ *  when both handles have the same fingerprint options and thresholds. */
+typedef struct nd_signature {
+    uint64_t fp;        /**< the simhash fingerprint (as nd_fingerprint) */
+    nd_sketch sketch;   /**< min-hash sketch of the same features */
+    uint32_t distinct;  /**< distinct features (saturated at 2^32 - 2),
+                             counted only when min_containment > 0, else 0 */
+    uint64_t length;    /**< bytes of the text (ND_DEDUPE_KEEP_LONGEST) */
+} nd_signature;
+
+/** The signature of a text under d's options, without adding it.
+ *  @param flags  ND_FP_HTML: the text is HTML (besides the options' flags)
+ *  @return as nd_fingerprint; ND_EINVAL for unknown flags.
+ *  @note Any time, also after results were read. */
+int nd_dedupe_sign(nd_signature *out, nd_dedupe *d, const char *text, size_t len,
+                   unsigned flags);
+
+/** Add a document with text: its fingerprint and sketch come from one
+ *  tokenisation (nd_dedupe_sign with no flags, then add_signature).
+ *  @param key    bytes identifying the document in the results (copied;
+ *                any length, may repeat)
+ *  @param score  its authority: ND_DEDUPE_KEEP_SCORE keeps the highest;
+ *                handed back by nd_dedupe_docs
+ *  @return ND_OK; as nd_dedupe_sign; ND_EINVAL (NULL key with key_len > 0,
+ *          or results were already read: the corpus is closed); ND_ELIMIT
+ *          (2^32 - 1 documents); ND_EIO or ND_ENOSPC (a scratch file);
+ *          ND_ENOMEM. After an error other than ND_EINVAL and ND_ELIMIT,
+ *          the handle only accepts nd_dedupe_free. */
+int nd_dedupe_add_text(nd_dedupe *d, const char *key, size_t key_len, const char *text,
+                       size_t len, double score);
+
+/** Add a document known by its fingerprint only (no sketch: it pairs by
+ *  distance alone, within min(k, 8) bits). @return as nd_dedupe_add_text. */
+int nd_dedupe_add_fp(nd_dedupe *d, const char *key, size_t key_len, uint64_t fp,
+                     double score);
+
+/** Add a document by a signature from nd_dedupe_sign (of this handle or
+ *  one with the same options). @return as nd_dedupe_add_text. */
+int nd_dedupe_add_signature(nd_dedupe *d, const char *key, size_t key_len,
+                            const nd_signature *sig, double score);
+
+/** Returned by the nd_dedupe walks when a callback returned nonzero:
+ *  positive, so it never equals an nd_error. */
+#define ND_DEDUPE_STOPPED 1
+
+/** One pair of near-duplicate documents. */
+typedef struct nd_dedupe_pair {
+    uint64_t a, b;        /**< the documents, by input order (0 = first
+                               added), a < b */
+    const char *key_a;    /**< a's key (a NUL follows) */
+    size_t key_a_len;
+    const char *key_b;
+    size_t key_b_len;
+    unsigned dist;        /**< bits between their fingerprints */
+    double resemblance;   /**< estimated from the sketches; -1 when a
+                               document of the pair has none (added by
+                               nd_dedupe_add_fp) */
+    double containment;   /**< estimated when min_containment > 0 and both
+                               have sketches; else -1 */
+    int by_containment;   /**< 1: only the containment made it a pair */
+} nd_dedupe_pair;
+
+/** Receives one pair; its strings live until the callback returns.
+ *  Return 0 to go on, nonzero to stop. */
+typedef int (*nd_dedupe_pair_cb)(const nd_dedupe_pair *pair, void *payload);
+
+/** Every pair of the corpus, each once, streamed as found: the self-join's
+ *  (table by table) then banding's. The first result call closes the
+ *  corpus (no more adds).
+ *  @return ND_OK; ND_DEDUPE_STOPPED (cb returned nonzero); ND_EINVAL (NULL
+ *          cb, or k above 8 given while no document had text); ND_EIO;
+ *          ND_ENOMEM.
+ *  @note Memory as the header of this section says; the pairs themselves
+ *        are not kept. */
+int nd_dedupe_pairs(nd_dedupe *d, nd_dedupe_pair_cb cb, void *payload);
+
+/** Role of a document in the clusters. */
+typedef enum nd_dedupe_role {
+    ND_DEDUPE_ROLE_KEEP = 1, /**< kept: the first of its cluster in keep
+                                  order, or alone */
+    ND_DEDUPE_ROLE_DROP = 2  /**< a near-duplicate of its cluster's kept one */
+} nd_dedupe_role;
+
+/** One document in the clusters. */
+typedef struct nd_dedupe_member {
+    uint64_t cluster;     /**< 1, 2, ... in keep order of the kept documents,
+                               counting clusters of two or more only; 0
+                               for a document alone */
+    nd_dedupe_role role;
+    uint64_t doc;         /**< the document, by input order */
+    const char *key;      /**< its key (a NUL follows) */
+    size_t key_len;
+    uint64_t kept;        /**< the kept document of its cluster (doc itself
+                               when kept) */
+    unsigned dist;        /**< bits to the kept document's fingerprint */
+} nd_dedupe_member;
+
+/** Receives one member; its key lives until the callback returns.
+ *  Return 0 to go on, nonzero to stop. */
+typedef int (*nd_dedupe_member_cb)(const nd_dedupe_member *m, void *payload);
+
+/** The clusters of two or more documents (representative rule, as
+ *  nd_cluster_greedy: documents are taken in keep order; one not yet
+ *  assigned is kept and takes every unassigned document it forms a pair
+ *  with, so every dropped document is a pair with its kept one). Each
+ *  cluster comes as its kept member then its dropped ones in input order;
+ *  clusters in keep order of their kept documents. Identical documents
+ *  (same fingerprint and sketch) are clustered as one.
+ *  The clustering is computed by the first of nd_dedupe_clusters and
+ *  nd_dedupe_roles and kept for the other (12 bytes a document).
+ *  @return as nd_dedupe_pairs. */
+int nd_dedupe_clusters(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
+
+/** Every document in input order with its role in the clusters (the keys
+ *  to keep and to drop). @return as nd_dedupe_pairs. */
+int nd_dedupe_roles(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
+
+/** Receives up to a batch of documents in input order: key, fingerprint,
+ *  score as added, time 0. The callback may change the entries (their
+ *  time, say); the keys live until it returns. Return 0 to go on. */
+typedef int (*nd_dedupe_docs_cb)(nd_doc *docs, size_t n, void *payload);
+
+/** Every document added, in batches of at most batch (0 = 65536): to load
+ *  the corpus into a database (nd_loader_add takes such a batch).
+ *  @return as nd_dedupe_pairs. */
+int nd_dedupe_docs(nd_dedupe *d, size_t batch, nd_dedupe_docs_cb cb, void *payload);
+
+/** Counts of a dedupe. */
+typedef struct nd_dedupe_stats {
+    uint64_t documents;      /**< added */
+    uint64_t texts;          /**< added with a sketch */
+    uint64_t distinct;       /**< groups of identical documents, once
+                                  clustered; else 0 */
+    uint64_t pairs;          /**< pairs found by the last walk that joined
+                                  (nd_dedupe_pairs, or the clustering:
+                                  there, pairs of distinct documents) */
+    uint64_t by_containment; /**< of those, pairs by containment only */
+    unsigned k;              /**< the distance in effect (the default
+                                  resolved once the corpus is closed) */
+} nd_dedupe_stats;
+
+/** The counts so far. @return ND_OK; ND_EINVAL (NULL). */
+int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
+
 #ifdef __cplusplus
 }
 #endif

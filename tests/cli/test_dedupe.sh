@@ -198,7 +198,7 @@ TMPDIR=$PWD/scratch expect_exit 0 "$ND" dedupe --out pairs c
 expect_lines 4
 check "scratch directory left empty" -z "$(ls -A scratch)"
 TMPDIR=$PWD/no-such-dir expect_exit 2 "$ND" dedupe c
-expect_err_match "cannot create the keys scratch file in '.*no-such-dir' \(set TMPDIR\)"
+expect_err_match "cannot create the keys scratch file in '.*no-such-dir': .* \(set TMPDIR\)"
 
 # fp input: simhash only, k <= 8 (default 3)
 printf '0123456789abcdef\tf1\n0123456789abcdee\tf2\nfedcba9876543210\tf3\n0123456789abcdf0\tf4\n' > in.fp
