@@ -227,6 +227,7 @@ int dedupe_close(nd_dedupe *d)
                      "dedupe: k above %u needs texts (no document had one)", DEDUPE_MAX_JOIN_K);
         d->k = d->join_k = ND_DEDUPE_DEFAULT_SIMHASH_K;
     }
+    d->rule = (verify_rule){d->k, d->join_k, d->simhash_only ? 0 : d->min_res, d->min_cont};
     d->closed = 1;
     return ND_OK;
 }

@@ -154,11 +154,3 @@ int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd
     dedupe_band_src src = {mem_read, &j};
     return dedupe_band_scan(m, ids, fp, &src, DEDUPE_BAND_BINS, join_k, k, mem_cand, &j);
 }
-
-double dedupe_containment(double j, uint32_t na, uint32_t nb)
-{
-    uint32_t lo = na < nb ? na : nb;
-    if (lo == 0) return 0;
-    double c = j * ((double)na + (double)nb) / (1 + j) / (double)lo;
-    return c < 1 ? c : 1;
-}

@@ -75,9 +75,4 @@ int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd
                      unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
                      void *payload);
 
-/* Containment of the smaller set in the larger, |A n B| / min(|A|, |B|),
- * estimated from the resemblance J and the set sizes: |A n B| =
- * J (|A| + |B|) / (1 + J). 0 when a set is empty; at most 1. */
-double dedupe_containment(double j, uint32_t na, uint32_t nb);
-
 #endif

@@ -35,7 +35,7 @@ typedef struct pair_list {
     size_t n, cap;
 } pair_list;
 
-static int collect(size_t x, size_t y, const dedupe_found *f, void *payload)
+static int collect(size_t x, size_t y, const verify_result *f, void *payload)
 {
     pair_list *l = payload;
     (void)f;

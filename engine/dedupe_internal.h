@@ -14,6 +14,7 @@
 #include "dedupe_docs.h"
 #include "dedupe_feat.h"
 #include "neardup.h"
+#include "verify_pair.h"
 
 /* The self-join's reach: pairs beyond it come from banding only. */
 enum { DEDUPE_MAX_JOIN_K = ND_MAX_PLAN_K };
@@ -25,6 +26,7 @@ struct nd_dedupe {
     double min_res, min_cont;
     nd_dedupe_keep keep;
     size_t memory;
+    verify_rule rule;        /* the pair decision, settled by dedupe_close */
     nd_fp_options fp;        /* stopwords point into stop_ptrs / stop_buf */
     char *stop_buf;
     const char **stop_ptrs;
@@ -56,12 +58,7 @@ int dedupe_close(nd_dedupe *d);
 /* A pair found by the joins: positions x < y into the joined documents,
  * with the estimates. A positive return stops the joins and is returned
  * by dedupe_join; a negative nd_error too. */
-typedef struct dedupe_found {
-    unsigned dist;
-    double resemblance, containment; /* -1 when not estimated */
-    int by_containment;
-} dedupe_found;
-typedef int (*dedupe_found_fn)(size_t x, size_t y, const dedupe_found *f, void *payload);
+typedef int (*dedupe_found_fn)(size_t x, size_t y, const verify_result *f, void *payload);
 
 /* Every pair of the documents ids[0..m) (all n in order when ids is NULL;
  * ids increase): the self-join within the memory budget, then banding.

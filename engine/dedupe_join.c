@@ -11,7 +11,7 @@
  * when its sketches estimate a resemblance >= R, or, with containment on,
  * a containment >= C (estimated from the resemblance and the counts of
  * distinct features: Broder's "roughly contained", |A n B| / min(|A|,
- * |B|)). With R = 0 (ND_DEDUPE_SIMHASH_ONLY), or when no document had
+ * |B|)): verify_pair decides, the one decision of the library. With R = 0 (ND_DEDUPE_SIMHASH_ONLY), or when no document had
  * text, the self-join alone answers, by distance. bench/README.md, "Dedupe
  * quality", has the measurement that chose the defaults (k = 24, R =
  * 0.85, C off).
@@ -49,38 +49,17 @@ typedef struct join_state {
 
 #define DOC(js, x) ((js)->ids ? (size_t)(js)->ids[x] : (size_t)(x))
 
-/* Containment of the smaller set in the larger, |A n B| / min(|A|, |B|),
- * from the resemblance J and the set sizes: |A n B| = J (|A| + |B|) /
- * (1 + J). 0 when a set is empty; at most 1. */
-static double containment(double j, uint32_t na, uint32_t nb)
+/* One side of a candidate for verify_pair: no record (the corpus has no
+ * sketch, or the distance alone decides) or a record without a sketch is
+ * a document known by its fingerprint. */
+static verify_doc as_doc(uint64_t fp, const dedupe_rec *r)
 {
-    uint32_t lo = na < nb ? na : nb;
-    if (lo == 0) return 0;
-    double c = j * ((double)na + (double)nb) / (1 + j) / (double)lo;
-    return c < 1 ? c : 1;
-}
-
-/* The estimates of a candidate; 1 when it is a pair (resemblance >= R,
- * or containment >= C when C > 0; any candidate when R = 0). A document
- * without a sketch pairs by distance alone, within the self-join's
- * reach. */
-static int confirm(const nd_dedupe *d, const dedupe_rec *a, const dedupe_rec *b, dedupe_found *f)
-{
-    if (a->size == DEDUPE_NO_SKETCH || b->size == DEDUPE_NO_SKETCH) { /* by distance alone */
-        f->resemblance = f->containment = -1;
-        f->by_containment = 0;
-        return f->dist <= d->join_k;
-    }
-    f->resemblance = nd_sketch_resemblance(&a->sk, &b->sk);
-    f->containment = d->min_cont > 0 ? containment(f->resemblance, a->size, b->size) : -1;
-    f->by_containment = 0;
-    if (d->simhash_only || f->resemblance >= d->min_res) return 1;
-    if (d->min_cont > 0 && f->containment >= d->min_cont) return f->by_containment = 1;
-    return 0;
+    if (!r || r->size == DEDUPE_NO_SKETCH) return (verify_doc){fp, NULL, 0};
+    return (verify_doc){fp, &r->sk, r->size};
 }
 
 /* Count and hand on a pair; nonzero stops the joins (js->rc says why). */
-static int report(join_state *js, size_t x, size_t y, const dedupe_found *f)
+static int report(join_state *js, size_t x, size_t y, const verify_result *f)
 {
     js->d->pairs++;
     js->d->by_containment += (uint64_t)f->by_containment;
@@ -92,12 +71,21 @@ static int report(join_state *js, size_t x, size_t y, const dedupe_found *f)
     return 0;
 }
 
+/* A candidate x < y: reported when verify_pair says so. */
+static int check(join_state *js, size_t x, size_t y, const dedupe_rec *a, const dedupe_rec *b)
+{
+    const uint64_t *fp = js->d->docs.fp;
+    verify_doc va = as_doc(fp[DOC(js, x)], a), vb = as_doc(fp[DOC(js, y)], b);
+    verify_result f;
+    return verify_pair(&f, &va, &vb, &js->d->rule) ? report(js, x, y, &f) : 0;
+}
+
 static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
 {
     join_state *js = payload;
     nd_dedupe *d = js->d;
-    dedupe_found f = {dist, -1, -1, 0};
-    if (!d->docs.has_sk || (d->simhash_only && !js->estimates)) return report(js, x, y, &f);
+    (void)dist;
+    if (!d->docs.has_sk || (d->simhash_only && !js->estimates)) return check(js, x, y, NULL, NULL);
     dedupe_rec a, b;
     int rc = dedupe_docs_rec(&d->docs, DOC(js, x), &a);
     if (rc == ND_OK) rc = dedupe_docs_rec(&d->docs, DOC(js, y), &b);
@@ -105,15 +93,14 @@ static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
         js->rc = rc;
         return 1;
     }
-    return confirm(d, &a, &b, &f) ? report(js, x, y, &f) : 0;
+    return check(js, x, y, &a, &b);
 }
 
 static int band_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
                      void *payload)
 {
-    join_state *js = payload;
-    dedupe_found f = {dist, -1, -1, 0};
-    return confirm(js->d, a, b, &f) ? report(js, x, y, &f) : 0;
+    (void)dist;
+    return check(payload, x, y, a, b);
 }
 
 /* The band join's source: a pass reads the sketch file in order; a run's
@@ -172,7 +159,7 @@ typedef struct pair_walk {
     void *payload;
 } pair_walk;
 
-static int pair_found(size_t x, size_t y, const dedupe_found *f, void *payload)
+static int pair_found(size_t x, size_t y, const verify_result *f, void *payload)
 {
     pair_walk *w = payload;
     nd_dedupe *d = w->d;
