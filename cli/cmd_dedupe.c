@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 #include "cli_docs.h"
+#include "dedupe_common.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -88,68 +89,6 @@ static const char usage[] =
  * least is 1 KB, for tests that want many partitions. */
 enum { DEFAULT_MEMORY_MB = 256, MAX_MEMORY_MB = 1 << 20 };
 #define MIN_MEMORY_MB 0.001
-
-static void put_bytes(const char *k, size_t len, int json)
-{
-    if (json) cli_put_json_string(stdout, k, len);
-    else cli_put_field(stdout, k, len);
-}
-
-/* ---- output -------------------------------------------------------------- */
-
-static int print_pair(const nd_dedupe_pair *p, void *payload)
-{
-    int json = *(const int *)payload;
-    if (!json) {
-        put_bytes(p->key_a, p->key_a_len, 0);
-        putchar('\t');
-        put_bytes(p->key_b, p->key_b_len, 0);
-        printf("\t%u\n", p->dist);
-        return 0;
-    }
-    printf("{\"a\":");
-    put_bytes(p->key_a, p->key_a_len, 1);
-    printf(",\"b\":");
-    put_bytes(p->key_b, p->key_b_len, 1);
-    printf(",\"dist\":%u", p->dist);
-    if (p->resemblance >= 0) printf(",\"resemblance\":%.3f", p->resemblance);
-    if (p->containment >= 0) printf(",\"containment\":%.3f", p->containment);
-    printf("}\n");
-    return 0;
-}
-
-/* clusters: CLUSTER<TAB>keep|drop<TAB>KEY<TAB>DIST */
-static int print_member(const nd_dedupe_member *m, void *payload)
-{
-    int json = *(const int *)payload;
-    const char *role = m->role == ND_DEDUPE_ROLE_KEEP ? "keep" : "drop";
-    if (json) printf("{\"cluster\":%llu,\"role\":\"%s\",\"key\":", (unsigned long long)m->cluster, role);
-    else printf("%llu\t%s\t", (unsigned long long)m->cluster, role);
-    put_bytes(m->key, m->key_len, json);
-    printf(json ? ",\"dist\":%u}\n" : "\t%u\n", m->dist);
-    return 0;
-}
-
-typedef struct role_view {
-    nd_dedupe_role want;
-    int json;
-} role_view;
-
-/* keep, drop: the keys of one role, in input order */
-static int print_role(const nd_dedupe_member *m, void *payload)
-{
-    const role_view *v = payload;
-    if (m->role != v->want) return 0;
-    if (v->json) {
-        printf("{\"%s\":", v->want == ND_DEDUPE_ROLE_KEEP ? "keep" : "drop");
-        put_bytes(m->key, m->key_len, 1);
-        printf("}\n");
-    } else {
-        put_bytes(m->key, m->key_len, 0);
-        putchar('\n');
-    }
-    return 0;
-}
 
 /* ---- --db ------------------------------------------------------------------ */
 
@@ -314,11 +253,7 @@ int cmd_dedupe(int argc, char **argv)
         cli_usage(stderr, usage);
         return cli_fail("dedupe: give at least one INPUT");
     }
-    /* Simhash only (R = 0, or fp input): the self-join must cover k. */
-    if (min_res == 0 || fmt == IN_FORMAT_FP) o.flags |= ND_DEDUPE_SIMHASH_ONLY;
-    else o.min_resemblance = min_res;
-    const char *tmp = getenv("TMPDIR");
-    o.scratch_dir = tmp && *tmp ? tmp : NULL;
+    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
     o.fp = &fo;
     /* The options are checked before --db creates anything. */
     if ((rc = new_dedupe(&dd, &o))) return rc;
@@ -385,12 +320,12 @@ int cmd_dedupe(int argc, char **argv)
     if (tty && n >= 20000) fputc('\n', stderr);
     if (rc == CLI_EXIT_OK) {
         if (strcmp(out, "pairs") == 0) {
-            nrc = nd_dedupe_pairs(dd, print_pair, &json);
+            nrc = nd_dedupe_pairs(dd, dedupe_print_pair, &json);
         } else if (strcmp(out, "clusters") == 0) {
-            nrc = nd_dedupe_clusters(dd, print_member, &json);
+            nrc = nd_dedupe_clusters(dd, dedupe_print_member, &json);
         } else {
-            role_view v = {out[0] == 'k' ? ND_DEDUPE_ROLE_KEEP : ND_DEDUPE_ROLE_DROP, json};
-            nrc = nd_dedupe_roles(dd, print_role, &v);
+            dedupe_role_view v = {out[0] == 'k' ? ND_DEDUPE_ROLE_KEEP : ND_DEDUPE_ROLE_DROP, json};
+            nrc = nd_dedupe_roles(dd, dedupe_print_role, &v);
         }
         if (nrc < 0) rc = cli_fail_nd(nrc, "dedupe");
     }

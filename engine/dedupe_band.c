@@ -120,37 +120,3 @@ done:
     return stop;
 #undef DOC
 }
-
-/* ---- sketches in memory ---------------------------------------------------- */
-
-typedef struct mem_join {
-    const nd_sketch *sk;
-    double min_res;
-    dedupe_pair_fn cb;
-    void *payload;
-} mem_join;
-
-static int mem_read(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential, void *payload)
-{
-    const mem_join *j = payload;
-    (void)sequential;
-    for (size_t i = 0; i < n; i++) out[i] = (dedupe_rec){j->sk[docs[i]], 0};
-    return ND_OK;
-}
-
-static int mem_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
-                    void *payload)
-{
-    const mem_join *j = payload;
-    if (nd_sketch_resemblance(&a->sk, &b->sk) < j->min_res) return 0;
-    return j->cb(x, y, dist, j->payload);
-}
-
-int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
-                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
-                     void *payload)
-{
-    mem_join j = {sk, min_res, cb, payload};
-    dedupe_band_src src = {mem_read, &j};
-    return dedupe_band_scan(m, ids, fp, &src, DEDUPE_BAND_BINS, join_k, k, mem_cand, &j);
-}

@@ -54,25 +54,14 @@ typedef int (*dedupe_cand_fn)(size_t x, size_t y, unsigned dist, const dedupe_re
                               const dedupe_rec *b, void *payload);
 
 /* Every pair of the m documents whose sketches agree in some band of
- * `width` bins (8 or 4; documents without a sketch agree with none), reported once (from the first band they agree
- * in), whose fingerprints lie more than join_k bits (the self-join found
- * those) and at most k bits apart. Position x is document ids[x] of fp and
+ * `width` bins (8 or 4; a document without a sketch agrees with none),
+ * reported once (from the first band they agree in), whose fingerprints
+ * lie more than join_k bits (the self-join found those) and at most k bits
+ * apart. Position x is document ids[x] of fp and
  * of the source (x itself when ids is NULL); ids increase.
  * @return ND_OK, the callback's nonzero value, ND_ENOMEM or the source's
  * error. */
 int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const dedupe_band_src *src,
                      unsigned width, unsigned join_k, unsigned k, dedupe_cand_fn cb, void *payload);
-
-/* Called with x < y (positions in 0..m) for each pair found. Nonzero
- * stops the join and is returned. */
-typedef int (*dedupe_pair_fn)(size_t x, size_t y, unsigned dist, void *payload);
-
-/* dedupe_band_scan over sketches in memory (sk, indexed like fp), bands of
- * DEDUPE_BAND_BINS, keeping the candidates whose sketches estimate a
- * resemblance of at least min_res.
- * @return ND_OK, the callback's nonzero value, or ND_ENOMEM. */
-int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
-                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
-                     void *payload);
 
 #endif
