@@ -59,13 +59,14 @@ static const char usage[] =
     "                       under a directory is a document)\n"
     "  --db DB              also load every document (key, fingerprint, score) into\n"
     "                       the database DB, created with design distance min(K, 8)\n"
-    "                       if missing, for later queries. Documents stored there\n"
-    "                       before are not compared. Without --db nothing is\n"
-    "                       left on disk. The load holds as many documents in\n"
-    "                       memory at a time as --memory allows (216 bytes\n"
-    "                       each, plus twice the key; more go to temporary\n"
-    "                       files in DB) and writes the database once, at the\n"
-    "                       end\n"
+    "                       if missing, for later queries (an existing DB keeps\n"
+    "                       its k; one of another k than --k asks is refused).\n"
+    "                       Documents stored there before are not compared.\n"
+    "                       Without --db nothing is left on disk. The load\n"
+    "                       holds as many documents in memory at a time as\n"
+    "                       --memory allows (216 bytes each, plus twice the\n"
+    "                       key; more go to temporary files in DB) and writes\n"
+    "                       the database once, at the end\n"
     "  --memory MB          memory for the sorts of the self-join and of grouping\n"
     "                       identical documents (default 256; MB = 2^20 bytes,\n"
     "                       0.001 .. 1048576). A sort takes 32 bytes a document;\n"
@@ -92,17 +93,29 @@ enum { DEFAULT_MEMORY_MB = 256, MAX_MEMORY_MB = 1 << 20 };
 
 /* ---- --db ------------------------------------------------------------------ */
 
-static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_options *fo,
-                   int features_given)
+/* Open or create the database at path, with design distance k when
+ * created. An existing store keeps its own k, unless --k was given
+ * (k_given, the option's value k_opt) and asks for another: then the
+ * load is refused before anything is read. */
+static int open_db(nd_db **out, const char *path, unsigned k, int k_given, unsigned k_opt,
+                   const nd_fp_options *fo, int features_given)
 {
     nd_db_options o;
+    nd_plan_info plan;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = ND_DB_CREATE;
     o.k = k;
     o.fp = features_given ? fo : NULL;
     int rc = nd_open(out, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "dedupe: cannot open or create database '%s'", path);
-    return CLI_EXIT_OK;
+    if (!k_given) return CLI_EXIT_OK;
+    if ((rc = nd_db_plan(&plan, *out)) < 0)
+        return cli_fail_nd(rc, "dedupe: reading the plan of database '%s'", path);
+    if (plan.k == k) return CLI_EXIT_OK;
+    nd_close(*out);
+    *out = NULL;
+    return cli_fail("dedupe: database '%s' has k = %u, but --k %u asks for k = %u (min(K, 8)); "
+                    "give --k %u, or no --k to keep the store's", path, plan.k, k_opt, k, plan.k);
 }
 
 /* Memory of a document in a loader's chunk besides its key: the document,
@@ -259,7 +272,8 @@ int cmd_dedupe(int argc, char **argv)
     if ((rc = new_dedupe(&dd, &o))) return rc;
     if (db_path) { /* created with design distance min(k, 8) */
         nd_dedupe_stats_get(&st, dd);
-        rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, &fo, features_given);
+        rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, o.has_k, o.k, &fo,
+                     features_given);
         if (rc) goto done;
         if (!features_given) { /* texts are fingerprinted as the store's */
             nd_db_fp_options(&fo, db);
