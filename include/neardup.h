@@ -1003,6 +1003,130 @@ typedef struct nd_dedupe_stats {
 /** The counts so far. @return ND_OK; ND_EINVAL (NULL). */
 int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
 
+/* ------------------------------------------------------------------ */
+/* Sharded stores                                                      */
+/* ------------------------------------------------------------------ */
+
+/** A sharded store: S ordinary databases DIR/shard-000 .. DIR/shard-(S-1)
+ *  (three digits at least) and a manifest DIR/NEARDUP-SHARDS recording the
+ *  shard count, the placement rule, k, tables, expected documents, the
+ *  fingerprint configuration and the format versions (its text format is
+ *  described in engine/shard_manifest.h). Every shard has the same plan
+ *  and fingerprint configuration, so a check against the store is the
+ *  union of the same check against each shard; a document lives in shard
+ *  FNV-1a-64(key) mod S (nd_shards_place). Each shard is a complete
+ *  database: it verifies, backs up and compacts alone. The manifest is
+ *  written last, so a directory without one (an unfinished creation) is
+ *  refused.
+ *
+ *  A handle may open a part of the shards only (options part and parts:
+ *  one process of a job of several); its functions then see those shards
+ *  only. A handle is used by one thread at a time; the nd_db of a shard
+ *  (nd_shards_db) serves many, as any nd_db. */
+typedef struct nd_shards nd_shards;
+
+#define ND_SHARDS_MAX 4096u                      /**< most shards in a store */
+#define ND_SHARDS_MANIFEST_NAME "NEARDUP-SHARDS" /**< the manifest's file name */
+#define ND_SHARDS_MANIFEST_MAX 2048u             /**< largest manifest text */
+#define ND_SHARDS_ASSIGN_RULE "fnv1a64-mod"      /**< the placement rule's name */
+
+/** Flags of nd_shards_options. */
+#define ND_SHARDS_CREATE 0x1u        /**< create the store; DIR must not exist */
+#define ND_SHARDS_NO_MANIFEST 0x2u   /**< with CREATE: write the manifest only at
+                                          nd_shards_finish (a store being filled,
+                                          which no one may open before) */
+#define ND_SHARDS_MANIFEST_ONLY 0x4u /**< open no shard: the manifest alone (with
+                                          CREATE, each shard is created and closed
+                                          in turn) */
+
+#define ND_SHARDS_OPTIONS_VERSION 1u
+
+/** Options of nd_shards_open. Zero means default; (create) fields are
+ *  used only with ND_SHARDS_CREATE. */
+typedef struct nd_shards_options {
+    unsigned version;         /**< ND_SHARDS_OPTIONS_VERSION */
+    unsigned flags;           /**< ND_SHARDS_* */
+    unsigned db_flags;        /**< ND_DB_READONLY, _SYNC, _NO_BACKGROUND, _MMAP:
+                                   how every shard is opened */
+    unsigned shards;          /**< (create) S, 1..ND_SHARDS_MAX */
+    unsigned k;               /**< (create) design distance, used when has_k;
+                                   default 3 */
+    int has_k;                /**< (create) nonzero: k as given (0 included) */
+    unsigned tables;          /**< (create) t; 0 = the planner's choice */
+    uint64_t expected_docs;   /**< (create) of the whole store (each shard's
+                                   planner gets its share); default 100M */
+    const nd_fp_options *fp;  /**< (create) fingerprint configuration */
+    unsigned part, parts;     /**< open only the shards s with s % parts ==
+                                   part; parts 0 = every shard */
+    const char *manifest;     /**< (open) the manifest's text (from
+                                   nd_shards_manifest), read instead of DIR's:
+                                   the copy a coordinator sent */
+} nd_shards_options;
+
+#define ND_SHARDS_OPTIONS_INIT \
+    { ND_SHARDS_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+int nd_shards_options_init(nd_shards_options *opts, unsigned version);
+
+/** Open (or create) the sharded store in directory dir, and its shards
+ *  (those of the part), each checked against the manifest.
+ *  @return ND_OK; ND_EINVAL (bad options: version, flags, shards, k,
+ *          part >= parts, CREATE with a part or a manifest text);
+ *          ND_EEXIST (CREATE: dir exists); ND_ENOTFOUND (no manifest: not
+ *          a sharded store, or a shard missing); ND_EVERSION (a manifest
+ *          version or placement rule this build does not know);
+ *          ND_ECORRUPT (a manifest that does not parse); ND_EMISMATCH (a
+ *          shard whose plan or fingerprint configuration differs from the
+ *          manifest's); errors of nd_open; ND_EIO; ND_ENOMEM. Messages
+ *          name the manifest's line or the shard's path. After a failed
+ *          CREATE, dir is left without a manifest.
+ *  @note Free with nd_shards_close. */
+int nd_shards_open(nd_shards **out, const char *dir, const nd_shards_options *opts);
+
+/** Close every shard, then write the manifest of a store created with
+ *  ND_SHARDS_NO_MANIFEST: from now on it opens. Afterwards the handle only
+ *  accepts nd_shards_close and the functions that read the manifest.
+ *  @return ND_OK; ND_EINVAL (not such a store, or finished); errors of
+ *          nd_close; ND_EIO; ND_ENOSPC. */
+int nd_shards_finish(nd_shards *s);
+
+/** Close every open shard and free the handle; accepts NULL.
+ *  @return ND_OK, or the first shard's error (the handle is freed). */
+int nd_shards_close(nd_shards *s);
+
+/** What the manifest records. */
+typedef struct nd_shards_info {
+    unsigned shards;          /**< S */
+    unsigned k;               /**< design distance of every shard */
+    unsigned tables;          /**< t of every shard */
+    uint64_t expected_docs;   /**< of the whole store */
+    char fingerprint[256];    /**< nd_fp_config_string of every shard */
+    unsigned format;          /**< ND_FORMAT_VERSION at creation */
+    unsigned fp_version;      /**< ND_FP_VERSION at creation */
+} nd_shards_info;
+
+/** The manifest's record. @return ND_OK; ND_EINVAL (NULL). */
+int nd_shards_info_get(nd_shards_info *out, const nd_shards *s);
+
+/** The shard of a key: FNV-1a-64 of its bytes mod S (the rule never
+ *  changes under its name, ND_SHARDS_ASSIGN_RULE). */
+unsigned nd_shards_place(const nd_shards *s, const void *key, size_t key_len);
+
+/** "DIR/shard-NNN" of shard into out (cap bytes, NUL-terminated).
+ *  @return ND_OK; ND_EINVAL (shard >= S); ND_ELIMIT (cap too small). */
+int nd_shards_path(char *out, size_t cap, const nd_shards *s, unsigned shard);
+
+/** The open database of shard, or NULL when this handle did not open it
+ *  (another part's, ND_SHARDS_MANIFEST_ONLY, finished, or shard >= S).
+ *  @note Valid until nd_shards_finish or nd_shards_close. */
+nd_db *nd_shards_db(const nd_shards *s, unsigned shard);
+
+/** The manifest's text into out (cap bytes, at most
+ *  ND_SHARDS_MANIFEST_MAX), for nd_shards_options.manifest elsewhere.
+ *  @return ND_OK; ND_ELIMIT (cap too small). */
+int nd_shards_manifest(char *out, size_t cap, const nd_shards *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,8 +5,9 @@
  * Steps (every rank runs them in this order; see mpi_comm.h for how a
  * failure travels):
  *  1. rank 0 reads the manifest and broadcasts it;
- *  2. every rank opens its shards (shard s belongs to rank s % size) and
- *     checks their plan and fingerprint configuration against the manifest
+ *  2. every rank opens its shards (shard s belongs to rank s % size: the
+ *     library's nd_shards_open with part = rank, parts = size, which checks
+ *     their plan and fingerprint configuration against the manifest)
  *     -> agreement: a missing shard fails the run here, naming it;
  *  3. rank 0 reads the batch (fingerprinting texts with shard 0's
  *     configuration) and broadcasts fingerprints, keys and scores; with
@@ -33,7 +34,6 @@
 #include "mpi_comm.h"
 #include "cli_docs.h"
 #include "in_reader.h"
-#include "shard_manifest.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -427,7 +427,7 @@ done:
 
 /* flags[i]: 1 store (new), 2 refresh the last-seen time of the stored
  * document of the same key (its closest match), 0 nothing. */
-static int add_shard(nd_db *db, const char *path, unsigned s, const shard_manifest *man,
+static int add_shard(nd_db *db, const char *path, unsigned s, const nd_shards *sh,
                      const batch *b, const uint8_t *flags, int64_t now)
 {
     nd_doc *docs = malloc((b->n ? b->n : 1) * sizeof *docs);
@@ -442,7 +442,7 @@ static int add_shard(nd_db *db, const char *path, unsigned s, const shard_manife
         if (!flags[i]) continue;
         const char *key = b->keys + b->koff[i];
         size_t len = b->koff[i + 1] - b->koff[i];
-        if (shard_of(man, key, len) != s) continue;
+        if (nd_shards_place(sh, key, len) != s) continue;
         if (flags[i] == 1) {
             docs[nd++] = (nd_doc){key, len, b->fp[i], b->score[i], now};
         } else if ((nrc = nd_get(res, db, key, len)) >= 0) {
@@ -466,8 +466,8 @@ done:
 /* What every chunk of a run shares. */
 typedef struct run_ctx {
     const char *dir;
-    shard_manifest man;
-    nd_db **dbs;
+    nd_shards *sh;
+    nd_shards_info man;
     unsigned k;
     int add, json;
     int64_t now;
@@ -504,8 +504,8 @@ static int run_chunk(run_ctx *c, const batch *b)
         }
         for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
             char path[4096];
-            shard_path(path, sizeof path, c->dir, s);
-            rc = check_shard(&l, c->dbs[s], path, b, docs, c->k);
+            nd_shards_path(path, sizeof path, c->sh, s);
+            rc = check_shard(&l, nd_shards_db(c->sh, s), path, b, docs, c->k);
         }
     }
     if (!rc && pack_local(&packed, &l, b->n))
@@ -566,8 +566,8 @@ static int run_chunk(run_ctx *c, const batch *b)
                       MPI_BYTE, 0, MPI_COMM_WORLD);
         for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
             char path[4096];
-            shard_path(path, sizeof path, c->dir, s);
-            rc = add_shard(c->dbs[s], path, s, &c->man, b, flags, c->now);
+            nd_shards_path(path, sizeof path, c->sh, s);
+            rc = add_shard(nd_shards_db(c->sh, s), path, s, c->sh, b, flags, c->now);
         }
         if ((rc = mpi_agree(rc))) {
             if (mpi_rank == 0)
@@ -662,68 +662,49 @@ int mpi_cmd_batch(int argc, char **argv)
     br.ninputs = argc - optind - 1;
 
     /* 1. The manifest, read once and broadcast. */
-    {
-        char text[SHARD_MANIFEST_MAX + 1] = "", err[1024];
-        void *buf = text;
-        uint64_t len = 0;
-        if (mpi_rank == 0) {
-            if (shard_manifest_read(&c.man, text, c.dir, err, sizeof err))
-                rc = mpi_note(CLI_EXIT_USAGE, "%s", err);
-            len = strlen(text) + 1;
-        }
-        if ((rc = mpi_agree(rc))) goto cleanup;
-        if (mpi_bcast_bytes(&buf, &len) < 0) {
-            rc = CLI_EXIT_DB;
-            goto cleanup;
-        }
-        if (mpi_rank != 0) {
-            if (shard_manifest_parse(&c.man, buf, strlen(buf), c.dir, err, sizeof err))
-                rc = mpi_note(CLI_EXIT_DB, "%s", err);
-            free(buf);
-        }
-        if ((rc = mpi_agree(rc))) goto cleanup;
+    char text[ND_SHARDS_MANIFEST_MAX + 1] = "";
+    void *buf = text;
+    uint64_t len = 0;
+    if (mpi_rank == 0) {
+        nd_shards *man = NULL;
+        nd_shards_options mo;
+        nd_shards_options_init(&mo, ND_SHARDS_OPTIONS_VERSION);
+        mo.flags = ND_SHARDS_MANIFEST_ONLY;
+        int nrc = nd_shards_open(&man, c.dir, &mo);
+        if (nrc == ND_OK) nrc = nd_shards_manifest(text, sizeof text, man);
+        if (nrc < 0) rc = mpi_note(CLI_EXIT_USAGE, "batch: %s", nd_errmsg());
+        nd_shards_close(man);
+        len = strlen(text) + 1;
     }
-    if (!have_k) c.k = c.man.k;
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    if (mpi_bcast_bytes(&buf, &len) < 0) {
+        rc = CLI_EXIT_DB;
+        goto cleanup;
+    }
 
-    /* 2. Every rank opens its shards. */
-    mpi_step_shards(c.dir, c.man.shards);
+    /* 2. Every rank opens its shards, checked against the manifest. */
     mpi_step("opening", 0);
-    c.dbs = calloc(c.man.shards, sizeof *c.dbs);
-    if (!c.dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-    for (unsigned s = (unsigned)mpi_rank; c.dbs && s < c.man.shards && !rc;
-         s += (unsigned)mpi_size) {
-        char path[4096], cfg[256];
-        nd_db_options o;
-        nd_plan_info p;
-        nd_fp_options fo;
-        nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
-        o.flags = c.add ? 0 : ND_DB_READONLY;
-        if (shard_path(path, sizeof path, c.dir, s)) {
-            rc = mpi_note(CLI_EXIT_USAGE, "batch: path of shard %u too long", s);
-            break;
-        }
-        int nrc = nd_open(&c.dbs[s], path, &o);
-        if (nrc < 0) {
-            rc = mpi_note(CLI_EXIT_DB, "cannot open shard %u '%s': %s: %s", s, path,
-                          nd_strerror(nrc), nd_errmsg());
-            break;
-        }
-        nd_db_plan(&p, c.dbs[s]);
-        nd_db_fp_options(&fo, c.dbs[s]);
-        nd_fp_config_string(cfg, sizeof cfg, &fo);
-        if (p.k != c.man.k || p.tables != c.man.tables || strcmp(cfg, c.man.fp_config) != 0)
-            rc = mpi_note(CLI_EXIT_DB,
-                          "shard %u '%s' does not match the manifest: k=%u tables=%u "
-                          "fingerprint %s (manifest: k=%u tables=%u fingerprint %s)",
-                          s, path, p.k, p.tables, cfg, c.man.k, c.man.tables, c.man.fp_config);
+    {
+        nd_shards_options o;
+        nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+        o.db_flags = c.add ? 0 : ND_DB_READONLY;
+        o.part = (unsigned)mpi_rank;
+        o.parts = (unsigned)mpi_size;
+        o.manifest = buf;
+        int nrc = nd_shards_open(&c.sh, c.dir, &o);
+        if (nrc < 0) rc = mpi_note(CLI_EXIT_DB, "batch: %s", nd_errmsg());
+        else nd_shards_info_get(&c.man, c.sh);
+        if (buf != text) free(buf);
     }
+    if (c.sh) mpi_step_shards(c.dir, c.man.shards);
     if ((rc = mpi_agree(rc))) {
         if (mpi_rank == 0)
             fprintf(stderr, "neardup-mpi: batch: a shard of '%s' is unavailable: run failed, "
                             "nothing %s\n", c.dir, c.add ? "stored" : "checked");
         goto cleanup;
     }
-    if (mpi_rank == 0) nd_db_fp_options(&br.fo, c.dbs[0]);
+    if (!have_k) c.k = c.man.k;
+    if (mpi_rank == 0) nd_db_fp_options(&br.fo, nd_shards_db(c.sh, 0));
 
     /* 3. Rank 0 reads a chunk (by default the whole input); everyone gets
      * it; steps 4-7 follow; until the inputs end. */
@@ -767,15 +748,10 @@ int mpi_cmd_batch(int argc, char **argv)
 
 cleanup:
     in_reader_close(br.r);
-    for (unsigned s = 0; c.dbs && s < c.man.shards; s++) {
-        if (!c.dbs[s]) continue;
-        int crc = nd_close(c.dbs[s]);
-        if (crc < 0 && rc == 0) {
-            fprintf(stderr, "neardup-mpi: rank %d: closing shard %u: %s: %s\n", mpi_rank, s,
-                    nd_strerror(crc), nd_errmsg());
-            rc = CLI_EXIT_DB;
-        }
+    int crc = nd_shards_close(c.sh);
+    if (crc < 0 && rc == 0) {
+        fprintf(stderr, "neardup-mpi: rank %d: %s: %s\n", mpi_rank, nd_strerror(crc), nd_errmsg());
+        rc = CLI_EXIT_DB;
     }
-    free(c.dbs);
     return rc;
 }
