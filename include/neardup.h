@@ -1127,6 +1127,52 @@ nd_db *nd_shards_db(const nd_shards *s, unsigned shard);
  *  @return ND_OK; ND_ELIMIT (cap too small). */
 int nd_shards_manifest(char *out, size_t cap, const nd_shards *s);
 
+/** Each document's closest stored match over the shards this handle
+ *  opened, within k: out[i].dup, dist, match_fp, match_key (into keys)
+ *  and match_index ND_BATCH_STORED; dup 0 when none. Ties: smaller
+ *  fingerprint, then smaller key, as nd_batch. The batch is not checked
+ *  against itself (nd_shards_decide does that). Each shard is read by
+ *  nd_batch's merge; documents it answers with a batch match go round
+ *  again, the last few by nd_query, so every one gets its stored answer.
+ *  @param keys  cleared, then receives the matches' keys: valid until it
+ *               is cleared or freed
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K); errors of nd_batch and
+ *          nd_query, the message naming the shard.
+ *  @note Shards are read as concurrent nd_batch calls read a database. */
+int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
+                    size_t n, unsigned k);
+
+/** Decide a batch as nd_batch does on one database, given in items each
+ *  document's closest stored match (nd_shards_check's, or the closest of
+ *  the answers of several parts): in input order, document j is a
+ *  duplicate when its stored match or an earlier *new* document lies
+ *  within k, the closest winning (ties: smaller fingerprint, then smaller
+ *  key). A batch match gets match_index i and match_key docs[i].key.
+ *  Stored answers beyond k are dropped.
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K); ND_ELIMIT (n >= 2^32);
+ *          ND_ENOMEM. @note Thread-safe; no I/O. */
+int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k);
+
+/** Store the documents items call new (dup 0) in their shards, among those
+ *  this handle opened (one atomic write a shard; nd_import from 100000
+ *  documents), and refresh to docs[i].time the last-seen time of a stored
+ *  match with the document's own key (as nd_batch with ND_BATCH_ADD).
+ *  @return ND_OK; ND_EINVAL; errors of nd_add_many, nd_import, nd_get and
+ *          nd_add, the message naming the shard. Shards are written in
+ *          order, each atomically: after a failure the shards before the
+ *          one named hold their new documents. */
+int nd_shards_add(nd_shards *s, const nd_doc *docs, const nd_batch_item *items, size_t n);
+
+/** nd_batch over a whole sharded store (every shard open in this handle):
+ *  nd_shards_check, nd_shards_decide and, with ND_BATCH_ADD,
+ *  nd_shards_add. Same answers as nd_batch on one database holding the
+ *  store's documents.
+ *  @note Unlike nd_batch, the check and the store are not one atomic step
+ *        across the shards: another writer may store in between.
+ *  @return as the three; ND_EINVAL when a shard is not open here. */
+int nd_shards_batch(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
+                    size_t n, unsigned k, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif

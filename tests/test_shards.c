@@ -4,7 +4,10 @@
  * to nd_shards_finish), opening the whole store or a part, the manifest
  * handed over as text, placement by the documented FNV-1a-64 rule, a
  * shard that does not match the manifest, and the errors of bad options
- * and of directories that are not stores.
+ * and of directories that are not stores; batch mode over the store
+ * (nd_shards_batch, and its parts check, decide and add) answers as
+ * nd_batch on one database holding the same documents, also when storing
+ * and beyond the plan's k.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 
 #include <neardup.h>
 
+#include "oracle.h"
 #include "tmpdir.h"
 
 static char dir[64];
@@ -227,12 +231,128 @@ static void test_mismatch_and_errors(void **state)
     assert_memory_equal(&ro, &def, sizeof ro);
 }
 
+/* ---- batch mode against one database ---------------------------------------- */
+
+static void same_items(const nd_batch_item *a, const nd_batch_item *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(a[i].dup, b[i].dup);
+        if (!a[i].dup) continue;
+        assert_int_equal(a[i].dist, b[i].dist);
+        assert_int_equal(a[i].match_fp, b[i].match_fp);
+        assert_int_equal(a[i].match_index, b[i].match_index);
+        assert_int_equal(a[i].match_key_len, b[i].match_key_len);
+        assert_memory_equal(a[i].match_key, b[i].match_key, a[i].match_key_len);
+    }
+}
+
+enum { STORED = 3000, BATCH = 600 };
+
+static void test_batch_like_one_db(void **state)
+{
+    (void)state;
+    static char skeys[STORED][16], bkeys[BATCH][16];
+    static nd_doc stored[STORED], batch[BATCH];
+    static nd_batch_item one[BATCH], many[BATCH], fresh[STORED];
+    oracle_rng r = {34};
+    char path[256], dbpath[256];
+    nd_db *db;
+    nd_shards *s;
+    nd_results *k1, *k2;
+    for (size_t i = 0; i < STORED; i++) {
+        snprintf(skeys[i], sizeof skeys[i], "s%zu", i);
+        uint64_t fp = i > 100 && i % 3 == 0 ? oracle_flip(&r, stored[i / 2].fp, i % 3)
+                                            : oracle_next(&r);
+        stored[i] = (nd_doc){skeys[i], strlen(skeys[i]), fp, (double)(i % 7), 1000};
+    }
+    /* near stored documents, near earlier batch documents, stored keys
+     * again (refreshed with ADD), and unrelated ones */
+    for (size_t i = 0; i < BATCH; i++) {
+        uint64_t fp;
+        switch (i % 4) {
+        case 0: fp = oracle_flip(&r, stored[oracle_next(&r) % STORED].fp, (unsigned)(i % 5)); break;
+        case 1: fp = i > 4 ? oracle_flip(&r, batch[i - 3].fp, (unsigned)(i % 4)) : oracle_next(&r); break;
+        default: fp = oracle_next(&r);
+        }
+        if (i % 10 == 2) snprintf(bkeys[i], sizeof bkeys[i], "s%zu", (i * 37) % STORED);
+        else snprintf(bkeys[i], sizeof bkeys[i], "b%zu", i);
+        if (i % 10 == 2) fp = stored[(i * 37) % STORED].fp ^ 1; /* its own key, 1 bit away */
+        batch[i] = (nd_doc){bkeys[i], strlen(bkeys[i]), fp, 1, 2000};
+    }
+    store_path(dbpath, "one");
+    store_path(path, "many");
+    nd_db_options dbo = ND_DB_OPTIONS_INIT;
+    dbo.flags = ND_DB_CREATE;
+    dbo.k = 3;
+    dbo.expected_docs = 1000000;
+    assert_int_equal(nd_open(&db, dbpath, &dbo), ND_OK);
+    assert_int_equal(nd_add_many(db, stored, STORED), ND_OK);
+    nd_shards_options o = create_opts(4, 0);
+    o.k = 3;
+    assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
+    memset(fresh, 0, sizeof fresh); /* all new: each to its shard */
+    assert_int_equal(nd_shards_add(s, stored, fresh, STORED), ND_OK);
+    assert_int_equal(nd_results_new(&k1), ND_OK);
+    assert_int_equal(nd_results_new(&k2), ND_OK);
+    unsigned ks[] = {3, 0, 6, 10};
+    for (size_t t = 0; t < 4; t++) {
+        assert_int_equal(nd_batch(one, k1, db, batch, BATCH, ks[t], 0), ND_OK);
+        assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, ks[t], 0), ND_OK);
+        same_items(one, many, BATCH);
+    }
+    size_t dups = 0, batch_dups = 0;
+    for (size_t i = 0; i < BATCH; i++) {
+        dups += (size_t)one[i].dup;
+        batch_dups += one[i].dup && one[i].match_index != ND_BATCH_STORED;
+    }
+    assert_true(dups > BATCH / 3 && batch_dups > 20); /* not vacuous */
+    /* storing: the same decisions, then the same stored set */
+    assert_int_equal(nd_batch(one, k1, db, batch, BATCH, 3, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, ND_BATCH_ADD), ND_OK);
+    same_items(one, many, BATCH);
+    uint64_t n1 = 0, n2 = 0;
+    assert_int_equal(nd_db_count(db, &n1, NULL), ND_OK);
+    for (unsigned i = 0; i < 4; i++) {
+        uint64_t c = 0;
+        assert_int_equal(nd_db_count(nd_shards_db(s, i), &c, NULL), ND_OK);
+        n2 += c;
+    }
+    assert_int_equal(n1, n2);
+    assert_true(n1 > STORED);
+    /* a stored key met again: its time refreshed in its shard */
+    nd_results *got;
+    assert_int_equal(nd_results_new(&got), ND_OK);
+    unsigned home = nd_shards_place(s, bkeys[2], strlen(bkeys[2]));
+    assert_int_equal(nd_get(got, nd_shards_db(s, home), bkeys[2], strlen(bkeys[2])), ND_OK);
+    assert_int_equal(nd_results_get(got, 0)->time, 2000);
+    nd_results_free(got);
+    /* again: everything is a duplicate of something stored now */
+    assert_int_equal(nd_batch(one, k1, db, batch, BATCH, 3, 0), ND_OK);
+    assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, 0), ND_OK);
+    same_items(one, many, BATCH);
+    for (size_t i = 0; i < BATCH; i++) assert_true(many[i].dup);
+    assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, ND_MAX_K + 1, 0), ND_EINVAL);
+    assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, 0x10), ND_EINVAL);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    /* a part cannot run the whole batch */
+    nd_shards_options po = ND_SHARDS_OPTIONS_INIT;
+    po.parts = 2;
+    assert_int_equal(nd_shards_open(&s, path, &po), ND_OK);
+    assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, 0), ND_EINVAL);
+    assert_int_equal(nd_shards_check(many, k2, s, batch, BATCH, 3), ND_OK); /* its shards */
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    nd_results_free(k1);
+    nd_results_free(k2);
+    assert_int_equal(nd_close(db), ND_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_open_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_manifest_only_and_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mismatch_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_like_one_db, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
