@@ -212,32 +212,17 @@ static int shard_init(int argc, char **argv)
 
 /* ---- loading: split and import ------------------------------------------ */
 
-/* A load into every shard of a store: one nd_loader per shard, each
- * document added to the loader of its key's shard. */
+/* A load into every shard of a store (nd_shards_loader), with progress
+ * on a terminal. */
 typedef struct shard_load {
     nd_shards *sh;
     unsigned shards;
-    nd_loader **loaders; /* a NULL entry: not started */
-    const char *verb;    /* "shard split" or "shard import" */
+    nd_shards_loader *loader;
+    const char *verb; /* "shard split" or "shard import" */
     uint64_t seen;
     cli_progress prog;
     int rc; /* exit code once a callback failed */
 } shard_load;
-
-/* The smallest default chunk of a shard's loader: smaller chunks only
- * mean more files for its commit to merge. */
-#define SHARD_CHUNK_MIN 100000u
-
-/* Documents each shard's loader sorts in memory before spilling them:
- * --chunk, or the loader's default chunk (nd_import_step's largest, 8M)
- * shared among the shards, since every shard holds its chunk: about 8M
- * documents in memory in all (more only above 80 shards). */
-static size_t load_chunk(uint64_t chunk, unsigned shards)
-{
-    if (chunk) return chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
-    size_t share = nd_import_step(UINT64_MAX) / shards;
-    return share > SHARD_CHUNK_MIN ? share : SHARD_CHUNK_MIN;
-}
 
 /* "DIR/shard-NNN" of shard s (for messages). */
 static const char *path_of(const nd_shards *sh, unsigned s)
@@ -247,34 +232,30 @@ static const char *path_of(const nd_shards *sh, unsigned s)
     return path;
 }
 
-/* Start a loader in every shard of l->sh. */
+/* Start the load (--chunk M documents a shard, 0: the library's share). */
 static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes)
 {
-    unsigned S = l->shards;
-    l->loaders = calloc(S, sizeof *l->loaders);
-    if (!l->loaders) return cli_fail("%s: out of memory", l->verb);
-    for (unsigned s = 0; s < S; s++) {
-        int rc = nd_loader_new(&l->loaders[s], nd_shards_db(l->sh, s), load_chunk(chunk, S));
-        if (rc < 0)
-            return cli_fail_nd(rc, "%s: starting the load of shard %u '%s'", l->verb, s,
-                               path_of(l->sh, s));
-    }
+    size_t c = chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
+    int rc = nd_shards_loader_new(&l->loader, l->sh, c);
+    if (rc < 0) return cli_fail_nd(rc, "%s", l->verb);
     cli_progress_start(&l->prog, l->verb, total_bytes);
     return CLI_EXIT_OK;
 }
 
-/* Add d to its shard's loader (which copies the key); on failure sets
- * l->rc and returns 1. */
-static int load_add(shard_load *l, const nd_doc *d)
+/* Add n documents to their shards' loaders; on failure sets l->rc and
+ * returns 1. */
+static int load_add(shard_load *l, const nd_doc *d, size_t n)
 {
-    unsigned s = nd_shards_place(l->sh, d->key, d->key_len);
-    int rc = nd_loader_add(l->loaders[s], d, 1);
+    int rc = nd_shards_loader_add(l->loader, d, n);
     if (rc < 0) {
-        l->rc = cli_fail_nd(rc, "%s: loading shard %u '%s' (document %llu)", l->verb, s,
-                            path_of(l->sh, s), (unsigned long long)l->seen + 1);
+        if (n == 1)
+            l->rc = cli_fail_nd(rc, "%s (document %llu)", l->verb, (unsigned long long)l->seen + 1);
+        else
+            l->rc = cli_fail_nd(rc, "%s (documents %llu..%llu)", l->verb,
+                                (unsigned long long)l->seen + 1, (unsigned long long)(l->seen + n));
         return 1;
     }
-    l->seen++;
+    l->seen += n;
     return 0;
 }
 
@@ -285,9 +266,9 @@ static void put_range(unsigned lo, unsigned hi)
     else fprintf(stderr, "shards %u..%u", lo, hi);
 }
 
-/* Commit every shard's loader, in shard order. Each commit is atomic on
- * its own, not the set: after a failure (or a crash) here the shards
- * before it hold the load's documents, the others none of them. */
+/* Commit every shard's load, in shard order. Each commit is atomic on its
+ * own, not the set: after a failure (or a crash) here the shards before
+ * it hold the load's documents, the others none of them. */
 static int load_commit(shard_load *l)
 {
     unsigned S = l->shards;
@@ -295,10 +276,10 @@ static int load_commit(shard_load *l)
         if (l->prog.tty) /* each commit is one call: say what the wait is */
             fprintf(stderr, "\r%s: %llu docs read; writing shard %u of %u...   ", l->prog.verb,
                     (unsigned long long)l->seen, s + 1, S);
-        int rc = nd_loader_commit(l->loaders[s], NULL);
+        int rc = nd_shards_loader_commit(l->loader, s, NULL);
         if (rc < 0) {
             if (l->prog.tty) fputc('\n', stderr);
-            rc = cli_fail_nd(rc, "%s: writing shard %u '%s'", l->verb, s, path_of(l->sh, s));
+            rc = cli_fail_nd(rc, "%s", l->verb);
             fprintf(stderr, "neardup: %s: written: ", l->verb);
             if (s) put_range(0, s - 1);
             else fputs("none", stderr);
@@ -315,9 +296,8 @@ static int load_commit(shard_load *l)
  * temporary files. Before the shards are closed. */
 static void load_free(shard_load *l)
 {
-    for (unsigned s = 0; l->loaders && s < l->shards; s++) nd_loader_free(l->loaders[s]);
-    free(l->loaders);
-    l->loaders = NULL;
+    nd_shards_loader_free(l->loader);
+    l->loader = NULL;
     if (l->prog.verb) cli_progress_end(&l->prog);
     l->prog.verb = NULL;
 }
@@ -325,7 +305,7 @@ static void load_free(shard_load *l)
 static int split_cb(const nd_doc *d, void *payload)
 {
     shard_load *l = payload;
-    if (load_add(l, d)) return 1;
+    if (load_add(l, d, 1)) return 1;
     if (l->prog.tty && (l->seen & 4095) == 0) cli_progress_update(&l->prog, l->seen, 0);
     return 0;
 }
@@ -409,9 +389,7 @@ cleanup:
 static int import_piece(cli_docs *d, void *payload)
 {
     shard_load *l = payload;
-    for (size_t i = 0; i < d->n; i++)
-        if (load_add(l, &d->d[i])) return l->rc;
-    return CLI_EXIT_OK;
+    return load_add(l, d->d, d->n) ? l->rc : CLI_EXIT_OK;
 }
 
 static int shard_import(int argc, char **argv)
@@ -445,7 +423,8 @@ static int shard_import(int argc, char **argv)
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
         cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
-                            .time = a.time, .chunk = cli_load_piece(load_chunk(a.chunk, m.shards)),
+                            .time = a.time,
+                            .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }

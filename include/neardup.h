@@ -1173,6 +1173,40 @@ int nd_shards_add(nd_shards *s, const nd_doc *docs, const nd_batch_item *items, 
 int nd_shards_batch(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
                     size_t n, unsigned k, unsigned flags);
 
+/** A bulk load into a sharded store: one nd_loader per shard, each
+ *  document handed to the loader of its key's shard (see nd_loader for
+ *  chunks, spills and memory: every shard holds a chunk). Used by one
+ *  thread at a time. */
+typedef struct nd_shards_loader nd_shards_loader;
+
+/** Start a load into every shard of s (all must be open here).
+ *  @param chunk_docs  documents a shard's loader holds before it sorts and
+ *                     spills them; 0 = nd_import_step's largest shared
+ *                     among the shards, at least 100000
+ *  @return ND_OK; ND_EINVAL (a shard not open here); errors of
+ *          nd_loader_new, naming the shard. */
+int nd_shards_loader_new(nd_shards_loader **out, nd_shards *s, size_t chunk_docs);
+
+/** The documents a shard's loader holds per chunk (chunk_docs resolved). */
+size_t nd_shards_loader_chunk(const nd_shards_loader *l);
+
+/** Add n documents, each to its shard's loader (keys copied).
+ *  @return ND_OK; errors of nd_loader_add, naming the shard. */
+int nd_shards_loader_add(nd_shards_loader *l, const nd_doc *docs, size_t n);
+
+/** Make shard's part of the load visible (nd_loader_commit). Call it for
+ *  every shard: each commit is atomic, the set is not, so after a failure
+ *  (or a crash) the shards committed hold the load and the others none
+ *  of it.
+ *  @param out_new  documents new to the shard (may be NULL)
+ *  @return ND_OK; ND_EINVAL (shard >= S, or committed twice); errors of
+ *          nd_loader_commit, naming the shard. */
+int nd_shards_loader_commit(nd_shards_loader *l, unsigned shard, uint64_t *out_new);
+
+/** Free the loaders (what was not committed is dropped); before
+ *  nd_shards_close or nd_shards_finish. Accepts NULL. */
+void nd_shards_loader_free(nd_shards_loader *l);
+
 #ifdef __cplusplus
 }
 #endif

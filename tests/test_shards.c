@@ -7,7 +7,7 @@
  * and of directories that are not stores; batch mode over the store
  * (nd_shards_batch, and its parts check, decide and add) answers as
  * nd_batch on one database holding the same documents, also when storing
- * and beyond the plan's k.
+ * and beyond the plan's k; the loader puts every document in its shard.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -346,6 +346,68 @@ static void test_batch_like_one_db(void **state)
     assert_int_equal(nd_close(db), ND_OK);
 }
 
+/* ---- the loader ------------------------------------------------------------ */
+
+static void test_loader(void **state)
+{
+    (void)state;
+    enum { N = 5000, S = 3 };
+    static char keys[N][16];
+    static nd_doc docs[N];
+    uint64_t per[S] = {0};
+    char path[256];
+    nd_shards *s;
+    nd_shards_loader *l;
+    oracle_rng r = {77};
+    store_path(path, "loaded");
+    nd_shards_options o = create_opts(S, ND_SHARDS_NO_MANIFEST);
+    assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
+    assert_int_equal(nd_shards_loader_new(&l, s, 0), ND_OK);
+    assert_int_equal(nd_shards_loader_chunk(l), 8000000 / S > 100000 ? 8000000 / S : 100000);
+    nd_shards_loader_free(l);
+    assert_int_equal(nd_shards_loader_new(&l, s, 700), ND_OK); /* chunks spill */
+    assert_int_equal(nd_shards_loader_chunk(l), 700);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%zu", i % 4500); /* 500 keys twice: the last wins */
+        docs[i] = (nd_doc){keys[i], strlen(keys[i]), oracle_next(&r), 0, 10};
+    }
+    for (size_t i = 0; i < N; i += 1000) assert_int_equal(nd_shards_loader_add(l, docs + i, 1000), ND_OK);
+    for (size_t i = 0; i < 4500; i++) per[nd_shards_place(s, keys[i], strlen(keys[i]))]++;
+    uint64_t added = 0;
+    for (unsigned i = 0; i < S; i++) {
+        uint64_t n = 0;
+        assert_int_equal(nd_shards_loader_commit(l, i, &n), ND_OK);
+        assert_int_equal(n, per[i]);
+        added += n;
+    }
+    assert_int_equal(added, 4500);
+    assert_int_equal(nd_shards_loader_commit(l, 0, NULL), ND_EINVAL); /* twice */
+    assert_int_equal(nd_shards_loader_commit(l, S, NULL), ND_EINVAL);
+    nd_shards_loader_free(l);
+    assert_int_equal(nd_shards_finish(s), ND_OK);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    /* reopened: every key in its shard with its last fingerprint */
+    nd_shards_options ro = ND_SHARDS_OPTIONS_INIT;
+    ro.db_flags = ND_DB_READONLY;
+    assert_int_equal(nd_shards_open(&s, path, &ro), ND_OK);
+    nd_results *res;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    for (size_t i = 0; i < N; i += 97) {
+        size_t last = i % 4500 < 500 ? i % 4500 + 4500 : i;
+        unsigned home = nd_shards_place(s, keys[i], strlen(keys[i]));
+        assert_int_equal(nd_get(res, nd_shards_db(s, home), keys[i], strlen(keys[i])), ND_OK);
+        assert_int_equal(nd_results_get(res, 0)->fp, docs[last].fp);
+    }
+    nd_results_free(res);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    /* a part cannot load the whole store */
+    ro.parts = 2;
+    assert_int_equal(nd_shards_open(&s, path, &ro), ND_OK);
+    assert_int_equal(nd_shards_loader_new(&l, s, 0), ND_EINVAL);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    nd_shards_loader_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_manifest_only_and_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mismatch_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_like_one_db, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loader, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
