@@ -800,8 +800,9 @@ typedef enum nd_dedupe_keep {
 /** Flags of nd_dedupe_options. */
 /** Pairs by fingerprint distance alone: no sketch confirmation and no
  *  banding, so k is at most 8 (default 3); min_resemblance and
- *  min_containment are ignored. Sketches are still computed from texts,
- *  and pairs still carry their estimated resemblance. */
+ *  min_containment decide nothing. Sketches are still computed from
+ *  texts, and pairs still carry their estimated resemblance (and
+ *  containment, when min_containment > 0). */
 #define ND_DEDUPE_SIMHASH_ONLY 0x1u
 
 #define ND_DEDUPE_OPTIONS_VERSION 1u
@@ -968,7 +969,8 @@ typedef int (*nd_dedupe_member_cb)(const nd_dedupe_member *m, void *payload);
  *  clusters in keep order of their kept documents. Identical documents
  *  (same fingerprint and sketch) are clustered as one.
  *  The clustering is computed by the first of nd_dedupe_clusters and
- *  nd_dedupe_roles and kept for the other (12 bytes a document).
+ *  nd_dedupe_roles and kept for the other (4 bytes a document and 16 a
+ *  group of identical ones).
  *  @return as nd_dedupe_pairs. */
 int nd_dedupe_clusters(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
 
