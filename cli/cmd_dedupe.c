@@ -1,65 +1,21 @@
 /*
- * cmd_dedupe.c — `neardup dedupe`: one-shot near-duplicate clean of a corpus.
+ * cmd_dedupe.c — `neardup dedupe`: one-shot near-duplicate clean of a
+ * corpus, a thin caller of the library's corpus dedupe (nd_dedupe_*, whose
+ * contract and memory use neardup.h states; the algorithm is described in
+ * engine/dedupe_join.c and engine/dedupe_cluster.c).
  *
- * One pass reads every document and computes, from the same features, its
- * simhash and a min-hash sketch (128 bins). Candidate pairs come from two
- * sources: the self-join of the fingerprints (every pair within
- * min(k, 8) bits, exhaustive) and, where texts were read, min-hash
- * banding of the sketches (16 bands of 8 bins; two documents whose bins
- * agree in one band are candidates: a pair of resemblance 0.9 shares a
- * band with probability 0.9999, 0.8 with 0.95, 0.5 with 0.06). A
- * candidate is reported when it is within k bits AND its sketches
- * estimate a resemblance >= R, or, with --min-containment C > 0, a
- * containment >= C (Broder's "roughly contained": |A n B| / min(|A|,|B|),
- * estimated as J (|A| + |B|) / (1 + J) over the smaller set, from the
- * sketch estimate J and the counts of distinct features). Banding is what
- * lets k exceed the self-join's 8: templated texts of resemblance 0.9 lie
- * up to 25 bits apart (bench/README.md, "Dedupe quality", has the
- * measurement that chose the defaults k=24, R=0.85, C off). With R = 0
- * (simhash only) the self-join alone answers, so k <= 8.
- *
- * Which contained pairs can be found: every one within min(k, 8) bits
- * (the self-join), and those banding finds. With C > 0 the bands are 32 of
- * 4 bins instead of 16 of 8, so pairs of lower resemblance meet (a page
- * with half as much again appended, J about 0.67: 0.999 instead of 0.47);
- * a short page inside a much longer one (J below 0.3: 0.23 or less) is
- * mostly not found, and its estimate would be too coarse to trust anyway.
- * C stays off by default: contained pairs are not near-duplicates by the
- * resemblance measure the defaults are judged on (bench/README.md).
- *
- * Each pair is reported once: the self-join reports a pair from its first
- * table only; banding skips a pair the self-join already saw (within
- * min(k, 8) bits) and a pair that also agrees in an earlier band.
- *
- * Clusters follow the representative rule (nd_cluster_greedy), so every
- * dropped document is a reported pair with its kept one.
- *
- * Memory per document: 8 B (fingerprint) in RAM, + 8 with --keep
- * score|longest. The rest goes to unlinked scratch files in $TMPDIR
- * (dedupe_docs.c over dedupe_spill.c), read back only where needed: keys
- * (8 B offset + the key) for the output, and, when texts are read, the
- * sketch and feature count (260 B) for grouping identical documents,
- * confirming candidates (through a 4 MB cache) and banding (each band pass
- * reads the file once in order). The sorts stay within --memory: the
- * self-join's (nd_selfjoin_stream, 32 B a document sorted at once) and the
- * grouping's (dedupe_group.c, the same) are split into partitions of top
- * fingerprint bits when larger, each one more pass over the fingerprints
- * in memory, with the same output. A band pass takes 16 B a document. The
- * cluster modes group identical documents (8 B a document besides the
- * sort) and join one of each group, then hold 12 B a pair while joining,
- * 20 while building the graph, and 20 a document to cluster. Pairs output
- * streams. No text is kept. With --db the documents are also loaded into
- * a database after the read, through one nd_loader (pieces of up to 1M
- * read back from the scratch files; the loader's chunks are sized to
+ * It parses the options (TMPDIR becomes the scratch directory), feeds
+ * every record of the inputs (texts through nd_dedupe_sign, so that a
+ * record marked HTML is read as HTML; fingerprints as they are), prints
+ * the view asked for from the library's callbacks, and with --db loads the
+ * documents into a database afterwards through one nd_loader (pieces of up
+ * to 1M handed back by nd_dedupe_docs; the loader's chunks are sized to
  * --memory at LOAD_DOC_BYTES a document, and larger loads spill into the
  * database directory), so the store is written once, at the commit.
  */
 #include "cli.h"
 #include "cli_docs.h"
-#include "dedupe_band.h"
-#include "dedupe_docs.h"
-#include "dedupe_feat.h"
-#include "dedupe_group.h"
+#include "dedupe_common.h"
 #include "in_reader.h"
 
 #include <getopt.h>
@@ -103,13 +59,14 @@ static const char usage[] =
     "                       under a directory is a document)\n"
     "  --db DB              also load every document (key, fingerprint, score) into\n"
     "                       the database DB, created with design distance min(K, 8)\n"
-    "                       if missing, for later queries. Documents stored there\n"
-    "                       before are not compared. Without --db nothing is\n"
-    "                       left on disk. The load holds as many documents in\n"
-    "                       memory at a time as --memory allows (216 bytes\n"
-    "                       each, plus twice the key; more go to temporary\n"
-    "                       files in DB) and writes the database once, at the\n"
-    "                       end\n"
+    "                       if missing, for later queries (an existing DB keeps\n"
+    "                       its k; one of another k than --k asks is refused).\n"
+    "                       Documents stored there before are not compared.\n"
+    "                       Without --db nothing is left on disk. The load\n"
+    "                       holds as many documents in memory at a time as\n"
+    "                       --memory allows (216 bytes each, plus twice the\n"
+    "                       key; more go to temporary files in DB) and writes\n"
+    "                       the database once, at the end\n"
     "  --memory MB          memory for the sorts of the self-join and of grouping\n"
     "                       identical documents (default 256; MB = 2^20 bytes,\n"
     "                       0.001 .. 1048576). A sort takes 32 bytes a document;\n"
@@ -129,388 +86,36 @@ static const char usage[] =
     "kept one.\n"
     "";
 
-enum { MAX_JOIN_K = ND_MAX_PLAN_K };
-
-/* --min-containment by default (0 = off; bench/README.md, "Dedupe
- * quality"), and the band width used when containment is on. */
-#define DEFAULT_MIN_CONTAINMENT 0.0
-enum { CONTAINMENT_BAND_BINS = 4 };
-
 /* --memory: MB (2^20 bytes) for the sorts, by default and at most; the
  * least is 1 KB, for tests that want many partitions. */
 enum { DEFAULT_MEMORY_MB = 256, MAX_MEMORY_MB = 1 << 20 };
 #define MIN_MEMORY_MB 0.001
 
-typedef struct pair {
-    uint32_t a, b;
-    uint8_t dist;
-} pair;
-
-/* The documents (dedupe_docs.h) and the state of the joins. */
-typedef struct corpus {
-    dedupe_docs d;
-    pair *p; /* kept for clusters, keep and drop (indices into ids) */
-    size_t np, pcap;
-    /* The documents the joins see: ids[0..m) (doc indices, increasing), or
-     * all n when ids is NULL. The cluster modes join one document of each
-     * group of identical ones (same fingerprint and sketch). */
-    const uint32_t *ids;
-    size_t m;
-    uint64_t reported, confirmed_by_containment;
-    int stream, json;
-    double min_res, min_cont;
-    unsigned k, join_k, band_width;
-    size_t memory; /* bytes for the sorts of the self-join and of grouping (--memory) */
-    int oom, io; /* io: a scratch file failed (dedupe_spill_error) */
-} corpus;
-
-/* A failed read of the store sets c->oom or c->io. */
-static int docs_failed(corpus *c, int rc)
-{
-    if (rc == DEDUPE_DOCS_ENOMEM) c->oom = 1;
-    else c->io = 1;
-    return -1;
-}
-
-static int get_rec(corpus *c, size_t i, dedupe_rec *out)
-{
-    int rc = dedupe_docs_rec(&c->d, i, out);
-    return rc ? docs_failed(c, rc) : 0;
-}
-
-static void put_bytes(const char *k, size_t len, int json)
-{
-    if (json) cli_put_json_string(stdout, k, len);
-    else cli_put_field(stdout, k, len);
-}
-
-static int put_key(corpus *c, size_t i, int json)
-{
-    size_t len;
-    int rc = dedupe_docs_key(&c->d, i, &len);
-    if (rc) return docs_failed(c, rc);
-    put_bytes(c->d.kbuf, len, json);
-    return 0;
-}
-
-/* Is a candidate a reported pair: resemblance >= R, or containment >= C
- * when C > 0? *res and *cont get the estimates. */
-static int confirm(const corpus *c, const dedupe_rec *a, const dedupe_rec *b, double *res,
-                   double *cont, int *by_cont)
-{
-    *res = nd_sketch_resemblance(&a->sk, &b->sk);
-    *cont = dedupe_containment(*res, a->size, b->size);
-    *by_cont = 0;
-    if (*res >= c->min_res) return 1;
-    if (c->min_cont > 0 && *cont >= c->min_cont) return *by_cont = 1;
-    return 0;
-}
-
-#define DOC(c, x) ((c)->ids ? (size_t)(c)->ids[x] : (size_t)(x))
-
-/* A reported pair x < y (indices into ids), with the two records when the
- * caller read them (else NULL): printed at once (pairs) or kept for the
- * clusters. Nonzero stops the joins (c->oom or c->io says why). */
-static int emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *ra,
-                const dedupe_rec *rb)
-{
-    size_t i = DOC(c, x), j = DOC(c, y);
-    c->reported++;
-    if (c->stream) {
-        dedupe_rec a, b;
-        if (c->json && c->d.has_sk && !ra) {
-            if (get_rec(c, i, &a) || get_rec(c, j, &b)) return 1;
-            ra = &a;
-            rb = &b;
-        }
-        if (c->json) {
-            printf("{\"a\":");
-            if (put_key(c, i, 1)) return 1;
-            printf(",\"b\":");
-            if (put_key(c, j, 1)) return 1;
-            printf(",\"dist\":%u", dist);
-            if (c->d.has_sk) {
-                double res = nd_sketch_resemblance(&ra->sk, &rb->sk);
-                printf(",\"resemblance\":%.3f", res);
-                if (c->min_cont > 0)
-                    printf(",\"containment\":%.3f", dedupe_containment(res, ra->size, rb->size));
-            }
-            printf("}\n");
-        } else {
-            if (put_key(c, i, 0)) return 1;
-            putchar('\t');
-            if (put_key(c, j, 0)) return 1;
-            printf("\t%u\n", dist);
-        }
-        return 0;
-    }
-    if (c->np == c->pcap) {
-        size_t cap = c->pcap ? c->pcap * 2 : 4096;
-        if (dedupe_grow((void **)&c->p, cap, sizeof *c->p)) {
-            c->oom = 1;
-            return 1;
-        }
-        c->pcap = cap;
-    }
-    c->p[c->np++] = (pair){(uint32_t)x, (uint32_t)y, (uint8_t)dist};
-    return 0;
-}
-
-static int check_and_emit(corpus *c, size_t x, size_t y, unsigned dist, const dedupe_rec *a,
-                          const dedupe_rec *b)
-{
-    double res, cont;
-    int by_cont;
-    if (!confirm(c, a, b, &res, &cont, &by_cont)) return 0;
-    c->confirmed_by_containment += (uint64_t)by_cont;
-    return emit(c, x, y, dist, a, b);
-}
-
-static int join_cb(size_t x, size_t y, unsigned dist, void *payload)
-{
-    corpus *c = payload;
-    if (!(c->d.has_sk && c->min_res > 0)) return emit(c, x, y, dist, NULL, NULL);
-    dedupe_rec a, b;
-    if (get_rec(c, DOC(c, x), &a) || get_rec(c, DOC(c, y), &b)) return 1;
-    return check_and_emit(c, x, y, dist, &a, &b);
-}
-
-/* ---- min-hash banding ---------------------------------------------------- */
-
-static int band_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
-                     void *payload)
-{
-    return check_and_emit(payload, x, y, dist, a, b);
-}
-
-typedef struct band_read {
-    corpus *c;
-    dedupe_spill_reader seq;
-} band_read;
-
-/* The band join's source: a pass reads the sketch file in order; a run's
- * documents come through the cache. */
-static int band_src_read(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential,
-                         void *payload)
-{
-    band_read *br = payload;
-    for (size_t i = 0; i < n; i++) {
-        if (!sequential) {
-            if (get_rec(br->c, docs[i], &out[i])) return -1;
-            continue;
-        }
-        const void *r = dedupe_spill_reader_get(&br->seq, (uint64_t)docs[i] * sizeof *out,
-                                                sizeof *out);
-        if (!r) {
-            br->c->io = 1;
-            return -1;
-        }
-        memcpy(&out[i], r, sizeof *out);
-    }
-    return 0;
-}
-
-static int joins_failed(const corpus *c, const char *what)
-{
-    if (c->io) {
-        fprintf(stderr, "neardup: dedupe: %s: %s\n", what, dedupe_spill_error());
-        return CLI_EXIT_DB;
-    }
-    return cli_fail("dedupe: out of memory in the %s", what);
-}
-
-/* The self-join's source: the fingerprints of ids[start ..). */
-static int read_fps(uint64_t *out, size_t start, size_t count, void *payload)
-{
-    const corpus *c = payload;
-    if (!c->ids) memcpy(out, c->d.fp + start, count * sizeof *out);
-    else
-        for (size_t x = 0; x < count; x++) out[x] = c->d.fp[c->ids[start + x]];
-    return 0;
-}
-
-/* Every pair of the documents ids[0..m): the self-join (within the memory
- * budget), then banding. @return a CLI exit code. */
-static int run_joins(corpus *c)
-{
-    if (c->m < 2) return CLI_EXIT_OK;
-    int nrc = nd_selfjoin_stream(c->m, c->join_k, c->memory, read_fps, c, join_cb, c);
-    if (c->oom || c->io) return joins_failed(c, "self-join");
-    if (nrc < 0) return cli_fail_nd(nrc, "dedupe: self-join");
-    if (c->d.has_sk && c->min_res > 0) {
-        band_read br = {c, {0}};
-        dedupe_band_src src = {band_src_read, &br};
-        dedupe_spill_reader_init(&br.seq, &c->d.recs);
-        int brc = dedupe_band_scan(c->m, c->ids, c->d.fp, &src, c->band_width, c->join_k, c->k,
-                                   band_cand, c);
-        dedupe_spill_reader_dispose(&br.seq);
-        if (brc == -1) c->oom = 1;
-        if (c->oom || c->io) return joins_failed(c, "band join");
-    }
-    return CLI_EXIT_OK;
-}
-
-/* ---- clusters ------------------------------------------------------------ */
-
-static const double *sort_prio;
-
-static int cmp_priority(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    if (sort_prio && sort_prio[a] != sort_prio[b]) return sort_prio[a] > sort_prio[b] ? -1 : 1;
-    return a < b ? -1 : a > b; /* then input order */
-}
-
-/* clusters, keep, drop: group identical documents, join the groups'
- * leaders, cluster them greedily (nd_cluster_greedy), print. */
-static int run_clusters(corpus *c, const char *out, int json)
-{
-#define LEAD(x) (ids ? ids[x] : (uint32_t)(x))
-    size_t n = c->d.n, m = 0;
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order), *g = NULL, *ids = NULL, *lorder = NULL;
-    uint32_t *rep = NULL, *adj = NULL, *drops = NULL;
-    size_t *start = NULL;
-    int rc = CLI_EXIT_OK;
-    if (!order) return cli_fail("dedupe: out of memory");
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    sort_prio = c->d.prio;
-    if (c->d.prio) qsort(order, n, sizeof *order, cmp_priority); /* else: input order */
-    int grc = dedupe_group(&g, &ids, &m, &c->d, order, c->memory);
-    if (grc == DEDUPE_DOCS_EIO) {
-        fprintf(stderr, "neardup: dedupe: grouping identical documents: %s\n", dedupe_spill_error());
-        rc = CLI_EXIT_DB;
-        goto done;
-    }
-    if (grc) {
-        rc = cli_fail("dedupe: out of memory grouping identical documents");
-        goto done;
-    }
-    if (m == n) { /* no two identical: join the documents themselves */
-        free(ids);
-        ids = NULL;
-    }
-    /* The leaders' priority order; the documents' is not needed after. */
-    lorder = malloc((m ? m : 1) * sizeof *lorder);
-    if (!lorder) goto oom;
-    size_t q = 0;
-    for (size_t p = 0; p < n; p++)
-        if (LEAD(g[order[p]]) == order[p]) lorder[q++] = g[order[p]];
-    free(order);
-    order = NULL;
-    c->ids = ids;
-    c->m = m; /* kept for the summary */
-    rc = run_joins(c);
-    if (rc) goto done;
-    /* The leaders' graph in CSR form. start[x] is first x's fill cursor,
-     * which ends at x + 1's start: shifted back by one after. */
-    start = calloc(m + 1, sizeof *start);
-    adj = malloc((2 * c->np + 1) * sizeof *adj);
-    rep = malloc((m ? m : 1) * sizeof *rep);
-    if (!start || !adj || !rep) goto oom;
-    for (size_t e = 0; e < c->np; e++) {
-        start[c->p[e].a + 1]++;
-        start[c->p[e].b + 1]++;
-    }
-    for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
-    for (size_t e = 0; e < c->np; e++) {
-        adj[start[c->p[e].a]++] = c->p[e].b;
-        adj[start[c->p[e].b]++] = c->p[e].a;
-    }
-    memmove(start + 1, start, m * sizeof *start);
-    start[0] = 0;
-    free(c->p); /* the graph holds the pairs now */
-    c->p = NULL;
-    int nrc = nd_cluster_greedy(rep, lorder, m, start, adj);
-    if (nrc < 0) {
-        rc = cli_fail_nd(nrc, "dedupe: clustering");
-        goto done;
-    }
-    /* Document i stays iff it leads its group and the group stays. */
-    if (strcmp(out, "keep") == 0 || strcmp(out, "drop") == 0) {
-        int want_keep = out[0] == 'k';
-        dedupe_docs_walk w;
-        dedupe_docs_walk_init(&w, &c->d);
-        for (size_t i = 0; i < n; i++) {
-            if ((LEAD(rep[g[i]]) == i) != want_keep) continue;
-            size_t len;
-            const char *k = dedupe_docs_walk_key(&w, i, &len);
-            if (!k) {
-                c->io = 1;
-                break;
-            }
-            if (json) { printf("{\"%s\":", want_keep ? "keep" : "drop"); put_bytes(k, len, 1); printf("}\n"); }
-            else { put_bytes(k, len, 0); putchar('\n'); }
-        }
-        dedupe_docs_walk_dispose(&w);
-        if (c->io) goto io;
-        goto done;
-    }
-    /* clusters: in priority order of their kept document, each with its
-     * dropped documents in input order (bucketed by kept group). */
-    memset(start, 0, (m + 1) * sizeof *start);
-    for (size_t i = 0; i < n; i++)
-        if (LEAD(rep[g[i]]) != i) start[rep[g[i]] + 1]++;
-    for (size_t x = 0; x < m; x++) start[x + 1] += start[x];
-    drops = malloc((start[m] ? start[m] : 1) * sizeof *drops);
-    if (!drops) goto oom;
-    for (size_t i = 0; i < n; i++) /* start[x] as x's cursor, as above */
-        if (LEAD(rep[g[i]]) != i) drops[start[rep[g[i]]]++] = (uint32_t)i;
-    memmove(start + 1, start, m * sizeof *start);
-    start[0] = 0;
-    size_t cluster = 0;
-    for (size_t p = 0; p < m; p++) {
-        uint32_t x = lorder[p], r = LEAD(x);
-        if (rep[x] != x || start[x] == start[x + 1]) continue;
-        cluster++;
-        if (json) printf("{\"cluster\":%zu,\"role\":\"keep\",\"key\":", cluster);
-        else printf("%zu\tkeep\t", cluster);
-        if (put_key(c, r, json)) goto io;
-        printf(json ? ",\"dist\":0}\n" : "\t0\n");
-        for (size_t e = start[x]; e < start[x + 1]; e++) {
-            uint32_t d = drops[e];
-            unsigned dist = nd_hamming(c->d.fp[d], c->d.fp[r]);
-            if (json) printf("{\"cluster\":%zu,\"role\":\"drop\",\"key\":", cluster);
-            else printf("%zu\tdrop\t", cluster);
-            if (put_key(c, d, json)) goto io;
-            printf(json ? ",\"dist\":%u}\n" : "\t%u\n", dist);
-        }
-    }
-    goto done;
-io:
-    if (c->io) {
-        fprintf(stderr, "neardup: dedupe: printing the clusters: %s\n", dedupe_spill_error());
-        rc = CLI_EXIT_DB;
-        goto done;
-    }
-oom:
-    rc = cli_fail("dedupe: out of memory building clusters");
-done:
-    c->ids = NULL;
-    free(order);
-    free(g);
-    free(ids);
-    free(lorder);
-    free(rep);
-    free(adj);
-    free(start);
-    free(drops);
-    return rc;
-#undef LEAD
-}
-
 /* ---- --db ------------------------------------------------------------------ */
 
-static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_options *fo,
-                   int features_given)
+/* Open or create the database at path, with design distance k when
+ * created. An existing store keeps its own k, unless --k was given
+ * (k_given, the option's value k_opt) and asks for another: then the
+ * load is refused before anything is read. */
+static int open_db(nd_db **out, const char *path, unsigned k, int k_given, unsigned k_opt,
+                   const nd_fp_options *fo, int features_given)
 {
     nd_db_options o;
+    nd_plan_info plan;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = ND_DB_CREATE;
     o.k = k;
     o.fp = features_given ? fo : NULL;
     int rc = nd_open(out, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "dedupe: cannot open or create database '%s'", path);
-    return CLI_EXIT_OK;
+    if (!k_given) return CLI_EXIT_OK;
+    if ((rc = nd_db_plan(&plan, *out)) < 0)
+        return cli_fail_nd(rc, "dedupe: reading the plan of database '%s'", path);
+    if (plan.k == k) return CLI_EXIT_OK;
+    nd_close(*out);
+    *out = NULL;
+    return cli_fail("dedupe: database '%s' has k = %u, but --k %u asks for k = %u (min(K, 8)); "
+                    "give --k %u, or no --k to keep the store's", path, plan.k, k_opt, k, plan.k);
 }
 
 /* Memory of a document in a loader's chunk besides its key: the document,
@@ -519,65 +124,55 @@ static int open_db(nd_db **out, const char *path, unsigned k, const nd_fp_option
  * measured: a 100M load in chunks of 8M peaked 430 MB higher). */
 #define LOAD_DOC_BYTES 216
 
-/* The documents into the database through one loader, a piece at a
- * time: the piece's keys (and scores) are read back from the scratch
- * files in one go; the loader copies them. */
-static int load_db(nd_db *db, const char *path, corpus *c)
+typedef struct load_ctx {
+    nd_loader *l;
+    int64_t now;
+    int rc; /* the loader's error, which stopped the walk */
+} load_ctx;
+
+static int load_piece(nd_doc *docs, size_t n, void *payload)
 {
-    size_t chunk = c->memory / LOAD_DOC_BYTES;
+    load_ctx *lc = payload;
+    for (size_t i = 0; i < n; i++) docs[i].time = lc->now;
+    lc->rc = nd_loader_add(lc->l, docs, n);
+    return lc->rc < 0;
+}
+
+/* The documents into the database through one loader, a piece at a time
+ * (the loader copies the keys). */
+static int load_db(nd_db *db, const char *path, nd_dedupe *dd, size_t memory, size_t n)
+{
+    size_t chunk = memory / LOAD_DOC_BYTES;
     if (chunk < 1000) chunk = 1000;
-    size_t piece = cli_load_piece(chunk);
-    size_t cap = c->d.n < piece ? (c->d.n ? c->d.n : 1) : piece;
-    nd_doc *d = malloc(cap * sizeof *d);
-    uint64_t *off = malloc((cap + 1) * sizeof *off);
-    double *score = malloc(cap * sizeof *score);
-    char *kb = NULL;
-    size_t kb_cap = 0;
-    nd_loader *l = NULL;
-    int64_t now = (int64_t)time(NULL);
+    load_ctx lc = {NULL, (int64_t)time(NULL), ND_OK};
     int line = 0, rc = CLI_EXIT_OK, nrc; /* line: width of the progress line shown */
-    if (!d || !off || !score) goto oom;
-    if ((nrc = nd_loader_new(&l, db, chunk)) < 0) goto fail;
+    if ((nrc = nd_loader_new(&lc.l, db, chunk)) < 0) goto fail;
     if (isatty(2))
-        line = fprintf(stderr, "neardup: dedupe: loading %zu documents into '%s'...", c->d.n, path);
-    for (size_t s = 0; s < c->d.n; s += piece) {
-        size_t m = c->d.n - s < piece ? c->d.n - s : piece;
-        if (dedupe_spill_pread(&c->d.koff, off, (m + 1) * sizeof *off, (uint64_t)s * 8) ||
-            dedupe_spill_pread(&c->d.scores, score, m * sizeof *score, (uint64_t)s * sizeof *score))
-            goto io;
-        size_t klen = (size_t)(off[m] - off[0]);
-        if (klen > kb_cap) {
-            if (dedupe_grow((void **)&kb, klen, 1)) goto oom;
-            kb_cap = klen;
-        }
-        if (klen && dedupe_spill_pread(&c->d.keys, kb, klen, off[0])) goto io;
-        for (size_t i = 0; i < m; i++)
-            d[i] = (nd_doc){kb + (off[i] - off[0]), (size_t)(off[i + 1] - off[i]), c->d.fp[s + i],
-                            score[i], now};
-        if ((nrc = nd_loader_add(l, d, m)) < 0) goto fail;
-    }
-    if ((nrc = nd_loader_commit(l, NULL)) < 0) goto fail;
+        line = fprintf(stderr, "neardup: dedupe: loading %zu documents into '%s'...", n, path);
+    nrc = nd_dedupe_docs(dd, cli_load_piece(chunk), load_piece, &lc);
+    if (nrc == ND_DEDUPE_STOPPED) nrc = lc.rc;
+    if (nrc < 0) goto fail;
+    if ((nrc = nd_loader_commit(lc.l, NULL)) < 0) goto fail;
     if (line > 0) fprintf(stderr, "\r%*s\r", line, "");
     goto done;
 fail:
     if (line > 0) fputc('\n', stderr);
     rc = cli_fail_nd(nrc, "dedupe: loading database '%s'", path);
-    goto done;
-io:
-    if (line > 0) fputc('\n', stderr);
-    fprintf(stderr, "neardup: dedupe: loading database '%s': %s\n", path, dedupe_spill_error());
-    rc = CLI_EXIT_DB;
-    goto done;
-oom:
-    if (line > 0) fputc('\n', stderr);
-    rc = cli_fail("dedupe: out of memory loading the database");
 done:
-    nd_loader_free(l); /* without a commit, nothing new is stored */
-    free(d);
-    free(off);
-    free(score);
-    free(kb);
+    nd_loader_free(lc.l); /* without a commit, nothing new is stored */
     return rc;
+}
+
+/* A new dedupe; an I/O error is the scratch directory's, which TMPDIR
+ * sets. @return an exit code. */
+static int new_dedupe(nd_dedupe **out, const nd_dedupe_options *o)
+{
+    int rc = nd_dedupe_new(out, o);
+    if (rc == ND_EIO) {
+        fprintf(stderr, "neardup: dedupe: %s (set TMPDIR)\n", nd_errmsg());
+        return CLI_EXIT_DB;
+    }
+    return rc < 0 ? cli_fail_nd(rc, "dedupe") : CLI_EXIT_OK;
 }
 
 int cmd_dedupe(int argc, char **argv)
@@ -591,38 +186,38 @@ int cmd_dedupe(int argc, char **argv)
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
         {"db", required_argument, 0, 'd'},      {"memory", required_argument, 0, 'm'},
         {0, 0, 0, 0}};
-    corpus c = {0};
     in_format fmt = IN_FORMAT_FILES;
     nd_fp_options fo;
-    unsigned long k = 24;
+    nd_dedupe_options o;
+    nd_dedupe_stats st = {0};
+    unsigned long k = 0;
+    double min_res = ND_DEDUPE_DEFAULT_MIN_RESEMBLANCE;
     const char *out = "clusters", *db_path = NULL;
     nd_db *db = NULL;
-    dedupe_feat ac = {0};
-    int html = 0, skip_bad = 0, json = 0, opt, rc = CLI_EXIT_OK, keep_mode = 0, k_given = 0;
-    int features_given = 0;
+    nd_dedupe *dd = NULL;
+    int html = 0, skip_bad = 0, json = 0, opt, rc = CLI_EXIT_OK, nrc = ND_OK, features_given = 0;
     uint64_t bad = 0;
-    c.min_res = 0.85;
-    c.min_cont = DEFAULT_MIN_CONTAINMENT;
-    c.memory = (size_t)DEFAULT_MEMORY_MB << 20;
-    c.d.keys.fd = c.d.koff.fd = c.d.recs.fd = c.d.scores.fd = -1; /* disposable before init */
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
+    nd_dedupe_options_init(&o, ND_DEDUPE_OPTIONS_VERSION);
+    o.memory = (uint64_t)DEFAULT_MEMORY_MB << 20;
     optind = 1;
     while ((opt = cli_getopt(argc, argv, longopts, "dedupe")) != -1) {
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, 64, &k))
                 return cli_fail("dedupe: --k must be 0..64, got '%s'", optarg);
-            k_given = 1;
+            o.k = (unsigned)k;
+            o.has_k = 1;
             break;
         case 'F':
             if (in_format_parse(optarg, &fmt))
                 return cli_fail("dedupe: --format must be files, jsonl, tsv, warc or fp, got '%s'", optarg);
             break;
         case 'K':
-            if (strcmp(optarg, "first") == 0) keep_mode = 0;
-            else if (strcmp(optarg, "score") == 0) keep_mode = 1;
-            else if (strcmp(optarg, "longest") == 0) keep_mode = 2;
+            if (strcmp(optarg, "first") == 0) o.keep = ND_DEDUPE_KEEP_FIRST;
+            else if (strcmp(optarg, "score") == 0) o.keep = ND_DEDUPE_KEEP_SCORE;
+            else if (strcmp(optarg, "longest") == 0) o.keep = ND_DEDUPE_KEEP_LONGEST;
             else return cli_fail("dedupe: --keep must be first, score or longest, got '%s'", optarg);
             break;
         case 'o':
@@ -633,15 +228,15 @@ int cmd_dedupe(int argc, char **argv)
             break;
         case 'r': {
             char *end;
-            c.min_res = strtod(optarg, &end);
-            if (*end || end == optarg || !(c.min_res >= 0 && c.min_res <= 1))
+            min_res = strtod(optarg, &end);
+            if (*end || end == optarg || !(min_res >= 0 && min_res <= 1))
                 return cli_fail("dedupe: --min-resemblance must be a number in [0, 1], got '%s'", optarg);
             break;
         }
         case 'c': {
             char *end;
-            c.min_cont = strtod(optarg, &end);
-            if (*end || end == optarg || !(c.min_cont >= 0 && c.min_cont <= 1))
+            o.min_containment = strtod(optarg, &end);
+            if (*end || end == optarg || !(o.min_containment >= 0 && o.min_containment <= 1))
                 return cli_fail("dedupe: --min-containment must be a number in [0, 1] (0 = off), got '%s'",
                                 optarg);
             break;
@@ -661,7 +256,7 @@ int cmd_dedupe(int argc, char **argv)
             if (*end || end == optarg || !(mb >= MIN_MEMORY_MB && mb <= MAX_MEMORY_MB))
                 return cli_fail("dedupe: --memory must be a number of MB in [%g, %u], got '%s'",
                                 MIN_MEMORY_MB, MAX_MEMORY_MB, optarg);
-            c.memory = (size_t)(mb * (1 << 20));
+            o.memory = (uint64_t)(mb * (1 << 20));
             break;
         }
         default: return CLI_EXIT_USAGE;
@@ -669,37 +264,27 @@ int cmd_dedupe(int argc, char **argv)
     }
     if (optind == argc)
         return cli_usage_fail("dedupe", "give at least one INPUT");
-    /* Simhash only (R = 0, or fp input): the self-join must cover k. */
-    if ((c.min_res == 0 || fmt == IN_FORMAT_FP) && k > MAX_JOIN_K) {
-        if (k_given)
-            return cli_fail("dedupe: --k above %u needs texts and --min-resemblance > 0", MAX_JOIN_K);
-        k = 3;
-    }
-    c.k = (unsigned)k;
-    c.join_k = c.k < MAX_JOIN_K ? c.k : MAX_JOIN_K;
-    c.band_width = c.min_cont > 0 ? CONTAINMENT_BAND_BINS : DEDUPE_BAND_BINS;
-    ac.count = c.min_cont > 0;
-    c.json = json;
-    c.stream = strcmp(out, "pairs") == 0;
-    if (db_path) {
-        rc = open_db(&db, db_path, c.join_k, &fo, features_given);
-        if (rc) return rc;
-        if (!features_given) nd_db_fp_options(&fo, db);
+    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
+    o.fp = &fo;
+    /* The options are checked before --db creates anything. */
+    if ((rc = new_dedupe(&dd, &o))) return rc;
+    if (db_path) { /* created with design distance min(k, 8) */
+        nd_dedupe_stats_get(&st, dd);
+        rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, o.has_k, o.k, &fo,
+                     features_given);
+        if (rc) goto done;
+        if (!features_given) { /* texts are fingerprinted as the store's */
+            nd_db_fp_options(&fo, db);
+            nd_dedupe_free(dd);
+            dd = NULL;
+            if ((rc = new_dedupe(&dd, &o))) goto done;
+        }
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int irc = dedupe_docs_init(&c.d, keep_mode != 0, db != NULL);
-    if (irc == DEDUPE_DOCS_EIO) {
-        rc = CLI_EXIT_DB;
-        fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
-        goto done;
-    }
-    if (irc) {
-        rc = cli_fail("dedupe: out of memory");
-        goto done;
-    }
     int tty = isatty(2);
     uint64_t bytes = 0;
+    size_t n = 0;
     for (int a = optind; a < argc && rc == CLI_EXIT_OK; a++) {
         in_reader *r;
         in_record rec;
@@ -720,88 +305,72 @@ int cmd_dedupe(int argc, char **argv)
                 rc = cli_fail("%s", in_reader_error(r));
                 break;
             }
-            uint64_t fp = rec.fp;
-            dedupe_rec dr;
-            if (!rec.has_fp) {
-                nd_fp_options o = fo;
-                if (html || rec.is_html) o.flags |= ND_FP_HTML;
-                dedupe_feat_begin(&ac);
-                int nrc = nd_features(rec.text, rec.text_len, &o, dedupe_feat_add, &ac);
+            double score = rec.has_score ? rec.score : 0;
+            if (rec.has_fp) {
+                nrc = nd_dedupe_add_fp(dd, rec.key, rec.key_len, rec.fp, score);
+            } else {
+                nd_signature sig;
+                nrc = nd_dedupe_sign(&sig, dd, rec.text, rec.text_len,
+                                     html || rec.is_html ? ND_FP_HTML : 0);
                 if (nrc < 0) {
                     rc = cli_fail_nd(nrc, "%s:%llu", rec.file, (unsigned long long)rec.line);
                     break;
                 }
-                if (ac.oom) {
-                    rc = cli_fail("dedupe: out of memory counting the features of %s:%llu", rec.file,
-                                  (unsigned long long)rec.line);
-                    break;
-                }
-                fp = dedupe_feat_end(&ac, &dr.sk, &dr.size);
+                nrc = nd_dedupe_add_signature(dd, rec.key, rec.key_len, &sig, score);
                 bytes += rec.text_len;
             }
-            double prio = keep_mode == 1 ? (rec.has_score ? rec.score : 0)
-                                         : keep_mode == 2 && rec.text ? (double)rec.text_len : 0;
-            double score = rec.has_score ? rec.score : 0;
-            int prc = c.d.n == UINT32_MAX ? DEDUPE_DOCS_ENOMEM
-                                        : dedupe_docs_push(&c.d, rec.key, rec.key_len, fp,
-                                                           rec.has_fp ? NULL : &dr, prio, score);
-            if (prc == DEDUPE_DOCS_EIO) {
-                fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
-                rc = CLI_EXIT_DB;
+            if (nrc < 0) {
+                rc = cli_fail_nd(nrc, "dedupe: after %zu documents", n);
                 break;
             }
-            if (prc) {
-                rc = cli_fail("dedupe: out of memory after %zu documents", c.d.n);
-                break;
-            }
-            if (tty && c.d.n % 20000 == 0)
-                fprintf(stderr, "\rneardup: dedupe: %zu documents, %.1f MB read", c.d.n, bytes / 1e6);
+            n++;
+            if (tty && n % 20000 == 0)
+                fprintf(stderr, "\rneardup: dedupe: %zu documents, %.1f MB read", n, bytes / 1e6);
         }
         in_reader_close(r);
     }
-    if (tty && c.d.n >= 20000) fputc('\n', stderr);
+    if (tty && n >= 20000) fputc('\n', stderr);
     if (rc == CLI_EXIT_OK) {
-        int frc = dedupe_docs_finish(&c.d);
-        if (frc == DEDUPE_DOCS_EIO) {
-            fprintf(stderr, "neardup: dedupe: %s\n", dedupe_spill_error());
-            rc = CLI_EXIT_DB;
-        } else if (frc) {
-            rc = cli_fail("dedupe: out of memory");
+        if (strcmp(out, "pairs") == 0) {
+            nrc = nd_dedupe_pairs(dd, dedupe_print_pair, &json);
+        } else if (strcmp(out, "clusters") == 0) {
+            nrc = nd_dedupe_clusters(dd, dedupe_print_member, &json);
+        } else {
+            dedupe_role_view v = {out[0] == 'k' ? ND_DEDUPE_ROLE_KEEP : ND_DEDUPE_ROLE_DROP, json};
+            nrc = nd_dedupe_roles(dd, dedupe_print_role, &v);
         }
+        if (nrc < 0) rc = cli_fail_nd(nrc, "dedupe");
     }
-    if (rc == CLI_EXIT_OK && !c.d.has_sk && c.k > MAX_JOIN_K) { /* only fingerprints were read */
-        if (k_given && c.d.n > 0)
-            rc = cli_fail("dedupe: --k above %u needs texts (no document had one)", MAX_JOIN_K);
-        c.k = c.join_k = 3;
-    }
-    if (rc == CLI_EXIT_OK) {
-        c.m = c.d.n;
-        rc = c.stream ? run_joins(&c) : run_clusters(&c, out, json);
-    }
-    if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, &c);
-done:
+    if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, dd, (size_t)o.memory, n);
     if (db) {
         int crc = cli_close_db(db, db_path);
         if (rc == CLI_EXIT_OK) rc = crc;
+        db = NULL;
     }
     if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("dedupe: writing the output failed");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    nd_dedupe_stats_get(&st, dd);
     char by_cont[64] = "";
-    if (c.min_cont > 0)
+    if (o.min_containment > 0)
         snprintf(by_cont, sizeof by_cont, " (%llu by containment)",
-                 (unsigned long long)c.confirmed_by_containment);
-    if (c.stream || rc != CLI_EXIT_OK)
-        fprintf(stderr, "neardup: dedupe: %zu %s, %llu %s%s, %llu bad, %.2f s\n", c.d.n,
-                cli_plural(c.d.n, "document", "documents"), (unsigned long long)c.reported,
-                cli_plural(c.reported, "pair", "pairs"), by_cont, (unsigned long long)bad, secs);
-    else
-        fprintf(stderr, "neardup: dedupe: %zu %s (%zu distinct), %llu %s of distinct ones%s, "
-                "%llu bad, %.2f s\n", c.d.n, cli_plural(c.d.n, "document", "documents"), c.m,
-                (unsigned long long)c.reported, cli_plural(c.reported, "pair", "pairs"), by_cont,
+                 (unsigned long long)st.by_containment);
+    if (strcmp(out, "pairs") == 0 || rc != CLI_EXIT_OK)
+        fprintf(stderr, "neardup: dedupe: %llu %s, %llu %s%s, %llu bad, %.2f s\n",
+                (unsigned long long)st.documents, cli_plural(st.documents, "document", "documents"),
+                (unsigned long long)st.pairs, cli_plural(st.pairs, "pair", "pairs"), by_cont,
                 (unsigned long long)bad, secs);
-    free(c.p);
-    dedupe_feat_dispose(&ac);
-    dedupe_docs_dispose(&c.d);
+    else
+        fprintf(stderr, "neardup: dedupe: %llu %s (%llu distinct), %llu %s of distinct ones%s, "
+                "%llu bad, %.2f s\n", (unsigned long long)st.documents,
+                cli_plural(st.documents, "document", "documents"), (unsigned long long)st.distinct,
+                (unsigned long long)st.pairs, cli_plural(st.pairs, "pair", "pairs"), by_cont,
+                (unsigned long long)bad, secs);
+done: /* a failure before any document was read: no summary */
+    if (db) {
+        int crc = cli_close_db(db, db_path);
+        if (rc == CLI_EXIT_OK) rc = crc;
+    }
+    nd_dedupe_free(dd);
     return rc;
 }

@@ -7,12 +7,14 @@
  *   shard info DIR [--json]
  *   shard which DIR KEY...
  *
- * A sharded store is S ordinary databases plus a manifest (format and the
- * key -> shard rule in shard_manifest.h). Every shard gets the same plan
- * (k and t; the planner's N is the store's N / S) and the same fingerprint
- * configuration, so a query against the store is the union of the same
- * query against each shard. The manifest is written last: an interrupted
- * init or split leaves a directory that no command accepts as a store.
+ * A sharded store is S ordinary databases plus a manifest, created,
+ * opened and placed by the library (nd_shards_*, neardup.h; the manifest's
+ * format and the key -> shard rule in engine/shard_manifest.h). Every
+ * shard gets the same plan (k and t; the planner's N is the store's N / S)
+ * and the same fingerprint configuration, so a query against the store is
+ * the union of the same query against each shard. The manifest is written
+ * last: an interrupted init or split leaves a directory that no command
+ * accepts as a store.
  *
  * split (reading the source with nd_foreach_doc, a consistent snapshot)
  * and import load the shards through one nd_loader per shard: each
@@ -29,13 +31,10 @@
 #include "cli.h"
 #include "cli_docs.h"
 #include "in_reader.h"
-#include "shard_manifest.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 static const char usage[] =
@@ -48,7 +47,7 @@ static const char usage[] =
     "       neardup shard which DIR KEY...\n"
     "\n"
     "A sharded store DIR is S ordinary databases DIR/shard-000.. plus the\n"
-    "manifest DIR/" SHARD_MANIFEST_NAME " (shard count, plan, fingerprint\n"
+    "manifest DIR/" ND_SHARDS_MANIFEST_NAME " (shard count, plan, fingerprint\n"
     "configuration, and the rule placing a document: FNV-1a-64(key) mod S).\n"
     "Each shard is a complete database (verify, backup, compact it alone).\n"
     "  init    create DIR with S empty shards (--k, --tables, --features as\n"
@@ -106,8 +105,8 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
     while ((opt = cli_getopt(argc, argv, longopts, cmd)) != -1) {
         switch (opt) {
         case 's':
-            if (cli_parse_uint(optarg, 1, SHARD_MAX, &a->shards))
-                return cli_fail("shard %s: --shards must be 1..%u, got '%s'", sub, SHARD_MAX,
+            if (cli_parse_uint(optarg, 1, ND_SHARDS_MAX, &a->shards))
+                return cli_fail("shard %s: --shards must be 1..%u, got '%s'", sub, ND_SHARDS_MAX,
                                 optarg);
             break;
         case 'k':
@@ -157,67 +156,36 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
     return CLI_EXIT_OK;
 }
 
-/* Create DIR and its S shards with the given settings; fills m (without
- * writing it) and, when dbs is not NULL, leaves the shards open there. */
-static int create_store(shard_manifest *m, nd_db **dbs, const char *dir, unsigned shards,
-                        unsigned k, int has_k, unsigned tables, uint64_t docs,
-                        const nd_fp_options *fo)
+/* A failure of nd_shards_open or a manifest: the caller's input (no store,
+ * an unknown or damaged manifest, a directory that exists) exits 1 with
+ * the library's message; a database's failure exits 2. */
+static int shards_fail(int rc, const char *sub)
 {
-    char path[4096];
-    if (mkdir(dir, 0755) != 0)
-        return cli_fail("shard: cannot create '%s': %s", dir, strerror(errno));
-    memset(m, 0, sizeof *m);
-    m->version = SHARD_MANIFEST_VERSION;
-    m->shards = shards;
-    m->docs = docs;
-    m->format = ND_FORMAT_VERSION;
-    m->fp_version = ND_FP_VERSION;
-    for (unsigned s = 0; s < shards; s++) {
-        nd_db_options o;
-        nd_db *db = NULL;
-        nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
-        o.flags = ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND;
-        o.k = k;
-        o.has_k = has_k;
-        o.expected_docs = (docs + shards - 1) / shards;
-        /* Shard 0's plan is every shard's plan. */
-        o.tables = s == 0 ? tables : m->tables;
-        o.fp = fo;
-        if (shard_path(path, sizeof path, dir, s))
-            return cli_fail("shard: path too long under '%s'", dir);
-        int rc = nd_open(&db, path, &o);
-        if (rc < 0) {
-            cli_fail_nd(rc, "shard: cannot create shard %u '%s'", s, path);
-            fprintf(stderr, "neardup: shard: '%s' is incomplete (no manifest): remove it\n", dir);
-            return CLI_EXIT_DB;
-        }
-        if (s == 0) {
-            /* Recorded as read back from the shard: what readers compare. */
-            nd_plan_info p;
-            nd_fp_options dfo;
-            nd_db_plan(&p, db);
-            nd_db_fp_options(&dfo, db);
-            m->k = p.k;
-            m->tables = p.tables;
-            if (nd_fp_config_string(m->fp_config, sizeof m->fp_config, &dfo) < 0) {
-                nd_close(db);
-                return cli_fail("shard: fingerprint configuration too long");
-            }
-        }
-        if (dbs) {
-            dbs[s] = db;
-        } else if ((rc = cli_close_db(db, path)) != CLI_EXIT_OK) {
-            return rc;
-        }
-    }
-    return CLI_EXIT_OK;
+    if (rc == ND_ENOTFOUND || rc == ND_ECORRUPT || rc == ND_EVERSION || rc == ND_EEXIST ||
+        rc == ND_EINVAL || rc == ND_ELIMIT)
+        return cli_fail("shard %s: %s", sub, nd_errmsg());
+    return cli_fail_nd(rc, "shard %s", sub);
+}
+
+/* Create the store DIR (S empty shards, their settings from o) with the
+ * handle's flags; on failure says what to do with the incomplete DIR. */
+static int create_store(nd_shards **out, const char *dir, nd_shards_options *o, const char *sub)
+{
+    o->flags |= ND_SHARDS_CREATE;
+    int rc = nd_shards_open(out, dir, o);
+    if (rc == ND_OK) return CLI_EXIT_OK;
+    int exit = shards_fail(rc, sub);
+    if (rc != ND_EEXIST && rc != ND_EINVAL)
+        fprintf(stderr, "neardup: shard: '%s' is incomplete (no manifest): remove it\n", dir);
+    return exit;
 }
 
 static int shard_init(int argc, char **argv)
 {
     shard_args a = {0};
-    shard_manifest m;
-    char err[512];
+    nd_shards_options o;
+    nd_shards_info m;
+    nd_shards *sh = NULL;
     nd_fp_options_init(&a.fo, ND_FP_OPTIONS_VERSION);
     a.docs = 100000000;
     int rc = parse_args(&a, argc, argv, "init");
@@ -226,79 +194,68 @@ static int shard_init(int argc, char **argv)
         return cli_usage_fail("shard init", "expected exactly one directory");
     if (a.shards == 0) return cli_fail("shard init: --shards S is required");
     const char *dir = argv[optind];
-    rc = create_store(&m, NULL, dir, (unsigned)a.shards, a.has_k ? a.k : 3, 1, a.tables,
-                      a.docs, &a.fo);
-    if (rc) return rc;
-    if (shard_manifest_write(&m, dir, err, sizeof err)) {
-        cli_fail("shard init: %s", err);
-        return CLI_EXIT_DB;
-    }
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.flags = ND_SHARDS_MANIFEST_ONLY; /* each shard created and closed in turn */
+    o.shards = (unsigned)a.shards;
+    o.k = a.k;
+    o.has_k = a.has_k;
+    o.tables = a.tables;
+    o.expected_docs = a.docs;
+    o.fp = &a.fo;
+    if ((rc = create_store(&sh, dir, &o, "init"))) return rc;
+    nd_shards_info_get(&m, sh);
     printf("created %s: %u shards, k=%u, %u tables, fingerprint %s\n", dir, m.shards, m.k,
-           m.tables, m.fp_config);
-    return CLI_EXIT_OK;
+           m.tables, m.fingerprint);
+    int crc = nd_shards_close(sh);
+    return crc < 0 ? cli_fail_nd(crc, "shard init") : CLI_EXIT_OK;
 }
 
 /* ---- loading: split and import ------------------------------------------ */
 
-/* A load into every shard of a store: one nd_loader per shard, each
- * document added to the loader of its key's shard. */
+/* A load into every shard of a store (nd_shards_loader), with progress
+ * on a terminal. */
 typedef struct shard_load {
-    const shard_manifest *m;
-    nd_db **dbs;
-    nd_loader **loaders; /* a NULL entry: not started */
-    const char *dir, *verb; /* verb: "shard split" or "shard import" */
+    nd_shards *sh;
+    unsigned shards;
+    nd_shards_loader *loader;
+    const char *verb; /* "shard split" or "shard import" */
     uint64_t seen;
     cli_progress prog;
     int rc; /* exit code once a callback failed */
 } shard_load;
 
-/* The smallest default chunk of a shard's loader: smaller chunks only
- * mean more files for its commit to merge. */
-#define SHARD_CHUNK_MIN 100000u
-
-/* Documents each shard's loader sorts in memory before spilling them:
- * --chunk, or the loader's default chunk (nd_import_step's largest, 8M)
- * shared among the shards, since every shard holds its chunk: about 8M
- * documents in memory in all (more only above 80 shards). */
-static size_t load_chunk(uint64_t chunk, unsigned shards)
+/* "DIR/shard-NNN" of shard s (for messages). */
+static const char *path_of(const nd_shards *sh, unsigned s)
 {
-    if (chunk) return chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
-    size_t share = nd_import_step(UINT64_MAX) / shards;
-    return share > SHARD_CHUNK_MIN ? share : SHARD_CHUNK_MIN;
+    static char path[4096];
+    if (nd_shards_path(path, sizeof path, sh, s) < 0) snprintf(path, sizeof path, "shard %u", s);
+    return path;
 }
 
-/* Start a loader in every shard of l->dbs. */
+/* Start the load (--chunk M documents a shard, 0: the library's share). */
 static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes)
 {
-    unsigned S = l->m->shards;
-    l->loaders = calloc(S, sizeof *l->loaders);
-    if (!l->loaders) return cli_fail("%s: out of memory", l->verb);
-    for (unsigned s = 0; s < S; s++) {
-        int rc = nd_loader_new(&l->loaders[s], l->dbs[s], load_chunk(chunk, S));
-        if (rc < 0) {
-            char path[4096];
-            shard_path(path, sizeof path, l->dir, s);
-            return cli_fail_nd(rc, "%s: starting the load of shard %u '%s'", l->verb, s, path);
-        }
-    }
+    size_t c = chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
+    int rc = nd_shards_loader_new(&l->loader, l->sh, c);
+    if (rc < 0) return cli_fail_nd(rc, "%s", l->verb);
     cli_progress_start(&l->prog, l->verb, total_bytes);
     return CLI_EXIT_OK;
 }
 
-/* Add d to its shard's loader (which copies the key); on failure sets
- * l->rc and returns 1. */
-static int load_add(shard_load *l, const nd_doc *d)
+/* Add n documents to their shards' loaders; on failure sets l->rc and
+ * returns 1. */
+static int load_add(shard_load *l, const nd_doc *d, size_t n)
 {
-    unsigned s = shard_of(l->m, d->key, d->key_len);
-    int rc = nd_loader_add(l->loaders[s], d, 1);
+    int rc = nd_shards_loader_add(l->loader, d, n);
     if (rc < 0) {
-        char path[4096];
-        shard_path(path, sizeof path, l->dir, s);
-        l->rc = cli_fail_nd(rc, "%s: loading shard %u '%s' (document %llu)", l->verb, s, path,
-                            (unsigned long long)l->seen + 1);
+        if (n == 1)
+            l->rc = cli_fail_nd(rc, "%s (document %llu)", l->verb, (unsigned long long)l->seen + 1);
+        else
+            l->rc = cli_fail_nd(rc, "%s (documents %llu..%llu)", l->verb,
+                                (unsigned long long)l->seen + 1, (unsigned long long)(l->seen + n));
         return 1;
     }
-    l->seen++;
+    l->seen += n;
     return 0;
 }
 
@@ -309,22 +266,20 @@ static void put_range(unsigned lo, unsigned hi)
     else fprintf(stderr, "shards %u..%u", lo, hi);
 }
 
-/* Commit every shard's loader, in shard order. Each commit is atomic on
- * its own, not the set: after a failure (or a crash) here the shards
- * before it hold the load's documents, the others none of them. */
+/* Commit every shard's load, in shard order. Each commit is atomic on its
+ * own, not the set: after a failure (or a crash) here the shards before
+ * it hold the load's documents, the others none of them. */
 static int load_commit(shard_load *l)
 {
-    unsigned S = l->m->shards;
+    unsigned S = l->shards;
     for (unsigned s = 0; s < S; s++) {
         if (l->prog.tty) /* each commit is one call: say what the wait is */
             fprintf(stderr, "\r%s: %llu docs read; writing shard %u of %u...   ", l->prog.verb,
                     (unsigned long long)l->seen, s + 1, S);
-        int rc = nd_loader_commit(l->loaders[s], NULL);
+        int rc = nd_shards_loader_commit(l->loader, s, NULL);
         if (rc < 0) {
-            char path[4096];
-            shard_path(path, sizeof path, l->dir, s);
             if (l->prog.tty) fputc('\n', stderr);
-            rc = cli_fail_nd(rc, "%s: writing shard %u '%s'", l->verb, s, path);
+            rc = cli_fail_nd(rc, "%s", l->verb);
             fprintf(stderr, "neardup: %s: written: ", l->verb);
             if (s) put_range(0, s - 1);
             else fputs("none", stderr);
@@ -341,9 +296,8 @@ static int load_commit(shard_load *l)
  * temporary files. Before the shards are closed. */
 static void load_free(shard_load *l)
 {
-    for (unsigned s = 0; l->loaders && s < l->m->shards; s++) nd_loader_free(l->loaders[s]);
-    free(l->loaders);
-    l->loaders = NULL;
+    nd_shards_loader_free(l->loader);
+    l->loader = NULL;
     if (l->prog.verb) cli_progress_end(&l->prog);
     l->prog.verb = NULL;
 }
@@ -351,7 +305,7 @@ static void load_free(shard_load *l)
 static int split_cb(const nd_doc *d, void *payload)
 {
     shard_load *l = payload;
-    if (load_add(l, d)) return 1;
+    if (load_add(l, d, 1)) return 1;
     if (l->prog.tty && (l->seen & 4095) == 0) cli_progress_update(&l->prog, l->seen, 0);
     return 0;
 }
@@ -359,10 +313,10 @@ static int split_cb(const nd_doc *d, void *payload)
 static int shard_split(int argc, char **argv)
 {
     shard_args a = {0};
-    shard_manifest m;
-    nd_db *src = NULL, **dbs = NULL;
-    shard_load l = {.m = &m, .verb = "shard split"};
-    char err[512];
+    nd_shards_options o;
+    nd_shards_info m;
+    nd_db *src = NULL;
+    shard_load l = {.verb = "shard split"};
     int rc;
     if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
     if (argc - optind != 2)
@@ -381,20 +335,23 @@ static int shard_split(int argc, char **argv)
         double n = p.candidates * (double)(1ull << (p.prefix_min < 63 ? p.prefix_min : 63));
         a.docs = n >= 1 && n < 1e18 ? (uint64_t)n : 100000000;
     }
-    dbs = calloc(S, sizeof *dbs);
-    if (!dbs) {
-        rc = cli_fail("shard split: out of memory");
-        goto cleanup;
-    }
-    rc = create_store(&m, dbs, dir, S, p.k, 1, p.tables, a.docs, &fo);
-    if (rc) goto cleanup;
+    /* The manifest only once every shard is loaded and closed. */
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.flags = ND_SHARDS_NO_MANIFEST;
+    o.shards = S;
+    o.k = p.k;
+    o.has_k = 1;
+    o.tables = p.tables;
+    o.expected_docs = a.docs;
+    o.fp = &fo;
+    if ((rc = create_store(&l.sh, dir, &o, "split"))) goto cleanup;
+    nd_shards_info_get(&m, l.sh);
+    l.shards = S;
     if (m.tables != p.tables || m.k != p.k) {
         rc = cli_fail("shard split: shards got plan k=%u t=%u, source has k=%u t=%u", m.k,
                       m.tables, p.k, p.tables);
-        goto cleanup;
+        goto incomplete;
     }
-    l.dbs = dbs;
-    l.dir = dir;
     if ((rc = load_start(&l, a.chunk, 0))) goto incomplete;
     int nrc = nd_foreach_doc(src, split_cb, &l);
     if (l.rc) {
@@ -407,18 +364,8 @@ static int shard_split(int argc, char **argv)
     }
     if ((rc = load_commit(&l))) goto incomplete;
     load_free(&l);
-    for (unsigned s = 0; s < S; s++) {
-        char path[4096];
-        shard_path(path, sizeof path, dir, s);
-        int crc = cli_close_db(dbs[s], path);
-        dbs[s] = NULL;
-        if (crc) {
-            rc = crc;
-            goto incomplete;
-        }
-    }
-    if (shard_manifest_write(&m, dir, err, sizeof err)) {
-        rc = cli_fail("shard split: %s", err);
+    if ((nrc = nd_shards_finish(l.sh)) < 0) {
+        rc = cli_fail_nd(nrc, "shard split");
         goto incomplete;
     }
     printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables)\n", dbpath, dir,
@@ -429,8 +376,7 @@ incomplete:
     fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
 cleanup:
     load_free(&l);
-    for (unsigned s = 0; dbs && s < S; s++) nd_close(dbs[s]);
-    free(dbs);
+    nd_shards_close(l.sh);
     if (src) {
         int crc = cli_close_db(src, dbpath);
         if (rc == CLI_EXIT_OK) rc = crc;
@@ -442,19 +388,15 @@ cleanup:
 static int import_piece(cli_docs *d, void *payload)
 {
     shard_load *l = payload;
-    for (size_t i = 0; i < d->n; i++)
-        if (load_add(l, &d->d[i])) return l->rc;
-    return CLI_EXIT_OK;
+    return load_add(l, d->d, d->n) ? l->rc : CLI_EXIT_OK;
 }
 
 static int shard_import(int argc, char **argv)
 {
     shard_args a = {0};
-    shard_manifest m;
-    nd_db **dbs = NULL;
-    shard_load l = {.m = &m, .verb = "shard import"};
+    nd_shards_options o;
+    shard_load l = {.verb = "shard import"};
     nd_fp_options fo;
-    char err[512], path[4096];
     cli_docs docs = {0};
     uint64_t read = 0, bad = 0;
     int rc;
@@ -464,26 +406,22 @@ static int shard_import(int argc, char **argv)
     if (argc - optind < 2)
         return cli_usage_fail("shard import", "expected a directory and at least one INPUT");
     const char *dir = argv[optind];
-    if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
-    dbs = calloc(m.shards, sizeof *dbs);
-    if (!dbs) {
-        rc = cli_fail("shard import: out of memory");
-        goto cleanup;
-    }
-    for (unsigned s = 0; s < m.shards; s++) {
-        shard_path(path, sizeof path, dir, s);
-        if ((rc = cli_open_db(&dbs[s], path, ND_DB_NO_BACKGROUND))) goto cleanup;
-    }
-    nd_db_fp_options(&fo, dbs[0]);
-    l.dbs = dbs;
-    l.dir = dir;
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.db_flags = ND_DB_NO_BACKGROUND;
+    int nrc = nd_shards_open(&l.sh, dir, &o);
+    if (nrc < 0) return shards_fail(nrc, "import");
+    nd_shards_info m;
+    nd_shards_info_get(&m, l.sh);
+    l.shards = m.shards;
+    nd_db_fp_options(&fo, nd_shards_db(l.sh, 0));
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
     rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs));
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
         cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
-                            .time = a.time, .chunk = cli_load_piece(load_chunk(a.chunk, m.shards)),
+                            .time = a.time,
+                            .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }
@@ -493,48 +431,52 @@ static int shard_import(int argc, char **argv)
         printf("imported %llu %s into %s (%u %s), %llu bad\n", (unsigned long long)l.seen,
                cli_plural(l.seen, "document", "documents"), dir, m.shards,
                cli_plural(m.shards, "shard", "shards"), (unsigned long long)bad);
-cleanup:
-    load_free(&l);
     cli_docs_dispose(&docs);
-    for (unsigned s = 0; dbs && s < m.shards; s++) {
-        if (!dbs[s]) continue;
-        shard_path(path, sizeof path, dir, s);
-        int crc = cli_close_db(dbs[s], path);
-        if (rc == CLI_EXIT_OK) rc = crc;
-    }
-    free(dbs);
+    nrc = nd_shards_close(l.sh);
+    if (nrc < 0 && rc == CLI_EXIT_OK) rc = cli_fail_nd(nrc, "shard import");
     return rc;
 }
 
 /* ---- info and which --------------------------------------------------- */
 
+/* The manifest of DIR alone (no shard opened). */
+static int open_manifest(nd_shards **out, const char *dir, const char *sub)
+{
+    nd_shards_options o;
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.flags = ND_SHARDS_MANIFEST_ONLY;
+    int rc = nd_shards_open(out, dir, &o);
+    return rc < 0 ? shards_fail(rc, sub) : CLI_EXIT_OK;
+}
+
 static int shard_info(int argc, char **argv)
 {
     shard_args a = {0};
-    shard_manifest m;
-    char err[512];
+    nd_shards *sh = NULL;
+    nd_shards_info m;
     int rc = parse_args(&a, argc, argv, "info");
     if (rc) return rc;
     if (optind != argc - 1) return cli_usage_fail("shard info", "expected exactly one directory");
     const char *dir = argv[optind];
-    if (shard_manifest_read(&m, NULL, dir, err, sizeof err)) return cli_fail("%s", err);
+    if ((rc = open_manifest(&sh, dir, "info"))) return rc;
+    nd_shards_info_get(&m, sh);
     if (a.json)
-        printf("{\"shards\":%u,\"assign\":\"" SHARD_ASSIGN_RULE "\",\"k\":%u,\"tables\":%u,"
+        printf("{\"shards\":%u,\"assign\":\"" ND_SHARDS_ASSIGN_RULE "\",\"k\":%u,\"tables\":%u,"
                "\"docs\":%llu,\"fingerprint\":\"%s\",\"format\":%u,\"fp_version\":%u,"
                "\"documents\":[",
-               m.shards, m.k, m.tables, (unsigned long long)m.docs, m.fp_config, m.format,
-               m.fp_version);
+               m.shards, m.k, m.tables, (unsigned long long)m.expected_docs, m.fingerprint,
+               m.format, m.fp_version);
     else
-        printf("shards\t%u\nassign\t" SHARD_ASSIGN_RULE "\nk\t%u\ntables\t%u\ndocs\t%llu\n"
+        printf("shards\t%u\nassign\t" ND_SHARDS_ASSIGN_RULE "\nk\t%u\ntables\t%u\ndocs\t%llu\n"
                "fingerprint\t%s\nformat\t%u\nfp-version\t%u\n",
-               m.shards, m.k, m.tables, (unsigned long long)m.docs, m.fp_config, m.format,
-               m.fp_version);
+               m.shards, m.k, m.tables, (unsigned long long)m.expected_docs, m.fingerprint,
+               m.format, m.fp_version);
     uint64_t total = 0;
+    /* One shard open at a time: a store may have thousands. */
     for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) {
-        char path[4096];
         nd_db *db;
         uint64_t docs = 0;
-        shard_path(path, sizeof path, dir, s);
+        const char *path = path_of(sh, s);
         if ((rc = cli_open_db(&db, path, ND_DB_READONLY))) break;
         int nrc = nd_db_count(db, &docs, NULL);
         if (nrc < 0) rc = cli_fail_nd(nrc, "shard info: counting '%s'", path);
@@ -548,22 +490,22 @@ static int shard_info(int argc, char **argv)
         if (a.json) printf("],\"total\":%llu}\n", (unsigned long long)total);
         else printf("total\t%llu\n", (unsigned long long)total);
     }
+    nd_shards_close(sh);
     return rc;
 }
 
 static int shard_which(int argc, char **argv)
 {
-    shard_manifest m;
-    char err[512];
+    nd_shards *sh = NULL;
     if (argc < 3) return cli_usage_fail("shard which", "expected a directory and keys");
-    if (shard_manifest_read(&m, NULL, argv[1], err, sizeof err)) return cli_fail("%s", err);
+    int rc = open_manifest(&sh, argv[1], "which");
+    if (rc) return rc;
     for (int i = 2; i < argc; i++) {
-        char path[4096];
-        unsigned s = shard_of(&m, argv[i], strlen(argv[i]));
-        shard_path(path, sizeof path, argv[1], s);
+        unsigned s = nd_shards_place(sh, argv[i], strlen(argv[i]));
         cli_put_field(stdout, argv[i], strlen(argv[i]));
-        printf("\t%u\t%s\n", s, path);
+        printf("\t%u\t%s\n", s, path_of(sh, s));
     }
+    nd_shards_close(sh);
     return CLI_EXIT_OK;
 }
 

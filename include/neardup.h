@@ -946,6 +946,456 @@ typedef int (*nd_cluster_cb)(uint32_t query, uint32_t removed, uint32_t kept,
 int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_options *o,
                nd_cluster_cb cb, void *payload);
 
+/* ------------------------------------------------------------------ */
+/* Corpus dedupe                                                       */
+/* ------------------------------------------------------------------ */
+
+/** The near-duplicates of a corpus, without a database: feed every
+ *  document (nd_dedupe_add_text, _add_fp, _add_signature), then read the
+ *  results through callbacks (nd_dedupe_pairs, _clusters, _roles, _docs).
+ *
+ *  A pair is two documents whose fingerprints lie within k bits and whose
+ *  min-hash sketches (of the same features as the fingerprint) estimate a
+ *  resemblance of at least min_resemblance, or, with min_containment C > 0,
+ *  a containment |A n B| / min(|A|, |B|) of at least C. Candidates come
+ *  from the self-join of the fingerprints (every pair within min(k, 8)
+ *  bits) and from min-hash banding (16 bands of 8 bins; 32 of 4 when C > 0),
+ *  which reaches k above 8. Documents without text (nd_dedupe_add_fp) pair
+ *  by fingerprint distance alone, within min(k, 8) bits.
+ *
+ *  Memory: 8 bytes a document (16 with ND_DEDUPE_KEEP_SCORE|LONGEST); keys,
+ *  scores and sketches (260 bytes a text) go to unlinked files in the
+ *  scratch directory, read back where needed. The sorts stay within the
+ *  memory budget (32 bytes a document sorted at once; a larger sort is
+ *  split into partitions, same results); banding takes 16 bytes a document;
+ *  clustering about 20 a document and 20 a pair. No text is kept.
+ *
+ *  A handle is used by one thread at a time; separate handles are
+ *  independent. The library never reads an environment variable for it. */
+typedef struct nd_dedupe nd_dedupe;
+
+/** Which document of a cluster stays. Ties: input order. */
+typedef enum nd_dedupe_keep {
+    ND_DEDUPE_KEEP_FIRST = 0,   /**< the first added (default) */
+    ND_DEDUPE_KEEP_SCORE = 1,   /**< the highest score */
+    ND_DEDUPE_KEEP_LONGEST = 2  /**< the longest text (fingerprint-only
+                                     documents count as length 0) */
+} nd_dedupe_keep;
+
+/** Flags of nd_dedupe_options. */
+/** Pairs by fingerprint distance alone: no sketch confirmation and no
+ *  banding, so k is at most 8 (default 3); min_resemblance and
+ *  min_containment decide nothing. Sketches are still computed from
+ *  texts, and pairs still carry their estimated resemblance (and
+ *  containment, when min_containment > 0). */
+#define ND_DEDUPE_SIMHASH_ONLY 0x1u
+
+#define ND_DEDUPE_OPTIONS_VERSION 1u
+
+/** Defaults of nd_dedupe_options, measured (bench/README.md, "Dedupe
+ *  quality"): with texts, k = 24 and resemblance 0.85. */
+#define ND_DEDUPE_DEFAULT_K 24u
+#define ND_DEDUPE_DEFAULT_SIMHASH_K 3u
+#define ND_DEDUPE_DEFAULT_MIN_RESEMBLANCE 0.85
+#define ND_DEDUPE_DEFAULT_MEMORY (256ull << 20)
+/** Smallest memory budget accepted (forces many partitions: for tests). */
+#define ND_DEDUPE_MIN_MEMORY 1024u
+
+/** Options of nd_dedupe_new. Zero fields mean the default. */
+typedef struct nd_dedupe_options {
+    unsigned version;         /**< ND_DEDUPE_OPTIONS_VERSION */
+    unsigned flags;           /**< ND_DEDUPE_* */
+    unsigned k;               /**< largest distance in bits (0..64), used
+                                   when has_k; default ND_DEDUPE_DEFAULT_K,
+                                   or ND_DEDUPE_DEFAULT_SIMHASH_K when no
+                                   document has text or with
+                                   ND_DEDUPE_SIMHASH_ONLY. Above 8 needs
+                                   texts. */
+    int has_k;                /**< nonzero: k as given (0 included) */
+    double min_resemblance;   /**< in (0, 1]; 0 = 0.85 (see
+                                   ND_DEDUPE_SIMHASH_ONLY for none) */
+    double min_containment;   /**< in [0, 1]; 0 = off */
+    nd_dedupe_keep keep;      /**< ND_DEDUPE_KEEP_*; 0 = FIRST */
+    uint64_t memory;          /**< bytes for the sorts, at least
+                                   ND_DEDUPE_MIN_MEMORY; 0 = 256 MiB */
+    const nd_fp_options *fp;  /**< features of texts; NULL = defaults.
+                                   Copied (stop words included). */
+    const char *scratch_dir;  /**< directory of the scratch files; NULL =
+                                   "/tmp". Copied. */
+} nd_dedupe_options;
+
+#define ND_DEDUPE_OPTIONS_INIT \
+    { ND_DEDUPE_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, ND_DEDUPE_KEEP_FIRST, 0, NULL, NULL }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+int nd_dedupe_options_init(nd_dedupe_options *opts, unsigned version);
+
+/** A new, empty dedupe.
+ *  @param opts  NULL = all defaults
+ *  @return ND_OK; ND_EINVAL (bad version, flags, k above 64, k above 8
+ *          with ND_DEDUPE_SIMHASH_ONLY, a threshold outside [0, 1] or NaN,
+ *          unknown keep, memory below ND_DEDUPE_MIN_MEMORY, bad fp
+ *          options); ND_EIO (the scratch files cannot be created in the
+ *          scratch directory); ND_ENOMEM.
+ *  @note Free with nd_dedupe_free. */
+int nd_dedupe_new(nd_dedupe **out, const nd_dedupe_options *opts);
+
+/** Free the handle and its scratch files; accepts NULL. */
+void nd_dedupe_free(nd_dedupe *d);
+
+/** What the dedupe knows of one document, computed from one pass over its
+ *  features: what nd_dedupe_add_text stores. Computed on one machine and
+ *  added on another (nd_dedupe_add_signature), it gives the same results
+ *  when both handles have the same fingerprint options and thresholds. */
+typedef struct nd_signature {
+    uint64_t fp;        /**< the simhash fingerprint (as nd_fingerprint) */
+    nd_sketch sketch;   /**< min-hash sketch of the same features */
+    uint32_t distinct;  /**< distinct features (saturated at 2^32 - 2),
+                             counted only when min_containment > 0, else 0 */
+    uint64_t length;    /**< bytes of the text (ND_DEDUPE_KEEP_LONGEST) */
+} nd_signature;
+
+/** The signature of a text under d's options, without adding it.
+ *  @param flags  ND_FP_HTML: the text is HTML (besides the options' flags)
+ *  @return as nd_fingerprint; ND_EINVAL for unknown flags.
+ *  @note Any time, also after results were read. */
+int nd_dedupe_sign(nd_signature *out, nd_dedupe *d, const char *text, size_t len,
+                   unsigned flags);
+
+/** Add a document with text: its fingerprint and sketch come from one
+ *  tokenisation (nd_dedupe_sign with no flags, then add_signature).
+ *  @param key    bytes identifying the document in the results (copied;
+ *                any length, may repeat)
+ *  @param score  its authority: ND_DEDUPE_KEEP_SCORE keeps the highest;
+ *                handed back by nd_dedupe_docs
+ *  @return ND_OK; as nd_dedupe_sign; ND_EINVAL (NULL key with key_len > 0,
+ *          or results were already read: the corpus is closed); ND_ELIMIT
+ *          (2^32 - 1 documents); ND_EIO or ND_ENOSPC (a scratch file);
+ *          ND_ENOMEM. After an error other than ND_EINVAL and ND_ELIMIT,
+ *          the handle only accepts nd_dedupe_free. */
+int nd_dedupe_add_text(nd_dedupe *d, const char *key, size_t key_len, const char *text,
+                       size_t len, double score);
+
+/** Add a document known by its fingerprint only (no sketch: it pairs by
+ *  distance alone, within min(k, 8) bits). @return as nd_dedupe_add_text. */
+int nd_dedupe_add_fp(nd_dedupe *d, const char *key, size_t key_len, uint64_t fp,
+                     double score);
+
+/** Add a document by a signature from nd_dedupe_sign (of this handle or
+ *  one with the same options). @return as nd_dedupe_add_text. */
+int nd_dedupe_add_signature(nd_dedupe *d, const char *key, size_t key_len,
+                            const nd_signature *sig, double score);
+
+/** Returned by the nd_dedupe walks when a callback returned nonzero:
+ *  positive, so it never equals an nd_error. */
+#define ND_DEDUPE_STOPPED 1
+
+/** One pair of near-duplicate documents. */
+typedef struct nd_dedupe_pair {
+    uint64_t a, b;        /**< the documents, by input order (0 = first
+                               added), a < b */
+    const char *key_a;    /**< a's key (a NUL follows) */
+    size_t key_a_len;
+    const char *key_b;
+    size_t key_b_len;
+    unsigned dist;        /**< bits between their fingerprints */
+    double resemblance;   /**< estimated from the sketches; -1 when a
+                               document of the pair has none (added by
+                               nd_dedupe_add_fp) */
+    double containment;   /**< estimated when min_containment > 0 and both
+                               have sketches; else -1 */
+    int by_containment;   /**< 1: only the containment made it a pair */
+} nd_dedupe_pair;
+
+/** Receives one pair; its strings live until the callback returns.
+ *  Return 0 to go on, nonzero to stop. */
+typedef int (*nd_dedupe_pair_cb)(const nd_dedupe_pair *pair, void *payload);
+
+/** Every pair of the corpus, each once, streamed as found: the self-join's
+ *  (table by table) then banding's. The first result call closes the
+ *  corpus (no more adds).
+ *  @return ND_OK; ND_DEDUPE_STOPPED (cb returned nonzero); ND_EINVAL (NULL
+ *          cb, or k above 8 given while no document had text); ND_EIO;
+ *          ND_ENOMEM.
+ *  @note Memory as the header of this section says; the pairs themselves
+ *        are not kept. */
+int nd_dedupe_pairs(nd_dedupe *d, nd_dedupe_pair_cb cb, void *payload);
+
+/** Role of a document in the clusters. */
+typedef enum nd_dedupe_role {
+    ND_DEDUPE_ROLE_KEEP = 1, /**< kept: the first of its cluster in keep
+                                  order, or alone */
+    ND_DEDUPE_ROLE_DROP = 2  /**< a near-duplicate of its cluster's kept one */
+} nd_dedupe_role;
+
+/** One document in the clusters. */
+typedef struct nd_dedupe_member {
+    uint64_t cluster;     /**< 1, 2, ... in keep order of the kept documents,
+                               counting clusters of two or more only; 0
+                               for a document alone */
+    nd_dedupe_role role;
+    uint64_t doc;         /**< the document, by input order */
+    const char *key;      /**< its key (a NUL follows) */
+    size_t key_len;
+    uint64_t kept;        /**< the kept document of its cluster (doc itself
+                               when kept) */
+    unsigned dist;        /**< bits to the kept document's fingerprint */
+} nd_dedupe_member;
+
+/** Receives one member; its key lives until the callback returns.
+ *  Return 0 to go on, nonzero to stop. */
+typedef int (*nd_dedupe_member_cb)(const nd_dedupe_member *m, void *payload);
+
+/** The clusters of two or more documents (representative rule, as
+ *  nd_cluster_greedy: documents are taken in keep order; one not yet
+ *  assigned is kept and takes every unassigned document it forms a pair
+ *  with, so every dropped document is a pair with its kept one). Each
+ *  cluster comes as its kept member then its dropped ones in input order;
+ *  clusters in keep order of their kept documents. Identical documents
+ *  (same fingerprint and sketch) are clustered as one.
+ *  The clustering is computed by the first of nd_dedupe_clusters and
+ *  nd_dedupe_roles and kept for the other (4 bytes a document and 16 a
+ *  group of identical ones).
+ *  @return as nd_dedupe_pairs. */
+int nd_dedupe_clusters(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
+
+/** Every document in input order with its role in the clusters (the keys
+ *  to keep and to drop). @return as nd_dedupe_pairs. */
+int nd_dedupe_roles(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
+
+/** Receives up to a batch of documents in input order: key, fingerprint,
+ *  score as added, time 0. The callback may change the entries (their
+ *  time, say); the keys live until it returns. Return 0 to go on. */
+typedef int (*nd_dedupe_docs_cb)(nd_doc *docs, size_t n, void *payload);
+
+/** Every document added, in batches of at most batch (0 = 65536): to load
+ *  the corpus into a database (nd_loader_add takes such a batch).
+ *  @return as nd_dedupe_pairs. */
+int nd_dedupe_docs(nd_dedupe *d, size_t batch, nd_dedupe_docs_cb cb, void *payload);
+
+/** Counts of a dedupe. */
+typedef struct nd_dedupe_stats {
+    uint64_t documents;      /**< added */
+    uint64_t texts;          /**< added with a sketch */
+    uint64_t distinct;       /**< groups of identical documents, once
+                                  clustered; else 0 */
+    uint64_t pairs;          /**< pairs found by the last walk that joined
+                                  (nd_dedupe_pairs, or the clustering:
+                                  there, pairs of distinct documents) */
+    uint64_t by_containment; /**< of those, pairs by containment only */
+    unsigned k;              /**< the distance in effect (the default
+                                  resolved once the corpus is closed) */
+} nd_dedupe_stats;
+
+/** The counts so far. @return ND_OK; ND_EINVAL (NULL). */
+int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
+
+/* ------------------------------------------------------------------ */
+/* Sharded stores                                                      */
+/* ------------------------------------------------------------------ */
+
+/** A sharded store: S ordinary databases DIR/shard-000 .. DIR/shard-(S-1)
+ *  (three digits at least) and a manifest DIR/NEARDUP-SHARDS recording the
+ *  shard count, the placement rule, k, tables, expected documents, the
+ *  fingerprint configuration and the format versions (its text format is
+ *  described in engine/shard_manifest.h). Every shard has the same plan
+ *  and fingerprint configuration, so a check against the store is the
+ *  union of the same check against each shard; a document lives in shard
+ *  FNV-1a-64(key) mod S (nd_shards_place). Each shard is a complete
+ *  database: it verifies, backs up and compacts alone. The manifest is
+ *  written last, so a directory without one (an unfinished creation) is
+ *  refused.
+ *
+ *  A handle may open a part of the shards only (options part and parts:
+ *  one process of a job of several); its functions then see those shards
+ *  only. A handle is used by one thread at a time; the nd_db of a shard
+ *  (nd_shards_db) serves many, as any nd_db. */
+typedef struct nd_shards nd_shards;
+
+#define ND_SHARDS_MAX 4096u                      /**< most shards in a store */
+#define ND_SHARDS_MANIFEST_NAME "NEARDUP-SHARDS" /**< the manifest's file name */
+#define ND_SHARDS_MANIFEST_MAX 2048u             /**< largest manifest text */
+#define ND_SHARDS_ASSIGN_RULE "fnv1a64-mod"      /**< the placement rule's name */
+
+/** Flags of nd_shards_options. */
+#define ND_SHARDS_CREATE 0x1u        /**< create the store; DIR must not exist */
+#define ND_SHARDS_NO_MANIFEST 0x2u   /**< with CREATE: write the manifest only at
+                                          nd_shards_finish (a store being filled,
+                                          which no one may open before) */
+#define ND_SHARDS_MANIFEST_ONLY 0x4u /**< open no shard: the manifest alone (with
+                                          CREATE, each shard is created and closed
+                                          in turn) */
+
+#define ND_SHARDS_OPTIONS_VERSION 1u
+
+/** Options of nd_shards_open. Zero means default; (create) fields are
+ *  used only with ND_SHARDS_CREATE. */
+typedef struct nd_shards_options {
+    unsigned version;         /**< ND_SHARDS_OPTIONS_VERSION */
+    unsigned flags;           /**< ND_SHARDS_* */
+    unsigned db_flags;        /**< ND_DB_READONLY, _SYNC, _NO_BACKGROUND, _MMAP:
+                                   how every shard is opened */
+    unsigned shards;          /**< (create) S, 1..ND_SHARDS_MAX */
+    unsigned k;               /**< (create) design distance, used when has_k;
+                                   default 3 */
+    int has_k;                /**< (create) nonzero: k as given (0 included) */
+    unsigned tables;          /**< (create) t; 0 = the planner's choice */
+    uint64_t expected_docs;   /**< (create) of the whole store (each shard's
+                                   planner gets its share); default 100M */
+    const nd_fp_options *fp;  /**< (create) fingerprint configuration */
+    unsigned part, parts;     /**< open only the shards s with s % parts ==
+                                   part; parts 0 = every shard */
+    const char *manifest;     /**< (open) the manifest's text (from
+                                   nd_shards_manifest), read instead of DIR's:
+                                   the copy a coordinator sent */
+    unsigned threads;         /**< nd_db_options.threads of every shard (0:
+                                   the library's default) */
+} nd_shards_options;
+
+#define ND_SHARDS_OPTIONS_INIT \
+    { ND_SHARDS_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0 }
+
+/** Initialise options to defaults. @return ND_OK or ND_EINVAL (version). */
+int nd_shards_options_init(nd_shards_options *opts, unsigned version);
+
+/** Open (or create) the sharded store in directory dir, and its shards
+ *  (those of the part), each checked against the manifest.
+ *  @return ND_OK; ND_EINVAL (bad options: version, flags, shards, k,
+ *          part >= parts, CREATE with a part or a manifest text);
+ *          ND_EEXIST (CREATE: dir exists); ND_ENOTFOUND (no manifest: not
+ *          a sharded store, or a shard missing); ND_EVERSION (a manifest
+ *          version or placement rule this build does not know);
+ *          ND_ECORRUPT (a manifest that does not parse); ND_EMISMATCH (a
+ *          shard whose plan or fingerprint configuration differs from the
+ *          manifest's); errors of nd_open; ND_EIO; ND_ENOMEM. Messages
+ *          name the manifest's line or the shard's path. After a failed
+ *          CREATE, dir is left without a manifest.
+ *  @note Free with nd_shards_close. */
+int nd_shards_open(nd_shards **out, const char *dir, const nd_shards_options *opts);
+
+/** Close every shard, then write the manifest of a store created with
+ *  ND_SHARDS_NO_MANIFEST: from now on it opens. Afterwards the handle only
+ *  accepts nd_shards_close and the functions that read the manifest.
+ *  @return ND_OK; ND_EINVAL (not such a store, or finished); errors of
+ *          nd_close; ND_EIO; ND_ENOSPC. */
+int nd_shards_finish(nd_shards *s);
+
+/** Close every open shard and free the handle; accepts NULL.
+ *  @return ND_OK, or the first shard's error (the handle is freed). */
+int nd_shards_close(nd_shards *s);
+
+/** What the manifest records. */
+typedef struct nd_shards_info {
+    unsigned shards;          /**< S */
+    unsigned k;               /**< design distance of every shard */
+    unsigned tables;          /**< t of every shard */
+    uint64_t expected_docs;   /**< of the whole store */
+    char fingerprint[256];    /**< nd_fp_config_string of every shard */
+    unsigned format;          /**< ND_FORMAT_VERSION at creation */
+    unsigned fp_version;      /**< ND_FP_VERSION at creation */
+} nd_shards_info;
+
+/** The manifest's record. @return ND_OK; ND_EINVAL (NULL). */
+int nd_shards_info_get(nd_shards_info *out, const nd_shards *s);
+
+/** The shard of a key: FNV-1a-64 of its bytes mod S (the rule never
+ *  changes under its name, ND_SHARDS_ASSIGN_RULE). */
+unsigned nd_shards_place(const nd_shards *s, const void *key, size_t key_len);
+
+/** "DIR/shard-NNN" of shard into out (cap bytes, NUL-terminated).
+ *  @return ND_OK; ND_EINVAL (shard >= S); ND_ELIMIT (cap too small). */
+int nd_shards_path(char *out, size_t cap, const nd_shards *s, unsigned shard);
+
+/** The open database of shard, or NULL when this handle did not open it
+ *  (another part's, ND_SHARDS_MANIFEST_ONLY, finished, or shard >= S).
+ *  @note Valid until nd_shards_finish or nd_shards_close. */
+nd_db *nd_shards_db(const nd_shards *s, unsigned shard);
+
+/** The manifest's text into out (cap bytes, at most
+ *  ND_SHARDS_MANIFEST_MAX), for nd_shards_options.manifest elsewhere.
+ *  @return ND_OK; ND_ELIMIT (cap too small). */
+int nd_shards_manifest(char *out, size_t cap, const nd_shards *s);
+
+/** Each document's closest stored match over the shards this handle
+ *  opened, within k: out[i].dup, dist, match_fp, match_key (into keys)
+ *  and match_index ND_BATCH_STORED; dup 0 when none. Ties: smaller
+ *  fingerprint, then smaller key, as nd_batch. The batch is not checked
+ *  against itself (nd_shards_decide does that). Each shard is read by
+ *  nd_batch's merge; documents it answers with a batch match go round
+ *  again, the last few by nd_query, so every one gets its stored answer.
+ *  @param keys  cleared, then receives the matches' keys: valid until it
+ *               is cleared or freed
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K); errors of nd_batch and
+ *          nd_query, the message naming the shard.
+ *  @note Shards are read as concurrent nd_batch calls read a database. */
+int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
+                    size_t n, unsigned k);
+
+/** Decide a batch as nd_batch does on one database, given in items each
+ *  document's closest stored match (nd_shards_check's, or the closest of
+ *  the answers of several parts): in input order, document j is a
+ *  duplicate when its stored match or an earlier *new* document lies
+ *  within k, the closest winning (ties: smaller fingerprint, then smaller
+ *  key). A batch match gets match_index i and match_key docs[i].key.
+ *  Stored answers beyond k are dropped.
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K); ND_ELIMIT (n >= 2^32);
+ *          ND_ENOMEM. @note Thread-safe; no I/O. */
+int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k);
+
+/** Store the documents items call new (dup 0) in their shards, among those
+ *  this handle opened (one atomic write a shard; nd_import from 100000
+ *  documents), and refresh to docs[i].time the last-seen time of a stored
+ *  match with the document's own key (as nd_batch with ND_BATCH_ADD).
+ *  @return ND_OK; ND_EINVAL; errors of nd_add_many, nd_import, nd_get and
+ *          nd_add, the message naming the shard. Shards are written in
+ *          order, each atomically: after a failure the shards before the
+ *          one named hold their new documents. */
+int nd_shards_add(nd_shards *s, const nd_doc *docs, const nd_batch_item *items, size_t n);
+
+/** nd_batch over a whole sharded store (every shard open in this handle):
+ *  nd_shards_check, nd_shards_decide and, with ND_BATCH_ADD,
+ *  nd_shards_add. Same answers as nd_batch on one database holding the
+ *  store's documents.
+ *  @note Unlike nd_batch, the check and the store are not one atomic step
+ *        across the shards: another writer may store in between.
+ *  @return as the three; ND_EINVAL when a shard is not open here. */
+int nd_shards_batch(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
+                    size_t n, unsigned k, unsigned flags);
+
+/** A bulk load into a sharded store: one nd_loader per shard, each
+ *  document handed to the loader of its key's shard (see nd_loader for
+ *  chunks, spills and memory: every shard holds a chunk). Used by one
+ *  thread at a time. */
+typedef struct nd_shards_loader nd_shards_loader;
+
+/** Start a load into every shard of s (all must be open here).
+ *  @param chunk_docs  documents a shard's loader holds before it sorts and
+ *                     spills them; 0 = nd_import_step's largest shared
+ *                     among the shards, at least 100000
+ *  @return ND_OK; ND_EINVAL (a shard not open here); errors of
+ *          nd_loader_new, naming the shard. */
+int nd_shards_loader_new(nd_shards_loader **out, nd_shards *s, size_t chunk_docs);
+
+/** The documents a shard's loader holds per chunk (chunk_docs resolved). */
+size_t nd_shards_loader_chunk(const nd_shards_loader *l);
+
+/** Add n documents, each to its shard's loader (keys copied).
+ *  @return ND_OK; errors of nd_loader_add, naming the shard. */
+int nd_shards_loader_add(nd_shards_loader *l, const nd_doc *docs, size_t n);
+
+/** Make shard's part of the load visible (nd_loader_commit). Call it for
+ *  every shard: each commit is atomic, the set is not, so after a failure
+ *  (or a crash) the shards committed hold the load and the others none
+ *  of it.
+ *  @param out_new  documents new to the shard (may be NULL)
+ *  @return ND_OK; ND_EINVAL (shard >= S, or committed twice); errors of
+ *          nd_loader_commit, naming the shard. */
+int nd_shards_loader_commit(nd_shards_loader *l, unsigned shard, uint64_t *out_new);
+
+/** Free the loaders (what was not committed is dropped); before
+ *  nd_shards_close or nd_shards_finish. Accepts NULL. */
+void nd_shards_loader_free(nd_shards_loader *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,27 +5,28 @@
  * Steps (every rank runs them in this order; see mpi_comm.h for how a
  * failure travels):
  *  1. rank 0 reads the manifest and broadcasts it;
- *  2. every rank opens its shards (shard s belongs to rank s % size) and
- *     checks their plan and fingerprint configuration against the manifest
+ *  2. every rank opens its shards (shard s belongs to rank s % size: the
+ *     library's nd_shards_open with part = rank, parts = size, which checks
+ *     their plan and fingerprint configuration against the manifest)
  *     -> agreement: a missing shard fails the run here, naming it;
  *  3. rank 0 reads the batch (fingerprinting texts with shard 0's
  *     configuration) and broadcasts fingerprints, keys and scores; with
  *     --chunk N, N documents at a time, steps 3-7 running once per chunk;
  *  4. every rank finds, per document, the closest stored match over its
- *     shards: nd_batch without ND_BATCH_ADD (the merge join). nd_batch also
- *     resolves the batch within itself, and a batch match hides the stored
- *     one; those documents alone are checked again (check_shard)
+ *     shards (nd_shards_check: nd_batch's merge join, shard by shard)
  *     -> agreement;
  *  5. the per-rank best matches go to rank 0, which keeps, per document,
  *     the smallest (distance, fingerprint, key) over all shards;
  *  6. rank 0 decides the batch in input order exactly as nd_batch does on
- *     one database: a document is a duplicate when a stored match or an
- *     earlier *new* document lies within k (pairs from nd_selfjoin), the
- *     closest winning (ties: fingerprint, then key);
+ *     one database (nd_shards_decide): a document is a duplicate when a
+ *     stored match or an earlier *new* document lies within k, the closest
+ *     winning (ties: fingerprint, then key);
  *  7. with --add the decisions are broadcast and every rank stores the new
- *     documents whose key hashes to one of its shards -> agreement; only
- *     then does rank 0 print. Nothing is stored unless every rank passed
- *     steps 2-4.
+ *     documents whose key hashes to one of its shards (nd_shards_add)
+ *     -> agreement; only then does rank 0 print. Nothing is stored unless
+ *     every rank passed steps 2-4.
+ * The same library calls serve one process holding every shard
+ * (nd_shards_batch); here they are spread over the ranks.
  * Output is the single-machine `neardup batch`'s: one line per document in
  * input order, `new<TAB>KEY` or `dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST`.
  */
@@ -33,7 +34,6 @@
 #include "mpi_comm.h"
 #include "cli_docs.h"
 #include "in_reader.h"
-#include "shard_manifest.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -78,14 +78,6 @@ typedef struct batch {
     char *keys;
 } batch;
 
-/* The closest stored match of one document; key points into an arena. */
-typedef struct match {
-    unsigned dist; /* UINT_MAX: none */
-    uint64_t fp;
-    const char *key;
-    size_t key_len;
-} match;
-
 /* (dist, fp, key) order: < 0 when a comes first. */
 static int match_cmp(unsigned da, uint64_t fa, const char *ka, size_t la, unsigned db,
                      uint64_t fb, const char *kb, size_t lb)
@@ -95,12 +87,6 @@ static int match_cmp(unsigned da, uint64_t fa, const char *ka, size_t la, unsign
     int c = memcmp(ka, kb, la < lb ? la : lb);
     if (c) return c;
     return la < lb ? -1 : la > lb;
-}
-
-static void consider(match *m, unsigned d, uint64_t fp, const char *key, size_t len)
-{
-    if (m->dist == UINT_MAX || match_cmp(d, fp, key, len, m->dist, m->fp, m->key, m->key_len) < 0)
-        *m = (match){d, fp, key, len};
 }
 
 /* Point the batch's arrays into its buffer. */
@@ -208,118 +194,29 @@ done:
     return rc;
 }
 
-/* ---- step 4: stored matches on this rank's shards ------------------------ */
+/* ---- step 5: the closest over all ranks ------------------------------------ */
 
-/* Local best matches; keys copied into an arena (offsets until the end). */
-typedef struct local {
-    match *m;
-    mpi_buf arena;
-} local;
-
-static int local_consider(local *l, size_t i, unsigned d, uint64_t fp, const char *key,
-                          size_t len)
-{
-    match *m = &l->m[i];
-    const char *cur = m->dist == UINT_MAX ? NULL : l->arena.p + (uintptr_t)m->key;
-    if (m->dist != UINT_MAX && match_cmp(d, fp, key, len, m->dist, m->fp, cur, m->key_len) >= 0)
-        return 0;
-    size_t off = l->arena.len;
-    if (mpi_buf_put(&l->arena, key, len)) return -1;
-    *m = (match){d, fp, (const char *)(uintptr_t)off, len};
-    return 0;
-}
-
-/* The closest stored match on one shard of every document. nd_batch also
- * decides the batch against itself, and where an earlier new document
- * lies closer than anything stored, that batch match is all it reports.
- * Those documents go round again as a smaller batch (the first of them
- * always gets its stored answer, and usually nearly all do); a few left
- * over are probed one by one with nd_query. One probe costs about as much
- * as a thousand documents of a merge, hence the rounds. */
-enum { CHECK_PROBE_BELOW = 64, CHECK_MAX_ROUNDS = 16 };
-
-static int check_shard(local *l, nd_db *db, const char *path, const batch *b, const nd_doc *docs,
-                       unsigned k)
-{
-    size_t n = b->n, m = n;
-    nd_batch_item *items = malloc((n ? n : 1) * sizeof *items);
-    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    nd_doc *sub = NULL;
-    nd_results *keys = NULL, *res = NULL;
-    int rc = 0, nrc;
-    if (!items || !idx || nd_results_new(&keys) < 0 || nd_results_new(&res) < 0) goto oom;
-    for (size_t i = 0; i < n; i++) idx[i] = i;
-    for (unsigned round = 0; m >= CHECK_PROBE_BELOW && round < CHECK_MAX_ROUNDS; round++) {
-        const nd_doc *d = docs;
-        if (round > 0) {
-            if (!sub && !(sub = malloc(m * sizeof *sub))) goto oom;
-            for (size_t j = 0; j < m; j++) sub[j] = docs[idx[j]];
-            d = sub;
-        }
-        nrc = nd_batch(items, keys, db, d, m, k, 0);
-        if (nrc < 0) {
-            rc = mpi_note(CLI_EXIT_DB, "batch: checking shard '%s': %s: %s", path,
-                          nd_strerror(nrc), nd_errmsg());
-            goto done;
-        }
-        size_t next = 0;
-        for (size_t j = 0; j < m; j++) {
-            const nd_batch_item *it = &items[j];
-            if (!it->dup) continue;
-            if (it->match_index != ND_BATCH_STORED) {
-                idx[next++] = idx[j];
-                continue;
-            }
-            if (local_consider(l, idx[j], it->dist, it->match_fp, it->match_key,
-                               it->match_key_len))
-                goto oom;
-        }
-        m = next;
-    }
-    for (size_t j = 0; j < m; j++) {
-        size_t i = idx[j];
-        nrc = nd_query(res, db, b->fp[i], k, NULL);
-        if (nrc < 0) {
-            rc = mpi_note(CLI_EXIT_DB, "batch: querying shard '%s': %s: %s", path,
-                          nd_strerror(nrc), nd_errmsg());
-            goto done;
-        }
-        if (nd_results_count(res)) {
-            const nd_match *mt = nd_results_get(res, 0);
-            if (local_consider(l, i, mt->dist, mt->fp, mt->key, mt->key_len)) goto oom;
-        }
-    }
-    goto done;
-oom:
-    rc = mpi_note(CLI_EXIT_DB, "batch: out of memory checking shard '%s'", path);
-done:
-    free(items);
-    free(idx);
-    free(sub);
-    nd_results_free(keys);
-    nd_results_free(res);
-    return rc;
-}
-
-/* Serialise local matches: u64 index, u64 fp, u32 dist, u32 key_len, key. */
-static int pack_local(mpi_buf *out, const local *l, uint64_t n)
+/* This rank's answers as records: u64 index, u64 fp, u32 dist, u32
+ * key_len, key (documents with a stored match only). */
+static int pack_items(mpi_buf *out, const nd_batch_item *items, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
-        const match *m = &l->m[i];
-        if (m->dist == UINT_MAX) continue;
-        uint32_t d = m->dist, kl = (uint32_t)m->key_len;
-        if (mpi_buf_put(out, &i, 8) || mpi_buf_put(out, &m->fp, 8) || mpi_buf_put(out, &d, 4) ||
-            mpi_buf_put(out, &kl, 4) ||
-            mpi_buf_put(out, l->arena.p + (uintptr_t)m->key, m->key_len))
+        const nd_batch_item *it = &items[i];
+        if (!it->dup) continue;
+        uint32_t d = it->dist, kl = (uint32_t)it->match_key_len;
+        if (mpi_buf_put(out, &i, 8) || mpi_buf_put(out, &it->match_fp, 8) ||
+            mpi_buf_put(out, &d, 4) || mpi_buf_put(out, &kl, 4) ||
+            mpi_buf_put(out, it->match_key, it->match_key_len))
             return -1;
     }
     return 0;
 }
 
-/* Rank 0: the best over all ranks' records (keys point into all). */
-static void merge_matches(match *best, const char *all, uint64_t total, uint64_t n)
+/* Rank 0: per document, the closest of all ranks' records (keys point
+ * into all), as stored matches for nd_shards_decide. */
+static void merge_items(nd_batch_item *best, const char *all, uint64_t total, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) best[i].dist = UINT_MAX;
+    for (uint64_t i = 0; i < n; i++) best[i] = (nd_batch_item){0};
     for (uint64_t off = 0; off + 24 <= total;) {
         uint64_t i, fp;
         uint32_t d, kl;
@@ -327,138 +224,34 @@ static void merge_matches(match *best, const char *all, uint64_t total, uint64_t
         memcpy(&fp, all + off + 8, 8);
         memcpy(&d, all + off + 16, 4);
         memcpy(&kl, all + off + 20, 4);
-        consider(&best[i], d, fp, all + off + 24, kl);
+        const char *key = all + off + 24;
+        nd_batch_item *b = &best[i];
+        if (!b->dup || match_cmp(d, fp, key, kl, b->dist, b->match_fp, b->match_key,
+                                 b->match_key_len) < 0)
+            *b = (nd_batch_item){1, d, fp, ND_BATCH_STORED, key, kl};
         off += 24 + kl;
     }
 }
 
-/* ---- step 6: rank 0 decides in input order ------------------------------- */
+/* ---- step 7: what every rank stores ---------------------------------------- */
 
-typedef struct pair {
-    uint32_t i, j;
-    uint8_t dist;
-} pair;
-
-typedef struct pairs {
-    pair *p;
-    size_t n, cap;
-} pairs;
-
-static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
+/* The decisions travel as one byte a document: 1 new (store it), 2 its
+ * stored match has its own key (refresh its time), 0 nothing. */
+static uint8_t action_of(const nd_batch_item *it, const nd_doc *d)
 {
-    pairs *ps = payload;
-    if (ps->n == ps->cap) {
-        size_t cap = ps->cap ? ps->cap * 2 : 4096;
-        pair *p = realloc(ps->p, cap * sizeof *p);
-        if (!p) return 1;
-        ps->p = p;
-        ps->cap = cap;
-    }
-    ps->p[ps->n++] = (pair){(uint32_t)i, (uint32_t)j, (uint8_t)dist};
-    return 0;
+    if (!it->dup) return 1;
+    return it->match_index == ND_BATCH_STORED && it->match_key_len == d->key_len &&
+           memcmp(it->match_key, d->key, d->key_len) == 0 ? 2 : 0;
 }
 
-/* Every pair within k: nd_selfjoin up to its limit, beyond it a plain
- * quadratic scan (exact, meant for small batches at large k). */
-static int batch_pairs(pairs *ps, const uint64_t *fp, size_t n, unsigned k)
+/* Back to items nd_shards_add reads the same way. */
+static void items_of(nd_batch_item *out, const uint8_t *action, const nd_doc *docs, uint64_t n)
 {
-    if (k <= ND_MAX_PLAN_K) {
-        int rc = nd_selfjoin(fp, n, k, pair_cb, ps);
-        return rc == 1 ? ND_ENOMEM : rc;
-    }
-    for (size_t j = 1; j < n; j++)
-        for (size_t i = 0; i < j; i++) {
-            unsigned d = nd_hamming(fp[i], fp[j]);
-            if (d <= k && pair_cb(i, j, d, ps)) return ND_ENOMEM;
-        }
-    return ND_OK;
-}
-
-/* decide: best[] holds stored matches in, final matches out; is_new[] out. */
-static int decide(match *best, uint8_t *is_new, const batch *b, unsigned k)
-{
-    pairs ps = {0};
-    size_t n = b->n, *start = NULL;
-    uint32_t *earlier = NULL;
-    uint8_t *edist = NULL;
-    int rc = batch_pairs(&ps, b->fp, n, k);
-    if (rc < 0) goto done;
-    /* CSR of each document's earlier neighbours. */
-    start = calloc(n + 1, sizeof *start);
-    earlier = malloc((ps.n ? ps.n : 1) * sizeof *earlier);
-    edist = malloc((ps.n ? ps.n : 1) * sizeof *edist);
-    if (!start || !earlier || !edist) {
-        rc = ND_ENOMEM;
-        goto done;
-    }
-    for (size_t e = 0; e < ps.n; e++) {
-        size_t lo = ps.p[e].i < ps.p[e].j ? ps.p[e].i : ps.p[e].j;
-        size_t hi = ps.p[e].i ^ ps.p[e].j ^ lo;
-        ps.p[e].i = (uint32_t)lo;
-        ps.p[e].j = (uint32_t)hi;
-        start[hi + 1]++;
-    }
-    for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
-    for (size_t e = 0; e < ps.n; e++) {
-        size_t at = start[ps.p[e].j]++;
-        earlier[at] = ps.p[e].i;
-        edist[at] = ps.p[e].dist;
-    }
-    for (size_t i = n; i > 0; i--) start[i] = start[i - 1];
-    start[0] = 0;
-    for (size_t j = 0; j < n; j++) {
-        match *m = &best[j];
-        for (size_t e = start[j]; e < start[j + 1]; e++) {
-            size_t i = earlier[e];
-            if (!is_new[i]) continue;
-            consider(m, edist[e], b->fp[i], b->keys + b->koff[i], b->koff[i + 1] - b->koff[i]);
-        }
-        is_new[j] = m->dist == UINT_MAX;
-    }
-done:
-    free(ps.p);
-    free(start);
-    free(earlier);
-    free(edist);
-    return rc;
-}
-
-/* ---- step 7: store the new documents ------------------------------------- */
-
-/* flags[i]: 1 store (new), 2 refresh the last-seen time of the stored
- * document of the same key (its closest match), 0 nothing. */
-static int add_shard(nd_db *db, const char *path, unsigned s, const shard_manifest *man,
-                     const batch *b, const uint8_t *flags, int64_t now)
-{
-    nd_doc *docs = malloc((b->n ? b->n : 1) * sizeof *docs);
-    nd_results *res = NULL;
-    size_t nd = 0;
-    int rc = 0, nrc = ND_OK;
-    if (!docs || nd_results_new(&res) < 0) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory adding to shard '%s'", path);
-        goto done;
-    }
-    for (size_t i = 0; i < b->n && nrc >= 0; i++) {
-        if (!flags[i]) continue;
-        const char *key = b->keys + b->koff[i];
-        size_t len = b->koff[i + 1] - b->koff[i];
-        if (shard_of(man, key, len) != s) continue;
-        if (flags[i] == 1) {
-            docs[nd++] = (nd_doc){key, len, b->fp[i], b->score[i], now};
-        } else if ((nrc = nd_get(res, db, key, len)) >= 0) {
-            const nd_match *m = nd_results_get(res, 0);
-            nrc = nd_add(db, key, len, m->fp, m->score, now);
-        }
-    }
-    /* One atomic write per shard; a bulk import where it pays. */
-    if (nrc >= 0 && nd) nrc = nd >= 100000 ? nd_import(db, docs, nd) : nd_add_many(db, docs, nd);
-    if (nrc < 0)
-        rc = mpi_note(CLI_EXIT_DB, "batch: adding to shard %u '%s': %s: %s", s, path,
-                      nd_strerror(nrc), nd_errmsg());
-done:
-    free(docs);
-    nd_results_free(res);
-    return rc;
+    for (uint64_t i = 0; i < n; i++)
+        out[i] = action[i] == 1 ? (nd_batch_item){0}
+                 : action[i] == 2 ? (nd_batch_item){1, 0, docs[i].fp, ND_BATCH_STORED,
+                                                    docs[i].key, docs[i].key_len}
+                                  : (nd_batch_item){1, 0, 0, 0, NULL, 0};
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -466,8 +259,8 @@ done:
 /* What every chunk of a run shares. */
 typedef struct run_ctx {
     const char *dir;
-    shard_manifest man;
-    nd_db **dbs;
+    nd_shards *sh;
+    nd_shards_info man;
     unsigned k;
     int add, json;
     int64_t now;
@@ -479,37 +272,33 @@ typedef struct run_ctx {
  * returns the same exit code. */
 static int run_chunk(run_ctx *c, const batch *b)
 {
-    local l = {0};
     nd_doc *docs = NULL;
-    match *best = NULL;
-    uint8_t *flags = NULL;
+    nd_batch_item *items = NULL; /* this rank's answers, then rank 0's decisions */
+    nd_results *keys = NULL;
+    uint8_t *action = NULL;
     void *gathered = NULL;
-    uint64_t *lens = NULL;
+    uint64_t *lens = NULL, n = b->n;
     mpi_buf packed = {0};
-    int rc = 0;
+    int rc = 0, nrc;
     double t = mpi_now(), t1;
 
     /* 4. Stored matches on this rank's shards. */
     mpi_step("checking", 0);
-    docs = malloc((b->n ? b->n : 1) * sizeof *docs);
-    l.m = malloc((b->n ? b->n : 1) * sizeof *l.m);
-    if (!docs || !l.m) {
+    docs = malloc((n ? n : 1) * sizeof *docs);
+    items = malloc((n ? n : 1) * sizeof *items);
+    action = calloc(n ? n : 1, 1);
+    if (!docs || !items || !action || nd_results_new(&keys) < 0) {
         rc = mpi_note(CLI_EXIT_DB, "batch: out of memory for %llu documents",
-                      (unsigned long long)b->n);
+                      (unsigned long long)n);
     } else {
-        for (uint64_t i = 0; i < b->n; i++) {
+        for (uint64_t i = 0; i < n; i++)
             docs[i] = (nd_doc){b->keys + b->koff[i], b->koff[i + 1] - b->koff[i], b->fp[i],
                                b->score[i], c->now};
-            l.m[i].dist = UINT_MAX;
-        }
-        for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
-            char path[4096];
-            shard_path(path, sizeof path, c->dir, s);
-            rc = check_shard(&l, c->dbs[s], path, b, docs, c->k);
-        }
+        if ((nrc = nd_shards_check(items, keys, c->sh, docs, n, c->k)) < 0)
+            rc = mpi_note(CLI_EXIT_DB, "batch: %s: %s", nd_strerror(nrc), nd_errmsg());
+        else if (pack_items(&packed, items, n))
+            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory packing matches");
     }
-    if (!rc && pack_local(&packed, &l, b->n))
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory packing matches");
     if ((rc = mpi_agree(rc))) goto cleanup;
     t1 = mpi_now();
     c->t_check += t1 - t;
@@ -521,54 +310,39 @@ static int run_chunk(run_ctx *c, const batch *b)
         rc = mpi_agree(mpi_note(CLI_EXIT_DB, "batch: out of memory gathering matches"));
         goto cleanup;
     }
-    flags = calloc(b->n ? b->n : 1, 1);
     if (mpi_rank == 0) {
         uint64_t total = 0;
         for (int r = 0; r < mpi_size; r++) total += lens[r];
-        best = malloc((b->n ? b->n : 1) * sizeof *best);
-        if (!best || !flags) {
-            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-        } else {
-            merge_matches(best, gathered, total, b->n);
-            t1 = mpi_now();
-            c->t_reduce += t1 - t;
-            t = t1;
-            /* 6. Decide in input order. */
-            int nrc = decide(best, flags, b, c->k);
-            if (nrc < 0)
-                rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
-                              "batch: pairs within the batch: %s: %s", nd_strerror(nrc),
-                              nd_errmsg());
-            for (uint64_t i = 0; i < b->n && !rc; i++) {
-                if (flags[i] || best[i].dist == UINT_MAX) continue;
-                /* A stored match of the same key: refresh its time. */
-                const char *key = b->keys + b->koff[i];
-                size_t len = b->koff[i + 1] - b->koff[i];
-                if (best[i].key >= (const char *)gathered &&
-                    best[i].key < (const char *)gathered + total && best[i].key_len == len &&
-                    memcmp(best[i].key, key, len) == 0)
-                    flags[i] = 2;
-            }
-            t1 = mpi_now();
-            c->t_decide += t1 - t;
-            t = t1;
-        }
-    } else if (!flags) {
-        rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+        merge_items(items, gathered, total, n);
+        t1 = mpi_now();
+        c->t_reduce += t1 - t;
+        t = t1;
+        /* 6. Decide in input order. */
+        if ((nrc = nd_shards_decide(items, docs, n, c->k)) < 0)
+            rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
+                          "batch: pairs within the batch: %s: %s", nd_strerror(nrc), nd_errmsg());
+        for (uint64_t i = 0; i < n && !rc; i++) action[i] = action_of(&items[i], &docs[i]);
+        t1 = mpi_now();
+        c->t_decide += t1 - t;
+        t = t1;
     }
     if ((rc = mpi_agree(rc))) goto cleanup;
 
     /* 7. Store, only now that every rank has reported. */
     if (c->add) {
+        nd_batch_item *todo = mpi_rank == 0 ? NULL : items; /* rank 0 keeps its decisions */
         mpi_step("adding", 1);
-        for (uint64_t off = 0; off < b->n; off += 1u << 30)
-            MPI_Bcast(flags + off, (int)(b->n - off < (1u << 30) ? b->n - off : 1u << 30),
-                      MPI_BYTE, 0, MPI_COMM_WORLD);
-        for (unsigned s = (unsigned)mpi_rank; s < c->man.shards && !rc; s += (unsigned)mpi_size) {
-            char path[4096];
-            shard_path(path, sizeof path, c->dir, s);
-            rc = add_shard(c->dbs[s], path, s, &c->man, b, flags, c->now);
+        for (uint64_t off = 0; off < n; off += 1u << 30)
+            MPI_Bcast(action + off, (int)(n - off < (1u << 30) ? n - off : 1u << 30), MPI_BYTE, 0,
+                      MPI_COMM_WORLD);
+        if (!todo && !(todo = malloc((n ? n : 1) * sizeof *todo))) {
+            rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
+        } else {
+            items_of(todo, action, docs, n);
+            if ((nrc = nd_shards_add(c->sh, docs, todo, n)) < 0)
+                rc = mpi_note(CLI_EXIT_DB, "batch: %s: %s", nd_strerror(nrc), nd_errmsg());
         }
+        if (todo != items) free(todo);
         if ((rc = mpi_agree(rc))) {
             if (mpi_rank == 0)
                 fprintf(stderr, "neardup-mpi: batch: storing failed on the shard named above; "
@@ -580,24 +354,23 @@ static int run_chunk(run_ctx *c, const batch *b)
         mpi_step("between chunks", 0);
     }
     if (mpi_rank == 0) {
-        for (uint64_t i = 0; i < b->n; i++) {
-            const match *m = &best[i];
-            cli_print_decision(stdout, c->json, b->keys + b->koff[i], b->koff[i + 1] - b->koff[i],
-                               m->dist != UINT_MAX, m->key, m->key_len, m->dist);
-            c->nnew += m->dist == UINT_MAX;
+        for (uint64_t i = 0; i < n; i++) {
+            const nd_batch_item *it = &items[i];
+            cli_print_decision(stdout, c->json, docs[i].key, docs[i].key_len, it->dup,
+                               it->match_key, it->match_key_len, it->dist);
+            c->nnew += !it->dup;
         }
         fflush(stdout);
     }
-    c->docs += b->n;
+    c->docs += n;
 cleanup:
     free(docs);
-    free(l.m);
-    free(l.arena.p);
+    free(items);
+    nd_results_free(keys);
+    free(action);
     free(packed.p);
     free(gathered);
     free(lens);
-    free(best);
-    free(flags);
     return rc;
 }
 
@@ -662,69 +435,50 @@ int mpi_cmd_batch(int argc, char **argv)
     br.ninputs = argc - optind - 1;
 
     /* 1. The manifest, read once and broadcast. */
-    {
-        char text[SHARD_MANIFEST_MAX + 1] = "", err[1024];
-        void *buf = text;
-        uint64_t len = 0;
-        if (mpi_rank == 0) {
-            if (shard_manifest_read(&c.man, text, c.dir, err, sizeof err))
-                rc = mpi_note(CLI_EXIT_USAGE, "%s", err);
-            len = strlen(text) + 1;
-        }
-        if ((rc = mpi_agree(rc))) goto cleanup;
-        if (mpi_bcast_bytes(&buf, &len) < 0) {
-            rc = CLI_EXIT_DB;
-            goto cleanup;
-        }
-        if (mpi_rank != 0) {
-            if (shard_manifest_parse(&c.man, buf, strlen(buf), c.dir, err, sizeof err))
-                rc = mpi_note(CLI_EXIT_DB, "%s", err);
-            free(buf);
-        }
-        if ((rc = mpi_agree(rc))) goto cleanup;
+    char text[ND_SHARDS_MANIFEST_MAX + 1] = "";
+    void *buf = text;
+    uint64_t len = 0;
+    if (mpi_rank == 0) {
+        nd_shards *man = NULL;
+        nd_shards_options mo;
+        nd_shards_options_init(&mo, ND_SHARDS_OPTIONS_VERSION);
+        mo.flags = ND_SHARDS_MANIFEST_ONLY;
+        int nrc = nd_shards_open(&man, c.dir, &mo);
+        if (nrc == ND_OK) nrc = nd_shards_manifest(text, sizeof text, man);
+        if (nrc < 0) rc = mpi_note(CLI_EXIT_USAGE, "batch: %s", nd_errmsg());
+        nd_shards_close(man);
+        len = strlen(text) + 1;
     }
-    if (!have_k) c.k = c.man.k;
+    if ((rc = mpi_agree(rc))) goto cleanup;
+    if (mpi_bcast_bytes(&buf, &len) < 0) {
+        rc = CLI_EXIT_DB;
+        goto cleanup;
+    }
 
-    /* 2. Every rank opens its shards. */
-    mpi_step_shards(c.dir, c.man.shards);
+    /* 2. Every rank opens its shards, checked against the manifest. */
     mpi_step("opening", 0);
-    c.dbs = calloc(c.man.shards, sizeof *c.dbs);
-    if (!c.dbs) rc = mpi_note(CLI_EXIT_DB, "batch: out of memory");
-    for (unsigned s = (unsigned)mpi_rank; c.dbs && s < c.man.shards && !rc;
-         s += (unsigned)mpi_size) {
-        char path[4096], cfg[256];
-        nd_db_options o;
-        nd_plan_info p;
-        nd_fp_options fo;
-        nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
-        o.flags = c.add ? 0 : ND_DB_READONLY;
+    {
+        nd_shards_options o;
+        nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+        o.db_flags = c.add ? 0 : ND_DB_READONLY;
+        o.part = (unsigned)mpi_rank;
+        o.parts = (unsigned)mpi_size;
+        o.manifest = buf;
         o.threads = cli_batch_threads(); /* the library reads no environment */
-        if (shard_path(path, sizeof path, c.dir, s)) {
-            rc = mpi_note(CLI_EXIT_USAGE, "batch: path of shard %u too long", s);
-            break;
-        }
-        int nrc = nd_open(&c.dbs[s], path, &o);
-        if (nrc < 0) {
-            rc = mpi_note(CLI_EXIT_DB, "cannot open shard %u '%s': %s: %s", s, path,
-                          nd_strerror(nrc), nd_errmsg());
-            break;
-        }
-        nd_db_plan(&p, c.dbs[s]);
-        nd_db_fp_options(&fo, c.dbs[s]);
-        nd_fp_config_string(cfg, sizeof cfg, &fo);
-        if (p.k != c.man.k || p.tables != c.man.tables || strcmp(cfg, c.man.fp_config) != 0)
-            rc = mpi_note(CLI_EXIT_DB,
-                          "shard %u '%s' does not match the manifest: k=%u tables=%u "
-                          "fingerprint %s (manifest: k=%u tables=%u fingerprint %s)",
-                          s, path, p.k, p.tables, cfg, c.man.k, c.man.tables, c.man.fp_config);
+        int nrc = nd_shards_open(&c.sh, c.dir, &o);
+        if (nrc < 0) rc = mpi_note(CLI_EXIT_DB, "batch: %s", nd_errmsg());
+        else nd_shards_info_get(&c.man, c.sh);
+        if (buf != text) free(buf);
     }
+    if (c.sh) mpi_step_shards(c.dir, c.man.shards);
     if ((rc = mpi_agree(rc))) {
         if (mpi_rank == 0)
             fprintf(stderr, "neardup-mpi: batch: a shard of '%s' is unavailable: run failed, "
                             "nothing %s\n", c.dir, c.add ? "stored" : "checked");
         goto cleanup;
     }
-    if (mpi_rank == 0) nd_db_fp_options(&br.fo, c.dbs[0]);
+    if (!have_k) c.k = c.man.k;
+    if (mpi_rank == 0) nd_db_fp_options(&br.fo, nd_shards_db(c.sh, 0));
 
     /* 3. Rank 0 reads a chunk (by default the whole input); everyone gets
      * it; steps 4-7 follow; until the inputs end. */
@@ -768,15 +522,10 @@ int mpi_cmd_batch(int argc, char **argv)
 
 cleanup:
     in_reader_close(br.r);
-    for (unsigned s = 0; c.dbs && s < c.man.shards; s++) {
-        if (!c.dbs[s]) continue;
-        int crc = nd_close(c.dbs[s]);
-        if (crc < 0 && rc == 0) {
-            fprintf(stderr, "neardup-mpi: rank %d: closing shard %u: %s: %s\n", mpi_rank, s,
-                    nd_strerror(crc), nd_errmsg());
-            rc = CLI_EXIT_DB;
-        }
+    int crc = nd_shards_close(c.sh);
+    if (crc < 0 && rc == 0) {
+        fprintf(stderr, "neardup-mpi: rank %d: %s: %s\n", mpi_rank, nd_strerror(crc), nd_errmsg());
+        rc = CLI_EXIT_DB;
     }
-    free(c.dbs);
     return rc;
 }

@@ -198,7 +198,7 @@ TMPDIR=$PWD/scratch expect_exit 0 "$ND" dedupe --out pairs c
 expect_lines 4
 check "scratch directory left empty" -z "$(ls -A scratch)"
 TMPDIR=$PWD/no-such-dir expect_exit 2 "$ND" dedupe c
-expect_err_match "cannot create the keys scratch file in '.*no-such-dir' \(set TMPDIR\)"
+expect_err_match "cannot create the keys scratch file in '.*no-such-dir': .* \(set TMPDIR\)"
 
 # fp input: simhash only, k <= 8 (default 3)
 printf '0123456789abcdef\tf1\n0123456789abcdee\tf2\nfedcba9876543210\tf3\n0123456789abcdf0\tf4\n' > in.fp
@@ -261,3 +261,21 @@ expect_exit 0 "$ND" init other --k 3 --features words
 expect_exit 0 "$ND" dedupe --db other --out pairs c                # the store's features
 expect_exit 2 "$ND" dedupe --db other --features shingles:3 c      # a mismatch is refused
 expect_err_match "cannot open or create database 'other'"
+# --db with --k: a store of another design distance is refused before
+# anything is read (issue 36); without --k the store's k is used
+expect_exit 0 "$ND" init k3 --k 3
+expect_exit 1 "$ND" dedupe --db k3 --k 5 --out drop c
+expect_err_match "^neardup: dedupe: database 'k3' has k = 3, but --k 5 asks for k = 5 \(min\(K, 8\)\); give --k 3, or no --k to keep the store's$"
+expect_out_eq ""
+check "refused: one line on stderr" "$(printf '%s\n' "$err" | wc -l)" -eq 1
+expect_exit 0 "$ND" stats k3 --json
+expect_out_match '"documents":0,'
+expect_exit 1 "$ND" dedupe --db k3 --k 24 c                       # min(24, 8) = 8
+expect_err_match "has k = 3, but --k 24 asks for k = 8"
+expect_exit 0 "$ND" dedupe --db k3 --k 3 --out drop c          # within 3 bits: the copy only
+expect_out_eq "c/a_copy.txt"
+expect_exit 0 "$ND" dedupe --db k3 --out drop c
+expect_exit 0 "$ND" init k8 --k 8
+expect_exit 0 "$ND" dedupe --db k8 --k 24 --out drop c
+expect_exit 0 "$ND" stats k3 --json
+expect_out_match "\"documents\":$n_docs,"

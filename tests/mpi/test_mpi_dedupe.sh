@@ -1,6 +1,6 @@
 # test_mpi_dedupe.sh — neardup-mpi dedupe prints the pairs of `neardup
 # dedupe --out pairs` on 1, 3 and 4 ranks (texts with sketch confirmation,
-# and fingerprints). Sourced by tests/cli/run.sh.
+# containment, and fingerprints). Sourced by tests/cli/run.sh.
 NDM=${NEARDUP_MPI:?set NEARDUP_MPI}
 MPIRUN=${MPIRUN:-mpirun}
 GEN=$(dirname "$src")/gen.awk
@@ -34,6 +34,21 @@ same "dedupe banding to k 30" ref30.txt
 "$ND" dedupe --format tsv --out pairs --k 8 --min-resemblance 0 corpus.tsv >ref8.txt 2>/dev/null
 expect_exit 0 mpi 3 dedupe --format tsv --k 8 --min-resemblance 0 corpus.tsv
 same "dedupe simhash only" ref8.txt
+# --min-containment: pages with half as much text again appended pair
+# with their originals by containment only; mpi decides as the CLI does
+awk -F'\t' 'BEGIN { srand(9) } { print } NR % 10 == 1 { t = $2
+    for (m = 0; m < 50; m++) t = t " v" int(rand() * 300); print "ext" NR "\t" t }' corpus.tsv >contained.tsv
+"$ND" dedupe --format tsv --out pairs --json --min-containment 0.8 contained.tsv >refc.json 2>refc.err
+check "containment pairs found" -n "$(grep -E '\(([1-9][0-9]*) by containment\)' refc.err)"
+check "containment printed" -n "$(grep containment refc.json)"
+read -r n_pairs n_cont < <(sed -nE 's/.* ([0-9]+) pairs \(([0-9]+) by containment.*/\1 \2/p' refc.err)
+for np in 1 3; do
+    expect_exit 0 mpi "$np" dedupe --format tsv --json --min-containment 0.8 contained.tsv
+    same "dedupe --min-containment -np $np" refc.json
+    expect_err_match "$n_pairs pairs \\($n_cont by containment\\)"
+done
+expect_exit 1 mpi 3 dedupe --format tsv --min-containment 1.5 contained.tsv
+expect_err_match 'min-containment must be a number'
 awk -v seed=3 -v n=2000 -v out=stored -f "$GEN" >fps.fp
 "$ND" dedupe --format fp --k 3 --out pairs fps.fp >reffp.txt 2>/dev/null
 expect_exit 0 mpi 4 dedupe --format fp --k 3 fps.fp

@@ -12,13 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <neardup.h>
+#include "nd_error.h"
 
 uint64_t shard_hash(const void *key, size_t len)
 {
@@ -39,7 +38,9 @@ unsigned shard_of(const shard_manifest *m, const void *key, size_t len)
 int shard_path(char *out, size_t cap, const char *dir, unsigned s)
 {
     int n = snprintf(out, cap, "%s/shard-%03u", dir, s);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
+    ND_RETURN_IF(n < 0 || (size_t)n >= cap, ND_ELIMIT, "path of shard %u under '%.60s' too long",
+                 s, dir);
+    return ND_OK;
 }
 
 int shard_manifest_format(char *out, size_t cap, const shard_manifest *m)
@@ -56,17 +57,12 @@ int shard_manifest_format(char *out, size_t cap, const shard_manifest *m)
                      "fp-version %u\n",
                      m->version, m->shards, m->k, m->tables, m->docs, m->fp_config,
                      m->format, m->fp_version);
-    return n < 0 || (size_t)n >= cap ? -1 : n;
+    ND_RETURN_IF(n < 0 || (size_t)n >= cap, ND_ELIMIT, "manifest larger than %zu bytes", cap);
+    return n;
 }
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* A manifest that does not parse: ND_ECORRUPT with the message. */
+#define fail(...) nd_err_set(ND_ECORRUPT, __VA_ARGS__)
 
 /* A whole number in [lo, hi] -> 0. */
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -80,8 +76,7 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
-int shard_manifest_parse(shard_manifest *out, const char *text, size_t len,
-                         const char *name, char *err, size_t errcap)
+int shard_manifest_parse(shard_manifest *out, const char *text, size_t len, const char *name)
 {
     static const char *const names[] = {"neardup-shards", "shards", "assign", "k",
                                         "tables", "docs", "fingerprint", "format",
@@ -95,129 +90,131 @@ int shard_manifest_parse(shard_manifest *out, const char *text, size_t len,
         char buf[512];
         line++;
         if (pos >= len)
-            return fail(err, errcap, "%s:%u: ends early: missing '%s'", name, line, names[f]);
+            return fail("%s:%u: ends early: missing '%s'", name, line, names[f]);
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        if (l >= sizeof buf) return fail(err, errcap, "%s:%u: line too long", name, line);
+        if (l >= sizeof buf) return fail("%s:%u: line too long", name, line);
         memcpy(buf, text + pos, l);
         buf[l] = '\0';
         if (memchr(buf, '\0', l))
-            return fail(err, errcap, "%s:%u: NUL byte", name, line);
+            return fail("%s:%u: NUL byte", name, line);
         pos += l + (nl ? 1 : 0);
         size_t nlen = strlen(names[f]);
         if (strncmp(buf, names[f], nlen) != 0 || buf[nlen] != ' ')
-            return fail(err, errcap, "%s:%u: expected '%s VALUE', got '%.60s'", name, line,
+            return fail("%s:%u: expected '%s VALUE', got '%.60s'", name, line,
                         names[f], buf);
         const char *v = buf + nlen + 1;
         uint64_t x;
         switch (f) {
         case 0:
             if (parse_u64(v, 1, UINT32_MAX, &x))
-                return fail(err, errcap, "%s:%u: neardup-shards: not a version", name, line);
+                return fail("%s:%u: neardup-shards: not a version", name, line);
             if (x != SHARD_MANIFEST_VERSION)
-                return fail(err, errcap,
-                            "%s:%u: manifest version %" PRIu64 ", this build reads %u", name,
-                            line, x, SHARD_MANIFEST_VERSION);
+                return nd_err_set(ND_EVERSION, "%s:%u: manifest version %" PRIu64
+                                  ", this build reads %u", name, line, x, SHARD_MANIFEST_VERSION);
             m.version = (unsigned)x;
             break;
         case 1:
             if (parse_u64(v, 1, SHARD_MAX, &x))
-                return fail(err, errcap, "%s:%u: shards: must be 1..%u", name, line, SHARD_MAX);
+                return fail("%s:%u: shards: must be 1..%u", name, line, SHARD_MAX);
             m.shards = (unsigned)x;
             break;
         case 2:
             if (strcmp(v, SHARD_ASSIGN_RULE) != 0)
-                return fail(err, errcap, "%s:%u: assign: unknown rule '%.60s' (this build knows "
-                            SHARD_ASSIGN_RULE ")", name, line, v);
+                return nd_err_set(ND_EVERSION, "%s:%u: assign: unknown rule '%.60s' (this "
+                                  "build knows " SHARD_ASSIGN_RULE ")", name, line, v);
             break;
         case 3:
             if (parse_u64(v, 0, ND_MAX_PLAN_K, &x))
-                return fail(err, errcap, "%s:%u: k: must be 0..%u", name, line, ND_MAX_PLAN_K);
+                return fail("%s:%u: k: must be 0..%u", name, line, ND_MAX_PLAN_K);
             m.k = (unsigned)x;
             break;
         case 4:
             if (parse_u64(v, 1, ND_MAX_TABLES, &x))
-                return fail(err, errcap, "%s:%u: tables: must be 1..%u", name, line, ND_MAX_TABLES);
+                return fail("%s:%u: tables: must be 1..%u", name, line, ND_MAX_TABLES);
             m.tables = (unsigned)x;
             break;
         case 5:
             if (parse_u64(v, 1, UINT64_MAX, &x))
-                return fail(err, errcap, "%s:%u: docs: not a positive number", name, line);
+                return fail("%s:%u: docs: not a positive number", name, line);
             m.docs = x;
             break;
         case 6:
             if (!*v || strlen(v) >= sizeof m.fp_config)
-                return fail(err, errcap, "%s:%u: fingerprint: empty or too long", name, line);
+                return fail("%s:%u: fingerprint: empty or too long", name, line);
             strcpy(m.fp_config, v);
             break;
         case 7:
             if (parse_u64(v, 1, UINT32_MAX, &x))
-                return fail(err, errcap, "%s:%u: format: not a version", name, line);
+                return fail("%s:%u: format: not a version", name, line);
             m.format = (unsigned)x;
             break;
         case 8:
             if (parse_u64(v, 1, UINT32_MAX, &x))
-                return fail(err, errcap, "%s:%u: fp-version: not a version", name, line);
+                return fail("%s:%u: fp-version: not a version", name, line);
             m.fp_version = (unsigned)x;
             break;
         }
     }
     if (pos < len)
-        return fail(err, errcap, "%s:%u: unexpected text after the last field", name, line + 1);
+        return fail("%s:%u: unexpected text after the last field", name, line + 1);
     *out = m;
-    return 0;
+    return ND_OK;
 }
 
-int shard_manifest_read(shard_manifest *out, char *text, const char *dir, char *err,
-                        size_t errcap)
+#undef fail
+
+int shard_manifest_read(shard_manifest *out, const char *dir)
 {
     char path[4096], buf[SHARD_MANIFEST_MAX + 1];
-    if (snprintf(path, sizeof path, "%s/%s", dir, SHARD_MANIFEST_NAME) >= (int)sizeof path)
-        return fail(err, errcap, "sharded store path too long: '%.60s...'", dir);
+    ND_RETURN_IF(snprintf(path, sizeof path, "%s/%s", dir, SHARD_MANIFEST_NAME) >= (int)sizeof path,
+                 ND_ELIMIT, "sharded store path too long: '%.60s...'", dir);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errcap, "'%s' is not a sharded store: cannot read %s: %s", dir, path,
-                    strerror(errno));
+    if (!f) {
+        int e = errno;
+        return nd_err_set(e == ENOENT || e == ENOTDIR ? ND_ENOTFOUND : ND_EIO,
+                          "'%s' is not a sharded store: cannot read %s: %s", dir, path,
+                          strerror(e));
+    }
     size_t n = fread(buf, 1, sizeof buf, f);
     int bad = ferror(f);
     fclose(f);
-    if (bad) return fail(err, errcap, "cannot read %s: I/O error", path);
-    if (n > SHARD_MANIFEST_MAX)
-        return fail(err, errcap, "%s: larger than %u bytes: not a manifest", path,
-                    SHARD_MANIFEST_MAX);
+    ND_RETURN_IF(bad, ND_EIO, "cannot read %s: I/O error", path);
+    ND_RETURN_IF(n > SHARD_MANIFEST_MAX, ND_ECORRUPT, "%s: larger than %u bytes: not a manifest",
+                 path, SHARD_MANIFEST_MAX);
     buf[n] = '\0';
-    if (shard_manifest_parse(out, buf, n, path, err, errcap)) return -1;
-    if (text) memcpy(text, buf, n + 1);
-    return 0;
+    return shard_manifest_parse(out, buf, n, path);
 }
 
-int shard_manifest_write(const shard_manifest *m, const char *dir, char *err, size_t errcap)
+int shard_manifest_write(const shard_manifest *m, const char *dir)
 {
     char text[SHARD_MANIFEST_MAX], tmp[4096], path[4096];
     int len = shard_manifest_format(text, sizeof text, m);
-    if (len < 0) return fail(err, errcap, "manifest too large");
-    if (snprintf(path, sizeof path, "%s/%s", dir, SHARD_MANIFEST_NAME) >= (int)sizeof path ||
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, SHARD_MANIFEST_NAME) >= (int)sizeof tmp)
-        return fail(err, errcap, "sharded store path too long");
+    if (len < 0) return len;
+    ND_RETURN_IF(snprintf(path, sizeof path, "%s/%s", dir, SHARD_MANIFEST_NAME) >= (int)sizeof path ||
+                     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, SHARD_MANIFEST_NAME) >=
+                         (int)sizeof tmp,
+                 ND_ELIMIT, "sharded store path too long");
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return fail(err, errcap, "cannot create %s: %s", tmp, strerror(errno));
+    ND_RETURN_IF(fd < 0, ND_EIO, "cannot create %s: %s", tmp, strerror(errno));
     ssize_t w = write(fd, text, (size_t)len);
     if (w != len || fsync(fd) != 0) {
         int e = w < 0 ? errno : (w != len ? ENOSPC : errno);
         close(fd);
         unlink(tmp);
-        return fail(err, errcap, "cannot write %s: %s", tmp, strerror(e));
+        return nd_err_set(e == ENOSPC ? ND_ENOSPC : ND_EIO, "cannot write %s: %s", tmp,
+                          strerror(e));
     }
     close(fd);
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return fail(err, errcap, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+        return nd_err_set(ND_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);
     }
-    return 0;
+    return ND_OK;
 }

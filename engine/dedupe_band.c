@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nd_error.h"
+
 enum { CHUNK = 4096 }; /* records read at once in the hashing pass */
 
 static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band, unsigned width)
@@ -56,22 +58,24 @@ int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const de
     dedupe_rec *rec = NULL; /* a chunk of the pass, then a run */
     uint32_t *docs = NULL;
     size_t rcap = 0, dcap = 0;
-    int stop = 0;
+    int stop = ND_OK;
     if (!a || !tmp || grow((void **)&rec, &rcap, CHUNK, sizeof *rec) ||
         grow((void **)&docs, &dcap, CHUNK, sizeof *docs)) {
-        stop = -1;
+        stop = nd_err_set(ND_ENOMEM, "dedupe: out of memory in the band join");
         goto done;
     }
     for (unsigned band = 0; band < bands && !stop; band++) {
         for (size_t s = 0; s < m; s += CHUNK) {
             size_t n = m - s < CHUNK ? m - s : CHUNK;
             for (size_t x = 0; x < n; x++) docs[x] = DOC(s + x);
-            if (src->read(rec, docs, n, 1, src->payload)) {
-                stop = -2;
-                goto done;
-            }
+            if ((stop = src->read(rec, docs, n, 1, src->payload)) < 0) goto done;
             for (size_t x = 0; x < n; x++) {
-                uint64_t h = nd_feature_hash(rec[x].sk.bin + band * width, width * sizeof rec[x].sk.bin[0]);
+                /* Without a sketch: a hash of its own, so that such
+                 * documents do not form one long run of zero sketches. */
+                uint64_t h = rec[x].size == DEDUPE_NO_SKETCH
+                                 ? nd_feature_hash(&docs[x], sizeof docs[x])
+                                 : nd_feature_hash(rec[x].sk.bin + band * width,
+                                                   width * sizeof rec[x].sk.bin[0]);
                 a[s + x] = (h & ~imask) | (s + x);
             }
         }
@@ -82,14 +86,11 @@ int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const de
             if (e - s > 1) { /* positions increase inside a run: so do documents */
                 if (grow((void **)&rec, &rcap, e - s, sizeof *rec) ||
                     grow((void **)&docs, &dcap, e - s, sizeof *docs)) {
-                    stop = -1;
+                    stop = nd_err_set(ND_ENOMEM, "dedupe: out of memory in the band join");
                     goto done;
                 }
                 for (size_t u = s; u < e; u++) docs[u - s] = DOC(a[u] & imask);
-                if (src->read(rec, docs, e - s, 0, src->payload)) {
-                    stop = -2;
-                    goto done;
-                }
+                if ((stop = src->read(rec, docs, e - s, 0, src->payload)) < 0) goto done;
             }
             for (size_t u = s; u < e && !stop; u++) {
                 size_t x = a[u] & imask;
@@ -97,7 +98,9 @@ int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const de
                 for (size_t v = u + 1; v < e && !stop; v++) {
                     size_t y = a[v] & imask; /* x < y: sorted in a run */
                     const dedupe_rec *rj = &rec[v - s];
-                    if (!band_equal(&ri->sk, &rj->sk, band, width)) continue;
+                    if (ri->size == DEDUPE_NO_SKETCH || rj->size == DEDUPE_NO_SKETCH ||
+                        !band_equal(&ri->sk, &rj->sk, band, width))
+                        continue;
                     unsigned earlier = 0;
                     while (earlier < band && !band_equal(&ri->sk, &rj->sk, earlier, width)) earlier++;
                     if (earlier < band) continue;
@@ -116,47 +119,4 @@ done:
     free(docs);
     return stop;
 #undef DOC
-}
-
-/* ---- sketches in memory ---------------------------------------------------- */
-
-typedef struct mem_join {
-    const nd_sketch *sk;
-    double min_res;
-    dedupe_pair_fn cb;
-    void *payload;
-} mem_join;
-
-static int mem_read(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential, void *payload)
-{
-    const mem_join *j = payload;
-    (void)sequential;
-    for (size_t i = 0; i < n; i++) out[i] = (dedupe_rec){j->sk[docs[i]], 0};
-    return 0;
-}
-
-static int mem_cand(size_t x, size_t y, unsigned dist, const dedupe_rec *a, const dedupe_rec *b,
-                    void *payload)
-{
-    const mem_join *j = payload;
-    if (nd_sketch_resemblance(&a->sk, &b->sk) < j->min_res) return 0;
-    return j->cb(x, y, dist, j->payload);
-}
-
-int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
-                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
-                     void *payload)
-{
-    mem_join j = {sk, min_res, cb, payload};
-    dedupe_band_src src = {mem_read, &j};
-    int rc = dedupe_band_scan(m, ids, fp, &src, DEDUPE_BAND_BINS, join_k, k, mem_cand, &j);
-    return rc < 0 ? -1 : rc;
-}
-
-double dedupe_containment(double j, uint32_t na, uint32_t nb)
-{
-    uint32_t lo = na < nb ? na : nb;
-    if (lo == 0) return 0;
-    double c = j * ((double)na + (double)nb) / (1 + j) / (double)lo;
-    return c < 1 ? c : 1;
 }

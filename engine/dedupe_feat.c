@@ -51,6 +51,7 @@ static void distinct_add(dedupe_feat *a, uint64_t h)
 
 void dedupe_feat_begin(dedupe_feat *f)
 {
+    f->oom = 0;
     nd_simhash_init(&f->sim);
     nd_sketch_begin(&f->sk);
 }
@@ -69,7 +70,7 @@ uint64_t dedupe_feat_end(dedupe_feat *f, nd_sketch *sk, uint32_t *distinct)
     for (size_t i = 0; i < f->distinct; i++) f->tab[f->filled[i]] = 0;
     f->distinct = 0;
     f->zero = 0;
-    *distinct = n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+    *distinct = n < UINT32_MAX - 1 ? (uint32_t)n : UINT32_MAX - 1; /* below DEDUPE_NO_SKETCH */
     nd_sketch_finish(sk, &f->sk);
     return nd_simhash_final(&f->sim);
 }

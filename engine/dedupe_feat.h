@@ -1,5 +1,5 @@
 /*
- * dedupe_feat.h — the features of one document for `neardup dedupe`:
+ * dedupe_feat.h — the features of one document for the corpus dedupe:
  * its simhash, its min-hash sketch and, when asked, the number of its
  * distinct features (what containment needs), all from one pass of
  * nd_features.
@@ -27,11 +27,13 @@ typedef struct dedupe_feat {
     int zero, oom; /* oom: the set could not grow (the count is then wrong) */
 } dedupe_feat;
 
+/* Start a document (the set is empty: a new feat or one ended). */
 void dedupe_feat_begin(dedupe_feat *f);
 /* An nd_feature_cb: payload is the dedupe_feat. */
 void dedupe_feat_add(uint64_t h, int32_t w, void *payload);
 /* The document's fingerprint, sketch and distinct features (saturated at
- * 2^32 - 1; 0 unless count); empties the set for the next document. */
+ * 2^32 - 2; 0 unless count); empties the set for the next document, also
+ * after a failed or oom pass. */
 uint64_t dedupe_feat_end(dedupe_feat *f, nd_sketch *sk, uint32_t *distinct);
 void dedupe_feat_dispose(dedupe_feat *f);
 

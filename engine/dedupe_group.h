@@ -1,6 +1,6 @@
 /*
- * dedupe_group.h — groups of identical documents for the cluster modes of
- * `neardup dedupe` (clusters, keep, drop).
+ * dedupe_group.h — groups of identical documents for the clusters of the
+ * corpus dedupe (nd_dedupe_clusters, nd_dedupe_roles).
  *
  * Identical documents (same fingerprint, and same sketch when texts were
  * read) have the same neighbours, so the greedy clustering of the whole
@@ -21,7 +21,8 @@
  * priority order), and (*out_ids)[x] is the leader of group x; *out_m
  * groups. The caller frees *out_g and *out_ids. memory bounds the sort
  * buffers in bytes (32 a document sorted at once; 0 = no limit).
- * @return 0, DEDUPE_DOCS_EIO or DEDUPE_DOCS_ENOMEM (nothing to free). */
+ * @return ND_OK, or an nd_error of the store's reads or ND_ENOMEM
+ * (nothing to free). */
 int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_docs *d,
                  const uint32_t *order, size_t memory);
 

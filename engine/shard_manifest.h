@@ -28,9 +28,9 @@
  * purpose: only engine/ may use xxHash, and this rule must stay stable
  * whatever the engine's hash becomes. A future rule gets a new name.
  *
- * Used by cli/cmd_shard.c and by the MPI program (mpi/). Sees only
- * <neardup.h>. Functions report failures as -1 with a one-line message in
- * the caller's buffer.
+ * Used by the sharded-store handle (shards.c, nd_shards_* in neardup.h).
+ * Functions return ND_OK or a negative nd_error with nd_errmsg() naming
+ * the file (and line) and the problem.
  */
 #ifndef ND_SHARD_MANIFEST_H
 #define ND_SHARD_MANIFEST_H
@@ -38,12 +38,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHARD_MANIFEST_NAME "NEARDUP-SHARDS"
+#include "neardup.h"
+
+#define SHARD_MANIFEST_NAME ND_SHARDS_MANIFEST_NAME
 #define SHARD_MANIFEST_VERSION 1u
-#define SHARD_ASSIGN_RULE "fnv1a64-mod"
-#define SHARD_MAX 4096u
-/** Largest manifest text (for broadcasting it as one buffer). */
-#define SHARD_MANIFEST_MAX 2048u
+#define SHARD_ASSIGN_RULE ND_SHARDS_ASSIGN_RULE
+#define SHARD_MAX ND_SHARDS_MAX
+/* Largest manifest text. */
+#define SHARD_MANIFEST_MAX ND_SHARDS_MANIFEST_MAX
 
 typedef struct shard_manifest {
     unsigned version;    /* SHARD_MANIFEST_VERSION */
@@ -62,26 +64,24 @@ uint64_t shard_hash(const void *key, size_t len);
 /* The shard of a key under m's rule: shard_hash(key) % m->shards. */
 unsigned shard_of(const shard_manifest *m, const void *key, size_t len);
 
-/* "DIR/shard-NNN" into out; -1 if it does not fit. */
+/* "DIR/shard-NNN" into out; ND_ELIMIT if it does not fit. */
 int shard_path(char *out, size_t cap, const char *dir, unsigned s);
 
-/* The manifest's text (NUL-terminated) into out; its length, or -1 if cap
- * is too small. */
+/* The manifest's text (NUL-terminated) into out; its length, or
+ * ND_ELIMIT if cap is too small. */
 int shard_manifest_format(char *out, size_t cap, const shard_manifest *m);
 
 /* Parse manifest text; name is used in messages ("DIR/NEARDUP-SHARDS").
- * 0, or -1 with "NAME:LINE: problem" in err. */
-int shard_manifest_parse(shard_manifest *out, const char *text, size_t len,
-                         const char *name, char *err, size_t errcap);
+ * ND_OK; ND_EVERSION (another manifest version or assignment rule);
+ * ND_ECORRUPT ("NAME:LINE: problem"). */
+int shard_manifest_parse(shard_manifest *out, const char *text, size_t len, const char *name);
 
-/* Read DIR's manifest: 0, or -1 with a message in err. The raw text is
- * also copied to text (cap SHARD_MANIFEST_MAX) when text is not NULL. */
-int shard_manifest_read(shard_manifest *out, char *text, const char *dir,
-                        char *err, size_t errcap);
+/* Read DIR's manifest: ND_OK; ND_ENOTFOUND (no manifest: "not a sharded
+ * store"); ND_EIO; as shard_manifest_parse. */
+int shard_manifest_read(shard_manifest *out, const char *dir);
 
 /* Write DIR's manifest atomically (temporary file, fsync, rename, fsync of
- * the directory): 0, or -1 with a message in err. */
-int shard_manifest_write(const shard_manifest *m, const char *dir, char *err,
-                         size_t errcap);
+ * the directory): ND_OK, ND_EIO or ND_ENOSPC. */
+int shard_manifest_write(const shard_manifest *m, const char *dir);
 
 #endif

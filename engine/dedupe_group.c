@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nd_error.h"
+
 enum { HIST_BITS = 16, HIST_BUCKETS = 1 << HIST_BITS };
 
 typedef struct fp_ent {
@@ -56,20 +58,24 @@ static int group_runs(uint32_t *g, const fp_ent *e, size_t m, dedupe_docs *d, ui
                 int rc = dedupe_docs_rec(d, x, &rd);
                 for (; rc == 0 && l < nl; l++) {
                     rc = dedupe_docs_rec(d, (*local)[l], &rl);
-                    if (rc == 0 && memcmp(&rl.sk, &rd.sk, sizeof rd.sk) == 0) break;
+                    if (rc == 0 && memcmp(&rl.sk, &rd.sk, sizeof rd.sk) == 0 &&
+                        (rl.size == DEDUPE_NO_SKETCH) == (rd.size == DEDUPE_NO_SKETCH))
+                        break;
                 }
-                if (rc) return rc;
+                if (rc < 0) return rc;
             }
             if (l == nl) {
-                if (nl == *lcap &&
-                    dedupe_grow((void **)local, *lcap = *lcap ? 2 * *lcap : 16, sizeof **local))
-                    return DEDUPE_DOCS_ENOMEM;
+                if (nl == *lcap) {
+                    size_t cap = *lcap ? 2 * *lcap : 16;
+                    ND_FORWARD(dedupe_grow((void **)local, cap, sizeof **local, "group leaders"));
+                    *lcap = cap;
+                }
                 (*local)[nl++] = x;
             }
             g[x] = (*local)[l];
         }
     }
-    return 0;
+    return ND_OK;
 }
 
 int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_docs *d,
@@ -77,7 +83,7 @@ int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_doc
 {
     size_t n = d->n, m = 0, lcap = 0, cap = 0;
     size_t per = memory ? memory / (2 * sizeof(fp_ent)) : SIZE_MAX;
-    int rc = 0;
+    int rc = ND_OK;
     fp_ent *e = NULL, *tmp = NULL;
     uint32_t *g = malloc((n ? n : 1) * sizeof *g), *ids = NULL, *local = NULL, *hist = NULL;
     if (!g) goto oom;
@@ -88,7 +94,7 @@ int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_doc
         if (!e || !tmp) goto oom;
         for (size_t p = 0; p < n; p++) e[p] = (fp_ent){d->fp[order[p]], order[p]};
         radix_sort_ent(e, tmp, n); /* stable: priority order within one fingerprint */
-        if ((rc = group_runs(g, e, n, d, &local, &lcap))) goto fail;
+        if ((rc = group_runs(g, e, n, d, &local, &lcap)) < 0) goto fail;
     } else {
         hist = calloc(HIST_BUCKETS, sizeof *hist);
         if (!hist) goto oom;
@@ -113,7 +119,7 @@ int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_doc
                 if (b >= lo && b < hi) e[c++] = (fp_ent){d->fp[order[p]], order[p]};
             }
             radix_sort_ent(e, tmp, c);
-            if ((rc = group_runs(g, e, c, d, &local, &lcap))) goto fail;
+            if ((rc = group_runs(g, e, c, d, &local, &lcap)) < 0) goto fail;
         }
     }
     free(e);
@@ -140,9 +146,9 @@ int dedupe_group(uint32_t **out_g, uint32_t **out_ids, size_t *out_m, dedupe_doc
     *out_g = g;
     *out_ids = ids;
     *out_m = m;
-    return 0;
+    return ND_OK;
 oom:
-    rc = DEDUPE_DOCS_ENOMEM;
+    rc = nd_err_set(ND_ENOMEM, "dedupe: out of memory grouping identical documents");
 fail:
     free(e);
     free(tmp);

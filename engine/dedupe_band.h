@@ -1,13 +1,12 @@
 /*
- * dedupe_band.h — min-hash banding, the candidate source `neardup dedupe`
- * and `neardup-mpi dedupe` use beyond the self-join's reach.
+ * dedupe_band.h — min-hash banding, the candidate source of the corpus
+ * dedupe (nd_dedupe) beyond the self-join's reach.
  *
  * The 128 bins of each sketch form bands of `width` bins (16 bands of 8,
  * or 32 of 4); documents whose sketches agree in a whole band are
  * candidates. A pair of resemblance J shares a band of 8 with probability
  * about 1 - (1 - J^8)^16 (0.9: 0.9999, 0.8: 0.95, 0.5: 0.06), a band of 4
- * with 1 - (1 - J^4)^32 (0.8: 1.0, 0.5: 0.87, 0.3: 0.23). Both commands
- * call this one module, so they report the same pairs in the same order.
+ * with 1 - (1 - J^4)^32 (0.8: 1.0, 0.5: 0.87, 0.3: 0.23).
  *
  * The sketches are read through a source, so they may stay on disk: each
  * band pass reads them all once in document order (to hash the band),
@@ -23,55 +22,46 @@
 
 #include <neardup.h>
 
-enum { DEDUPE_BANDS = 16, DEDUPE_BAND_BINS = ND_SKETCH_BINS / DEDUPE_BANDS };
+/* Bands of 8 bins by default; of 4 when containment is asked for (pairs of
+ * lower resemblance meet: a page with half as much again appended, J about
+ * 0.67, shares a band with probability 0.999 instead of 0.47). */
+enum { DEDUPE_BANDS = 16, DEDUPE_BAND_BINS = ND_SKETCH_BINS / DEDUPE_BANDS,
+       DEDUPE_CONTAINMENT_BAND_BINS = 4 };
 
 /* A document's sketch and the size of its feature set (distinct features;
- * 0 when unknown or empty). */
+ * 0 when not counted or empty), or DEDUPE_NO_SKETCH for a document added
+ * by its fingerprint (its sketch is then zeros and means nothing). */
 typedef struct dedupe_rec {
     nd_sketch sk;
     uint32_t size;
 } dedupe_rec;
 
+#define DEDUPE_NO_SKETCH UINT32_MAX
+
 /* Where the band join reads records: out[0..n) = the records of the
  * documents docs[0..n) (increasing). sequential is 1 while a pass reads
  * all documents in order (docs start again from the lowest at each pass),
- * 0 for the scattered runs. @return 0, or -1 (the source keeps the
- * message). */
+ * 0 for the scattered runs. @return ND_OK or a negative nd_error. */
 typedef struct dedupe_band_src {
     int (*read)(dedupe_rec *out, const uint32_t *docs, size_t n, int sequential, void *payload);
     void *payload;
 } dedupe_band_src;
 
 /* Called with x < y (positions in 0..m) for each candidate found, with the
- * two documents' records. Nonzero stops the join and is returned. */
+ * two documents' records. A positive value stops the join and is
+ * returned; a negative nd_error stops it too. */
 typedef int (*dedupe_cand_fn)(size_t x, size_t y, unsigned dist, const dedupe_rec *a,
                               const dedupe_rec *b, void *payload);
 
 /* Every pair of the m documents whose sketches agree in some band of
- * `width` bins (8 or 4), reported once (from the first band they agree
- * in), whose fingerprints lie more than join_k bits (the self-join found
- * those) and at most k bits apart. Position x is document ids[x] of fp and
+ * `width` bins (8 or 4; a document without a sketch agrees with none),
+ * reported once (from the first band they agree in), whose fingerprints
+ * lie more than join_k bits (the self-join found those) and at most k bits
+ * apart. Position x is document ids[x] of fp and
  * of the source (x itself when ids is NULL); ids increase.
- * @return 0, the callback's stop value, -1 when out of memory or -2 when
- * the source failed. */
+ * @return ND_OK, the callback's nonzero value, ND_ENOMEM or the source's
+ * error. */
 int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const dedupe_band_src *src,
                      unsigned width, unsigned join_k, unsigned k, dedupe_cand_fn cb, void *payload);
-
-/* Called with x < y (positions in 0..m) for each pair found. Nonzero
- * stops the join and is returned. */
-typedef int (*dedupe_pair_fn)(size_t x, size_t y, unsigned dist, void *payload);
-
-/* dedupe_band_scan over sketches in memory (sk, indexed like fp), bands of
- * DEDUPE_BAND_BINS, keeping the candidates whose sketches estimate a
- * resemblance of at least min_res.
- * @return 0, the callback's stop value, or -1 when out of memory. */
-int dedupe_band_join(size_t m, const uint32_t *ids, const uint64_t *fp, const nd_sketch *sk,
-                     unsigned join_k, unsigned k, double min_res, dedupe_pair_fn cb,
-                     void *payload);
-
-/* Containment of the smaller set in the larger, |A n B| / min(|A|, |B|),
- * estimated from the resemblance J and the set sizes: |A n B| =
- * J (|A| + |B|) / (1 + J). 0 when a set is empty; at most 1. */
-double dedupe_containment(double j, uint32_t na, uint32_t nb);
 
 #endif
