@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db_results.h"
 #include "nd_error.h"
 
 /* (dist, fp, key) order: < 0 when a comes first. */
