@@ -25,6 +25,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "cmp_layout.h"
 #include "cmp_table.h"
 #include "db_core.h"
 #include "db_mirrored.h"
