@@ -92,7 +92,7 @@ void cmp_gen_free(cmp_gen *g)
 int cmp_gen_adopt(cmp_gen **out, kv_db *db, const char *path, uint64_t gen, size_t n,
                   char *const *names, kv_cf **cfs, int readonly)
 {
-    cmp_gen *g;
+    cmp_gen *g = NULL; /* set by cmp_gen_new; gcc 12 cannot tell */
     int rc = ND_OK;
     ND_FORWARD(cmp_gen_new(&g, gen, 0));
     for (size_t i = 0; i < n; i++) {
