@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmp_table.h"
+#include "cmp_layout.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_hash.h"

@@ -80,12 +80,9 @@ static void merger_dispose(merger *m)
 static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
 {
     size_t klen;
-    char tag;
     if (!st_iter_valid(it)) return 0;
     const char *k = st_iter_key(it, &klen);
-    if (klen == 0 || k[0] != TBL_RUN) return 0;
-    *rc = tbl_parse_key(&tag, tail, t, k, klen);
-    return *rc == ND_OK;
+    return tbl_key_in(TBL_RUN, t, k, klen, tail, rc);
 }
 
 /* Merge the decoded run entries run[0..nrun) with the group g[0..ng) (both

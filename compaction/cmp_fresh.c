@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmp_table.h"
+#include "cmp_layout.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 

@@ -38,7 +38,7 @@
 
 #include "cmp_direct.h"
 #include "cmp_fresh.h"
-#include "cmp_table.h"
+#include "cmp_layout.h"
 #include "nd_error.h"
 
 /* One generation of the families an import rewrites: docs, rev and the
@@ -48,14 +48,14 @@
  * destroyed only when nobody can still be using its handles; RocksDB's
  * iterators keep their own reference to the families they read. */
 typedef struct st_gen {
-    rocksdb_column_family_handle_t *cf[ST_CF_TABLE0 + ND_MAX_TABLES];
+    rocksdb_column_family_handle_t *cf[ST_CF_MAX];
     unsigned n; /* tables */
     uint64_t gen;
     int refs; /* under st_store.gen_mu */
     /* Family cf is the one file its generation ingested, written to by
      * no batch since (set by the switch, cleared by st_write): compacting
      * it would rewrite the file as it is. */
-    _Atomic unsigned char settled[ST_CF_TABLE0 + ND_MAX_TABLES];
+    _Atomic unsigned char settled[ST_CF_MAX];
     /* Table t's runs read straight from their one file (cmp_direct.h),
      * or NULL: set when the generation is made current or opened, dropped
      * by the first write to t's run space (under st_store.gen_mu). */
@@ -99,7 +99,7 @@ struct st_batch {
     cmp_flog log; /* its table changes, for the fresh mirror and runs_seq */
     st_regen *regen; /* made current by this batch's write, or NULL */
     size_t gen_ops;  /* puts and deletes into generational families */
-    unsigned char touched[ST_CF_TABLE0 + ND_MAX_TABLES]; /* families written */
+    unsigned char touched[ST_CF_MAX]; /* families written */
 };
 
 struct st_iter {
@@ -158,7 +158,7 @@ static int take_error(char *err, const char *what)
 static void gen_destroy(st_gen *ts)
 {
     if (!ts) return;
-    for (unsigned i = 0; i < ST_CF_TABLE0 + ND_MAX_TABLES; i++)
+    for (unsigned i = 0; i < ST_CF_MAX; i++)
         if (ts->cf[i]) rocksdb_column_family_handle_destroy(ts->cf[i]);
     for (unsigned t = 0; t < ND_MAX_TABLES; t++) cmp_direct_unref(ts->direct[t]);
     free(ts);
@@ -193,44 +193,6 @@ static rocksdb_column_family_handle_t *cf_handle(st_store *s, const st_gen *ts, 
 {
     if (!GENERATIONAL(cf)) return s->meta;
     return (ts ? ts : s->cur)->cf[cf];
-}
-
-/* Name of family cf in generation gen: "docs", "rev", "tNN" for
- * generation 0 (the only one before imports rewrote them), else with
- * ".gG" appended. */
-static void family_name(char out[32], int cf, uint64_t gen)
-{
-    int len = cf == ST_CF_DOCS  ? snprintf(out, 32, "docs")
-              : cf == ST_CF_REV ? snprintf(out, 32, "rev")
-                                : snprintf(out, 32, "t%02d", cf - ST_CF_TABLE0);
-    if (gen) snprintf(out + len, (size_t)(32 - len), ".g%" PRIu64, gen);
-}
-
-/* Parse a generational family name; 0 if name is not one. */
-static int parse_family_name(const char *name, int *cf, uint64_t *gen)
-{
-    const char *p;
-    if (strncmp(name, "docs", 4) == 0) {
-        *cf = ST_CF_DOCS;
-        p = name + 4;
-    } else if (strncmp(name, "rev", 3) == 0) {
-        *cf = ST_CF_REV;
-        p = name + 3;
-    } else if (name[0] == 't' && name[1] >= '0' && name[1] <= '9' && name[2] >= '0' &&
-               name[2] <= '9') {
-        *cf = ST_CF_TABLE((name[1] - '0') * 10 + (name[2] - '0'));
-        p = name + 3;
-    } else {
-        return 0;
-    }
-    *gen = 0;
-    if (*p == '\0') return 1;
-    if (p[0] != '.' || p[1] != 'g' || p[2] == '\0') return 0;
-    for (p += 2; *p; p++) {
-        if (*p < '0' || *p > '9') return 0;
-        *gen = *gen * 10 + (uint64_t)(*p - '0');
-    }
-    return *gen > 0;
 }
 
 static void free_store(st_store *s)
@@ -438,8 +400,8 @@ static int adopt_generation(st_store *s, const char *path, char **names, size_t 
     for (size_t i = 0; i < n; i++) {
         int cf;
         uint64_t g;
-        if (!handles[i] || !parse_family_name(names[i], &cf, &g)) continue;
-        if (g == gen && cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES)) {
+        if (!handles[i] || !cmp_family_parse(names[i], &cf, &g)) continue;
+        if (g == gen && cf < (int)(ST_CF_MAX)) {
             s->cur->cf[cf] = handles[i];
             if (cf >= ST_CF_TABLE0 && (unsigned)(cf - ST_CF_TABLE0) + 1 > s->cur->n)
                 s->cur->n = (unsigned)(cf - ST_CF_TABLE0) + 1;
@@ -492,7 +454,7 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
         names[n++] = "default";
         names[n++] = "meta";
         for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)ntables); cf++) {
-            family_name(fnames[cf], cf, 0);
+            cmp_family_name(fnames[cf], cf, 0);
             names[n++] = fnames[cf];
         }
     } else {
@@ -502,7 +464,7 @@ static int open_db(st_store *s, const char *path, int create, unsigned ntables, 
     for (size_t i = 0; i < n; i++) {
         int cf;
         uint64_t g;
-        int fam = parse_family_name(names[i], &cf, &g);
+        int fam = cmp_family_parse(names[i], &cf, &g);
         cfo[i] = cf_options(s, fam ? cf : -1);
         if (strcmp(names[i], "meta") == 0) have_meta = 1;
     }
@@ -584,7 +546,7 @@ static cmp_direct *direct_make(st_store *s, const st_gen *ts, unsigned t,
     int runs = -1;
     rocksdb_column_family_handle_t *h = ts->cf[ST_CF_TABLE(t)];
     if (!h || (!memtables_checked && !memtables_empty(s, h))) return NULL;
-    family_name(family, ST_CF_TABLE(t), ts->gen);
+    cmp_family_name(family, ST_CF_TABLE(t), ts->gen);
     for (int i = 0; i < rocksdb_livefiles_count(lf); i++) {
         size_t ll;
         const char *cf = rocksdb_livefiles_column_family_name(lf, i);
@@ -728,7 +690,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if (rc < 0) goto cleanup;
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[3] = {REGEN_FILE, REGEN_DEL_FILE, INGEST_FILE};
-        for (int i = 0; i < (int)(3 + ST_CF_TABLE0 + ND_MAX_TABLES); i++) {
+        for (int i = 0; i < (int)(3 + ST_CF_MAX); i++) {
             char fork[32];
             if (i >= 3) snprintf(fork, sizeof fork, REGEN_FORK_FILE, i - 3);
             char *tmp = regen_file_path(path, i < 3 ? names[i] : fork);
@@ -1001,12 +963,12 @@ struct st_regen {
     rocksdb_ingestexternalfileoptions_t *ingest;
     int cf;                       /* the family being written */
     uint64_t keys;                /* keys put into its file */
-    unsigned char written[ST_CF_TABLE0 + ND_MAX_TABLES]; /* families finished */
+    unsigned char written[ST_CF_MAX]; /* families finished */
     char *file;                   /* the file's path */
     /* A fork (st_regen_fork) writes into its parent's next, and keeps the
      * files it finished for st_regen_join to ingest. */
     st_regen *parent;
-    char *done[ST_CF_TABLE0 + ND_MAX_TABLES];
+    char *done[ST_CF_MAX];
 };
 
 /* What both kinds of rewrite need: the file's writer options and path,
@@ -1043,7 +1005,7 @@ int st_regen_new(st_regen **out, st_store *s)
     g->next->gen = s->cur->gen + 1;
     g->next->n = s->ntables;
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)s->ntables); cf++) {
-        family_name(name, cf, g->next->gen);
+        cmp_family_name(name, cf, g->next->gen);
         g->next->cf[cf] = rocksdb_create_column_family(s->db, cf_options(s, cf), name, &err);
         if (err) {
             /* RocksDB's C API hands back an empty handle even on failure. */
@@ -1313,7 +1275,7 @@ static void regen_switch(st_regen *g)
     s->cur = g->next;
     pthread_mutex_unlock(&s->gen_mu);
     g->next = NULL;
-    for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
+    for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_MAX); cf++) {
         char *err = NULL;
         if (!old->cf[cf]) continue;
         /* A failure leaves a stale generation that the next writable open
@@ -1329,12 +1291,12 @@ void st_regen_free(st_regen *g)
 {
     if (!g) return;
     regen_drop_writer(g);
-    for (int cf = 0; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
+    for (int cf = 0; cf < (int)(ST_CF_MAX); cf++) {
         if (g->done[cf]) (void)unlink(g->done[cf]); /* a fork's, not ingested */
         free(g->done[cf]);
     }
     if (g->next && !g->parent) { /* never made current: its families go */
-        for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_TABLE0 + ND_MAX_TABLES); cf++) {
+        for (int cf = ST_CF_DOCS; cf < (int)(ST_CF_MAX); cf++) {
             char *err = NULL;
             if (!g->next->cf[cf]) continue;
             rocksdb_drop_column_family(g->s->db, g->next->cf[cf], &err);

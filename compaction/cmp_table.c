@@ -55,49 +55,6 @@ struct st_reader {
 /* Mirror reads raced by run-space writes before a reader uses a snapshot. */
 #define READER_TRIES 3
 
-int st_u64s_reserve(st_u64s *a, size_t extra)
-{
-    if (a->cap - a->n >= extra) return ND_OK;
-    size_t cap = a->cap ? a->cap : 64;
-    while (cap - a->n < extra) {
-        ND_RETURN_IF(cap > SIZE_MAX / 2 / sizeof *a->v, ND_ENOMEM,
-                     "out of memory growing an array of %zu entries by %zu", a->n, extra);
-        cap *= 2;
-    }
-    uint64_t *v = realloc(a->v, cap * sizeof *v);
-    ND_RETURN_IF(!v, ND_ENOMEM, "out of memory growing an array to %zu entries", cap);
-    a->v = v;
-    a->cap = cap;
-    return ND_OK;
-}
-
-int st_u64s_append(st_u64s *a, const uint64_t *v, size_t n)
-{
-    if (n == 0) return ND_OK;
-    ND_FORWARD(st_u64s_reserve(a, n));
-    memcpy(a->v + a->n, v, n * sizeof *v);
-    a->n += n;
-    return ND_OK;
-}
-
-void st_u64s_dispose(st_u64s *a)
-{
-    free(a->v);
-    a->v = NULL;
-    a->n = a->cap = 0;
-}
-
-size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 int st_reader_new(st_reader **out, st_store *s)
 {
     st_reader *r = calloc(1, sizeof *r);
@@ -126,41 +83,7 @@ void st_reader_free(st_reader *r)
     free(r);
 }
 
-/* ---- key layout ------------------------------------------------------- */
-
-void tbl_key(uint8_t out[TBL_KEY_LEN], char tag, uint64_t v)
-{
-    out[0] = (uint8_t)tag;
-    nd_store_be64(out + 1, v);
-}
-
-int tbl_parse_key(char *tag, uint64_t *v, unsigned t, const char *key, size_t klen)
-{
-    if (klen != TBL_KEY_LEN || (key[0] != TBL_FRESH && key[0] != TBL_RUN))
-        return nd_err_set(ND_ECORRUPT, "table %u: malformed key (%zu bytes, tag 0x%02x)", t,
-                          klen, klen ? (unsigned)(unsigned char)key[0] : 0u);
-    *tag = key[0];
-    *v = nd_load_be64(key + 1);
-    return ND_OK;
-}
-
-int tbl_decode_run(cmp_codec *c, uint64_t *buf, size_t *n, unsigned t, uint64_t tail,
-                   uint64_t lo, const char *val, size_t vlen)
-{
-    /* Stored from the tail down as complements: values >= lo come first. */
-    int rc = cmp_run_decode_upto(c, buf, CMP_RUN_MAX, n, ~tail, val, vlen, ~lo);
-    if (rc < 0)
-        return nd_err_wrap(rc == ND_ELIMIT ? ND_ECORRUPT : rc, "table %u, run %016llx", t,
-                           (unsigned long long)tail);
-    /* ~tail < ... < ~head: reverse and complement into head < ... < tail. */
-    for (size_t i = 0, j = *n - 1; i < j; i++, j--) {
-        uint64_t x = buf[i];
-        buf[i] = ~buf[j];
-        buf[j] = ~x;
-    }
-    if (*n & 1) buf[*n / 2] = ~buf[*n / 2];
-    return ND_OK;
-}
+/* ---- writing runs ----------------------------------------------------- */
 
 int tbl_put_run(const tbl_out *o, cmp_codec *c, const uint64_t *vals, size_t n)
 {
@@ -208,12 +131,9 @@ int tbl_put_runs(const tbl_out *o, cmp_codec *c, unsigned run_size, const uint64
 static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
 {
     size_t klen;
-    char ktag;
     if (!st_iter_valid(it)) return 0;
     const char *k = st_iter_key(it, &klen);
-    if (klen == 0 || k[0] != tag) return 0;
-    *rc = tbl_parse_key(&ktag, v, t, k, klen);
-    return *rc == ND_OK;
+    return tbl_key_in(tag, t, k, klen, v, rc);
 }
 
 /* Where runs_range reads the run space: a RocksDB iterator, or the

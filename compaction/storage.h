@@ -32,10 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmp_layout.h"
+#include "cmp_u64s.h"
 #include "neardup.h"
-
-enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
-#define ST_CF_TABLE(i) (ST_CF_TABLE0 + (int)(i))
 
 typedef struct st_store st_store;
 typedef struct st_batch st_batch;
@@ -157,28 +156,6 @@ int st_iter_status(const st_iter *it);
 int st_reader_new(st_reader **out, st_store *s);
 void st_reader_free(st_reader *r); /* accepts NULL */
 
-/* Growable array of uint64 (permuted fingerprints). */
-typedef struct st_u64s {
-    uint64_t *v;
-    size_t n, cap;
-} st_u64s;
-/* Make room for extra more entries (ND_OK or ND_ENOMEM). */
-int st_u64s_reserve(st_u64s *a, size_t extra);
-/* Append x; inline, as a probe appends every entry of its range. */
-static inline int st_u64s_push(st_u64s *a, uint64_t x)
-{
-    if (a->n == a->cap) {
-        int rc = st_u64s_reserve(a, 1);
-        if (rc) return rc;
-    }
-    a->v[a->n++] = x;
-    return ND_OK;
-}
-/* Append v[0..n). */
-int st_u64s_append(st_u64s *a, const uint64_t *v, size_t n);
-void st_u64s_dispose(st_u64s *a);
-/* Index of the first of a[0..n) (ascending) that is >= x; n if none. */
-size_t st_u64_lower_bound(const uint64_t *a, size_t n, uint64_t x);
 
 /* Append to out every entry e of table t with lo <= e <= hi, ascending
  * (runs decoded; fresh entries too when with_fresh, else the caller knows
