@@ -398,7 +398,7 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
         *done = 1;
         /* Writers are excluded here: a table whose mirror was given up
          * (cmp_fresh.h) is reloaded from its fresh space. */
-        cmp_fresh_repair(st_store_fresh(m->s), m->s, m->t);
+        st_mirror_repair(m->s, m->t);
         goto cleanup;
     }
     ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));

@@ -270,58 +270,43 @@ static void set_erase(fset *s, uint64_t v)
 
 /* ---- loading ------------------------------------------------------------ */
 
-/* Read table t's fresh space into a new chunk list (writers excluded). */
-static int load_table(st_store *st, unsigned t, fset *into)
+int cmp_fresh_valid(cmp_fresh *f, unsigned t)
 {
-    uint8_t lo[TBL_KEY_LEN], hi[TBL_KEY_LEN];
-    st_iter *it = NULL;
-    int rc = ND_OK;
-    fchunk *c = NULL;
-    tbl_key(lo, TBL_FRESH, 0);
-    tbl_key(hi, TBL_FRESH + 1, 0);
-    ND_FORWARD(st_iter_new_bounded(&it, st, ST_CF_TABLE(t), lo, hi, sizeof lo, NULL));
-    for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen;
-        const char *k = st_iter_key(it, &klen);
-        if (klen != TBL_KEY_LEN || k[0] != TBL_FRESH) {
-            rc = ND_ECORRUPT; /* no mirror; readers meet the key in RocksDB */
-            break;
-        }
-        if (into->count >= FRESH_MIRROR_MAX) {
-            rc = ND_ELIMIT;
-            break;
-        }
-        uint64_t v = nd_load_be64(k + 1);
-        if (!c || c->n == FRESH_LOAD_FILL) {
-            c = malloc(sizeof *c);
-            if (!c || set_open_slot(into, into->nc) < 0) {
-                free(c);
-                rc = ND_ENOMEM;
-                break;
-            }
-            c->n = 0;
-            into->c[into->nc - 1] = c;
-            into->first[into->nc - 1] = v;
-        }
-        c->v[c->n++] = v;
-        into->count++;
-    }
-    if (rc == ND_OK) rc = st_iter_status(it);
-    st_iter_free(it);
-    if (rc < 0) set_drop(into);
-    return rc;
-}
-
-void cmp_fresh_repair(cmp_fresh *f, st_store *s, unsigned t)
-{
-    if (!f || t >= f->ntables) return;
     fset *set = &f->t[t];
     pthread_rwlock_rdlock(&set->lock);
     int valid = set->valid;
     pthread_rwlock_unlock(&set->lock);
-    if (valid) return;
+    return valid;
+}
+
+/* Chunks of v[0..n) (ascending, distinct) into an empty set. */
+static int set_fill(fset *into, const uint64_t *v, size_t n)
+{
+    fchunk *c = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!c || c->n == FRESH_LOAD_FILL) {
+            c = malloc(sizeof *c);
+            if (!c || set_open_slot(into, into->nc) < 0) {
+                free(c);
+                set_drop(into);
+                return ND_ENOMEM;
+            }
+            c->n = 0;
+            into->c[into->nc - 1] = c;
+            into->first[into->nc - 1] = v[i];
+        }
+        c->v[c->n++] = v[i];
+        into->count++;
+    }
+    return ND_OK;
+}
+
+void cmp_fresh_load(cmp_fresh *f, unsigned t, const uint64_t *v, size_t n)
+{
+    if (t >= f->ntables) return;
     fset fresh = {0};
-    int rc = load_table(s, t, &fresh); /* no writer runs: read unlocked */
+    int rc = n <= FRESH_MIRROR_MAX ? set_fill(&fresh, v, n) : ND_ELIMIT;
+    fset *set = &f->t[t];
     pthread_rwlock_wrlock(&set->lock);
     set_drop(set);
     if (rc == ND_OK) {
@@ -335,13 +320,12 @@ void cmp_fresh_repair(cmp_fresh *f, st_store *s, unsigned t)
     pthread_rwlock_unlock(&set->lock);
 }
 
-int cmp_fresh_new(cmp_fresh **out, st_store *s, unsigned ntables)
+int cmp_fresh_new(cmp_fresh **out, unsigned ntables)
 {
     cmp_fresh *f = calloc(1, sizeof *f);
     ND_RETURN_IF(!f, ND_ENOMEM, "storage: out of memory");
     f->ntables = ntables;
     for (unsigned t = 0; t < ntables; t++) pthread_rwlock_init(&f->t[t].lock, NULL);
-    for (unsigned t = 0; t < ntables; t++) cmp_fresh_repair(f, s, t);
     *out = f;
     return ND_OK;
 }

@@ -9,7 +9,8 @@
  * every level; the mirror answers the same range from a sorted in-memory
  * set. The durable copy stays in RocksDB: snapshot readers (cursors,
  * scans, folds) still read it there, and the mirror is rebuilt from it at
- * open.
+ * open (by the store, cmp_store.c, which hands the values to
+ * cmp_fresh_load: the mirror itself reads nothing).
  *
  * Consistency: every put or delete of a table key staged in a batch is
  * noted in the batch's log; st_write applies the net change of a batch to
@@ -27,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage.h"
+#include "cmp_u64s.h"
 
 /* Most entries one table's mirror holds before it gives up (invalid). */
 #define FRESH_MIRROR_MAX (1u << 21)
@@ -56,10 +57,16 @@ int cmp_flog_note(cmp_flog *l, unsigned t, const void *key, size_t klen, int put
 void cmp_flog_clear(cmp_flog *l);
 void cmp_flog_dispose(cmp_flog *l);
 
-/* A mirror of ntables tables, each loaded from s's fresh space. A table
- * whose load fails is left invalid (its readers use RocksDB). */
-int cmp_fresh_new(cmp_fresh **out, st_store *s, unsigned ntables);
+/* A mirror of ntables tables, each invalid until loaded. */
+int cmp_fresh_new(cmp_fresh **out, unsigned ntables);
 void cmp_fresh_free(cmp_fresh *f); /* accepts NULL */
+
+/* Is table t's mirror valid? */
+int cmp_fresh_valid(cmp_fresh *f, unsigned t);
+/* Make table t's mirror the set v[0..n) (ascending, distinct): its fresh
+ * space as read with writers excluded (at open, after a fold). It stays
+ * invalid when n > FRESH_MIRROR_MAX or memory runs out. */
+void cmp_fresh_load(cmp_fresh *f, unsigned t, const uint64_t *v, size_t n);
 
 /* Apply the net change of a written batch (writes serialised). */
 void cmp_fresh_commit(cmp_fresh *f, const cmp_flog *l);
@@ -82,12 +89,5 @@ int cmp_fresh_count(cmp_fresh *f, unsigned t, uint64_t *count);
 /* 1 when table t's mirror is valid and holds at most FRESH_MIRROR_MAX - n
  * entries, else 0. */
 int cmp_fresh_room(cmp_fresh *f, unsigned t, uint64_t n);
-
-/* If table t's mirror is invalid, reload it from s's fresh space (the
- * caller excludes writers). */
-void cmp_fresh_repair(cmp_fresh *f, st_store *s, unsigned t);
-
-/* The store's mirror (cmp_store.c). */
-cmp_fresh *st_store_fresh(st_store *s);
 
 #endif /* CMP_FRESH_H */

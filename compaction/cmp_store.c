@@ -651,6 +651,43 @@ static const rocksdb_readoptions_t *point_ropts(st_store *s)
 
 int st_fills_cache(st_store *s) { return atomic_load(&s->fill); }
 
+/* Table t's fresh values into out, ascending: at most FRESH_MIRROR_MAX + 1
+ * of them (more than the mirror takes). ND_ECORRUPT for a malformed key. */
+static int read_fresh_space(st_store *s, unsigned t, st_u64s *out)
+{
+    uint8_t lo[TBL_KEY_LEN], hi[TBL_KEY_LEN];
+    st_iter *it = NULL;
+    int rc = ND_OK;
+    tbl_key(lo, TBL_FRESH, 0);
+    tbl_key(hi, TBL_FRESH + 1, 0);
+    ND_FORWARD(st_iter_new_bounded(&it, s, ST_CF_TABLE(t), lo, hi, sizeof lo, NULL));
+    for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it) && out->n <= FRESH_MIRROR_MAX;
+         st_iter_next(it)) {
+        size_t klen;
+        uint64_t v;
+        const char *k = st_iter_key(it, &klen);
+        if (!tbl_key_in(TBL_FRESH, t, k, klen, &v, &rc)) {
+            rc = ND_ECORRUPT; /* no mirror; readers meet the key in RocksDB */
+            break;
+        }
+        rc = st_u64s_push(out, v);
+        if (rc < 0) break;
+    }
+    if (rc == ND_OK) rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
+}
+
+void st_mirror_repair(st_store *s, unsigned t)
+{
+    st_u64s v = {0};
+    if (t >= s->ntables || cmp_fresh_valid(s->fresh, t)) return;
+    /* No writer runs: read unlocked. A failure leaves the table's
+     * readers on RocksDB. */
+    if (read_fresh_space(s, t, &v) == ND_OK) cmp_fresh_load(s->fresh, t, v.v, v.n);
+    st_u64s_dispose(&v);
+}
+
 int st_open(st_store **out, const char *path, const st_open_opts *o)
 {
     int rc;
@@ -699,7 +736,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
             free(tmp);
         }
     }
-    ND_TRY(cmp_fresh_new(&s->fresh, s, s->ntables));
+    ND_TRY(cmp_fresh_new(&s->fresh, s->ntables));
+    for (unsigned t = 0; t < s->ntables; t++) st_mirror_repair(s, t);
     if (!o->readonly) flush_table_memtables(s);
     direct_remake(s, s->cur, all_tables(s->ntables));
     fill_refresh(s);

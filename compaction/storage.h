@@ -208,6 +208,13 @@ int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);
  * open. The caller frees b unwritten. */
 void st_mirror_apply(st_store *s, const st_batch *b);
 
+/* If table t's mirror is invalid, reload it from the fresh space (the
+ * caller excludes writers): a fold that completed does. */
+void st_mirror_repair(st_store *s, unsigned t);
+/* The store's mirror of the fresh spaces (compaction internal). */
+struct cmp_fresh;
+struct cmp_fresh *st_store_fresh(st_store *s);
+
 /* Remove pfp from table t in batch b: deletes its fresh entry, or rewrites
  * the run holding it (re-keyed when the tail goes). ND_ENOTFOUND if absent;
  * ND_ECORRUPT if the run does not decode. */
