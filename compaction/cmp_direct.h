@@ -116,13 +116,6 @@ int cmp_direct_beyond(const cmp_direct_it *it, uint64_t x);
  * ND_ENOMEM). */
 int cmp_direct_next(cmp_direct_it *it, uint64_t *tail, const char **val, size_t *vlen);
 
-/* Table t's direct reader in the current generation, referenced (drop
- * with cmp_direct_unref), or NULL when RocksDB must read its runs: the
- * run space is not one file, a write changed it since, or the file is
- * in a format this reader does not know. (cmp_store.c) */
-struct st_store;
-cmp_direct *st_table_direct(struct st_store *s, unsigned t);
-
 /* Number of data blocks indexed (for tests and stats). */
 size_t cmp_direct_blocks(const cmp_direct *d);
 

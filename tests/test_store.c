@@ -1,7 +1,7 @@
 /*
- * test_store.c — the storage layer: RocksDB error mapping, open/create
- * rules, batches that read their own writes, and table operations (insert,
- * remove, fold, range, scan) against a reference sorted set, also across
+ * test_store.c — the storage layer: open/create rules, batches that read
+ * their own writes, and table operations (insert, remove, fold, range,
+ * scan) against a reference sorted set, also across
  * memtables and files of either key space; range reads
  * racing inserts, removals and folds from other threads.
  */
@@ -26,29 +26,6 @@
 /* One sequence through every test, in order. */
 static oracle_rng rng = {5};
 static uint64_t rnd(void) { return oracle_next(&rng); }
-
-static void test_error_mapping(void **state)
-{
-    (void)state;
-    static const struct { const char *msg; int rc; } cases[] = {
-        {"Corruption: block checksum mismatch: stored = 1, computed = 2", ND_ECORRUPT},
-        {"IO error: No space left on device: /x/000012.log", ND_ENOSPC},
-        {"IO error: While lock file: /x/LOCK: Resource temporarily unavailable", ND_EBUSY},
-        {"IO error: lock hold by current process, acquire time 1 acquiring thread 2: /x/LOCK: No locks available", ND_EBUSY},
-        {"Invalid argument: /x/CURRENT: does not exist (create_if_missing is false)", ND_ENOTFOUND},
-        {"IO error: While open a file for appending: /x/LOG: Read-only file system", ND_EREADONLY},
-        {"IO error: While mkdir if missing: /x: Permission denied", ND_EREADONLY},
-        {"IO error: While opening a file for sequentially reading: /x/CURRENT: Not a directory", ND_EINVAL},
-        {"Invalid argument: Column family not found: t07", ND_EINVAL},
-        {"IO error: something else", ND_EIO},
-        {"Busy: ", ND_EIO},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        assert_int_equal(st_map_error(cases[i].msg, "ctx"), cases[i].rc);
-        assert_non_null(strstr(nd_errmsg(), "ctx: "));
-        assert_non_null(strstr(nd_errmsg(), cases[i].msg));
-    }
-}
 
 /* A new store of ntables tables at path. */
 static st_store *store_create(const char *path, unsigned ntables)
@@ -1217,7 +1194,6 @@ static void test_range_races(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error_mapping),
         DB_FIXTURE_TEST(test_open_rules),
         DB_FIXTURE_TEST(test_batch_reads_own_writes),
         DB_FIXTURE_TEST(test_table_ops),

@@ -1,0 +1,798 @@
+/*
+ * cmp_kv.c — the key-value adapter over RocksDB's C API: the only file
+ * that includes <rocksdb/c.h> (cmp_kv.h says what it offers).
+ *
+ * Options: one LRU block cache shared by every family; each family's
+ * table options come from its profile (kv_profile), made once per
+ * database and shared by the families and file writers of that profile.
+ * The WAL is always on. Read options are made once per kind of read and
+ * shared (point reads filling the cache or not, prefix probes, walks):
+ * only bounded iterators and walks of a snapshot carry their own.
+ * RocksDB's C API hands back an object to free even when listing or
+ * creating families fails; range deletions exist in plain batches only.
+ */
+#include "cmp_kv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rocksdb/c.h>
+
+#include "nd_error.h"
+
+#ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
+#define ND_ROCKSDB_MAJOR 0
+#define ND_ROCKSDB_MINOR 0
+#endif
+
+/* Read-ahead of walks over much of a family: one read of this size
+ * instead of one per 4 KB block. */
+#define SCAN_READAHEAD (2u << 20)
+#define KV_PROFILES 8 /* most profiles a database holds */
+
+/* A kv_cf is RocksDB's handle itself, never dereferenced as a kv_cf. */
+#define H(cf) ((rocksdb_column_family_handle_t *)(cf))
+
+typedef struct kv_prof {
+    rocksdb_options_t *opts;
+    rocksdb_block_based_table_options_t *bbt;
+    int compress;
+} kv_prof;
+
+struct kv_db {
+    rocksdb_t *db;
+    rocksdb_options_t *opts; /* the database's own, and "default"'s */
+    kv_prof prof[KV_PROFILES];
+    unsigned nprof;
+    rocksdb_cache_t *cache;
+    rocksdb_column_family_handle_t *default_cf;
+    /* Shared read options: point reads [fill], prefix probes [fill],
+     * walks (no fill, read-ahead). */
+    rocksdb_readoptions_t *point[2], *prefix[2], *scan;
+    rocksdb_writeoptions_t *wopts, *wopts_sync;
+    char *path;
+};
+
+struct kv_batch {
+    rocksdb_writebatch_wi_t *wb; /* indexed */
+    rocksdb_writebatch_t *plain;
+};
+
+struct kv_iter {
+    rocksdb_iterator_t *it;
+    rocksdb_readoptions_t *ropts; /* its own (bounds, a walk of a snapshot), or NULL */
+    char bounds[2][16];
+};
+
+struct kv_snap {
+    rocksdb_t *db;
+    const rocksdb_snapshot_t *snap;
+    rocksdb_readoptions_t *ropts;
+};
+
+struct kv_sst {
+    rocksdb_envoptions_t *env;
+    rocksdb_sstfilewriter_t *w;
+    char *what; /* names the file in errors */
+};
+
+/* ---- errors ----------------------------------------------------------- */
+
+int kv_map_error(const char *err, const char *what)
+{
+    int rc = ND_EIO;
+    if (!err) err = "unknown RocksDB error";
+    if (strstr(err, "Corruption") || strstr(err, "checksum mismatch") ||
+        strstr(err, "Bad table magic number"))
+        rc = ND_ECORRUPT;
+    else if (strstr(err, "No space left") || strstr(err, "NoSpace"))
+        rc = ND_ENOSPC;
+    else if (strstr(err, "lock") && (strstr(err, "Resource temporarily unavailable") ||
+                                     strstr(err, "No locks available") ||
+                                     strstr(err, "lock hold by current process")))
+        rc = ND_EBUSY;
+    else if (strstr(err, "Read-only file system") || strstr(err, "Permission denied"))
+        rc = ND_EREADONLY;
+    else if (strstr(err, "does not exist") || strstr(err, "No such file"))
+        rc = ND_ENOTFOUND;
+    else if (strstr(err, "Not a directory"))
+        rc = ND_EINVAL;
+    else if (strncmp(err, "Invalid argument", 16) == 0)
+        rc = ND_EINVAL;
+    return nd_err_set(rc, "%s: %s", what, err);
+}
+
+/* Map and free a RocksDB error string; ND_OK if there was none. */
+static int take_error(char *err, const char *what)
+{
+    if (!err) return ND_OK;
+    int rc = kv_map_error(err, what);
+    rocksdb_free(err);
+    return rc;
+}
+
+void kv_version(unsigned *major, unsigned *minor)
+{
+    *major = ND_ROCKSDB_MAJOR;
+    *minor = ND_ROCKSDB_MINOR;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+/* Read options that ignore the families' prefix extractors (every read
+ * but a prefix probe). NULL when out of memory. */
+static rocksdb_readoptions_t *ropts_total_order(void)
+{
+    rocksdb_readoptions_t *r = rocksdb_readoptions_create();
+    if (r) rocksdb_readoptions_set_total_order_seek(r, 1);
+    return r;
+}
+
+static int make_profile(kv_db *db, kv_prof *p, const kv_profile *pr)
+{
+    p->opts = rocksdb_options_create();
+    p->bbt = rocksdb_block_based_options_create();
+    ND_RETURN_IF(!p->opts || !p->bbt, ND_ENOMEM, "storage: out of memory creating options");
+    p->compress = pr->compress;
+    rocksdb_block_based_options_set_block_cache(p->bbt, db->cache);
+    if (pr->block_size) rocksdb_block_based_options_set_block_size(p->bbt, pr->block_size);
+    if (pr->plain_format) {
+        rocksdb_block_based_options_set_format_version(p->bbt, 5);
+        rocksdb_block_based_options_set_checksum(p->bbt, 4 /* kXXH3 */);
+        rocksdb_block_based_options_set_index_block_restart_interval(p->bbt, 1);
+        rocksdb_block_based_options_set_cache_index_and_filter_blocks(p->bbt, 0);
+    }
+    if (pr->bloom_bits)
+        rocksdb_block_based_options_set_filter_policy(
+            p->bbt, rocksdb_filterpolicy_create_bloom_full((double)pr->bloom_bits));
+    if (pr->prefix_len) {
+        rocksdb_options_set_prefix_extractor(
+            p->opts, rocksdb_slicetransform_create_fixed_prefix(pr->prefix_len));
+        rocksdb_block_based_options_set_whole_key_filtering(p->bbt, 0);
+    }
+    rocksdb_options_set_block_based_table_factory(p->opts, p->bbt);
+    rocksdb_options_set_compression(p->opts, pr->compress ? rocksdb_lz4_compression
+                                                          : rocksdb_no_compression);
+    if (pr->memtable_whole_key) rocksdb_options_set_memtable_whole_key_filtering(p->opts, 1);
+    if (pr->memtable_bloom > 0)
+        rocksdb_options_set_memtable_prefix_bloom_size_ratio(p->opts, pr->memtable_bloom);
+    if (pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, pr->file_size);
+    return ND_OK;
+}
+
+static int make_options(kv_db *db, const kv_open_opts *o)
+{
+    db->cache = rocksdb_cache_create_lru(o->cache_bytes ? o->cache_bytes : (64u << 20));
+    db->opts = rocksdb_options_create();
+    for (int fill = 0; fill < 2; fill++) {
+        db->point[fill] = ropts_total_order();
+        db->prefix[fill] = rocksdb_readoptions_create();
+    }
+    db->scan = ropts_total_order();
+    db->wopts = rocksdb_writeoptions_create();
+    db->wopts_sync = rocksdb_writeoptions_create();
+    if (!db->cache || !db->opts || !db->point[0] || !db->point[1] || !db->prefix[0] ||
+        !db->prefix[1] || !db->scan || !db->wopts || !db->wopts_sync)
+        return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
+    rocksdb_writeoptions_set_sync(db->wopts_sync, 1);
+    /* A walk reads each block once: it keeps the cache for point reads,
+     * and reads ahead in large steps. */
+    rocksdb_readoptions_set_fill_cache(db->point[0], 0);
+    rocksdb_readoptions_set_fill_cache(db->prefix[0], 0);
+    rocksdb_readoptions_set_fill_cache(db->scan, 0);
+    rocksdb_readoptions_set_readahead_size(db->scan, SCAN_READAHEAD);
+
+    rocksdb_options_set_create_if_missing(db->opts, 1);
+    rocksdb_options_set_create_missing_column_families(db->opts, 1);
+    rocksdb_options_set_keep_log_file_num(db->opts, 3);
+    /* A WAL file lives until every family that wrote to it has flushed; a
+     * family taking a small write now and then would keep every WAL
+     * alive, making the next open replay gigabytes. Past this total
+     * RocksDB flushes the families holding the oldest WAL. */
+    rocksdb_options_set_max_total_wal_size(db->opts, 256u << 20);
+    rocksdb_options_set_max_open_files(db->opts, 512);
+    /* FATAL only: after a full disk, RocksDB 7.8 asserts when its info log
+     * (on the same full disk) is appended to again; our errors reach the
+     * caller through return codes, not that log. */
+    rocksdb_options_set_info_log_level(db->opts, 4 /* FATAL */);
+    rocksdb_options_increase_parallelism(db->opts, 2);
+
+    ND_RETURN_IF(o->nprofiles > KV_PROFILES, ND_EINVAL, "storage: %u option profiles",
+                 o->nprofiles);
+    db->nprof = o->nprofiles;
+    for (unsigned i = 0; i < o->nprofiles; i++)
+        ND_FORWARD(make_profile(db, &db->prof[i], &o->profiles[i]));
+    return ND_OK;
+}
+
+/* The options of profile i (the database's own for one it does not have). */
+static rocksdb_options_t *profile_opts(const kv_db *db, unsigned i)
+{
+    return i < db->nprof ? db->prof[i].opts : db->opts;
+}
+
+static void free_db(kv_db *db)
+{
+    if (db->default_cf) rocksdb_column_family_handle_destroy(db->default_cf);
+    if (db->db) rocksdb_close(db->db);
+    if (db->opts) rocksdb_options_destroy(db->opts);
+    for (unsigned i = 0; i < KV_PROFILES; i++) {
+        if (db->prof[i].opts) rocksdb_options_destroy(db->prof[i].opts);
+        if (db->prof[i].bbt) rocksdb_block_based_options_destroy(db->prof[i].bbt);
+    }
+    if (db->cache) rocksdb_cache_destroy(db->cache);
+    for (int fill = 0; fill < 2; fill++) {
+        if (db->point[fill]) rocksdb_readoptions_destroy(db->point[fill]);
+        if (db->prefix[fill]) rocksdb_readoptions_destroy(db->prefix[fill]);
+    }
+    if (db->scan) rocksdb_readoptions_destroy(db->scan);
+    if (db->wopts) rocksdb_writeoptions_destroy(db->wopts);
+    if (db->wopts_sync) rocksdb_writeoptions_destroy(db->wopts_sync);
+    free(db->path);
+    free(db);
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+int kv_probe(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return -1;
+    char *cur = malloc(strlen(path) + 16);
+    if (!cur) return 0;
+    sprintf(cur, "%s/CURRENT", path);
+    int have = stat(cur, &st) == 0;
+    free(cur);
+    return have ? 1 : 0;
+}
+
+int kv_list_families(const char *path, char ***out, size_t *n)
+{
+    char *err = NULL;
+    size_t len = 0;
+    *out = NULL;
+    *n = 0;
+    rocksdb_options_t *o = rocksdb_options_create();
+    ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
+    char **list = rocksdb_list_column_families(o, path, &len, &err);
+    rocksdb_options_destroy(o);
+    if (err) {
+        /* RocksDB 7.8 hands back a malloc(0) list even on failure. */
+        if (list) rocksdb_list_column_families_destroy(list, len);
+        return take_error(err, path);
+    }
+    *out = list;
+    *n = len;
+    return ND_OK;
+}
+
+void kv_names_free(char **names, size_t n)
+{
+    if (names) rocksdb_list_column_families_destroy(names, n);
+}
+
+/* One attempt at opening families all[0..m) into handles. */
+static int open_families(kv_db *db, const char *path, int readonly, size_t m, const char **all,
+                         const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
+{
+    char *err = NULL;
+    if (readonly)
+        db->db = rocksdb_open_for_read_only_column_families(db->opts, path, (int)m, all, cfo,
+                                                            handles, 0, &err);
+    else
+        db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo, handles, &err);
+    return take_error(err, path);
+}
+
+int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
+            const char *const *names, const unsigned *profiles, kv_cf **cfs)
+{
+    int rc;
+    kv_db *db = calloc(1, sizeof *db);
+    ND_RETURN_IF(!db, ND_ENOMEM, "storage: out of memory");
+    for (size_t i = 0; i < n; i++) cfs[i] = NULL;
+    /* The families to open: RocksDB's "default" first unless named. */
+    size_t off = 1;
+    for (size_t i = 0; i < n; i++) off &= strcmp(names[i], "default") != 0;
+    const char **all = calloc(n + 1, sizeof *all);
+    const rocksdb_options_t **cfo = calloc(n + 1, sizeof *cfo);
+    rocksdb_column_family_handle_t **handles = calloc(n + 1, sizeof *handles);
+    db->path = strdup(path);
+    if (!db->path || !all || !cfo || !handles) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    ND_TRY(make_options(db, o));
+    all[0] = "default";
+    cfo[0] = db->opts;
+    for (size_t i = 0; i < n; i++) {
+        all[off + i] = names[i];
+        cfo[off + i] = strcmp(names[i], "default") == 0 ? db->opts : profile_opts(db, profiles[i]);
+    }
+    if (o->create && mkdir(path, 0755) != 0 && errno != EEXIST)
+        /* Made here, not by RocksDB, so that a bad parent is named. */
+        ND_FAIL(errno == EACCES || errno == EROFS ? ND_EREADONLY
+                : errno == ENOSPC                 ? ND_ENOSPC
+                : errno == ENOENT                 ? ND_ENOTFOUND
+                                                  : ND_EIO,
+                "cannot create database directory %s: %s", path, strerror(errno));
+    rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
+    if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
+        /* This RocksDB build lacks LZ4: open without compression. */
+        for (unsigned i = 0; i < db->nprof; i++)
+            if (db->prof[i].compress)
+                rocksdb_options_set_compression(db->prof[i].opts, rocksdb_no_compression);
+        rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
+    }
+    if (rc < 0) goto cleanup;
+    for (size_t i = 0; i < n + off; i++) {
+        if (strcmp(all[i], "default") == 0) db->default_cf = handles[i];
+        else cfs[i - off] = (kv_cf *)handles[i];
+    }
+    *out = db;
+    db = NULL;
+cleanup:
+    if (db) free_db(db);
+    free(all);
+    free(cfo);
+    free(handles);
+    return rc;
+}
+
+void kv_close(kv_db *db)
+{
+    if (db) free_db(db);
+}
+
+int kv_family_create(kv_db *db, const char *name, unsigned profile, kv_cf **out)
+{
+    char *err = NULL;
+    rocksdb_column_family_handle_t *h =
+        rocksdb_create_column_family(db->db, profile_opts(db, profile), name, &err);
+    if (err) {
+        /* RocksDB's C API hands back an empty handle even on failure. */
+        if (h) rocksdb_column_family_handle_destroy(h);
+        char what[64];
+        snprintf(what, sizeof what, "creating family %s", name);
+        return take_error(err, what);
+    }
+    *out = (kv_cf *)h;
+    return ND_OK;
+}
+
+int kv_family_drop(kv_db *db, kv_cf *cf)
+{
+    char *err = NULL;
+    rocksdb_drop_column_family(db->db, H(cf), &err);
+    return take_error(err, "dropping a family");
+}
+
+void kv_family_free(kv_cf *cf)
+{
+    if (cf) rocksdb_column_family_handle_destroy(H(cf));
+}
+
+/* ---- point reads --------------------------------------------------------- */
+
+/* A copy of RocksDB's value, NUL-terminated, that free() releases. */
+static int copy_value(char *val, size_t len, char **out_val, size_t *out_len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        rocksdb_free(val);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    memcpy(copy, val, len);
+    copy[len] = '\0';
+    rocksdb_free(val);
+    *out_val = copy;
+    *out_len = len;
+    return ND_OK;
+}
+
+int kv_get(kv_db *db, kv_cf *cf, int fill, const void *key, size_t klen, char **out_val,
+           size_t *out_len)
+{
+    char *err = NULL;
+    size_t len = 0;
+    char *val = rocksdb_get_cf(db->db, db->point[fill != 0], H(cf), key, klen, &len, &err);
+    if (err) return take_error(err, "read");
+    if (!val) return ND_ENOTFOUND;
+    return copy_value(val, len, out_val, out_len);
+}
+
+int kv_exists_many(kv_db *db, kv_cf *cf, int fill, const char *const *keys, const size_t *lens,
+                   size_t n, unsigned char *found)
+{
+    /* RocksDB's batched MultiGet sorts each chunk and probes each file's
+     * filter and index once per chunk, instead of once per key. */
+    enum { CHUNK = 256 };
+    rocksdb_pinnableslice_t *vals[CHUNK];
+    char *errs[CHUNK];
+    int rc = ND_OK;
+    for (size_t at = 0; at < n && rc == ND_OK; at += CHUNK) {
+        size_t m = n - at < CHUNK ? n - at : CHUNK;
+        rocksdb_batched_multi_get_cf(db->db, db->point[fill != 0], H(cf), m, keys + at,
+                                     lens + at, vals, errs, 0);
+        for (size_t i = 0; i < m; i++) {
+            found[at + i] = vals[i] != NULL;
+            if (vals[i]) rocksdb_pinnableslice_destroy(vals[i]);
+            if (!errs[i]) continue;
+            if (rc == ND_OK) rc = take_error(errs[i], "read");
+            else rocksdb_free(errs[i]);
+        }
+    }
+    return rc;
+}
+
+/* ---- write batches ------------------------------------------------------- */
+
+int kv_batch_new(kv_batch **out, int indexed)
+{
+    kv_batch *b = calloc(1, sizeof *b);
+    ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
+    if (indexed) b->wb = rocksdb_writebatch_wi_create(0, 1);
+    else b->plain = rocksdb_writebatch_create();
+    if (!b->plain && !b->wb) {
+        free(b);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    *out = b;
+    return ND_OK;
+}
+
+void kv_batch_free(kv_batch *b)
+{
+    if (!b) return;
+    if (b->wb) rocksdb_writebatch_wi_destroy(b->wb);
+    if (b->plain) rocksdb_writebatch_destroy(b->plain);
+    free(b);
+}
+
+void kv_batch_clear(kv_batch *b)
+{
+    if (b->wb) rocksdb_writebatch_wi_clear(b->wb);
+    else rocksdb_writebatch_clear(b->plain);
+}
+
+int kv_batch_indexed(const kv_batch *b) { return b->wb != NULL; }
+
+size_t kv_batch_count(const kv_batch *b)
+{
+    return (size_t)(b->wb ? rocksdb_writebatch_wi_count(b->wb) : rocksdb_writebatch_count(b->plain));
+}
+
+void kv_batch_put(kv_batch *b, kv_cf *cf, const void *key, size_t klen, const void *val,
+                  size_t vlen)
+{
+    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, H(cf), key, klen, val, vlen);
+    else rocksdb_writebatch_put_cf(b->plain, H(cf), key, klen, val, vlen);
+}
+
+void kv_batch_delete(kv_batch *b, kv_cf *cf, const void *key, size_t klen)
+{
+    if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, H(cf), key, klen);
+    else rocksdb_writebatch_delete_cf(b->plain, H(cf), key, klen);
+}
+
+int kv_batch_delete_range(kv_batch *b, kv_cf *cf, const void *lo, size_t lolen,
+                          const void *hi, size_t hilen)
+{
+    ND_RETURN_IF(b->wb, ND_EINVAL, "storage: a range deletion needs a plain batch");
+    rocksdb_writebatch_delete_range_cf(b->plain, H(cf), lo, lolen, hi, hilen);
+    return ND_OK;
+}
+
+int kv_batch_get(kv_db *db, kv_batch *b, kv_cf *cf, int fill, const void *key, size_t klen,
+                 char **out_val, size_t *out_len)
+{
+    char *err = NULL;
+    size_t len = 0;
+    if (!b->wb) return kv_get(db, cf, fill, key, klen, out_val, out_len); /* no own reads */
+    char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(
+        b->wb, db->db, db->point[fill != 0], H(cf), key, klen, &len, &err);
+    if (err) return take_error(err, "read");
+    if (!val) return ND_ENOTFOUND;
+    return copy_value(val, len, out_val, out_len);
+}
+
+int kv_write(kv_db *db, kv_batch *b, int sync)
+{
+    char *err = NULL;
+    rocksdb_writeoptions_t *wo = sync ? db->wopts_sync : db->wopts;
+    if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
+    else rocksdb_write(db->db, wo, b->plain, &err);
+    return take_error(err, "write");
+}
+
+/* ---- snapshots and iterators ---------------------------------------------- */
+
+int kv_snap_new(kv_snap **out, kv_db *db, int fill)
+{
+    kv_snap *sn = calloc(1, sizeof *sn);
+    ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
+    sn->db = db->db;
+    sn->ropts = ropts_total_order();
+    sn->snap = rocksdb_create_snapshot(db->db);
+    if (!sn->ropts || !sn->snap) {
+        kv_snap_free(sn);
+        return nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
+    }
+    rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
+    rocksdb_readoptions_set_fill_cache(sn->ropts, (unsigned char)(fill != 0));
+    *out = sn;
+    return ND_OK;
+}
+
+void kv_snap_free(kv_snap *sn)
+{
+    if (!sn) return;
+    if (sn->snap) rocksdb_release_snapshot(sn->db, sn->snap);
+    if (sn->ropts) rocksdb_readoptions_destroy(sn->ropts);
+    free(sn);
+}
+
+/* Make it's RocksDB iterator over cf with read options ro, over an
+ * indexed batch b's writes too. Takes it (and its own read options):
+ * freed on failure. */
+static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
+                     const rocksdb_readoptions_t *ro, kv_batch *b)
+{
+    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(db->db, ro, H(cf));
+    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, H(cf))
+                        : base;
+    if (!it->it) {
+        if (it->ropts) rocksdb_readoptions_destroy(it->ropts);
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+    }
+    *out = it;
+    return ND_OK;
+}
+
+/* A new iterator, with read options of its own when own (for the caller
+ * to set before iter_open). */
+static int iter_alloc(kv_iter **out, int own)
+{
+    kv_iter *it = calloc(1, sizeof *it);
+    ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
+    if (own && !(it->ropts = ropts_total_order())) {
+        free(it);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    *out = it;
+    return ND_OK;
+}
+
+int kv_iter_new(kv_iter **out, kv_db *db, kv_cf *cf, int fill, kv_batch *b)
+{
+    kv_iter *it = NULL;
+    ND_FORWARD(iter_alloc(&it, 0));
+    return iter_open(out, it, db, cf, db->point[fill != 0], b);
+}
+
+int kv_iter_new_prefix(kv_iter **out, kv_db *db, kv_cf *cf, int fill)
+{
+    kv_iter *it = NULL;
+    ND_FORWARD(iter_alloc(&it, 0));
+    return iter_open(out, it, db, cf, db->prefix[fill != 0], NULL);
+}
+
+int kv_iter_new_scan(kv_iter **out, kv_db *db, kv_cf *cf, const kv_snap *snap)
+{
+    kv_iter *it = NULL;
+    ND_FORWARD(iter_alloc(&it, snap != NULL));
+    if (!snap) return iter_open(out, it, db, cf, db->scan, NULL);
+    rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
+    rocksdb_readoptions_set_fill_cache(it->ropts, 0);
+    rocksdb_readoptions_set_readahead_size(it->ropts, SCAN_READAHEAD);
+    return iter_open(out, it, db, cf, it->ropts, NULL);
+}
+
+int kv_iter_new_at(kv_iter **out, kv_db *db, kv_cf *cf, const kv_snap *snap)
+{
+    kv_iter *it = NULL;
+    ND_FORWARD(iter_alloc(&it, 0));
+    return iter_open(out, it, db, cf, snap->ropts, NULL);
+}
+
+int kv_iter_new_bounded(kv_iter **out, kv_db *db, kv_cf *cf, int fill, const void *lo,
+                        const void *hi, size_t blen, const kv_snap *snap)
+{
+    ND_RETURN_IF(blen > sizeof((kv_iter *)0)->bounds[0], ND_EINVAL,
+                 "storage: bound of %zu bytes", blen);
+    kv_iter *it = NULL;
+    ND_FORWARD(iter_alloc(&it, 1));
+    /* RocksDB keeps pointers to the bound bytes: they live in the iterator. */
+    memcpy(it->bounds[0], lo, blen);
+    memcpy(it->bounds[1], hi, blen);
+    rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->bounds[0], blen);
+    rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->bounds[1], blen);
+    if (snap) rocksdb_readoptions_set_snapshot(it->ropts, snap->snap);
+    rocksdb_readoptions_set_fill_cache(it->ropts, (unsigned char)(fill != 0));
+    return iter_open(out, it, db, cf, it->ropts, NULL);
+}
+
+void kv_iter_free(kv_iter *it)
+{
+    if (!it) return;
+    rocksdb_iter_destroy(it->it);
+    if (it->ropts) rocksdb_readoptions_destroy(it->ropts);
+    free(it);
+}
+
+void kv_iter_seek(kv_iter *it, const void *key, size_t klen) { rocksdb_iter_seek(it->it, key, klen); }
+void kv_iter_seek_first(kv_iter *it) { rocksdb_iter_seek_to_first(it->it); }
+void kv_iter_next(kv_iter *it) { rocksdb_iter_next(it->it); }
+int kv_iter_valid(const kv_iter *it) { return rocksdb_iter_valid(it->it); }
+const char *kv_iter_key(const kv_iter *it, size_t *klen) { return rocksdb_iter_key(it->it, klen); }
+const char *kv_iter_value(const kv_iter *it, size_t *vlen)
+{
+    return rocksdb_iter_value(it->it, vlen);
+}
+
+int kv_iter_status(const kv_iter *it)
+{
+    char *err = NULL;
+    rocksdb_iter_get_error(it->it, &err);
+    return take_error(err, "iterate");
+}
+
+/* ---- sorted files ---------------------------------------------------------- */
+
+int kv_sst_new(kv_sst **out, kv_db *db, unsigned profile, const char *path, const char *what)
+{
+    char *err = NULL;
+    kv_sst *w = calloc(1, sizeof *w);
+    ND_RETURN_IF(!w, ND_ENOMEM, "storage: out of memory");
+    w->env = rocksdb_envoptions_create();
+    w->what = strdup(what ? what : path);
+    w->w = w->env ? rocksdb_sstfilewriter_create(w->env, profile_opts(db, profile)) : NULL;
+    if (!w->w || !w->what) {
+        kv_sst_free(w);
+        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    }
+    rocksdb_sstfilewriter_open(w->w, path, &err);
+    int rc = take_error(err, w->what);
+    if (rc < 0) {
+        kv_sst_free(w);
+        return rc;
+    }
+    *out = w;
+    return ND_OK;
+}
+
+int kv_sst_put(kv_sst *w, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    char *err = NULL;
+    rocksdb_sstfilewriter_put(w->w, key, klen, val, vlen, &err);
+    return take_error(err, w->what);
+}
+
+int kv_sst_delete(kv_sst *w, const void *key, size_t klen)
+{
+    char *err = NULL;
+    rocksdb_sstfilewriter_delete(w->w, key, klen, &err);
+    return take_error(err, w->what);
+}
+
+int kv_sst_delete_range(kv_sst *w, const void *lo, size_t lolen, const void *hi, size_t hilen)
+{
+    char *err = NULL;
+    rocksdb_sstfilewriter_delete_range(w->w, lo, lolen, hi, hilen, &err);
+    return take_error(err, w->what);
+}
+
+int kv_sst_finish(kv_sst *w)
+{
+    char *err = NULL;
+    rocksdb_sstfilewriter_finish(w->w, &err);
+    return take_error(err, w->what);
+}
+
+void kv_sst_free(kv_sst *w)
+{
+    if (!w) return;
+    if (w->w) rocksdb_sstfilewriter_destroy(w->w);
+    if (w->env) rocksdb_envoptions_destroy(w->env);
+    free(w->what);
+    free(w);
+}
+
+int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+{
+    char *err = NULL;
+    rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
+    ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
+    /* The files are linked into the database, not copied. */
+    rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
+    rocksdb_ingest_external_file_cf(db->db, H(cf), (const char *const *)files, n, io, &err);
+    rocksdb_ingestexternalfileoptions_destroy(io);
+    return take_error(err, what);
+}
+
+/* ---- the database's files and state ----------------------------------------- */
+
+int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload)
+{
+    const rocksdb_livefiles_t *lf = rocksdb_livefiles(db->db);
+    ND_RETURN_IF(!lf, ND_ENOMEM, "storage: cannot list the live files");
+    char *path = NULL;
+    int rc = ND_OK;
+    for (int i = 0; rc == ND_OK && i < rocksdb_livefiles_count(lf); i++) {
+        const char *fam = rocksdb_livefiles_column_family_name(lf, i);
+        if (!fam || strcmp(fam, family) != 0) continue;
+        /* RocksDB names a file by its path within the database
+         * ("/000012.sst"). */
+        const char *name = rocksdb_livefiles_name(lf, i);
+        char *p = realloc(path, strlen(db->path) + strlen(name) + 2);
+        if (!p) {
+            rc = nd_err_set(ND_ENOMEM, "storage: out of memory listing the live files");
+            break;
+        }
+        path = p;
+        sprintf(path, "%s%s%s", db->path, name[0] == '/' ? "" : "/", name);
+        kv_file f = {.path = path, .deletions = rocksdb_livefiles_deletions(lf, i)};
+        f.largest = rocksdb_livefiles_largestkey(lf, i, &f.largest_len);
+        rc = fn(payload, &f);
+    }
+    free(path);
+    rocksdb_livefiles_destroy(lf);
+    return rc;
+}
+
+int kv_memtables_empty(kv_db *db, kv_cf *cf)
+{
+    uint64_t a = 1, b = 1;
+    return rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-active-mem-table", &a) ==
+               0 &&
+           rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-imm-mem-tables", &b) == 0 &&
+           a == 0 && b == 0;
+}
+
+uint64_t kv_live_bytes(kv_db *db, kv_cf *cf)
+{
+    uint64_t v = 0;
+    return rocksdb_property_int_cf(db->db, H(cf), "rocksdb.live-sst-files-size", &v) == 0 ? v : 0;
+}
+
+uint64_t kv_cache_bytes(kv_db *db) { return (uint64_t)rocksdb_cache_get_capacity(db->cache); }
+
+int kv_flush(kv_db *db, kv_cf *cf)
+{
+    char *err = NULL;
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
+    rocksdb_flushoptions_set_wait(fo, 1);
+    rocksdb_flush_cf(db->db, fo, H(cf), &err);
+    rocksdb_flushoptions_destroy(fo);
+    return take_error(err, "flush");
+}
+
+int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
+{
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, (unsigned char)(exclusive != 0));
+    rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0);
+    rocksdb_compactoptions_destroy(co);
+    return ND_OK;
+}
+
+void kv_compactions_stop(kv_db *db, int stop)
+{
+    if (stop) rocksdb_disable_manual_compaction(db->db);
+    else rocksdb_enable_manual_compaction(db->db);
+}
+
+int kv_checkpoint(kv_db *db, const char *dir)
+{
+    char *err = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db->db, &err);
+    if (err) return take_error(err, "checkpoint");
+    rocksdb_checkpoint_create(cp, dir, 0, &err);
+    rocksdb_checkpoint_object_destroy(cp);
+    return take_error(err, dir);
+}

@@ -1,0 +1,214 @@
+/*
+ * cmp_kv.h — the key-value adapter: the storage layer's only view of
+ * RocksDB (cmp_kv.c alone includes <rocksdb/c.h>).
+ *
+ * It offers what the layer above needs of an ordered key-value store and
+ * nothing of what it stores: a database of named column families
+ * ("families"), point reads, atomic write batches across families (indexed
+ * ones read their own writes), iterators, snapshots, sorted files written
+ * aside and ingested whole, the list of live files, and maintenance
+ * (flush, compaction, checkpoint). It knows no key layout, table, mirror
+ * or generation: those are the table layer's (cmp_layout.h, cmp_store.h).
+ * A family's options come from a profile (kv_profile) its caller chose for
+ * it by number.
+ *
+ * Errors: RocksDB reports failures as strings; kv_map_error turns them
+ * into nd_error codes, the one place that knows RocksDB's words, and every
+ * function here goes through it.
+ *
+ * Thread-safety: RocksDB's. A database, its families and snapshots are
+ * used from any thread; a batch, an iterator or a file writer by one
+ * thread at a time.
+ */
+#ifndef CMP_KV_H
+#define CMP_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kv_db kv_db;
+typedef struct kv_cf kv_cf; /* a family of an open database */
+typedef struct kv_batch kv_batch;
+typedef struct kv_iter kv_iter;
+typedef struct kv_snap kv_snap;
+typedef struct kv_sst kv_sst;
+
+/* Translate a RocksDB error string into an nd_error and set the message
+ * "<what>: <rocksdb text>": corruption and checksum mismatches
+ * ND_ECORRUPT, a full disk ND_ENOSPC, a lock held ND_EBUSY, a read-only
+ * or forbidden path ND_EREADONLY, a missing one ND_ENOTFOUND, a path
+ * through a file or an invalid argument ND_EINVAL, anything else ND_EIO.
+ * Returns the code. */
+int kv_map_error(const char *rocksdb_err, const char *what);
+
+/* The RocksDB version this library was built with (meson reads it from
+ * rocksdb's pkg-config file). RocksDB's soname carries major.minor
+ * (librocksdb.so.7.8), so the library loaded at run time has the same. */
+void kv_version(unsigned *major, unsigned *minor);
+
+/* How a family's files are laid out and read. Zero fields: RocksDB's
+ * defaults, no filter, no compression. */
+typedef struct kv_profile {
+    int compress;            /* LZ4 where this RocksDB build has it, else none */
+    unsigned bloom_bits;     /* bits per key of the files' bloom filters; 0: none */
+    unsigned prefix_len;     /* filters hold the keys' first prefix_len bytes, not
+                              * whole keys: kv_iter_new_prefix's probes use them */
+    double memtable_bloom;   /* size ratio of the memtables' bloom filter; 0: none */
+    int memtable_whole_key;  /* that filter holds whole keys (point reads) */
+    unsigned block_size;     /* bytes of a data block; 0: RocksDB's 4 KB */
+    int plain_format;        /* pinned layout of the block-based table: format
+                              * version 5, XXH3 block checksums, every index
+                              * entry a restart point (what cmp_direct.c parses) */
+    uint64_t file_size;      /* target size of a compaction's files; 0: RocksDB's */
+} kv_profile;
+
+typedef struct kv_open_opts {
+    int create;                 /* make the directory and the families named */
+    int readonly;               /* no lock taken; writes fail */
+    uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
+    const kv_profile *profiles; /* profile i of families opened with profile i */
+    unsigned nprofiles;
+} kv_open_opts;
+
+/* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
+ * directory without it), -1 (not a directory). */
+int kv_probe(const char *path);
+
+/* The names of the families of the database at path, malloc'd (free with
+ * kv_names_free). */
+int kv_list_families(const char *path, char ***out, size_t *n);
+void kv_names_free(char **names, size_t n);
+
+/* Open the database at path with families names[0..n), family i with
+ * profile profiles[i] (opening must name every family the database holds;
+ * creating, the directory and the families are made). cfs[i] receives
+ * family i (free each with kv_family_free before kv_close), NULL for
+ * RocksDB's "default", which the adapter keeps. A RocksDB built without
+ * LZ4 opens with compression off. Errors as kv_map_error's, naming path. */
+int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
+            const char *const *names, const unsigned *profiles, kv_cf **cfs);
+/* Close; every family, snapshot, iterator and file writer must be freed
+ * first. Accepts NULL. */
+void kv_close(kv_db *db);
+
+/* Create family name with profile (ND_EINVAL if it exists). */
+int kv_family_create(kv_db *db, const char *name, unsigned profile, kv_cf **out);
+/* Drop family cf: its files go once cf is freed and no iterator reads
+ * them. */
+int kv_family_drop(kv_db *db, kv_cf *cf);
+void kv_family_free(kv_cf *cf); /* accepts NULL */
+
+/* ---- point reads (fill: the blocks read go into the block cache) ---- */
+/* *out_val malloc'd and NUL-terminated (free with free()); ND_ENOTFOUND
+ * when absent. */
+int kv_get(kv_db *db, kv_cf *cf, int fill, const void *key, size_t klen, char **out_val,
+           size_t *out_len);
+/* found[i] = whether cf holds keys[i] (lens[i] bytes), for i < n: batched,
+ * each file's filter and index probed once per chunk of keys. */
+int kv_exists_many(kv_db *db, kv_cf *cf, int fill, const char *const *keys, const size_t *lens,
+                   size_t n, unsigned char *found);
+
+/* ---- write batches -------------------------------------------------- */
+/* indexed: the batch reads its own writes (kv_batch_get, kv_iter_new);
+ * else a plain one, cheaper, whose writes only kv_write sees. */
+int kv_batch_new(kv_batch **out, int indexed);
+void kv_batch_free(kv_batch *b); /* accepts NULL */
+void kv_batch_clear(kv_batch *b);
+int kv_batch_indexed(const kv_batch *b);
+size_t kv_batch_count(const kv_batch *b);
+void kv_batch_put(kv_batch *b, kv_cf *cf, const void *key, size_t klen, const void *val,
+                  size_t vlen);
+void kv_batch_delete(kv_batch *b, kv_cf *cf, const void *key, size_t klen);
+/* Delete the keys k with lo <= k < hi: plain batches only (ND_EINVAL). */
+int kv_batch_delete_range(kv_batch *b, kv_cf *cf, const void *lo, size_t lolen,
+                          const void *hi, size_t hilen);
+/* As kv_get, through an indexed batch's writes first. */
+int kv_batch_get(kv_db *db, kv_batch *b, kv_cf *cf, int fill, const void *key, size_t klen,
+                 char **out_val, size_t *out_len);
+/* Apply b atomically; sync: the WAL is synced first. */
+int kv_write(kv_db *db, kv_batch *b, int sync);
+
+/* ---- snapshots and iterators ----------------------------------------- */
+/* A point-in-time view; its reads fill the block cache when fill. */
+int kv_snap_new(kv_snap **out, kv_db *db, int fill);
+void kv_snap_free(kv_snap *sn); /* accepts NULL; free its iterators first */
+
+/* Iterators over one family, each as of the moment it is made (or of a
+ * snapshot). Every kind but the prefix probe reads the whole key order. */
+/* Point reads and short walks; over an indexed batch's writes too, if
+ * b is one. */
+int kv_iter_new(kv_iter **out, kv_db *db, kv_cf *cf, int fill, kv_batch *b);
+/* A probe that stays within the prefix (profile prefix_len) of the key it
+ * seeks: the files and memtables whose prefix filter lacks it are
+ * skipped; what it shows past that prefix is undefined. */
+int kv_iter_new_prefix(kv_iter **out, kv_db *db, kv_cf *cf, int fill);
+/* A walk over much of a family: large read-ahead, no block cache fill;
+ * as of snap (NULL: now). */
+int kv_iter_new_scan(kv_iter **out, kv_db *db, kv_cf *cf, const kv_snap *snap);
+/* As of snap, filling the cache as snap says. */
+int kv_iter_new_at(kv_iter **out, kv_db *db, kv_cf *cf, const kv_snap *snap);
+/* Only the keys k with lo <= k < hi (blen bytes each, at most 16): RocksDB
+ * stops at hi instead of stepping over the deletions beyond it; as of snap
+ * (NULL: now). */
+int kv_iter_new_bounded(kv_iter **out, kv_db *db, kv_cf *cf, int fill, const void *lo,
+                        const void *hi, size_t blen, const kv_snap *snap);
+void kv_iter_free(kv_iter *it); /* accepts NULL */
+void kv_iter_seek(kv_iter *it, const void *key, size_t klen);
+void kv_iter_seek_first(kv_iter *it);
+void kv_iter_next(kv_iter *it);
+int kv_iter_valid(const kv_iter *it);
+/* Valid until the iterator moves. */
+const char *kv_iter_key(const kv_iter *it, size_t *klen);
+const char *kv_iter_value(const kv_iter *it, size_t *vlen);
+/* ND_OK, or the error that ended the walk. */
+int kv_iter_status(const kv_iter *it);
+
+/* ---- sorted files written aside, ingested whole ------------------------ */
+/* A file at path in the layout of profile's families; keys strictly
+ * ascending. Errors name what (NULL: the path). */
+int kv_sst_new(kv_sst **out, kv_db *db, unsigned profile, const char *path, const char *what);
+int kv_sst_put(kv_sst *w, const void *key, size_t klen, const void *val, size_t vlen);
+int kv_sst_delete(kv_sst *w, const void *key, size_t klen);
+int kv_sst_delete_range(kv_sst *w, const void *lo, size_t lolen, const void *hi, size_t hilen);
+/* Complete the file (it must hold at least one entry). */
+int kv_sst_finish(kv_sst *w);
+/* Free the writer; the file stays where it is. Accepts NULL. */
+void kv_sst_free(kv_sst *w);
+/* Move files[0..n) (finished, their key ranges apart) into family cf in
+ * one step; errors name what. */
+int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what);
+
+/* ---- the database's files and state ----------------------------------- */
+/* A live table file of a family (valid during the call only). */
+typedef struct kv_file {
+    const char *path;    /* full path */
+    const char *largest; /* its largest key */
+    size_t largest_len;
+    uint64_t deletions;  /* deletion entries it holds */
+} kv_file;
+/* Called for each file: 0 to go on, else the code to stop with. */
+typedef int (*kv_file_fn)(void *payload, const kv_file *f);
+/* Visit the live table files of the family named family. */
+int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload);
+
+/* Do cf's memtables hold nothing? 0 when unknown. */
+int kv_memtables_empty(kv_db *db, kv_cf *cf);
+/* Bytes of cf's live table files (0 when unknown). */
+uint64_t kv_live_bytes(kv_db *db, kv_cf *cf);
+/* Capacity of the block cache. */
+uint64_t kv_cache_bytes(kv_db *db);
+
+/* Flush cf's memtables into a file and wait. */
+int kv_flush(kv_db *db, kv_cf *cf);
+/* Rewrite all of cf's files, the bottom level too (where deletions meet
+ * what they delete and both go). exclusive: RocksDB's own compactions wait
+ * meanwhile. ND_OK or ND_ENOMEM (RocksDB reports nothing else). */
+int kv_compact(kv_db *db, kv_cf *cf, int exclusive);
+/* stop: make running and later kv_compact calls end soon, their work
+ * unfinished; else allow them again. */
+void kv_compactions_stop(kv_db *db, int stop);
+/* A consistent copy of the database in new directory dir (hard links
+ * where possible). */
+int kv_checkpoint(kv_db *db, const char *dir);
+
+#endif /* CMP_KV_H */

@@ -1,0 +1,335 @@
+/*
+ * test_kv.c — the key-value adapter (cmp_kv.h): RocksDB's error strings
+ * mapped to nd_error codes (the one place that knows them), and the
+ * adapter's operations on a database of two families knowing nothing of
+ * neardup: open and reopen, batches (indexed ones reading their own
+ * writes, range deletions in plain ones), iterators of each kind,
+ * snapshots, a sorted file ingested whole, the live files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cmp_kv.h"
+#include "neardup.h"
+#include "nd_error.h"
+#include "tmpdir.h"
+
+static void test_error_mapping(void **state)
+{
+    (void)state;
+    static const struct { const char *msg; int rc; } cases[] = {
+        {"Corruption: block checksum mismatch: stored = 1, computed = 2", ND_ECORRUPT},
+        {"Corruption: Bad table magic number: expected 1, found 2 in /x/000012.sst", ND_ECORRUPT},
+        {"IO error: No space left on device: /x/000012.log", ND_ENOSPC},
+        {"IO error: While lock file: /x/LOCK: Resource temporarily unavailable", ND_EBUSY},
+        {"IO error: lock hold by current process, acquire time 1 acquiring thread 2: /x/LOCK: No locks available", ND_EBUSY},
+        {"Invalid argument: /x/CURRENT: does not exist (create_if_missing is false)", ND_ENOTFOUND},
+        {"IO error: No such file or directory: While opening a file for sequentially reading: /x/MANIFEST-000001", ND_ENOTFOUND},
+        {"IO error: While open a file for appending: /x/LOG: Read-only file system", ND_EREADONLY},
+        {"IO error: While mkdir if missing: /x: Permission denied", ND_EREADONLY},
+        {"IO error: While opening a file for sequentially reading: /x/CURRENT: Not a directory", ND_EINVAL},
+        {"Invalid argument: Column family not found: t07", ND_EINVAL},
+        {"IO error: something else", ND_EIO},
+        {"Busy: ", ND_EIO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(kv_map_error(cases[i].msg, "ctx"), cases[i].rc);
+        assert_non_null(strstr(nd_errmsg(), "ctx: "));
+        assert_non_null(strstr(nd_errmsg(), cases[i].msg));
+    }
+    assert_int_equal(kv_map_error(NULL, "ctx"), ND_EIO);
+    assert_non_null(strstr(nd_errmsg(), "ctx: unknown RocksDB error"));
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    unsigned major = 0, minor = 0;
+    kv_version(&major, &minor);
+    assert_true(major >= 6); /* the version meson found, not a default */
+    assert_true(minor < 100);
+}
+
+/* Two families: "a" plain, "b" with 1-byte prefix filters. */
+static const kv_profile profiles[2] = {{.compress = 1, .bloom_bits = 10},
+                                       {.prefix_len = 1, .bloom_bits = 10, .plain_format = 1}};
+static const char *const names[2] = {"a", "b"};
+static const unsigned name_profiles[2] = {0, 1};
+
+static kv_db *open_db(const char *path, int create, int readonly, kv_cf *cfs[2])
+{
+    kv_db *db = NULL;
+    kv_open_opts o = {.create = create, .readonly = readonly, .profiles = profiles,
+                      .nprofiles = 2};
+    assert_int_equal(kv_open(&db, path, &o, 2, names, name_profiles, cfs), ND_OK);
+    assert_non_null(cfs[0]);
+    assert_non_null(cfs[1]);
+    return db;
+}
+
+static void close_db(kv_db *db, kv_cf *cfs[2])
+{
+    kv_family_free(cfs[0]);
+    kv_family_free(cfs[1]);
+    kv_close(db);
+}
+
+static void expect_get(kv_db *db, kv_cf *cf, const char *key, const char *want)
+{
+    char *v = NULL;
+    size_t len = 0;
+    int rc = kv_get(db, cf, 1, key, strlen(key), &v, &len);
+    if (!want) {
+        assert_int_equal(rc, ND_ENOTFOUND);
+        return;
+    }
+    assert_int_equal(rc, ND_OK);
+    assert_int_equal(len, strlen(want));
+    assert_string_equal(v, want); /* NUL-terminated */
+    free(v);
+}
+
+static void test_open_and_families(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    kv_cf *cfs[2];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    assert_int_equal(kv_probe(path), 0);
+    kv_db *db = open_db(path, 1, 0, cfs);
+    assert_int_equal(kv_probe(path), 1);
+    assert_int_equal(kv_probe("/etc/passwd"), -1);
+    /* A second writer is refused; the lock is RocksDB's. */
+    kv_db *db2 = NULL;
+    kv_cf *cfs2[2];
+    kv_open_opts o = {.profiles = profiles, .nprofiles = 2};
+    assert_int_equal(kv_open(&db2, path, &o, 2, names, name_profiles, cfs2), ND_EBUSY);
+    assert_null(cfs2[0]);
+    kv_cf *c = NULL;
+    assert_int_equal(kv_family_create(db, "c", 0, &c), ND_OK);
+    kv_family_free(c); /* every family before the database */
+    close_db(db, cfs);
+
+    char **list = NULL;
+    size_t n = 0;
+    assert_int_equal(kv_list_families(path, &list, &n), ND_OK);
+    assert_int_equal(n, 4); /* default, a, b, c */
+    kv_names_free(list, n);
+    /* Opening must name every family. */
+    assert_int_equal(kv_open(&db2, path, &o, 2, names, name_profiles, cfs2), ND_EINVAL);
+    const char *all[4] = {"default", "a", "b", "c"};
+    const unsigned prof[4] = {0, 0, 1, 0};
+    kv_cf *cf4[4];
+    assert_int_equal(kv_open(&db, path, &o, 4, all, prof, cf4), ND_OK);
+    assert_null(cf4[0]); /* "default" is the adapter's */
+    assert_int_equal(kv_family_drop(db, cf4[3]), ND_OK);
+    for (int i = 0; i < 4; i++) kv_family_free(cf4[i]);
+    kv_close(db);
+    assert_int_equal(kv_list_families(path, &list, &n), ND_OK);
+    assert_int_equal(n, 3);
+    kv_names_free(list, n);
+
+    snprintf(path, sizeof path, "%s/absent", dir);
+    assert_int_equal(kv_list_families(path, &list, &n), ND_ENOTFOUND);
+    tmpdir_remove(dir);
+}
+
+static void test_batches_and_iterators(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    kv_cf *cf[2];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    kv_db *db = open_db(path, 1, 0, cf);
+
+    /* An indexed batch reads its own writes, before and over the
+     * database's; iterators over it too. */
+    kv_batch *b = NULL;
+    assert_int_equal(kv_batch_new(&b, 1), ND_OK);
+    assert_true(kv_batch_indexed(b));
+    kv_batch_put(b, cf[0], "k1", 2, "v1", 2);
+    kv_batch_put(b, cf[0], "k2", 2, "v2", 2);
+    assert_int_equal(kv_batch_count(b), 2);
+    char *v = NULL;
+    size_t len;
+    assert_int_equal(kv_batch_get(db, b, cf[0], 1, "k2", 2, &v, &len), ND_OK);
+    assert_string_equal(v, "v2");
+    free(v);
+    expect_get(db, cf[0], "k2", NULL);
+    assert_int_equal(kv_batch_delete_range(b, cf[0], "a", 1, "z", 1), ND_EINVAL);
+    assert_int_equal(kv_write(db, b, 1), ND_OK);
+    expect_get(db, cf[0], "k1", "v1");
+    kv_batch_clear(b);
+    kv_batch_delete(b, cf[0], "k1", 2);
+    kv_iter *it = NULL;
+    assert_int_equal(kv_iter_new(&it, db, cf[0], 1, b), ND_OK);
+    kv_iter_seek_first(it);
+    assert_true(kv_iter_valid(it));
+    size_t klen;
+    assert_memory_equal(kv_iter_key(it, &klen), "k2", 2);
+    kv_iter_free(it);
+    assert_int_equal(kv_write(db, b, 0), ND_OK);
+    kv_batch_free(b);
+
+    /* A snapshot keeps what a later write changes. */
+    kv_snap *snap = NULL;
+    assert_int_equal(kv_snap_new(&snap, db, 1), ND_OK);
+    assert_int_equal(kv_batch_new(&b, 0), ND_OK);
+    assert_false(kv_batch_indexed(b));
+    for (char c = 'a'; c <= 'f'; c++) kv_batch_put(b, cf[1], &c, 1, "x", 1);
+    assert_int_equal(kv_batch_delete_range(b, cf[0], "k", 1, "l", 1), ND_OK);
+    assert_int_equal(kv_write(db, b, 0), ND_OK);
+    kv_batch_free(b);
+    expect_get(db, cf[0], "k2", NULL);
+    assert_int_equal(kv_iter_new_at(&it, db, cf[0], snap), ND_OK);
+    kv_iter_seek_first(it);
+    assert_true(kv_iter_valid(it));
+    assert_memory_equal(kv_iter_key(it, &klen), "k2", 2);
+    kv_iter_free(it);
+    assert_int_equal(kv_iter_new_scan(&it, db, cf[1], snap), ND_OK);
+    kv_iter_seek_first(it);
+    assert_false(kv_iter_valid(it));
+    assert_int_equal(kv_iter_status(it), ND_OK);
+    kv_iter_free(it);
+    kv_snap_free(snap);
+
+    /* Bounded: [b, e) only; a walk; a probe within a prefix. */
+    assert_int_equal(kv_iter_new_bounded(&it, db, cf[1], 1, "b", "e", 1, NULL), ND_OK);
+    int n = 0;
+    for (kv_iter_seek(it, "a", 1); kv_iter_valid(it); kv_iter_next(it)) n++;
+    assert_int_equal(n, 3);
+    kv_iter_free(it);
+    assert_int_equal(kv_iter_new_bounded(&it, db, cf[1], 1, "b", "e", 17, NULL), ND_EINVAL);
+    assert_int_equal(kv_iter_new_scan(&it, db, cf[1], NULL), ND_OK);
+    n = 0;
+    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) n++;
+    assert_int_equal(n, 6);
+    kv_iter_free(it);
+    assert_int_equal(kv_iter_new_prefix(&it, db, cf[1], 0), ND_OK);
+    kv_iter_seek(it, "c", 1);
+    assert_true(kv_iter_valid(it));
+    assert_memory_equal(kv_iter_key(it, &klen), "c", 1);
+    const char *val = kv_iter_value(it, &len);
+    assert_int_equal(len, 1);
+    assert_memory_equal(val, "x", 1);
+    kv_iter_free(it);
+
+    const char *keys[3] = {"a", "q", "f"};
+    size_t lens[3] = {1, 1, 1};
+    unsigned char found[3];
+    assert_int_equal(kv_exists_many(db, cf[1], 1, keys, lens, 3, found), ND_OK);
+    assert_int_equal(found[0], 1);
+    assert_int_equal(found[1], 0);
+    assert_int_equal(found[2], 1);
+    close_db(db, cf);
+
+    /* Read-only: the data is there, writes are refused. */
+    db = open_db(path, 0, 1, cf);
+    expect_get(db, cf[1], "d", "x");
+    assert_int_equal(kv_batch_new(&b, 1), ND_OK);
+    kv_batch_put(b, cf[1], "g", 1, "x", 1);
+    assert_int_not_equal(kv_write(db, b, 0), ND_OK);
+    kv_batch_free(b);
+    close_db(db, cf);
+    tmpdir_remove(dir);
+}
+
+/* A copy of the one file a family holds (a second one fails the test). */
+static int note_file(void *payload, const kv_file *f)
+{
+    kv_file *seen = payload;
+    assert_null(seen->path);
+    char *key = malloc(f->largest_len + 1);
+    memcpy(key, f->largest, f->largest_len);
+    *seen = (kv_file){strdup(f->path), key, f->largest_len, f->deletions};
+    return 0;
+}
+
+static int count_file(void *payload, const kv_file *f)
+{
+    (void)f;
+    ++*(int *)payload;
+    return 0;
+}
+
+static void test_files(void **state)
+{
+    (void)state;
+    char dir[64], path[128], file[160];
+    kv_cf *cf[2];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprintf(file, sizeof file, "%s/aside.sst", dir);
+    kv_db *db = open_db(path, 1, 0, cf);
+
+    /* A sorted file, ingested whole (moved into the database). */
+    kv_sst *w = NULL;
+    assert_int_equal(kv_sst_new(&w, db, 1, file, "the test file"), ND_OK);
+    assert_int_equal(kv_sst_put(w, "Ra", 2, "1", 1), ND_OK);
+    assert_int_equal(kv_sst_put(w, "Rb", 2, "2", 1), ND_OK);
+    assert_int_not_equal(kv_sst_put(w, "Ra", 2, "3", 1), ND_OK); /* out of order */
+    assert_non_null(strstr(nd_errmsg(), "the test file: "));
+    assert_int_equal(kv_sst_finish(w), ND_OK);
+    kv_sst_free(w);
+    const char *files[1] = {file};
+    assert_int_equal(kv_ingest(db, cf[1], files, 1, "ingesting"), ND_OK);
+    expect_get(db, cf[1], "Rb", "2");
+    assert_true(kv_memtables_empty(db, cf[1]));
+
+    /* The live files of a family, with their largest key. */
+    kv_file seen = {0};
+    int nfiles = 0;
+    assert_int_equal(kv_live_files(db, "b", note_file, &seen), ND_OK);
+    assert_int_equal(kv_live_files(db, "a", count_file, &nfiles), ND_OK);
+    assert_int_equal(nfiles, 0);
+    assert_int_equal(seen.largest_len, 2);
+    assert_memory_equal(seen.largest, "Rb", 2);
+    assert_int_equal(seen.deletions, 0);
+    assert_non_null(strstr(seen.path, path));
+    free((char *)seen.path);
+    free((char *)seen.largest);
+    assert_int_equal(kv_live_files(db, "b", count_file, &nfiles), ND_OK);
+    assert_int_equal(nfiles, 1);
+    assert_true(kv_live_bytes(db, cf[1]) > 0);
+    assert_int_equal(kv_live_bytes(db, cf[0]), 0);
+    assert_true(kv_cache_bytes(db) > 0);
+
+    /* Writes, a flush, a compaction, a checkpoint. */
+    kv_batch *b = NULL;
+    assert_int_equal(kv_batch_new(&b, 0), ND_OK);
+    kv_batch_put(b, cf[0], "k", 1, "v", 1);
+    assert_int_equal(kv_write(db, b, 0), ND_OK);
+    kv_batch_free(b);
+    assert_false(kv_memtables_empty(db, cf[0]));
+    assert_int_equal(kv_flush(db, cf[0]), ND_OK);
+    assert_true(kv_memtables_empty(db, cf[0]));
+    assert_int_equal(kv_compact(db, cf[0], 1), ND_OK);
+    snprintf(file, sizeof file, "%s/copy", dir);
+    assert_int_equal(kv_checkpoint(db, file), ND_OK);
+    close_db(db, cf);
+    db = open_db(file, 0, 1, cf);
+    expect_get(db, cf[0], "k", "v");
+    expect_get(db, cf[1], "Ra", "1");
+    close_db(db, cf);
+    tmpdir_remove(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_mapping),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_open_and_families),
+        cmocka_unit_test(test_batches_and_iterators),
+        cmocka_unit_test(test_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
