@@ -5,7 +5,7 @@
  *
  * A run holds n >= 1 strictly ascending permuted fingerprints v_0 < ... <
  * v_{n-1}; v_0 (the head) is implied by the RocksDB key and is not stored
- * (cmp_table.h: a table's runs hold complemented values in reverse order,
+ * (cmp_layout.h: a table's runs hold complemented values in reverse order,
  * keyed by their tail, so the head given here is ~tail). Byte 0
  * names the version, so runs self-describe and a table may mix versions
  * (a database is upgraded run by run as compaction rewrites it).

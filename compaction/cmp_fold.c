@@ -1,6 +1,7 @@
 /*
  * cmp_fold.c — merging sorted values into a table's runs: the fold of
- * fresh entries (compaction) and the bulk merge of an import.
+ * fresh entries (compaction) and the bulk merge of an import; and the
+ * removal of one value, its run rewritten without it.
  *
  * merge_runs() is the one algorithm. For the smallest value x not yet
  * placed it finds the first run whose tail is >= x (one forward seek in
@@ -31,15 +32,16 @@
  * runs would be undone by the files, so then nothing is ingested and the
  * run-by-run fold takes over.
  */
+#include "cmp_fold.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmp_codec.h"
-#include "cmp_fresh.h"
+#include "cmp_layout.h"
+#include "cmp_read.h"
 #include "cmp_table.h"
-#include "nd_endian.h"
 #include "nd_error.h"
-#include "storage.h"
 
 /* A step holds the writers off: at 100M a run rewrite (seek, decode,
  * encode) costs 10-20 us, so a step of 16384 rewritten values (about 128
@@ -48,6 +50,56 @@
  * 65536 as before, keeps the reads it throws away small. */
 #define FOLD_STEP_READ 1024u
 #define FOLD_STEP_REWRITE 16384u
+
+/* Where the runs of table t go: batch b, or (b NULL) the file of the new
+ * generation g, in ascending key order. */
+typedef struct tbl_out {
+    st_batch *b;
+    st_regen *g;
+    unsigned t;
+} tbl_out;
+
+/* Put vals[0..n) (ascending, 1 <= n <= CMP_RUN_MAX) as one run keyed by
+ * vals[n - 1]. */
+static int tbl_put_run(const tbl_out *o, cmp_codec *c, const uint64_t *vals, size_t n)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    size_t cap = cmp_run_bound(n), len;
+    uint8_t *buf = malloc(cap);
+    uint64_t *rev = malloc(n * sizeof *rev);
+    int rc = ND_OK;
+    if (!buf || !rev) {
+        rc = nd_err_set(ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) rev[i] = ~vals[n - 1 - i];
+    rc = cmp_run_encode(c, buf, cap, &len, rev, n);
+    tbl_key(kb, TBL_RUN, vals[n - 1]);
+    if (rc == ND_OK)
+        rc = o->b ? st_batch_put(o->b, ST_CF_TABLE(o->t), kb, sizeof kb, buf, len)
+                  : st_regen_put(o->g, kb, sizeof kb, buf, len);
+out:
+    free(buf);
+    free(rev);
+    return rc;
+}
+
+/* Put vals[0..n) as consecutive runs of about run_size values each. */
+static int tbl_put_runs(const tbl_out *o, cmp_codec *c, unsigned run_size, const uint64_t *vals,
+                 size_t n)
+{
+    if (run_size < 1) run_size = 1;
+    size_t nruns = (n + run_size / 2) / run_size;
+    if (nruns == 0) nruns = 1;
+    while (n / nruns > CMP_RUN_MAX) nruns++;
+    size_t base = n / nruns, extra = n % nruns, at = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        size_t len = base + (i < extra);
+        ND_FORWARD(tbl_put_run(o, c, vals + at, len));
+        at += len;
+    }
+    return ND_OK;
+}
 
 typedef struct merger {
     st_store *s;
@@ -79,10 +131,7 @@ static void merger_dispose(merger *m)
  * is not on one (then *rc may hold a corruption error). */
 static int on_run(st_iter *it, unsigned t, uint64_t *tail, int *rc)
 {
-    size_t klen;
-    if (!st_iter_valid(it)) return 0;
-    const char *k = st_iter_key(it, &klen);
-    return tbl_key_in(TBL_RUN, t, k, klen, tail, rc);
+    return st_iter_table_key(it, TBL_RUN, t, tail, rc);
 }
 
 /* Merge the decoded run entries run[0..nrun) with the group g[0..ng) (both
@@ -508,5 +557,55 @@ cleanup:
     st_regen_free(g);
     st_u64s_dispose(&fresh);
     merger_dispose(&m);
+    return rc;
+}
+
+/* ---- removal: a run rewritten without one value ------------------------ */
+
+int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    st_iter *it = NULL;
+    cmp_codec *c = NULL;
+    uint64_t *vals = NULL, tail;
+    char *fv = NULL;
+    size_t flen, vlen, n;
+    int rc;
+    /* A fresh entry: delete its key. */
+    tbl_key(kb, TBL_FRESH, pfp);
+    rc = st_batch_get(s, b, ST_CF_TABLE(t), kb, sizeof kb, &fv, &flen);
+    free(fv);
+    if (rc == ND_OK) return st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb);
+    ND_FORWARD(rc == ND_ENOTFOUND ? ND_OK : rc);
+    /* Else the run covering it, read through the batch (earlier changes
+     * of the same batch are seen), rewritten without it. */
+    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
+    tbl_key(kb, TBL_RUN, pfp);
+    st_iter_seek(it, kb, sizeof kb); /* the first run whose tail is >= pfp */
+    rc = ND_OK;
+    if (!st_iter_table_key(it, TBL_RUN, t, &tail, &rc)) {
+        ND_TRY(rc);
+        ND_TRY(st_iter_status(it));
+        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
+    }
+    const char *val = st_iter_value(it, &vlen);
+    vals = malloc(CMP_RUN_MAX * sizeof *vals);
+    if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, 0, val, vlen));
+    size_t lo = st_u64_lower_bound(vals, n, pfp);
+    if (lo == n || vals[lo] != pfp)
+        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
+    memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
+    n--;
+    if (lo == n) { /* the tail goes: the run moves to a new key */
+        tbl_key(kb, TBL_RUN, tail);
+        ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
+    }
+    tbl_out o = {.b = b, .t = t};
+    rc = n ? tbl_put_run(&o, c, vals, n) : ND_OK;
+cleanup:
+    st_iter_free(it);
+    cmp_codec_free(c);
+    free(vals);
     return rc;
 }

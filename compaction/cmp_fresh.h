@@ -3,7 +3,7 @@
  * log of fresh-space changes a write batch carries (compaction internal;
  * engine/ never includes this).
  *
- * The fresh space of a table ('F' || BE64(v) keys, cmp_table.h) holds the
+ * The fresh space of a table ('F' || BE64(v) keys, cmp_layout.h) holds the
  * entries inserted since the last fold: at most about the fold threshold.
  * A probe used to read it through a RocksDB iterator over the memtable and
  * every level; the mirror answers the same range from a sorted in-memory

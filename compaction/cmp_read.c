@@ -136,3 +136,11 @@ int st_iter_valid(const st_iter *it) { return kv_iter_valid(it); }
 const char *st_iter_key(const st_iter *it, size_t *klen) { return kv_iter_key(it, klen); }
 const char *st_iter_value(const st_iter *it, size_t *vlen) { return kv_iter_value(it, vlen); }
 int st_iter_status(const st_iter *it) { return kv_iter_status(it); }
+
+int st_iter_table_key(const st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
+{
+    size_t klen;
+    if (!kv_iter_valid(it)) return 0;
+    const char *k = kv_iter_key(it, &klen);
+    return tbl_key_in(tag, t, k, klen, v, rc);
+}

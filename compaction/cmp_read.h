@@ -69,5 +69,9 @@ const char *st_iter_key(const st_iter *it, size_t *klen);
 const char *st_iter_value(const st_iter *it, size_t *vlen);
 /* ND_OK, or the error that ended the iteration (checksum -> ND_ECORRUPT). */
 int st_iter_status(const st_iter *it);
+/* Is it on a key of table t's space tag (cmp_layout.h)? 1 with its value
+ * in *v; 0 if not valid or on another space's key, or on a malformed key
+ * (then *rc is ND_ECORRUPT). */
+int st_iter_table_key(const st_iter *it, char tag, unsigned t, uint64_t *v, int *rc);
 
 #endif /* CMP_READ_H */

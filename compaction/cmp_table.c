@@ -1,6 +1,7 @@
 /*
- * cmp_table.c — operations on one permuted table: range reads, inserts,
- * removals and full scans, over the key layout of cmp_table.h.
+ * cmp_table.c — reading one permuted table (cmp_table.h): range reads,
+ * hints, fresh counts, inserts and forward cursors, over the key layout
+ * of cmp_layout.h.
  *
  * A range read [lo, hi] is one forward seek in the run space (the first
  * run whose tail is >= lo; the runs up to hi follow) and a look-up of
@@ -18,16 +19,17 @@
  * seen in exactly one of them. Otherwise (a run-space write in progress,
  * an invalid mirror) both spaces are read from one RocksDB snapshot.
  */
+#include "cmp_table.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmp_codec.h"
 #include "cmp_direct.h"
 #include "cmp_fresh.h"
-#include "cmp_table.h"
-#include "nd_endian.h"
+#include "cmp_layout.h"
+#include "cmp_read.h"
 #include "nd_error.h"
-#include "storage.h"
 
 struct st_reader {
     st_store *store;
@@ -83,58 +85,7 @@ void st_reader_free(st_reader *r)
     free(r);
 }
 
-/* ---- writing runs ----------------------------------------------------- */
-
-int tbl_put_run(const tbl_out *o, cmp_codec *c, const uint64_t *vals, size_t n)
-{
-    uint8_t kb[TBL_KEY_LEN];
-    size_t cap = cmp_run_bound(n), len;
-    uint8_t *buf = malloc(cap);
-    uint64_t *rev = malloc(n * sizeof *rev);
-    int rc = ND_OK;
-    if (!buf || !rev) {
-        rc = nd_err_set(ND_ENOMEM, "storage: out of memory encoding a run of %zu", n);
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) rev[i] = ~vals[n - 1 - i];
-    rc = cmp_run_encode(c, buf, cap, &len, rev, n);
-    tbl_key(kb, TBL_RUN, vals[n - 1]);
-    if (rc == ND_OK)
-        rc = o->b ? st_batch_put(o->b, ST_CF_TABLE(o->t), kb, sizeof kb, buf, len)
-                  : st_regen_put(o->g, kb, sizeof kb, buf, len);
-out:
-    free(buf);
-    free(rev);
-    return rc;
-}
-
-int tbl_put_runs(const tbl_out *o, cmp_codec *c, unsigned run_size, const uint64_t *vals,
-                 size_t n)
-{
-    if (run_size < 1) run_size = 1;
-    size_t nruns = (n + run_size / 2) / run_size;
-    if (nruns == 0) nruns = 1;
-    while (n / nruns > CMP_RUN_MAX) nruns++;
-    size_t base = n / nruns, extra = n % nruns, at = 0;
-    for (size_t i = 0; i < nruns; i++) {
-        size_t len = base + (i < extra);
-        ND_FORWARD(tbl_put_run(o, c, vals + at, len));
-        at += len;
-    }
-    return ND_OK;
-}
-
 /* ---- reads ------------------------------------------------------------ */
-
-/* Is the iterator on a key of space tag? Sets *v to its value. A key of
- * the right tag but the wrong length is corruption. */
-static int at_space(st_iter *it, char tag, unsigned t, uint64_t *v, int *rc)
-{
-    size_t klen;
-    if (!st_iter_valid(it)) return 0;
-    const char *k = st_iter_key(it, &klen);
-    return tbl_key_in(tag, t, k, klen, v, rc);
-}
 
 /* Where runs_range reads the run space: a RocksDB iterator, or the
  * table's file through its direct reader (cmp_direct.h). */
@@ -166,7 +117,7 @@ static int src_next(run_src *src, unsigned t, uint64_t *tail, const char **val, 
     if (src->d) return cmp_direct_next(&src->dit, tail, val, vlen);
     if (!src->first) st_iter_next(src->it);
     src->first = 0;
-    if (!at_space(src->it, TBL_RUN, t, tail, &rc)) return rc < 0 ? rc : st_iter_status(src->it);
+    if (!st_iter_table_key(src->it, TBL_RUN, t, tail, &rc)) return rc < 0 ? rc : st_iter_status(src->it);
     *val = st_iter_value(src->it, vlen);
     return 1;
 }
@@ -238,7 +189,7 @@ static int fresh_range_at(st_store *s, unsigned t, uint64_t lo, uint64_t hi, con
     if (hi == UINT64_MAX) tbl_key(hb, TBL_FRESH + 1, 0);
     else tbl_key(hb, TBL_FRESH, hi + 1);
     ND_FORWARD(st_iter_new_bounded(&fit, s, ST_CF_TABLE(t), kb, hb, sizeof kb, snap));
-    for (st_iter_seek(fit, kb, sizeof kb); at_space(fit, TBL_FRESH, t, &v, &rc);
+    for (st_iter_seek(fit, kb, sizeof kb); st_iter_table_key(fit, TBL_FRESH, t, &v, &rc);
          st_iter_next(fit)) {
         rc = st_u64s_push(out, v);
         if (rc < 0) break;
@@ -393,160 +344,6 @@ int st_table_insert(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
     uint8_t kb[TBL_KEY_LEN];
     tbl_key(kb, TBL_FRESH, pfp);
     return st_batch_put(b, ST_CF_TABLE(t), kb, sizeof kb, "", 0);
-}
-
-int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
-{
-    uint8_t kb[TBL_KEY_LEN];
-    st_iter *it = NULL;
-    cmp_codec *c = NULL;
-    uint64_t *vals = NULL, tail;
-    char *fv = NULL;
-    size_t flen, vlen, n;
-    int rc;
-    /* A fresh entry: delete its key. */
-    tbl_key(kb, TBL_FRESH, pfp);
-    rc = st_batch_get(s, b, ST_CF_TABLE(t), kb, sizeof kb, &fv, &flen);
-    free(fv);
-    if (rc == ND_OK) return st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb);
-    ND_FORWARD(rc == ND_ENOTFOUND ? ND_OK : rc);
-    /* Else the run covering it, read through the batch (earlier changes
-     * of the same batch are seen), rewritten without it. */
-    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
-    tbl_key(kb, TBL_RUN, pfp);
-    st_iter_seek(it, kb, sizeof kb); /* the first run whose tail is >= pfp */
-    rc = ND_OK;
-    if (!at_space(it, TBL_RUN, t, &tail, &rc)) {
-        ND_TRY(rc);
-        ND_TRY(st_iter_status(it));
-        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
-    }
-    const char *val = st_iter_value(it, &vlen);
-    vals = malloc(CMP_RUN_MAX * sizeof *vals);
-    if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, 0, val, vlen));
-    size_t lo = st_u64_lower_bound(vals, n, pfp);
-    if (lo == n || vals[lo] != pfp)
-        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
-    memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
-    n--;
-    if (lo == n) { /* the tail goes: the run moves to a new key */
-        tbl_key(kb, TBL_RUN, tail);
-        ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
-    }
-    tbl_out o = {.b = b, .t = t};
-    rc = n ? tbl_put_run(&o, c, vals, n) : ND_OK;
-cleanup:
-    st_iter_free(it);
-    cmp_codec_free(c);
-    free(vals);
-    return rc;
-}
-
-/* ---- full scan -------------------------------------------------------- */
-
-/* A full scan walks both spaces of one snapshot side by side, so the
- * callback sees every value once and in nearly ascending order: the fresh
- * entries below a run come before it, those inside its range right after
- * it. Fresh values inside a run's range are checked against the run. */
-typedef struct scan_state {
-    unsigned t;
-    st_iter *fresh;      /* positioned in the fresh space */
-    const uint64_t *run; /* the previous run's values, for the overlap check */
-    size_t nrun;
-    st_table_cb cb;
-    void *payload;
-} scan_state;
-
-static int in_sorted(const uint64_t *a, size_t n, uint64_t x)
-{
-    size_t i = st_u64_lower_bound(a, n, x);
-    return i < n && a[i] == x;
-}
-
-/* Emit fresh entries below limit (all when have_limit is 0). */
-static int emit_fresh(scan_state *st, int have_limit, uint64_t limit)
-{
-    uint64_t v;
-    int rc = ND_OK;
-    for (; at_space(st->fresh, TBL_FRESH, st->t, &v, &rc); st_iter_next(st->fresh)) {
-        if (have_limit && v >= limit) return ND_OK;
-        if (st->nrun && v <= st->run[st->nrun - 1] && in_sorted(st->run, st->nrun, v))
-            return nd_err_set(ND_ECORRUPT, "table %u: %016llx stored twice", st->t,
-                              (unsigned long long)v);
-        rc = st->cb(&v, 1, 0, TBL_KEY_LEN, st->payload);
-        if (rc) return rc;
-    }
-    ND_FORWARD(rc);
-    return st_iter_status(st->fresh);
-}
-
-int st_table_scan(st_store *s, unsigned t, st_table_cb cb, void *payload)
-{
-    st_snap *snap = NULL;
-    st_iter *it = NULL;
-    cmp_codec *c = NULL;
-    uint8_t kb[TBL_KEY_LEN];
-    uint64_t *bufs[2] = {malloc(CMP_RUN_MAX * sizeof(uint64_t)),
-                         malloc(CMP_RUN_MAX * sizeof(uint64_t))};
-    scan_state st = {.t = t, .cb = cb, .payload = payload};
-    int rc, cur = 0, have_prev = 0;
-    uint64_t tail, prev_max = 0;
-    if (!bufs[0] || !bufs[1]) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(cmp_codec_new(&c));
-    ND_TRY(st_snap_new(&snap, s));
-    ND_TRY(st_iter_new_at(&it, s, ST_CF_TABLE(t), snap));
-    ND_TRY(st_iter_new_at(&st.fresh, s, ST_CF_TABLE(t), snap));
-    /* Keys outside the two spaces are corruption: one sorting before the
-     * fresh space is first, one between the spaces ends the fresh walk,
-     * one after the run space ends the run walk. */
-    st_iter_seek_first(it);
-    if (st_iter_valid(it)) {
-        size_t klen;
-        char tag;
-        const char *k = st_iter_key(it, &klen);
-        ND_TRY(tbl_parse_key(&tag, &tail, t, k, klen));
-    }
-    ND_TRY(st_iter_status(it));
-    tbl_key(kb, TBL_FRESH, 0);
-    st_iter_seek(st.fresh, kb, sizeof kb);
-    tbl_key(kb, TBL_RUN, 0);
-    rc = ND_OK;
-    for (st_iter_seek(it, kb, sizeof kb); at_space(it, TBL_RUN, t, &tail, &rc);
-         st_iter_next(it)) {
-        size_t vlen, n;
-        const char *val = st_iter_value(it, &vlen);
-        ND_TRY(tbl_decode_run(c, bufs[cur], &n, t, tail, 0, val, vlen));
-        uint64_t head = bufs[cur][0];
-        rc = emit_fresh(&st, 1, head); /* checked against the previous run */
-        if (rc) goto cleanup;          /* an error, or the callback's stop */
-        if (have_prev && head <= prev_max)
-            ND_FAIL(ND_ECORRUPT, "table %u: run %016llx overlaps the previous run", t,
-                    (unsigned long long)head);
-        have_prev = 1;
-        prev_max = bufs[cur][n - 1];
-        st.run = bufs[cur];
-        st.nrun = n;
-        cur ^= 1;
-        rc = cb(st.run, n, 1, TBL_KEY_LEN + vlen, payload);
-        if (rc) goto cleanup;
-    }
-    ND_TRY(rc);
-    ND_TRY(st_iter_status(it));
-    if (st_iter_valid(it)) ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
-    rc = emit_fresh(&st, 0, 0);
-    if (rc) goto cleanup;
-    if (at_space(st.fresh, TBL_RUN, t, &tail, &rc) == 0 && st_iter_valid(st.fresh))
-        ND_FAIL(ND_ECORRUPT, "table %u: key outside the table's spaces", t);
-    ND_TRY(rc);
-cleanup:
-    st_iter_free(it);
-    st_iter_free(st.fresh);
-    st_snap_free(snap);
-    cmp_codec_free(c);
-    free(bufs[0]);
-    free(bufs[1]);
-    return rc;
 }
 
 /* ---- forward cursor --------------------------------------------------- */
@@ -741,7 +538,7 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
     if (!c->fresh_done && !c->mirror) {
         /* As the runs: a few steps (each far cheaper than a seek through
          * the memtables and files), else a seek. */
-        for (steps = 0; at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo; steps++) {
+        for (steps = 0; st_iter_table_key(c->fresh, TBL_FRESH, c->t, &v, &rc) && v < lo; steps++) {
             if (steps == CURSOR_MAX_STEPS) {
                 tbl_key(kb, TBL_FRESH, lo);
                 st_iter_seek(c->fresh, kb, sizeof kb);
@@ -751,11 +548,11 @@ int st_cursor_range(st_cursor *c, uint64_t lo, uint64_t hi, st_u64s *out)
         }
         ND_FORWARD(rc);
         size_t before = out->n;
-        for (; at_space(c->fresh, TBL_FRESH, c->t, &v, &rc) && v <= hi; st_iter_next(c->fresh))
+        for (; st_iter_table_key(c->fresh, TBL_FRESH, c->t, &v, &rc) && v <= hi; st_iter_next(c->fresh))
             ND_FORWARD(st_u64s_push(out, v));
         ND_FORWARD(rc);
         ND_FORWARD(st_iter_status(c->fresh));
-        if (!at_space(c->fresh, TBL_FRESH, c->t, &v, &rc)) c->fresh_done = 1;
+        if (!st_iter_table_key(c->fresh, TBL_FRESH, c->t, &v, &rc)) c->fresh_done = 1;
         nfresh = out->n - before;
     }
     if (nfresh && out->n - nfresh > start) { /* both kinds: sort the range */

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "cmp_table.h"
+#include "cmp_layout.h"
 #include "db.h"
 #include "db_fixture.h"
 #include "neardup.h"
