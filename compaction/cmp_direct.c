@@ -67,6 +67,22 @@ struct cmp_direct {
     uint32_t dir[(1u << DIR_BITS) + 1]; /* first i with bound[i] >= h << 48 */
 };
 
+/* The tested range, [supported_lo, supported_hi] (cmp_direct_set_supported). */
+static _Atomic unsigned supported_lo = CMP_DIRECT_ROCKSDB_MIN;
+static _Atomic unsigned supported_hi = CMP_DIRECT_ROCKSDB_MAX;
+
+int cmp_direct_supports(unsigned major, unsigned minor)
+{
+    unsigned v = major * 100 + minor;
+    return minor < 100 && v >= atomic_load(&supported_lo) && v <= atomic_load(&supported_hi);
+}
+
+void cmp_direct_set_supported(unsigned lo, unsigned hi)
+{
+    atomic_store(&supported_lo, lo);
+    atomic_store(&supported_hi, hi);
+}
+
 /* What open found wrong: a format this reader does not know is not an
  * error (RocksDB reads the file instead). */
 #define UNSUPPORTED 1

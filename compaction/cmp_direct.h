@@ -26,6 +26,9 @@
  * checks each of those properties and says "unsupported" (ND_OK, *out
  * NULL) for a file written otherwise, so callers fall back to RocksDB.
  * Every block read here has its checksum verified, as RocksDB does.
+ * Beyond the file, the reader is pinned to the RocksDB versions it was
+ * tested with (cmp_direct_supports): the store reads no table directly
+ * under any other, even if its files look the same.
  *
  * Thread-safety: immutable after open; any number of threads read at
  * once, each with its own cmp_direct_buf. Reference counted.
@@ -37,6 +40,23 @@
 #include <stdint.h>
 
 typedef struct cmp_direct cmp_direct;
+
+/* The RocksDB versions (major * 100 + minor) whose table files this
+ * reader was tested on, test_direct and test_db passing: 7.8 (Debian 12).
+ * To add one, build against it and run those tests; a build against
+ * another version reads every table through RocksDB, and the tests that
+ * need the direct reader are skipped. */
+#define CMP_DIRECT_ROCKSDB_MIN 708u
+#define CMP_DIRECT_ROCKSDB_MAX 708u
+
+/* 1 when table files written by RocksDB major.minor are in the tested
+ * range, else 0: the store (cmp_store.c) asks it at open with the RocksDB
+ * version of the build (kv_version) and makes no direct reader on 0. */
+int cmp_direct_supports(unsigned major, unsigned minor);
+/* Make the tested range [lo, hi] (major * 100 + minor), process-wide:
+ * for tests of the fallback, which pretend the build's version is not
+ * in it (an empty range, lo > hi); stores opened afterwards see it. */
+void cmp_direct_set_supported(unsigned lo, unsigned hi);
 
 /* Open the SST file at path, which holds table t's runs and possibly,
  * before them, fresh entries (skipped), and index its data blocks. ND_OK

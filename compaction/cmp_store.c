@@ -369,12 +369,14 @@ cleanup:
 int st_open(st_store **out, const char *path, const st_open_opts *o)
 {
     int rc;
+    unsigned major, minor;
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
     s->readonly = o->readonly;
     s->map_tables = o->map_tables;
-    s->direct_ok = 1;
+    kv_version(&major, &minor);
+    s->direct_ok = cmp_direct_supports(major, minor);
     atomic_store(&s->fill, 1);
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
