@@ -50,6 +50,8 @@ enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
 #define ST_CF_TABLE(i) (ST_CF_TABLE0 + (int)(i))
 /* Families a store may have (meta, docs, rev and the most tables). */
 #define ST_CF_MAX (ST_CF_TABLE0 + (int)ND_MAX_TABLES)
+/* Is family cf one of a generation (all but meta)? */
+#define ST_CF_GENERATIONAL(cf) ((cf) != ST_CF_META)
 
 /* Name of family cf (not meta) in generation gen into out: "docs", "rev",
  * "tNN" for generation 0, else with ".gG" appended. */

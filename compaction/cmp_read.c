@@ -23,12 +23,10 @@ struct st_snap {
     kv_snap *snap;
 };
 
-/* Is family cf one of a generation (a reader must hold a reference)? */
-#define GENERATIONAL(cf) ((cf) != ST_CF_META)
 
 int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, size_t *out_len)
 {
-    cmp_gen *g = GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
+    cmp_gen *g = ST_CF_GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
     int rc = kv_get(st_store_kv(s), st_family(s, g, cf), st_fills_cache(s), key, klen, out_val,
                     out_len);
     st_gen_release(s, g);
@@ -38,7 +36,7 @@ int st_get(st_store *s, int cf, const void *key, size_t klen, char **out_val, si
 int st_exists_many(st_store *s, int cf, const char *const *keys, const size_t *lens, size_t n,
                    unsigned char *found)
 {
-    cmp_gen *g = GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
+    cmp_gen *g = ST_CF_GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
     int rc = kv_exists_many(st_store_kv(s), st_family(s, g, cf), st_fills_cache(s), keys, lens,
                             n, found);
     st_gen_release(s, g);
@@ -78,7 +76,7 @@ enum { IT_POINT, IT_PROBE, IT_SCAN, IT_AT, IT_BOUNDED };
 static int iter_open(st_iter **out, st_store *s, int cf, int kind, const st_snap *snap,
                      st_batch *b, const void *lo, const void *hi, size_t blen)
 {
-    cmp_gen *g = !snap && GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
+    cmp_gen *g = !snap && ST_CF_GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
     kv_db *kv = st_store_kv(s);
     kv_cf *fam = st_family(s, snap ? snap->gen : g, cf);
     const kv_snap *ks = snap ? snap->snap : NULL;

@@ -59,8 +59,6 @@ struct st_batch {
 
 /* Meta record of the current generation (decimal; absent: 0). */
 #define GEN_KEY "st.gen"
-/* Is family cf one of a generation (a reader must hold a reference)? */
-#define GENERATIONAL(cf) ((cf) != ST_CF_META)
 /* Writes after which st_write decides again whether point reads fill the
  * block cache (fill_refresh). */
 #define FILL_REFRESH_WRITES 4096u
@@ -87,7 +85,7 @@ void st_gen_release(st_store *s, cmp_gen *g)
 
 kv_cf *st_family(st_store *s, const cmp_gen *g, int cf)
 {
-    if (!GENERATIONAL(cf)) return s->meta;
+    if (!ST_CF_GENERATIONAL(cf)) return s->meta;
     return (g ? g : s->cur)->cf[cf];
 }
 
@@ -475,7 +473,7 @@ size_t st_batch_count(const st_batch *b) { return kv_batch_count(b->kb); }
  * would land in the families it is about to drop. */
 static int gen_op(st_batch *b, int cf)
 {
-    if (!GENERATIONAL(cf)) return ND_OK;
+    if (!ST_CF_GENERATIONAL(cf)) return ND_OK;
     ND_RETURN_IF(b->next, ND_EINVAL, "storage: a batch that switches generations writes only meta");
     b->gen_ops++;
     b->touched[cf] = 1;
@@ -515,7 +513,7 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key, size_t klen,
 {
     /* A writer's indexed batch: the current generation stays current
      * meanwhile. A plain one reads the database alone, as st_get. */
-    cmp_gen *g = !kv_batch_indexed(b->kb) && GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
+    cmp_gen *g = !kv_batch_indexed(b->kb) && ST_CF_GENERATIONAL(cf) ? st_gen_acquire(s) : NULL;
     int rc = kv_batch_get(s->kv, b->kb, st_family(s, g, cf), atomic_load(&s->fill), key, klen,
                           out_val, out_len);
     st_gen_release(s, g);
@@ -691,7 +689,7 @@ int st_flush(st_store *s)
 
 int st_family_settled(st_store *s, int cf)
 {
-    if (!GENERATIONAL(cf)) return 0;
+    if (!ST_CF_GENERATIONAL(cf)) return 0;
     cmp_gen *g = st_gen_acquire(s);
     int settled = atomic_load(&g->settled[cf]);
     st_gen_release(s, g);

@@ -169,6 +169,7 @@ int st_fills_cache(st_store *s);
 #define ST_FILE_REGEN_FORK "regen-%d.sst.tmp"
 #define ST_FILE_INGEST "fresh-keys.sst.tmp"
 
+/* The store's key-value database, and its mirror of the fresh spaces. */
 struct kv_db *st_store_kv(st_store *s);
 struct cmp_fresh *st_store_fresh(st_store *s);
 /* ND_OK, or ND_EREADONLY naming the database when it is open read-only. */
@@ -205,7 +206,8 @@ void st_direct_remake(st_store *s, struct cmp_gen *g, uint64_t mask);
  * current generation, as one run-space write, unless a write since
  * runs_seq and dels_seq were read moved runs or deleted fresh entries
  * (*applied 0: nothing done). Then the mirror takes log's changes and d
- * (referenced, may be NULL) becomes the table's direct reader. */
+ * (may be NULL; the store takes a reference of its own) becomes the
+ * table's direct reader. */
 int st_table_ingest_files(st_store *s, struct cmp_gen *g, unsigned t, const char *const *files,
                           size_t n, const struct cmp_flog *log, struct cmp_direct *d,
                           uint64_t runs_seq, uint64_t dels_seq, int *applied);
