@@ -11,6 +11,11 @@ stored documents are within k bits of this one", one document at a time
         if match is not None:
             print("near-duplicate of", match.key, match.distance, "bits")
 
+A corpus is deduped without a database by ``dedupe()`` (or a ``Dedupe``
+fed in pieces), the library's corpus dedupe (``nd_dedupe_*``):
+
+    drop = set(neardup.dedupe(((d["id"], d["text"]) for d in docs), out="drop"))
+
 Every failure raises ``neardup.Error`` (a subclass per C error code:
 ``NotFoundError``, ``BusyError``, ...), carrying ``code``, ``name`` and
 ``message``. Keys go in as str (UTF-8) or bytes and come back as str
@@ -27,8 +32,10 @@ from ._neardup import (
     MAX_KEY_LEN,
     BatchMatch,
     BusyError,
+    Cluster,
     CorruptError,
     Database,
+    Dedupe,
     DiskIOError,
     Document,
     Error,
@@ -41,24 +48,22 @@ from ._neardup import (
     NoSpaceError,
     NotFoundError,
     OutOfMemoryError,
+    Pair,
     ReadOnlyError,
     VersionError,
     __version__,
+    dedupe,
     distance,
     fingerprint,
 )
 
-# neardup.dedupe(iterable of (key, text)) -> clusters: RESERVED. It will
-# bind the library's nd_dedupe_* API (issue 36, being moved into the
-# library on branch `dedupelib`); it is deliberately not written in Python.
-# Until then, Database.add_if_new over fingerprint() dedupes a stream (see
-# the README's "Python" section).
-
 __all__ = [
     "BatchMatch",
     "BusyError",
+    "Cluster",
     "CorruptError",
     "Database",
+    "Dedupe",
     "DiskIOError",
     "Document",
     "Error",
@@ -76,9 +81,11 @@ __all__ = [
     "NoSpaceError",
     "NotFoundError",
     "OutOfMemoryError",
+    "Pair",
     "ReadOnlyError",
     "VersionError",
     "__version__",
+    "dedupe",
     "distance",
     "fingerprint",
 ]

@@ -279,5 +279,161 @@ class Database:
     def __enter__(self) -> Database: ...
     def __exit__(self, *exc: object) -> None: ...
 
-# neardup.dedupe(iterable of (key, text)) -> clusters: reserved for the
-# library's nd_dedupe_* API (issue 36); not available yet.
+# ---- corpus dedupe (the library's nd_dedupe_*) -------------------------------
+
+# (key, text) or (key, text, score); an int text is a fingerprint (a
+# document without text: it pairs by distance alone, within min(k, 8) bits)
+DedupeTuple = Union[Tuple[Key, Union[Text, int]], Tuple[Key, Union[Text, int], float]]
+
+class Pair(Tuple[Union[str, bytes], Union[str, bytes], int, Union[float, None],
+                 Union[float, None], bool, int, int]):
+    """Two near-duplicate documents: (key1, key2, distance, resemblance,
+    containment, by_containment, index1, index2); index1 < index2 are
+    input positions (0 = the first added)."""
+
+    @property
+    def key1(self) -> Union[str, bytes]: ...
+    @property
+    def key2(self) -> Union[str, bytes]: ...
+    @property
+    def distance(self) -> int: ...  # bits between their fingerprints
+    @property
+    def resemblance(self) -> float | None: ...  # estimated; None: a document has no text
+    @property
+    def containment(self) -> float | None: ...  # estimated when min_containment > 0
+    @property
+    def by_containment(self) -> bool: ...  # only the containment made it a pair
+    @property
+    def index1(self) -> int: ...
+    @property
+    def index2(self) -> int: ...
+
+class Cluster(Tuple[int, Union[str, bytes], list, list, int, list]):
+    """A cluster of two or more near-duplicates: (id, keep, drop, distances,
+    keep_index, drop_indexes). Every dropped document forms a pair with the
+    kept one (the representative rule)."""
+
+    @property
+    def id(self) -> int: ...  # 1, 2, ... in keep order of the kept documents
+    @property
+    def keep(self) -> Union[str, bytes]: ...  # the kept document's key
+    @property
+    def drop(self) -> list[Union[str, bytes]]: ...  # dropped keys, input order
+    @property
+    def distances(self) -> list[int]: ...  # bits from each dropped one to the kept one
+    @property
+    def keep_index(self) -> int: ...
+    @property
+    def drop_indexes(self) -> list[int]: ...
+
+def dedupe(
+    docs: Iterable[DedupeTuple],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: str = "first",
+    out: str = "pairs",
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> Union[list[Pair], dict[int, Cluster], list[Union[str, bytes]]]:
+    """The near-duplicates of a corpus, without a database: a Dedupe (see
+    there for the options) fed docs, read once, closed. The result is what
+    `neardup dedupe --out OUT` prints for the same documents:
+      out="pairs": every Pair, as found (the self-join's, then banding's);
+      out="clusters": {id: Cluster} for clusters of two or more, in id order;
+      out="keep": the keys to keep (one a cluster, singletons too), input order;
+      out="drop": the keys to drop, input order.
+    Raises InvalidArgumentError for a bad out or option."""
+
+class Dedupe:
+    """The library's corpus dedupe (nd_dedupe_*): add every document, then
+    read the results. Memory: 8 bytes a document (16 with keep="score" or
+    "longest") and the sorts, within `memory`; keys and sketches go to
+    unlinked scratch files. No text is kept.
+
+    A pair is two documents whose fingerprints lie within k bits and whose
+    min-hash sketches estimate a resemblance of at least min_resemblance
+    (or, with min_containment C > 0, a containment of at least C).
+      k: largest distance in bits, 0..64 (default 24; 3 when no document
+         has text or min_resemblance=0, where k <= 8);
+      min_resemblance: in (0, 1], default 0.85; 0 = by fingerprint
+         distance alone (as `neardup dedupe --min-resemblance 0`);
+      min_containment: in [0, 1], default 0 (off);
+      keep: which document of a cluster stays: "first" (input order),
+         "score" (the highest score), "longest" (the longest text);
+      memory: bytes for the sorts (default 256 MiB, at least 1024); a
+         larger sort is split into partitions, same results;
+      features, cjk_bigrams, title_weight, stopwords: as fingerprint();
+      html: texts are HTML (add(..., html=) decides per document);
+      scratch_dir: where the scratch files go (default
+         tempfile.gettempdir(), so $TMPDIR as the CLI); DiskIOError when
+         they cannot be created;
+      bytes_keys: return keys as bytes instead of str.
+    Bad options raise InvalidArgumentError.
+
+    The first result call closes the corpus (a later add raises
+    InvalidArgumentError); the results may be read again, in any view.
+    Calls release the GIL while the library works (a text of 2 KB or
+    more is signed without it; the walks take it once per 1024 results).
+    The handle serves one call at a time: another thread's call waits for
+    it; a call made from inside one of its own calls on the same thread
+    (from a __del__ the collector runs during a walk) raises
+    InvalidArgumentError. A generator feeding add_many may call the Dedupe
+    between documents. Use it as a context
+    manager or call close(); a Dedupe collected unclosed is freed then
+    (memory and scratch files). After close() every call raises
+    InvalidArgumentError.
+    """
+
+    def __init__(
+        self,
+        *,
+        k: int | None = None,
+        min_resemblance: float | None = None,
+        min_containment: float | None = None,
+        keep: str = "first",
+        memory: int | None = None,
+        features: str | None = None,
+        html: bool = False,
+        scratch_dir: PathLike | None = None,
+        cjk_bigrams: bool | None = None,
+        title_weight: int | None = None,
+        stopwords: Iterable[str] | None = None,
+        bytes_keys: bool = False,
+    ) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    def add(self, key: Key, text: Text, score: float = 0.0, html: bool | None = None) -> None:
+        """Add a document with text (keys may repeat; score serves
+        keep="score"). Raises LimitError for a text over MAX_DOC_BYTES."""
+    def add_fingerprint(self, key: Key, fingerprint: int, score: float = 0.0) -> None:
+        """Add a document known by its fingerprint only."""
+    def add_many(self, docs: Iterable[DedupeTuple], /) -> None:
+        """add() (or add_fingerprint() for an int text) each tuple, streamed
+        from any iterable; a library error names the document's position."""
+    def pairs(self) -> list[Pair]:
+        """Every pair, each once, as found."""
+    def clusters(self) -> dict[int, Cluster]:
+        """The clusters of two or more documents, by id (keep order)."""
+    def keep(self) -> list[Union[str, bytes]]:
+        """The keys to keep, in input order."""
+    def drop(self) -> list[Union[str, bytes]]:
+        """The keys to drop, in input order."""
+    def stats(self) -> dict:
+        """{"documents", "texts", "distinct", "pairs", "by_containment", "k"}
+        (nd_dedupe_stats: distinct once clustered; pairs of the last walk
+        that joined; k the distance in effect)."""
+    def __len__(self) -> int:
+        """Documents added."""
+    def close(self) -> None:
+        """Free the handle, its memory and scratch files; waits for another
+        thread's call in progress."""
+    def __enter__(self) -> Dedupe: ...
+    def __exit__(self, *exc: object) -> None: ...

@@ -1,8 +1,9 @@
 /*
  * _neardup.c — the `neardup._neardup` module: its functions (fingerprint,
- * distance), its result types (Match, Document, BatchMatch: struct
+ * distance, dedupe), its result types (Match, Document, BatchMatch: struct
  * sequences, i.e. named tuples built in C) and its initialisation, which
- * adds the exceptions (py_util.c) and the Database type (py_db.c).
+ * adds the exceptions (py_util.c), the Database type (py_db.c) and the
+ * Dedupe type with its results (py_dedupe.c, py_dedupe_walk.c).
  *
  * The package `neardup` (__init__.py) re-exports all of it; __init__.pyi
  * documents every signature.
@@ -146,6 +147,12 @@ static PyMethodDef module_methods[] = {
      "title_weight=None, stopwords=None)\n--\n\nThe 64-bit simhash of a text (str or bytes)."},
     {"distance", (PyCFunction)(void (*)(void))mod_distance, METH_FASTCALL,
      "distance($module, a, b, /)\n--\n\nHamming distance between two fingerprints."},
+    {"dedupe", (PyCFunction)(void (*)(void))pynd_mod_dedupe, METH_VARARGS | METH_KEYWORDS,
+     "dedupe($module, docs, *, k=None, min_resemblance=None, min_containment=None, "
+     "keep='first', out='pairs', memory=None, features=None, html=False, scratch_dir=None, "
+     "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False)\n--\n\n"
+     "The near-duplicates of an iterable of (key, text[, score]): out='pairs' (a list of "
+     "Pair), 'clusters' ({id: Cluster}), 'keep' or 'drop' (lists of keys)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -169,7 +176,7 @@ PyMODINIT_FUNC PyInit__neardup(void)
     pynd_BatchMatchType = PyStructSequence_NewType(&batch_desc);
     if (!pynd_MatchType || !pynd_DocumentType || !pynd_BatchMatchType ||
         PyType_Ready(&pynd_DatabaseType) < 0 || PyType_Ready(&pynd_IterType) < 0 ||
-        pynd_errors_init(mod) < 0 || add_type(mod, "Match", pynd_MatchType) < 0 ||
+        pynd_errors_init(mod) < 0 || pynd_dedupe_types_init(mod) < 0 || add_type(mod, "Match", pynd_MatchType) < 0 ||
         add_type(mod, "Document", pynd_DocumentType) < 0 ||
         add_type(mod, "BatchMatch", pynd_BatchMatchType) < 0 ||
         add_type(mod, "Database", &pynd_DatabaseType) < 0 ||

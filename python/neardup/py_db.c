@@ -71,8 +71,7 @@ void pynd_db_results_done(pynd_db *self, nd_results *res)
     }
 }
 
-/* Sleep a millisecond without the GIL (close() waiting for other calls). */
-static void nap(void)
+void pynd_nap(void)
 {
     Py_BEGIN_ALLOW_THREADS
     usleep(1000);
@@ -84,13 +83,13 @@ static void nap(void)
 static int close_handle(pynd_db *self)
 {
     if (self->closing) { /* another thread closes it: wait for that */
-        while (self->db) nap();
+        while (self->db) pynd_nap();
         return 0;
     }
     if (!self->db) return 0;
     self->closing = 1;
     pynd_db_stop_iters(self);
-    while (self->users > 0) nap();
+    while (self->users > 0) pynd_nap();
     nd_db *db = self->db;
     int rc;
     Py_BEGIN_ALLOW_THREADS

@@ -2,7 +2,8 @@
  * py_neardup.h — what the files of the `neardup._neardup` CPython extension
  * share: the exception classes, argument parsing and conversions
  * (py_util.c), the result types (_neardup.c), the Database type (py_db.c,
- * py_db_docs.c) and its document iterator (py_db_iter.c).
+ * py_db_docs.c) and its document iterator (py_db_iter.c), the Dedupe type
+ * and dedupe() (py_dedupe.c) with their results (py_dedupe_walk.c).
  *
  * The extension is a thin layer over <neardup.h>, the only neardup header
  * it includes: every call converts its arguments while holding the GIL,
@@ -162,5 +163,44 @@ PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t narg
  * iterator (waits for their reader threads, with the GIL released). */
 PyObject *pynd_db_iter(PyObject *self);
 void pynd_db_stop_iters(pynd_db *self);
+
+/* Sleep a millisecond without the GIL (waiting for another thread's call). */
+void pynd_nap(void);
+
+/* ---- Dedupe (py_dedupe.c, py_dedupe_walk.c) ------------------------------ */
+
+typedef struct pynd_dedupe {
+    PyObject_HEAD
+    nd_dedupe *dd;        /* NULL once closed */
+    int busy;             /* a call uses dd (changed only with the GIL held) */
+    unsigned long owner;  /* the thread of that call */
+    int html;             /* texts are HTML unless a call says otherwise */
+    int bytes_keys;       /* return keys as bytes instead of str */
+    PyObject *weakrefs;
+} pynd_dedupe;
+
+extern PyTypeObject pynd_DedupeType;
+/* neardup.Pair and neardup.Cluster: the results of the walks. */
+extern PyTypeObject *pynd_PairType;
+extern PyTypeObject *pynd_ClusterType;
+
+/* Ready Dedupe, create Pair and Cluster, add the three to mod.
+ * @return 0, or -1 with an exception set. */
+int pynd_dedupe_types_init(PyObject *mod);
+
+/* Start a call on the handle: raises InvalidArgumentError when closed or
+ * re-entered from the same thread; waits (GIL released) while another
+ * thread's call runs. @return 0 or -1. */
+int pynd_dedupe_enter(pynd_dedupe *self);
+void pynd_dedupe_leave(pynd_dedupe *self);
+
+/* The walks (py_dedupe_walk.c): lists of Pair, {id: Cluster}, key lists. */
+PyObject *pynd_dedupe_pairs(pynd_dedupe *self, PyObject *unused);
+PyObject *pynd_dedupe_clusters(pynd_dedupe *self, PyObject *unused);
+PyObject *pynd_dedupe_keep(pynd_dedupe *self, PyObject *unused);
+PyObject *pynd_dedupe_drop(pynd_dedupe *self, PyObject *unused);
+
+/* neardup.dedupe(docs, **options): a Dedupe fed docs, read once, closed. */
+PyObject *pynd_mod_dedupe(PyObject *mod, PyObject *args, PyObject *kwds);
 
 #endif /* PY_NEARDUP_H */

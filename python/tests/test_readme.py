@@ -1,6 +1,7 @@
 """The README's Python example (the first ```python block of its "Python"
 section), run as written on a JSONL corpus of the shipped licence texts
-with an edited copy of one of them."""
+with edited copies of two of them; it drops what `neardup dedupe --out
+drop` drops."""
 
 import json
 import re
@@ -22,32 +23,31 @@ def write_jsonl(path, docs):
             f.write(json.dumps({"id": doc_id, "text": text}) + "\n")
 
 
-def run(script, corpus, cwd):
-    return subprocess.run([sys.executable, str(script), str(corpus)], cwd=cwd, check=True,
-                          capture_output=True, text=True)
-
-
 def test_example_is_ten_lines():
     assert len(example().strip().splitlines()) == 10
 
 
-def test_example_dedupes_a_jsonl_file(tmp_path):
+def test_example_dedupes_a_jsonl_file(tmp_path, cli):
     script = tmp_path / "dedupe.py"
     script.write_text(example())
     texts = {p.name: p.read_text("utf-8") for p in sorted(TEXTS.iterdir())}
     copy = "Retrieved on 2026-11-22 from a mirror.\n" + texts["GPL-3"]
     docs = list(texts.items())
     docs.insert(list(texts).index("GPL-3") + 1, ("GPL-3-copy", copy))
+    docs.insert(0, ("Apache-first", texts["Apache-2.0"].replace("License", "Licence")))
     docs.append(("GPL-3-again", texts["GPL-3"]))
+    docs.append((7, "An integer id, and a text of its own."))
     write_jsonl(tmp_path / "corpus.jsonl", docs)
-    out = run(script, "corpus.jsonl", tmp_path)
+    out = subprocess.run([sys.executable, str(script), "corpus.jsonl"], cwd=tmp_path,
+                         check=True, capture_output=True, text=True)
     kept = [json.loads(line)["id"] for line in out.stdout.splitlines()]
-    assert kept == list(texts)  # every original, in input order
-    assert out.stderr.splitlines() == ["GPL-3-copy: near-duplicate of GPL-3",
-                                       "GPL-3-again: near-duplicate of GPL-3"]
-    # The store remembers: a later file is checked against all seen before.
-    write_jsonl(tmp_path / "more.jsonl", [("new", "A text of its own, about nothing."),
-                                         ("apache-copy", texts["Apache-2.0"])])
-    out = run(script, "more.jsonl", tmp_path)
-    assert [json.loads(line)["id"] for line in out.stdout.splitlines()] == ["new"]
-    assert out.stderr == "apache-copy: near-duplicate of Apache-2.0\n"
+    # Every original but Apache-2.0, whose edited copy came first; in order.
+    assert kept == ["Apache-first"] + [k for k in texts if k != "Apache-2.0"] + [7]
+    assert out.stderr == "3 near-duplicates dropped\n"
+    # The lines are copied as they are, and the CLI drops the same ones.
+    lines = (tmp_path / "corpus.jsonl").read_text("utf-8").splitlines(keepends=True)
+    assert out.stdout == "".join(l for l in lines if json.loads(l)["id"] in kept)
+    drop = subprocess.run([cli, "dedupe", "--format", "jsonl", "--out", "drop",
+                           str(tmp_path / "corpus.jsonl")], check=True, capture_output=True,
+                          text=True).stdout.split()
+    assert sorted(drop) == ["Apache-2.0", "GPL-3-again", "GPL-3-copy"]
