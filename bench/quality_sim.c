@@ -6,10 +6,11 @@
  * Each document's features are the ones its fingerprint is made from
  * (nd_features, default options: word 3-shingles after NFKC and case
  * folding); its fingerprint is nd_fingerprint's. A design is
- * SKETCH,BANDSxROWS[i][s],R[,kK][,all]: candidates are the documents
+ * SKETCH,BANDSxROWS[i][s|f],R[,kK][,all|allrep]: candidates are the documents
  * within K bits (default 3) or sharing a band key (BANDSxROWS bins of a
- * one-permutation sketch, consecutive or with "i" interleaved, densified
- * by rotation or with "s" spread; "0" for none), and a candidate is
+ * one-permutation sketch, consecutive or with "i" interleaved, empty bins
+ * filled by rotation, with "s" spread or with "f" rounds -- with "f" and a
+ * larger fssBxb SKETCH, its first bins; "0" for none), and a candidate is
  * accepted when the SKETCH (quality_sketch.h) estimates a resemblance >= R. Two uses, written in
  * neardup's own output formats so that bench/quality_score.py judges them
  * exactly as it judges the engine:
@@ -18,7 +19,8 @@
  *           (its band keys indexed): OUT.LABEL.stream, lines new<TAB>KEY or
  *           dup<TAB>KEY<TAB>MATCH<TAB>DIST. With "all" a dup document is
  *           indexed too (a store that remembers the sketches of the copies
- *           it turned away, so that a later copy of a copy still meets it).
+ *           it turned away, so that a later copy of a copy still meets it);
+ *           "allrep" names the new document behind the matched copy instead.
  *   pairs   every candidate pair of the whole corpus that is accepted:
  *           OUT.LABEL.pairs, lines KEY1<TAB>KEY2<TAB>DIST.
  * LABEL is the design with commas as underscores. Per design one line
@@ -26,6 +28,10 @@
  *   document<TAB>pair candidates a document<TAB>share of the truth's
  *   J >= 0.9 pairs that are candidates<TAB>same for 0.8 <= J < 0.9<TAB>
  *   P(0.9)<TAB>P(0.8) (a band catches a pair of that J, independent bins)
+ *   <TAB>microseconds a document to build the sketch<TAB>and the band keys
+ *   (CPU time, from the distinct feature hashes; a plain implementation)
+ *   <TAB>1 if the band keys come from the sketch's own bins (one
+ *   computation in a real implementation), else 0
  * With --truth (bench/quality_truth.py's pairs, by document index) the two
  * candidate shares are measured; otherwise they are printed as -1.
  *
@@ -37,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <neardup.h>
 
@@ -55,8 +62,11 @@ typedef struct design {
     qs_design sketch;
     unsigned bands, rows, k;
     int interleaved; /* band b takes bins b, b + bands, ... */
-    int spread;      /* band bins densified by spreading, not rotation */
+    qs_fill fill;    /* how the band sketch's empty bins are filled */
+    unsigned bins;   /* bins of the band sketch: the SKETCH's when it is
+                      * fssBxb and the bands are "f" (one computation) */
     int all; /* the stream indexes every document, dups included */
+    int rep; /* ... and names a dup's stored representative as the match */
     double r;
 } design;
 
@@ -69,6 +79,13 @@ static void die(const char *what)
 {
     fprintf(stderr, "quality_sim: %s\n", what);
     exit(1);
+}
+
+static double now(void) /* this thread's CPU time: the machine may be busy */
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static void *xmalloc(size_t n)
@@ -167,7 +184,7 @@ static truth_pair *load_truth(const char *path, size_t *out_n)
     return t;
 }
 
-/* ---- a set of 64-bit values (pairs, or band keys to their postings) ----- */
+/* ---- a map of 64-bit keys (band keys) to 32-bit values ------------------ */
 
 typedef struct u64_map {
     uint64_t *key; /* 0 = empty slot (callers never insert 0) */
@@ -182,8 +199,8 @@ static size_t map_slot(const u64_map *m, uint64_t k)
     return s;
 }
 
-/* The value slot of k, inserted with value init when absent; *fresh tells. */
-static uint32_t *map_get(u64_map *m, uint64_t k, uint32_t init, int *fresh)
+/* The value slot of k, inserted with value 0 when absent. */
+static uint32_t *map_put(u64_map *m, uint64_t k)
 {
     if (2 * (m->used + 1) > m->cap) { /* grow: load stays <= 1/2 */
         u64_map g = {0};
@@ -203,18 +220,20 @@ static uint32_t *map_get(u64_map *m, uint64_t k, uint32_t init, int *fresh)
         *m = g;
     }
     size_t s = map_slot(m, k);
-    *fresh = !m->key[s];
-    if (*fresh) {
+    if (!m->key[s]) {
         m->key[s] = k;
-        m->val[s] = init;
+        m->val[s] = 0;
         m->used++;
     }
     return &m->val[s];
 }
 
-static int map_has(const u64_map *m, uint64_t k)
+/* The value of k, or 0 when absent. */
+static uint32_t map_find(const u64_map *m, uint64_t k)
 {
-    return m->cap && m->key[map_slot(m, k)] == k;
+    if (!m->cap) return 0;
+    size_t s = map_slot(m, k);
+    return m->key[s] == k ? m->val[s] : 0;
 }
 
 static void map_free(u64_map *m)
@@ -238,12 +257,16 @@ typedef struct pair_buf {
     size_t n, cap;
 } pair_buf;
 
+static void pair_push(pair_buf *b, uint64_t v)
+{
+    if (b->n == b->cap) b->p = xrealloc(b->p, (b->cap = b->cap ? 2 * b->cap : 4096) * sizeof *b->p);
+    b->p[b->n++] = v;
+}
+
 static int pair_cb(size_t i, size_t j, unsigned dist, void *payload)
 {
     (void)dist;
-    pair_buf *b = payload;
-    if (b->n == b->cap) b->p = xrealloc(b->p, (b->cap = b->cap ? 2 * b->cap : 4096) * sizeof *b->p);
-    b->p[b->n++] = (uint64_t)j << 32 | i;
+    pair_push(payload, (uint64_t)j << 32 | i);
     return 0;
 }
 
@@ -280,8 +303,7 @@ static void band_insert(band_index *bi, uint64_t key, uint32_t d)
         bi->doc = xrealloc(bi->doc, bi->cap * sizeof *bi->doc);
         bi->next = xrealloc(bi->next, bi->cap * sizeof *bi->next);
     }
-    int fresh;
-    uint32_t *h = map_get(&bi->head, key | 1, 0, &fresh);
+    uint32_t *h = map_put(&bi->head, key | 1);
     bi->doc[bi->n] = d;
     bi->next[bi->n] = *h;
     *h = (uint32_t)++bi->n;
@@ -340,6 +362,7 @@ static void run_stream(const corpus *c, const design *d, const qs_sketches *sk, 
     uint8_t *stored = calloc(c->n ? c->n : 1, 1);
     if (!stored) die("out of memory");
     stream_pick p = {sk, stored, xmalloc((c->n ? c->n : 1) * sizeof *p.stamp), 0, -1, -1, 0};
+    uint32_t *rep = xmalloc((c->n ? c->n : 1) * sizeof *rep); /* the new document behind each */
     for (size_t i = 0; i < c->n; i++) p.stamp[i] = UINT32_MAX;
     for (uint32_t j = 0; j < c->n; j++) {
         p.doc = j;
@@ -348,16 +371,15 @@ static void run_stream(const corpus *c, const design *d, const qs_sketches *sk, 
         for (size_t x = nl->near_at[j]; x < nl->near_at[j + 1]; x++) consider(&p, nl->near[x]);
         for (unsigned b = 0; b < d->bands; b++) {
             uint64_t key = bkeys[(size_t)j * d->bands + b] | 1;
-            if (!map_has(&bi.head, key)) continue;
-            int fresh;
-            for (uint32_t e = *map_get(&bi.head, key, 0, &fresh); e; e = bi.next[e - 1])
-                consider(&p, bi.doc[e - 1]);
+            for (uint32_t e = map_find(&bi.head, key); e; e = bi.next[e - 1]) consider(&p, bi.doc[e - 1]);
         }
         if (p.best >= 0 && p.best_e >= d->r) {
-            fprintf(out, "dup\t%s\t%s\t%u\n", c->key[j], c->key[p.best],
-                    nd_hamming(c->fp[j], c->fp[p.best]));
+            uint32_t m = d->rep ? rep[p.best] : (uint32_t)p.best;
+            rep[j] = rep[p.best];
+            fprintf(out, "dup\t%s\t%s\t%u\n", c->key[j], c->key[m], nd_hamming(c->fp[j], c->fp[m]));
             if (!d->all) continue;
         } else {
+            rep[j] = j;
             fprintf(out, "new\t%s\n", c->key[j]);
         }
         stored[j] = 1;
@@ -366,6 +388,7 @@ static void run_stream(const corpus *c, const design *d, const qs_sketches *sk, 
     st->stream_cand = c->n ? (double)p.cand / c->n : 0;
     free(stored);
     free(p.stamp);
+    free(rep);
     band_free(&bi);
 }
 
@@ -381,41 +404,77 @@ static int cmp_entry(const void *x, const void *y)
     return a->doc < b->doc ? -1 : a->doc > b->doc;
 }
 
-/* Pair keys are (earlier + 1) << 32 | later, never 0. */
-static void add_pair(u64_map *pairs, uint32_t a, uint32_t b)
+/* Candidates of a band layout and bit distance, shared by the designs
+ * that differ only in sketch or R: each document's band keys, the
+ * documents within k bits, and every candidate pair of the corpus. */
+typedef struct cand_set {
+    int valid;
+    unsigned bands, rows, k;
+    int interleaved;
+    qs_fill fill;
+    unsigned bins;
+    uint64_t *bkeys; /* bands a document */
+    near_list nl;
+    uint64_t *pairs; /* ascending; (earlier + 1) << 32 | later, never 0 */
+    size_t npairs;
+    double cand9, cand8; /* shares of the truth's pairs that are candidates */
+    double band_us;      /* microseconds a document to compute its band keys */
+} cand_set;
+
+static int cand_same(const cand_set *cs, const design *d)
 {
-    int fresh;
-    uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
-    map_get(pairs, (uint64_t)(lo + 1) << 32 | hi, 0, &fresh);
+    return cs->valid && cs->bands == d->bands && cs->rows == d->rows && cs->k == d->k &&
+           cs->interleaved == d->interleaved && cs->fill == d->fill && cs->bins == d->bins;
 }
 
-static void run_pairs(const corpus *c, const design *d, const qs_sketches *sk, const near_list *nl,
-                      const uint64_t *bkeys, const truth_pair *truth, size_t ntruth, FILE *out,
-                      sim_stats *st)
+static void cand_free(cand_set *cs)
 {
-    u64_map pairs = {0};
+    free(cs->bkeys);
+    free(cs->nl.near);
+    free(cs->nl.near_at);
+    free(cs->pairs);
+    memset(cs, 0, sizeof *cs);
+}
+
+static int pair_found(const cand_set *cs, uint64_t key)
+{
+    return bsearch(&key, cs->pairs, cs->npairs, sizeof key, cmp_u64) != NULL;
+}
+
+static void cand_build(cand_set *cs, const corpus *c, const design *d, const truth_pair *truth,
+                       size_t ntruth)
+{
+    cand_free(cs);
+    *cs = (cand_set){1, d->bands, d->rows, d->k, d->interleaved, d->fill, d->bins, NULL, {0}, NULL, 0, -1, -1, 0};
+    cs->bkeys = xmalloc((c->n ? c->n : 1) * (d->bands ? d->bands : 1) * sizeof *cs->bkeys);
+    double t0 = now();
+    for (size_t x = 0; x < c->n && d->bands; x++)
+        qs_band_keys(cs->bkeys + x * d->bands, d->bands, d->rows, d->bins, d->interleaved, d->fill,
+                     c->feat[x], c->nfeat[x]);
+    cs->band_us = c->n ? (now() - t0) * 1e6 / c->n : 0;
+    near_build(&cs->nl, c, d->k);
+    pair_buf pb = {0};
     for (uint32_t j = 0; j < c->n; j++)
-        for (size_t x = nl->near_at[j]; x < nl->near_at[j + 1]; x++) add_pair(&pairs, nl->near[x], j);
+        for (size_t x = cs->nl.near_at[j]; x < cs->nl.near_at[j + 1]; x++)
+            pair_push(&pb, (uint64_t)(cs->nl.near[x] + 1) << 32 | j);
     band_entry *e = xmalloc((c->n ? c->n : 1) * sizeof *e);
     for (unsigned b = 0; b < d->bands; b++) {
-        for (uint32_t i = 0; i < c->n; i++) e[i] = (band_entry){bkeys[(size_t)i * d->bands + b], i};
+        for (uint32_t i = 0; i < c->n; i++) e[i] = (band_entry){cs->bkeys[(size_t)i * d->bands + b], i};
         qsort(e, c->n, sizeof *e, cmp_entry);
-        for (size_t s = 0, t; s < c->n; s = t) {
+        for (size_t s = 0, t; s < c->n; s = t)
             for (t = s + 1; t < c->n && e[t].key == e[s].key; t++)
-                for (size_t u = s; u < t; u++) add_pair(&pairs, e[u].doc, e[t].doc);
-        }
+                for (size_t u = s; u < t; u++) pair_push(&pb, (uint64_t)(e[u].doc + 1) << 32 | e[t].doc);
     }
     free(e);
-    for (size_t s = 0; s < pairs.cap; s++) {
-        if (!pairs.key[s]) continue;
-        uint32_t a = (uint32_t)(pairs.key[s] >> 32) - 1, b = (uint32_t)pairs.key[s];
-        if (qs_estimate(sk, a, b) >= d->r)
-            fprintf(out, "%s\t%s\t%u\n", c->key[a], c->key[b], nd_hamming(c->fp[a], c->fp[b]));
-    }
-    st->pair_cand = c->n ? (double)pairs.used / c->n : 0;
+    qsort(pb.p, pb.n, sizeof *pb.p, cmp_u64);
+    size_t m = 0;
+    for (size_t x = 0; x < pb.n; x++)
+        if (m == 0 || pb.p[x] != pb.p[m - 1]) pb.p[m++] = pb.p[x];
+    cs->pairs = pb.p;
+    cs->npairs = m;
     size_t n9 = 0, f9 = 0, n8 = 0, f8 = 0;
     for (size_t x = 0; x < ntruth; x++) {
-        int found = map_has(&pairs, (uint64_t)(truth[x].a + 1) << 32 | truth[x].b);
+        int found = pair_found(cs, (uint64_t)(truth[x].a + 1) << 32 | truth[x].b);
         if (truth[x].j >= 0.9) {
             n9++;
             f9 += (size_t)found;
@@ -424,9 +483,21 @@ static void run_pairs(const corpus *c, const design *d, const qs_sketches *sk, c
             f8 += (size_t)found;
         }
     }
-    st->cand9 = n9 ? (double)f9 / n9 : -1;
-    st->cand8 = n8 ? (double)f8 / n8 : -1;
-    map_free(&pairs);
+    cs->cand9 = n9 ? (double)f9 / n9 : -1;
+    cs->cand8 = n8 ? (double)f8 / n8 : -1;
+}
+
+static void run_pairs(const corpus *c, const design *d, const qs_sketches *sk, const cand_set *cs,
+                      FILE *out, sim_stats *st)
+{
+    for (size_t x = 0; x < cs->npairs; x++) {
+        uint32_t a = (uint32_t)(cs->pairs[x] >> 32) - 1, b = (uint32_t)cs->pairs[x];
+        if (qs_estimate(sk, a, b) >= d->r)
+            fprintf(out, "%s\t%s\t%u\n", c->key[a], c->key[b], nd_hamming(c->fp[a], c->fp[b]));
+    }
+    st->pair_cand = c->n ? (double)cs->npairs / c->n : 0;
+    st->cand9 = cs->cand9;
+    st->cand8 = cs->cand8;
 }
 
 /* ---- designs ------------------------------------------------------------ */
@@ -438,24 +509,29 @@ static void parse_design(design *d, const char *spec)
     if (strlen(spec) >= sizeof buf) die("design too long");
     strcpy(buf, spec);
     for (char *p = strtok(buf, ","); p && np < 5; p = strtok(NULL, ",")) parts[np++] = p;
-    if (np < 3) die("a design is SKETCH,BANDSxROWS[i][s],R[,kK][,all]");
+    if (np < 3) die("a design is SKETCH,BANDSxROWS[i][s|f],R[,kK][,all|allrep]");
     if (qs_parse(&d->sketch, parts[0])) die("unknown sketch (lib128, ophBxb, bottomK, exact)");
     d->bands = d->rows = 0;
     char flags[8] = "";
     if (strcmp(parts[1], "0") != 0 &&
         (sscanf(parts[1], "%ux%u%7s", &d->bands, &d->rows, flags) < 2 ||
-         strspn(flags, "is") != strlen(flags) || !d->bands || !d->rows || d->rows > 64 ||
+         strspn(flags, "isf") != strlen(flags) || !d->bands || !d->rows || d->rows > 64 ||
          d->bands * d->rows > 4096))
-        die("bands are BANDSxROWS[i][s] (rows <= 64, at most 4096 bins) or 0");
+        die("bands are BANDSxROWS[i][s|f] (rows <= 64, at most 4096 bins) or 0");
     d->interleaved = strchr(flags, 'i') != NULL;
-    d->spread = strchr(flags, 's') != NULL;
+    d->fill = strchr(flags, 'f') ? QS_FILL_ROUNDS : strchr(flags, 's') ? QS_FILL_SPREAD : QS_FILL_ROTATE;
+    d->bins = d->bands * d->rows;
+    if (d->fill == QS_FILL_ROUNDS && d->sketch.kind == QS_OPH && d->sketch.fill == QS_FILL_ROUNDS &&
+        d->sketch.size > d->bins)
+        d->bins = d->sketch.size;
     d->r = atof(parts[2]);
     d->k = 3;
-    d->all = 0;
+    d->all = d->rep = 0;
     for (unsigned x = 3; x < np; x++) {
         if (strcmp(parts[x], "all") == 0) d->all = 1;
+        else if (strcmp(parts[x], "allrep") == 0) d->all = d->rep = 1;
         else if (parts[x][0] == 'k' && parts[x][1]) d->k = (unsigned)atoi(parts[x] + 1);
-        else die("a design's options are kK (bits, default 3) and all");
+        else die("a design's options are kK (bits, default 3), all and allrep");
     }
     if (d->k > 8) die("K is at most 8 (the self-join's limit)");
     snprintf(d->label, sizeof d->label, "%s", spec);
@@ -479,37 +555,31 @@ int main(int argc, char **argv)
     truth_pair *truth = truth_path ? load_truth(truth_path, &ntruth) : NULL;
     for (size_t x = 0; x < ntruth; x++)
         if (truth[x].a >= truth[x].b || truth[x].b >= c.n) die("truth pair out of range");
-    near_list nl = {0};
-    unsigned nl_k = ~0u;
+    cand_set cs = {0};
     for (; i < argc; i++) {
         design d;
         parse_design(&d, argv[i]);
-        if (d.k != nl_k) {
-            free(nl.near);
-            free(nl.near_at);
-            near_build(&nl, &c, d.k);
-            nl_k = d.k;
-        }
+        if (!cand_same(&cs, &d)) cand_build(&cs, &c, &d, truth, ntruth);
         qs_sketches sk;
+        double t0 = now();
         if (qs_build(&sk, &d.sketch, c.n, c.feat, c.nfeat)) die("out of memory");
-        uint64_t *bkeys = xmalloc((c.n ? c.n : 1) * (d.bands ? d.bands : 1) * sizeof *bkeys);
-        for (size_t x = 0; x < c.n && d.bands; x++)
-            qs_band_keys(bkeys + x * d.bands, d.bands, d.rows, d.interleaved, d.spread, c.feat[x],
-                         c.nfeat[x]);
+        double sketch_us = c.n ? (now() - t0) * 1e6 / c.n : 0;
         sim_stats st = {0};
         FILE *f = open_out(prefix, d.label, "stream");
-        run_stream(&c, &d, &sk, &nl, bkeys, f, &st);
+        run_stream(&c, &d, &sk, &cs.nl, cs.bkeys, f, &st);
         if (fclose(f)) die("cannot write the stream output");
         f = open_out(prefix, d.label, "pairs");
-        run_pairs(&c, &d, &sk, &nl, bkeys, truth, ntruth, f, &st);
+        run_pairs(&c, &d, &sk, &cs, f, &st);
         if (fclose(f)) die("cannot write the pairs output");
-        printf("SIM\t%s\t%zu\t%u\t%.2f\t%.2f\t%.4f\t%.4f\t%.4f\t%.4f\n", d.label, qs_bytes(&d.sketch),
-               d.bands, st.stream_cand, st.pair_cand, st.cand9, st.cand8,
+        int shared = d.bins > d.bands * d.rows || (d.fill == QS_FILL_ROUNDS && d.sketch.kind == QS_OPH &&
+                                                   d.sketch.fill == QS_FILL_ROUNDS && d.sketch.size == d.bins);
+        printf("SIM\t%s\t%zu\t%u\t%.2f\t%.2f\t%.4f\t%.4f\t%.4f\t%.4f\t%.2f\t%.2f\t%d\n", d.label,
+               qs_bytes(&d.sketch), d.bands, st.stream_cand, st.pair_cand, st.cand9, st.cand8,
                d.bands ? qs_band_catch(0.9, d.bands, d.rows) : 0,
-               d.bands ? qs_band_catch(0.8, d.bands, d.rows) : 0);
+               d.bands ? qs_band_catch(0.8, d.bands, d.rows) : 0, sketch_us, cs.band_us, shared);
         fflush(stdout);
-        free(bkeys);
         qs_free(&sk);
     }
+    cand_free(&cs);
     return 0;
 }

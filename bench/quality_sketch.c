@@ -26,21 +26,27 @@ int qs_parse(qs_design *out, const char *spec)
     unsigned a = 0, b = 0;
     char tail;
     if (strcmp(spec, "lib128") == 0) {
-        *out = (qs_design){QS_LIB, ND_SKETCH_BINS, 16, 0};
+        *out = (qs_design){QS_LIB, ND_SKETCH_BINS, 16, QS_FILL_ROTATE};
         return 0;
     }
     if (strcmp(spec, "exact") == 0) {
-        *out = (qs_design){QS_EXACT, 0, 0, 0};
+        *out = (qs_design){QS_EXACT, 0, 0, QS_FILL_ROTATE};
         return 0;
     }
-    int spread = strncmp(spec, "ophs", 4) == 0;
-    if (sscanf(spec + (spread ? 4 : 3), "%ux%u%c", &a, &b, &tail) == 2 && strncmp(spec, "oph", 3) == 0 &&
-        a >= 1 && a <= 4096 && b >= 1 && b <= 16) {
-        *out = (qs_design){QS_OPH, a, b, spread};
-        return 0;
+    static const struct {
+        const char *prefix;
+        qs_fill fill;
+    } oph[] = {{"ophs", QS_FILL_SPREAD}, {"oph", QS_FILL_ROTATE}, {"fss", QS_FILL_ROUNDS}};
+    for (unsigned x = 0; x < sizeof oph / sizeof oph[0]; x++) {
+        size_t l = strlen(oph[x].prefix);
+        if (strncmp(spec, oph[x].prefix, l) != 0) continue;
+        if (sscanf(spec + l, "%ux%u%c", &a, &b, &tail) == 2 && a >= 1 && a <= 4096 && b >= 1 && b <= 16) {
+            *out = (qs_design){QS_OPH, a, b, oph[x].fill};
+            return 0;
+        }
     }
     if (sscanf(spec, "bottom%u%c", &a, &tail) == 1 && a >= 1 && a <= 65535) {
-        *out = (qs_design){QS_BOTTOM, a, 32, 0};
+        *out = (qs_design){QS_BOTTOM, a, 32, QS_FILL_ROTATE};
         return 0;
     }
     return -1;
@@ -81,10 +87,52 @@ static void densify_spread(uint64_t *out, unsigned bins)
     free(raw);
 }
 
-/* Densified one-permutation minima of a set: out[0..bins), by rotation
- * (engine/resemble.c's) or spread. An empty set leaves every bin
- * UINT64_MAX. */
-static void oph_minima(uint64_t *out, unsigned bins, int spread, const uint64_t *feat, size_t n)
+/* Rounds (in the spirit of Dahlgaard, Knudsen and Thorup's fast similarity
+ * sketching, FOCS 2017): round 0 is one-permutation hashing; while a bin
+ * is empty, round r hashes every feature again, h_r(x) = mix(x ^ r), into
+ * bin h_r mod B with value h_r / B, and an empty bin takes the round's
+ * minimum. A bin's value is thus the minimum of (round, value) over the
+ * features, whose argument is uniform over the union of two sets: two
+ * documents agree on a bin with probability J, bins almost independent.
+ * Cost: n features a round, about (B / n) ln B rounds for n < B, so
+ * about B ln B hashes however short the text. */
+static void fill_rounds(uint64_t *out, unsigned bins, const uint64_t *feat, size_t n)
+{
+    uint64_t *v = malloc(bins * sizeof *v);
+    unsigned *round = malloc(bins * sizeof *round);
+    if (!v || !round) abort();
+    unsigned filled = 0;
+    for (unsigned i = 0; i < bins; i++) {
+        round[i] = UINT32_MAX;
+        filled += out[i] != UINT64_MAX;
+        if (out[i] != UINT64_MAX) {
+            v[i] = out[i];
+            round[i] = 0;
+        }
+    }
+    for (unsigned r = 1; filled < bins; r++) {
+        for (size_t f = 0; f < n; f++) {
+            uint64_t h = mix64(feat[f] ^ ((uint64_t)r * MIX));
+            unsigned bin = (unsigned)(h % bins);
+            if (round[bin] < r) continue; /* filled in an earlier round */
+            if (round[bin] == UINT32_MAX) {
+                round[bin] = r;
+                v[bin] = h / bins;
+                filled++;
+            } else if (h / bins < v[bin]) {
+                v[bin] = h / bins;
+            }
+        }
+    }
+    for (unsigned i = 0; i < bins; i++) out[i] = round[i] ? mix64(v[i] ^ ((uint64_t)round[i] << 58)) : v[i];
+    free(v);
+    free(round);
+}
+
+/* Densified one-permutation minima of a set: out[0..bins), empty bins
+ * filled by rotation (engine/resemble.c's), spread or rounds. An empty set
+ * leaves every bin UINT64_MAX. */
+static void oph_minima(uint64_t *out, unsigned bins, qs_fill fill, const uint64_t *feat, size_t n)
 {
     for (unsigned i = 0; i < bins; i++) out[i] = UINT64_MAX;
     for (size_t f = 0; f < n; f++) {
@@ -93,8 +141,12 @@ static void oph_minima(uint64_t *out, unsigned bins, int spread, const uint64_t 
         if (v < out[bin]) out[bin] = v;
     }
     if (n == 0) return;
-    if (spread) {
+    if (fill == QS_FILL_SPREAD) {
         densify_spread(out, bins);
+        return;
+    }
+    if (fill == QS_FILL_ROUNDS) {
+        fill_rounds(out, bins, feat, n);
         return;
     }
     /* From a filled bin f0 leftwards round the circle: each empty bin
@@ -173,7 +225,7 @@ int qs_build(qs_sketches *out, const qs_design *d, size_t n, uint64_t *const *fe
             lib_sketch(b, feat[i], nfeat[i]);
             continue;
         }
-        oph_minima(mins, d->size, d->spread, feat[i], nfeat[i]);
+        oph_minima(mins, d->size, d->fill, feat[i], nfeat[i]);
         for (unsigned k = 0; k < d->size; k++) b[k] = (uint16_t)(mins[k] & mask);
     }
     free(mins);
@@ -226,13 +278,13 @@ void qs_free(qs_sketches *s)
     memset(s, 0, sizeof *s);
 }
 
-void qs_band_keys(uint64_t *out, unsigned bands, unsigned rows, int interleaved, int spread,
-                  const uint64_t *feat, size_t nfeat)
+void qs_band_keys(uint64_t *out, unsigned bands, unsigned rows, unsigned bins, int interleaved,
+                  qs_fill fill, const uint64_t *feat, size_t nfeat)
 {
-    unsigned bins = bands * rows;
+    if (bins < bands * rows) bins = bands * rows;
     uint64_t *mins = malloc(bins * sizeof *mins), row[64];
     if (!mins || rows > 64) abort();
-    oph_minima(mins, bins, spread, feat, nfeat);
+    oph_minima(mins, bins, fill, feat, nfeat);
     for (unsigned b = 0; b < bands; b++) {
         for (unsigned r = 0; r < rows; r++) row[r] = mins[interleaved ? r * bands + b : b * rows + r];
         out[b] = nd_feature_hash(row, rows * sizeof *row) ^ ((uint64_t)(b + 1) * MIX);

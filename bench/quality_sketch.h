@@ -13,7 +13,8 @@
  *              König); the estimate corrects for chance equality:
  *              J = (E - 2^-b) / (1 - 2^-b), E the share of equal bins.
  *              B * b / 8 bytes. ophsBxb: empty bins filled by spread
- *              densification instead (see quality_sketch.c).
+ *              densification instead, fssBxb: by further rounds of
+ *              hashing (see quality_sketch.c).
  *   bottomK    the K smallest distinct feature hashes, each cut to its top
  *              32 bits (Broder's bottom-k). J is estimated on the K smallest
  *              of the union of two sketches; a set of fewer than K features
@@ -27,8 +28,8 @@
  * 40-shingle text holds about 3 distinct minima. Interleaved bands (band b
  * takes bins b, b + bands, b + 2 bands, ...) draw their rows from bins far
  * apart, whose sources differ, but a differing feature spoils a run of
- * neighbouring bins, so one row of many bands. Spread densification
- * (quality_sketch.c) avoids both.
+ * neighbouring bins, so one row of many bands. Spread densification and
+ * rounds (quality_sketch.c) avoid both.
  */
 #ifndef QUALITY_SKETCH_H
 #define QUALITY_SKETCH_H
@@ -38,11 +39,15 @@
 
 typedef enum { QS_LIB, QS_OPH, QS_BOTTOM, QS_EXACT } qs_kind;
 
+/* How the bins of a one-permutation sketch no feature reached are filled
+ * (quality_sketch.c). */
+typedef enum { QS_FILL_ROTATE, QS_FILL_SPREAD, QS_FILL_ROUNDS } qs_fill;
+
 typedef struct qs_design {
     qs_kind kind;
     unsigned size; /* bins, or K */
     unsigned bits; /* bits kept a bin (QS_LIB, QS_OPH) or a value (QS_BOTTOM) */
-    int spread;    /* QS_OPH: spread densification instead of rotation */
+    qs_fill fill;  /* QS_OPH */
 } qs_design;
 
 /* Sketches of n documents under one design. */
@@ -75,10 +80,12 @@ double qs_estimate(const qs_sketches *s, size_t a, size_t b);
 void qs_free(qs_sketches *s);
 
 /* The band keys of one document: out[0..bands) (band index mixed in, so
- * keys of different bands never meet); rows consecutive bins a band, or
- * interleaved (rows <= 64); bins densified by rotation or spread. */
-void qs_band_keys(uint64_t *out, unsigned bands, unsigned rows, int interleaved, int spread,
-                  const uint64_t *feat, size_t nfeat);
+ * keys of different bands never meet), from the first bands x rows bins of
+ * a sketch of max(bins, bands x rows) bins whose empty bins are filled as
+ * fill says (so a sketch and its bands can be one computation); rows
+ * consecutive bins a band, or interleaved (rows <= 64). */
+void qs_band_keys(uint64_t *out, unsigned bands, unsigned rows, unsigned bins, int interleaved,
+                  qs_fill fill, const uint64_t *feat, size_t nfeat);
 
 /* Probability that a pair of resemblance j shares a band (independent
  * bins assumed). */

@@ -20,7 +20,10 @@ brute() compares every pair (the check of the filter, on a sample).
 
 Corpus: JSON lines {"id": KEY, "text": TEXT} (what `neardup add --format
 jsonl` reads). Output: one line per pair, "I<TAB>J<TAB>RESEMBLANCE" with
-I < J the documents' line numbers from 0, sorted, resemblance to 6 places.
+I < J the documents' line numbers from 0, sorted, resemblance to 6 places;
+and OUT.stats, one line "TRUTH<TAB>NAME<TAB>documents<TAB>median words<TAB>
+pairs J >= T<TAB>pairs J >= 0.9<TAB>pairs J = 1" (NAME: the corpus file's
+name without .jsonl) for bench/quality_report.py.
 
 Usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t 0.8] [--check N]
   --check N  also compare the first N documents by brute force and stop
@@ -28,6 +31,7 @@ Usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t 0.8] [--check N]
 """
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -42,6 +46,7 @@ class Vocabulary:
 
     def __init__(self):
         self.ids = {}
+        self.last_words = 0  # tokens of the last text given to shingles()
 
     def shingles(self, text, w=W):
         """The set of word w-shingles of text (see the module comment)."""
@@ -52,6 +57,7 @@ class Vocabulary:
             if i is None:
                 i = ids[t] = len(ids) + 1
             toks.append(i)
+        self.last_words = len(toks)
         if not toks:
             return frozenset()
         if len(toks) < w:
@@ -73,8 +79,9 @@ def resemblance(a, b):
     return inter / (len(a) + len(b) - inter)
 
 
-def load(path):
-    """Keys and shingle sets of a JSON-lines corpus, in file order."""
+def load(path, words=None):
+    """Keys and shingle sets of a JSON-lines corpus, in file order (and the
+    texts' word counts appended to the list words, if given)."""
     voc = Vocabulary()
     keys, sets = [], []
     with open(path, encoding="utf-8") as f:
@@ -84,6 +91,8 @@ def load(path):
             rec = json.loads(line)
             keys.append(str(rec["id"]))
             sets.append(voc.shingles(rec["text"]))
+            if words is not None:
+                words.append(voc.last_words)
     return keys, sets
 
 
@@ -172,18 +181,23 @@ def main(argv):
     if len(args) != 2:
         sys.exit("usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t T] [--check N]")
     t0 = time.time()
-    keys, sets = load(args[0])
+    words = []
+    keys, sets = load(args[0], words)
     t1 = time.time()
     pairs = join(sets, t)
     t2 = time.time()
     write(args[1], pairs)
     n9 = sum(1 for p in pairs if p[2] >= 0.9)
     n10 = sum(1 for p in pairs if p[2] >= 1.0)
-    words = sorted(len(s) for s in sets)
-    print("truth %s: %d documents (median %d shingles), %d pairs with J >= %.2f, "
+    words.sort()
+    median = words[len(words) // 2] if words else 0
+    name = os.path.basename(args[0])
+    name = name[:-6] if name.endswith(".jsonl") else name
+    with open(args[1] + ".stats", "w") as f:
+        f.write("TRUTH\t%s\t%d\t%d\t%d\t%d\t%d\n" % (name, len(sets), median, len(pairs), n9, n10))
+    print("truth %s: %d documents (median %d words), %d pairs with J >= %.2f, "
           "%d with J >= 0.9, %d identical sets; load %.1f s, join %.1f s"
-          % (args[0], len(sets), words[len(words) // 2] if words else 0, len(pairs), t, n9,
-             n10, t1 - t0, t2 - t1))
+          % (args[0], len(sets), median, len(pairs), t, n9, n10, t1 - t0, t2 - t1))
     if check:
         sub = sets[:check]
         want = brute(sub, t)
