@@ -38,7 +38,7 @@ SIM=$B/bench/quality_sim
 
 # Designs: SKETCH,BANDSxROWS[flags],R[,kK][,all|allrep] (bench/quality_sim.c).
 # The first is the recommendation (bench/README.md).
-REC=fss256x4,8x8f,0.85,all
+REC=fss256x4,12x8f,0.85,all
 designs=("$REC"
     exact,16x8f,0.85,all          # the ceiling: exact resemblance of the features
     lib128,16x8,0.85              # today's dedupe rule (sketch, bands, R) in a store
@@ -58,7 +58,7 @@ designs=("$REC"
     fss256x4,16x8f,0.85 exact,16x8f,0.85 fss256x4,16x8f,0.85,allrep
     # candidates: bands only (k = 0), other band layouts
     fss256x4,16x8f,0.85,k0,all
-    fss256x4,6x8f,0.85,all fss256x4,10x8f,0.85,all fss256x4,12x8f,0.85,all
+    fss256x4,6x8f,0.85,all fss256x4,8x8f,0.85,all fss256x4,10x8f,0.85,all
     fss256x4,12x6f,0.85,all fss256x4,20x5f,0.85,all
     fss256x4,16x8,0.85,all fss256x4,16x8i,0.85,all fss256x4,16x8s,0.85,all)
 
