@@ -6,14 +6,14 @@
  * Each document's features are the ones its fingerprint is made from
  * (nd_features, default options: word 3-shingles after NFKC and case
  * folding); its fingerprint is nd_fingerprint's. A design is
- * SKETCH,BANDSxROWS[i][s|f],R[,kK][,all|allrep]: candidates are the documents
- * within K bits (default 3) or sharing a band key (BANDSxROWS bins of a
- * one-permutation sketch, consecutive or with "i" interleaved, empty bins
- * filled by rotation, with "s" spread or with "f" rounds -- with "f" and a
- * larger fssBxb SKETCH, its first bins; "0" for none), and a candidate is
- * accepted when the SKETCH (quality_sketch.h) estimates a resemblance >= R. Two uses, written in
- * neardup's own output formats so that bench/quality_score.py judges them
- * exactly as it judges the engine:
+ * SKETCH,BANDSxROWS[i][s|f],R[,kK][,all|allrep]: candidates are the
+ * documents within K bits (default 3) or sharing a band key (BANDSxROWS
+ * bins of a one-permutation sketch, consecutive or with "i" interleaved,
+ * empty bins filled by rotation, with "s" spread or with "f" rounds -- with
+ * "f" and a larger fssBxb SKETCH, its first bins; "0" for none), and a
+ * candidate is accepted when the SKETCH (quality_sketch.h) estimates a
+ * resemblance >= R. Two uses, written in neardup's own output formats so
+ * that bench/quality_score.py judges them exactly as it judges the engine:
  *   stream  documents in corpus order; a document is "dup" of the accepted
  *           stored candidate of highest estimate, else "new" and stored
  *           (its band keys indexed): OUT.LABEL.stream, lines new<TAB>KEY or
