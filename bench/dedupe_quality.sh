@@ -18,7 +18,9 @@
 #                 and languages), decompressed roff source, except .so
 #                 redirects and the gcloud pages
 #   gcloud__*     the gcloud man pages (many thousands, templated)
-# Empty files are left out. Ground truth and scoring: bench/dedupe_quality.c.
+# Empty files are left out (bench/quality_corpus.py builds it: the same
+# documents as its "docs" corpus). Ground truth and scoring:
+# bench/dedupe_quality.c.
 set -euo pipefail
 B=${1:?usage: dedupe_quality.sh BUILD_DIR [WORK_DIR] [-- SETTING...]}
 W=${2:-/tmp/nd-dedupe-quality}
@@ -29,40 +31,7 @@ DQ=$B/bench/dedupe_quality
 C=$W/corpus
 mkdir -p "$W"
 
-if [ ! -d "$C" ]; then
-    mkdir -p "$C.tmp"
-    python3 - "$C.tmp" <<'EOF'
-import glob, gzip, os, sys
-out = sys.argv[1]
-def put(name, data):
-    if not data.strip():
-        return
-    with open(os.path.join(out, name.replace('/', '_')), 'wb') as f:
-        f.write(data)
-for p in sorted(glob.glob('/usr/share/common-licenses/*')):
-    if os.path.isfile(p) and not os.path.islink(p):
-        put('lic__' + os.path.basename(p), open(p, 'rb').read())
-for p in sorted(glob.glob('/usr/share/doc/*/copyright')):
-    if os.path.isfile(p) and not os.path.islink(p):
-        put('copyright__' + p.split('/')[-2], open(p, 'rb').read())
-for root, dirs, files in os.walk('/usr/share/man'):
-    dirs.sort()
-    for fn in sorted(files):
-        p = os.path.join(root, fn)
-        if os.path.islink(p) or not fn.endswith('.gz'):
-            continue
-        try:
-            data = gzip.open(p).read()
-        except (OSError, EOFError):
-            continue
-        if data.startswith(b'.so '):
-            continue
-        rel = os.path.relpath(p, '/usr/share/man')[:-3]
-        cat = 'gcloud' if fn.startswith('gcloud') else 'man'
-        put(cat + '__' + rel, data)
-EOF
-    mv "$C.tmp" "$C"
-fi
+[ -d "$C" ] || python3 "$(dirname "$0")/quality_corpus.py" files "$C"
 echo "corpus: $C: $(ls "$C" | wc -l) files, $(du -sh "$C" | cut -f1)"
 for c in lic copyright man gcloud; do printf '  %s: %s\n' "$c" "$(ls "$C" | grep -c "^${c}__")"; done
 
