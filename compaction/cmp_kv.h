@@ -12,7 +12,7 @@
  * A family's options come from a profile (kv_profile) its caller chose for
  * it by number.
  *
- * Errors: RocksDB reports failures as strings; kv_map_error turns them
+ * Errors: RocksDB reports failures as strings; kv_map_error (cmp_kv_error.h) turns them
  * into nd_error codes, the one place that knows RocksDB's words, and every
  * function here goes through it.
  *
@@ -32,14 +32,6 @@ typedef struct kv_batch kv_batch;
 typedef struct kv_iter kv_iter;
 typedef struct kv_snap kv_snap;
 typedef struct kv_sst kv_sst;
-
-/* Translate a RocksDB error string into an nd_error and set the message
- * "<what>: <rocksdb text>": corruption and checksum mismatches
- * ND_ECORRUPT, a full disk ND_ENOSPC, a lock held ND_EBUSY, a read-only
- * or forbidden path ND_EREADONLY, a missing one ND_ENOTFOUND, a path
- * through a file or an invalid argument ND_EINVAL, anything else ND_EIO.
- * Returns the code. */
-int kv_map_error(const char *rocksdb_err, const char *what);
 
 /* The RocksDB version this library was built with (meson reads it from
  * rocksdb's pkg-config file). RocksDB's soname carries major.minor
