@@ -62,6 +62,7 @@ struct kv_db {
     rocksdb_readoptions_t *point[2], *prefix[2], *scan;
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
+    int corrupt; /* a read met damage: never written to again (kv_write) */
 };
 
 struct kv_batch {
@@ -75,6 +76,7 @@ struct kv_iter {
     rocksdb_readoptions_t *ropts; /* its own (bounds, a walk of a snapshot), or NULL */
     char bounds[2][16];
     int failed; /* the code of an exception in a move: invalid from then on */
+    kv_db *db;  /* marked corrupt when the walk meets damage */
 };
 
 struct kv_snap {
@@ -97,6 +99,14 @@ static int take_error(char *err, const char *what)
     if (!err) return ND_OK;
     int rc = kv_map_error(err, what);
     rocksdb_free(err);
+    return rc;
+}
+
+/* As take_error, for a read of db: damage marks db corrupt. */
+static int read_error(kv_db *db, char *err, const char *what)
+{
+    int rc = take_error(err, what);
+    if (rc == ND_ECORRUPT) __atomic_store_n(&db->corrupt, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -398,7 +408,7 @@ int kv_get(kv_db *db, kv_cf *cf, int fill, const void *key, size_t klen, char **
     size_t len = 0;
     char *val = NULL;
     KV_GUARD(val = rocksdb_get_cf(db->db, db->point[fill != 0], H(cf), K(key), klen, &len, &err));
-    if (err) return take_error(err, "read");
+    if (err) return read_error(db, err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
 }
@@ -420,7 +430,7 @@ int kv_exists_many(kv_db *db, kv_cf *cf, int fill, const char *const *keys, cons
             found[at + i] = vals[i] != NULL;
             if (vals[i]) rocksdb_pinnableslice_destroy(vals[i]);
             if (!errs[i]) continue;
-            if (rc == ND_OK) rc = take_error(errs[i], "read");
+            if (rc == ND_OK) rc = read_error(db, errs[i], "read");
             else rocksdb_free(errs[i]);
         }
     }
@@ -497,7 +507,7 @@ int kv_batch_get(kv_db *db, kv_batch *b, kv_cf *cf, int fill, const void *key, s
     char *val = NULL;
     KV_GUARD(val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(
                  b->wb, db->db, db->point[fill != 0], H(cf), K(key), klen, &len, &err));
-    if (err) return take_error(err, "read");
+    if (err) return read_error(db, err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
 }
@@ -506,7 +516,10 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
 {
     char *err = NULL;
     rocksdb_writeoptions_t *wo = sync ? db->wopts_sync : db->wopts;
-    /* A batch that could not take one of its changes is never written. */
+    /* A batch that could not take one of its changes is never written,
+     * nor is a database a read found damaged. */
+    ND_RETURN_IF(__atomic_load_n(&db->corrupt, __ATOMIC_RELAXED), ND_ECORRUPT,
+                 "write: refused, a read found the database damaged (neardup repair)");
     if (b->failed)
         return nd_err_set(b->failed, "write: the batch lost a change (out of memory)");
     KV_GUARD(if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
@@ -549,6 +562,7 @@ static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
 {
     int rc = ND_OK;
     rocksdb_iterator_t *base = NULL;
+    it->db = db;
     KV_CAPTURE(rc, base = rocksdb_create_iterator_cf(db->db, ro, H(cf));
                it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(
                                          b->wb, base, H(cf))
@@ -654,7 +668,7 @@ int kv_iter_status(const kv_iter *it)
         return nd_err_set(it->failed, "iterate: %s",
                           it->failed == ND_ENOMEM ? "out of memory" : "RocksDB failed");
     KV_GUARD(rocksdb_iter_get_error(it->it, &err));
-    return take_error(err, "iterate");
+    return read_error(it->db, err, "iterate");
 }
 
 /* ---- sorted files ---------------------------------------------------------- */
@@ -818,4 +832,62 @@ int kv_checkpoint(kv_db *db, const char *dir)
     KV_CAPTURE(rc, rocksdb_checkpoint_create(cp, dir, 0, &err));
     rocksdb_checkpoint_object_destroy(cp);
     return rc < 0 ? rc : take_error(err, dir);
+}
+
+/* Replay what the log holds intact into every family's table files,
+ * skipping damaged records (RocksDB's repair would keep log records of
+ * the default family only), and give every family a file of its own
+ * (a deleted empty key): RocksDB's repair keeps only families a table
+ * file names. Fails when the manifest is unreadable. */
+static int salvage_log(rocksdb_options_t *o, const char *path)
+{
+    char *err = NULL;
+    size_t n = 0;
+    char **names = rocksdb_list_column_families(o, path, &n, &err);
+    if (err) {
+        if (names) rocksdb_list_column_families_destroy(names, n);
+        return take_error(err, path);
+    }
+    const rocksdb_options_t **cfo = (const rocksdb_options_t **)calloc(n, sizeof *cfo);
+    rocksdb_column_family_handle_t **h =
+        (rocksdb_column_family_handle_t **)calloc(n, sizeof *h);
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    int rc = cfo && h && fo && wo ? ND_OK : nd_err_set(ND_ENOMEM, "storage: out of memory");
+    for (size_t i = 0; rc == ND_OK && i < n; i++) cfo[i] = o;
+    rocksdb_t *db = NULL;
+    if (rc == ND_OK)
+        db = rocksdb_open_column_families(o, path, (int)n, (const char *const *)names, cfo, h,
+                                          &err);
+    if (rc == ND_OK) rc = take_error(err, path);
+    for (size_t i = 0; db && rc == ND_OK && i < n; i++) {
+        rocksdb_put_cf(db, wo, h[i], "", 0, "", 0, &err);
+        if (!err) rocksdb_delete_cf(db, wo, h[i], "", 0, &err);
+        if (!err) rocksdb_flush_cf(db, fo, h[i], &err);
+        rc = take_error(err, "salvaging the log");
+    }
+    for (size_t i = 0; db && i < n; i++) rocksdb_column_family_handle_destroy(h[i]);
+    if (db) rocksdb_close(db);
+    if (fo) rocksdb_flushoptions_destroy(fo);
+    if (wo) rocksdb_writeoptions_destroy(wo);
+    free(cfo);
+    free(h);
+    rocksdb_list_column_families_destroy(names, n);
+    return rc;
+}
+
+int kv_repair(const char *path)
+{
+    char *err = NULL;
+    rocksdb_options_t *o = rocksdb_options_create();
+    ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
+    rocksdb_options_set_info_log_level(o, 4 /* FATAL */);
+    rocksdb_options_set_max_file_opening_threads(o, 1);
+    rocksdb_options_set_wal_recovery_mode(o, 3 /* kSkipAnyCorruptedRecords */);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rc = salvage_log(o, path));
+    rc = ND_OK; /* a failed salvage (a damaged manifest) leaves all to the repair */
+    KV_CAPTURE(rc, rocksdb_repair_db(o, path, &err));
+    rocksdb_options_destroy(o);
+    return rc < 0 ? rc : take_error(err, path);
 }

@@ -202,5 +202,9 @@ void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
  * where possible). */
 int kv_checkpoint(kv_db *db, const char *dir);
+/* Salvage the closed database at path in place (RocksDB's repair): the
+ * log's intact records become table files, damaged table files move to
+ * path/lost/, and a new manifest lists what remains. */
+int kv_repair(const char *path);
 
 #endif /* CMP_KV_H */

@@ -659,6 +659,12 @@ int st_checkpoint(st_store *s, const char *dir)
     return kv_checkpoint(s->kv, dir);
 }
 
+int st_repair(const char *path)
+{
+    ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
+    return kv_repair(path);
+}
+
 int st_disk_bytes(st_store *s, uint64_t *out)
 {
     *out = 0;
