@@ -134,3 +134,11 @@ for v in 60000 300000 600000; do
     done
     expect_exit 0 "$ND" verify mem
 done
+# dedupe out of memory: exit 2, a message, no summary of what it never counted
+for i in $(seq 1 20000); do echo "d$i	words $((i % 500)) and more words $((i * 13)) here $i"; done > big.tsv
+run bash -c "ulimit -v 60000; exec \"\$0\" dedupe --format tsv big.tsv" "$ND"
+if [ "$code" -ne 0 ]; then
+    check "dedupe out of memory: exit $code, want 2" "$code" -eq 2
+    expect_err_match 'out of memory'
+    check "dedupe out of memory: no summary" -z "$(printf '%s\n' "$err" | grep 'pairs')"
+fi
