@@ -238,7 +238,8 @@ static int read_fresh_space(st_store *s, unsigned t, st_u64s *out)
         uint64_t v;
         const char *k = kv_iter_key(it, &klen);
         if (!tbl_key_in(TBL_FRESH, t, k, klen, &v, &rc)) {
-            rc = ND_ECORRUPT; /* no mirror; readers meet the key in RocksDB */
+            /* no mirror; readers meet the key in RocksDB */
+            rc = nd_err_set(ND_ECORRUPT, "table %u: malformed fresh key (%zu bytes)", t, klen);
             break;
         }
         rc = st_u64s_push(out, v);
@@ -249,14 +250,16 @@ static int read_fresh_space(st_store *s, unsigned t, st_u64s *out)
     return rc;
 }
 
-void st_mirror_repair(st_store *s, unsigned t)
+int st_mirror_repair(st_store *s, unsigned t)
 {
     st_u64s v = {0};
-    if (t >= s->ntables || cmp_fresh_valid(s->fresh, t)) return;
+    if (t >= s->ntables || cmp_fresh_valid(s->fresh, t)) return ND_OK;
     /* No writer runs: read unlocked. A failure leaves the table's
-     * readers on RocksDB. */
-    if (read_fresh_space(s, t, &v) == ND_OK) cmp_fresh_load(s->fresh, t, v.v, v.n);
+     * readers on RocksDB; damage is reported. */
+    int rc = read_fresh_space(s, t, &v);
+    if (rc == ND_OK) cmp_fresh_load(s->fresh, t, v.v, v.n);
     st_u64s_dispose(&v);
+    return rc == ND_ECORRUPT ? rc : ND_OK;
 }
 
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n)
@@ -399,7 +402,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         }
     }
     ND_TRY(cmp_fresh_new(&s->fresh, s->ntables));
-    for (unsigned t = 0; t < s->ntables; t++) st_mirror_repair(s, t);
+    for (unsigned t = 0; t < s->ntables; t++) ND_TRY(st_mirror_repair(s, t));
     if (!o->readonly) /* what the WAL replayed: judge the run spaces from files alone */
         for (unsigned t = 0; t < s->ntables; t++) flush_family(s, s->cur->cf[ST_CF_TABLE(t)]);
     st_direct_remake(s, s->cur, all_tables(s->ntables));

@@ -119,8 +119,10 @@ int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);
  * open. The caller frees b unwritten. */
 void st_mirror_apply(st_store *s, const st_batch *b);
 /* If table t's mirror is invalid, reload it from the fresh space (the
- * caller excludes writers): a fold that completed does. */
-void st_mirror_repair(st_store *s, unsigned t);
+ * caller excludes writers): a fold that completed does. ND_ECORRUPT when
+ * the fresh space is damaged; other failures leave the mirror invalid
+ * (readers go to RocksDB) and return ND_OK. */
+int st_mirror_repair(st_store *s, unsigned t);
 
 /* Table t's direct reader in the current generation, referenced (drop
  * with cmp_direct_unref), or NULL when RocksDB must read its runs: the

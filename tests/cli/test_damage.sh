@@ -97,10 +97,12 @@ done
 "$ND" init st --k 3 --docs 1e4 >/dev/null
 "$ND" add st fps.txt >/dev/null
 cp fps.txt all.txt
+# (the table files hold fresh keys: nothing was folded)
 for f in st/*.sst st/MANIFEST-*; do
-    name=$(basename "$f")
+  for frac in 0.3 0.6; do
+    name="$(basename "$f") at $frac"
     rm -rf d d.damaged; cp -a st d
-    flip "d/$name" 0.5
+    flip "d/$(basename "$f")" "$frac"
     reported_or_whole "$name" d 1500
     # a damaged store is never written to: add refuses or the store is whole
     run "$ND" stats d
@@ -114,6 +116,7 @@ for f in st/*.sst st/MANIFEST-*; do
         check "$name: repair exit $code, want 0 or 2" "$code" -eq 2
         expect_err_match 'corrupt|not a neardup database|cannot'
     fi
+  done
 done
 
 # --- memory limits: exit 2 with a message, never an abort -----------------------
