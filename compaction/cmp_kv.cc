@@ -203,8 +203,9 @@ static int make_options(kv_db *db, const kv_open_opts *o)
      * after it. This mode accepts only a torn last record (cut by a
      * crash, never acknowledged) and fails the open on other damage
      * (ND_ECORRUPT). Paranoid checks stop writes at damage found later. */
-    rocksdb_options_set_wal_recovery_mode(db->opts, 0 /* kTolerateCorruptedTailRecords */);
-    rocksdb_options_set_paranoid_checks(db->opts, 1);
+    rocksdb_options_set_wal_recovery_mode(db->opts, o->salvage ? 3 /* kSkipAnyCorruptedRecords */
+                                                               : 0 /* kTolerateCorruptedTailRecords */);
+    rocksdb_options_set_paranoid_checks(db->opts, !o->salvage);
 
     ND_RETURN_IF(o->nprofiles > KV_PROFILES, ND_EINVAL, "storage: %u option profiles",
                  o->nprofiles);
@@ -834,48 +835,6 @@ int kv_checkpoint(kv_db *db, const char *dir)
     return rc < 0 ? rc : take_error(err, dir);
 }
 
-/* Replay what the log holds intact into every family's table files,
- * skipping damaged records (RocksDB's repair would keep log records of
- * the default family only), and give every family a file of its own
- * (a deleted empty key): RocksDB's repair keeps only families a table
- * file names. Fails when the manifest is unreadable. */
-static int salvage_log(rocksdb_options_t *o, const char *path)
-{
-    char *err = NULL;
-    size_t n = 0;
-    char **names = rocksdb_list_column_families(o, path, &n, &err);
-    if (err) {
-        if (names) rocksdb_list_column_families_destroy(names, n);
-        return take_error(err, path);
-    }
-    const rocksdb_options_t **cfo = (const rocksdb_options_t **)calloc(n, sizeof *cfo);
-    rocksdb_column_family_handle_t **h =
-        (rocksdb_column_family_handle_t **)calloc(n, sizeof *h);
-    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
-    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
-    int rc = cfo && h && fo && wo ? ND_OK : nd_err_set(ND_ENOMEM, "storage: out of memory");
-    for (size_t i = 0; rc == ND_OK && i < n; i++) cfo[i] = o;
-    rocksdb_t *db = NULL;
-    if (rc == ND_OK)
-        db = rocksdb_open_column_families(o, path, (int)n, (const char *const *)names, cfo, h,
-                                          &err);
-    if (rc == ND_OK) rc = take_error(err, path);
-    for (size_t i = 0; db && rc == ND_OK && i < n; i++) {
-        rocksdb_put_cf(db, wo, h[i], "", 0, "", 0, &err);
-        if (!err) rocksdb_delete_cf(db, wo, h[i], "", 0, &err);
-        if (!err) rocksdb_flush_cf(db, fo, h[i], &err);
-        rc = take_error(err, "salvaging the log");
-    }
-    for (size_t i = 0; db && i < n; i++) rocksdb_column_family_handle_destroy(h[i]);
-    if (db) rocksdb_close(db);
-    if (fo) rocksdb_flushoptions_destroy(fo);
-    if (wo) rocksdb_writeoptions_destroy(wo);
-    free(cfo);
-    free(h);
-    rocksdb_list_column_families_destroy(names, n);
-    return rc;
-}
-
 int kv_repair(const char *path)
 {
     char *err = NULL;
@@ -883,10 +842,7 @@ int kv_repair(const char *path)
     ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
     rocksdb_options_set_info_log_level(o, 4 /* FATAL */);
     rocksdb_options_set_max_file_opening_threads(o, 1);
-    rocksdb_options_set_wal_recovery_mode(o, 3 /* kSkipAnyCorruptedRecords */);
     int rc = ND_OK;
-    KV_CAPTURE(rc, rc = salvage_log(o, path));
-    rc = ND_OK; /* a failed salvage (a damaged manifest) leaves all to the repair */
     KV_CAPTURE(rc, rocksdb_repair_db(o, path, &err));
     rocksdb_options_destroy(o);
     return rc < 0 ? rc : take_error(err, path);

@@ -60,6 +60,8 @@ typedef struct kv_open_opts {
     uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
     const kv_profile *profiles; /* profile i of families opened with profile i */
     unsigned nprofiles;
+    int salvage; /* replay the log's intact records past damage (repair only);
+                  * else damage anywhere but a torn last record fails the open */
 } kv_open_opts;
 
 /* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
@@ -202,9 +204,10 @@ void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
  * where possible). */
 int kv_checkpoint(kv_db *db, const char *dir);
-/* Salvage the closed database at path in place (RocksDB's repair): the
- * log's intact records become table files, damaged table files move to
- * path/lost/, and a new manifest lists what remains. */
+/* RocksDB's repair of the closed database at path, in place: damaged
+ * table files move to path/lost/, a new manifest lists what remains. It
+ * keeps only families a table file names, and log records of the default
+ * family only: salvage the log first (kv_open_opts.salvage, a flush). */
 int kv_repair(const char *path);
 
 #endif /* CMP_KV_H */

@@ -123,7 +123,9 @@ int nd_db_repair(const char *path, nd_repair_report *out)
     o.flags = ND_DB_NO_BACKGROUND;
     rc = nd_db_open(&from, path, &o);
     if (rc < 0) {
-        rc = nd_err_wrap(rc, "repair: the salvaged database does not open");
+        /* Its configuration (the meta family) is lost: nothing to rebuild with. */
+        const char *why = "repair: the salvaged database does not open; restore a backup";
+        rc = *nd_errmsg() ? nd_err_wrap(ND_ECORRUPT, "%s", why) : nd_err_set(ND_ECORRUPT, "%s", why);
         goto cleanup;
     }
     ND_TRY(nd_db_counts(&rep.docs_before, NULL, from));
