@@ -54,6 +54,7 @@ int cmd_delete(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_expire(int argc, char **argv);
 int cmd_dedupe(int argc, char **argv);

@@ -348,6 +348,8 @@ int cmd_dedupe(int argc, char **argv)
         db = NULL;
     }
     if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = cli_fail("dedupe: writing the output failed");
+    /* Out of memory: the counts are not the corpus's; no summary. */
+    if (rc != CLI_EXIT_OK && nrc == ND_ENOMEM) goto done;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     nd_dedupe_stats_get(&st, dd);

@@ -31,6 +31,7 @@ static const cli_command commands[] = {
     {"compact", cmd_compact, "fold fresh inserts into compressed runs"},
     {"stats", cmd_stats, "documents, fingerprints, bits per entry per table"},
     {"verify", cmd_verify, "check every invariant of a database"},
+    {"repair", cmd_repair, "salvage a damaged database"},
     {"backup", cmd_backup, "write a consistent checkpoint"},
     {"expire", cmd_expire, "delete documents not seen for a while"},
     {"dump", cmd_dump, "print every stored document (key, fingerprint, score, time)"},

@@ -447,7 +447,7 @@ static int fold_step(merger *m, st_batch *b, st_u64s *fresh, uint64_t *pos, int 
         *done = 1;
         /* Writers are excluded here: a table whose mirror was given up
          * (cmp_fresh.h) is reloaded from its fresh space. */
-        st_mirror_repair(m->s, m->t);
+        (void)st_mirror_repair(m->s, m->t);
         goto cleanup;
     }
     ND_TRY(st_iter_new(&rit, m->s, ST_CF_TABLE(m->t), NULL, 1));

@@ -12,7 +12,7 @@
  * A family's options come from a profile (kv_profile) its caller chose for
  * it by number.
  *
- * Errors: RocksDB reports failures as strings; kv_map_error turns them
+ * Errors: RocksDB reports failures as strings; kv_map_error (cmp_kv_error.h) turns them
  * into nd_error codes, the one place that knows RocksDB's words, and every
  * function here goes through it.
  *
@@ -32,14 +32,6 @@ typedef struct kv_batch kv_batch;
 typedef struct kv_iter kv_iter;
 typedef struct kv_snap kv_snap;
 typedef struct kv_sst kv_sst;
-
-/* Translate a RocksDB error string into an nd_error and set the message
- * "<what>: <rocksdb text>": corruption and checksum mismatches
- * ND_ECORRUPT, a full disk ND_ENOSPC, a lock held ND_EBUSY, a read-only
- * or forbidden path ND_EREADONLY, a missing one ND_ENOTFOUND, a path
- * through a file or an invalid argument ND_EINVAL, anything else ND_EIO.
- * Returns the code. */
-int kv_map_error(const char *rocksdb_err, const char *what);
 
 /* The RocksDB version this library was built with (meson reads it from
  * rocksdb's pkg-config file). RocksDB's soname carries major.minor
@@ -68,6 +60,8 @@ typedef struct kv_open_opts {
     uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
     const kv_profile *profiles; /* profile i of families opened with profile i */
     unsigned nprofiles;
+    int salvage; /* replay the log's intact records past damage (repair only);
+                  * else damage anywhere but a torn last record fails the open */
 } kv_open_opts;
 
 /* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
@@ -210,5 +204,10 @@ void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
  * where possible). */
 int kv_checkpoint(kv_db *db, const char *dir);
+/* RocksDB's repair of the closed database at path, in place: damaged
+ * table files move to path/lost/, a new manifest lists what remains. It
+ * keeps only families a table file names, and log records of the default
+ * family only: salvage the log first (kv_open_opts.salvage, a flush). */
+int kv_repair(const char *path);
 
 #endif /* CMP_KV_H */

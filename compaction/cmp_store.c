@@ -238,7 +238,8 @@ static int read_fresh_space(st_store *s, unsigned t, st_u64s *out)
         uint64_t v;
         const char *k = kv_iter_key(it, &klen);
         if (!tbl_key_in(TBL_FRESH, t, k, klen, &v, &rc)) {
-            rc = ND_ECORRUPT; /* no mirror; readers meet the key in RocksDB */
+            /* no mirror; readers meet the key in RocksDB */
+            rc = nd_err_set(ND_ECORRUPT, "table %u: malformed fresh key (%zu bytes)", t, klen);
             break;
         }
         rc = st_u64s_push(out, v);
@@ -249,14 +250,16 @@ static int read_fresh_space(st_store *s, unsigned t, st_u64s *out)
     return rc;
 }
 
-void st_mirror_repair(st_store *s, unsigned t)
+int st_mirror_repair(st_store *s, unsigned t)
 {
     st_u64s v = {0};
-    if (t >= s->ntables || cmp_fresh_valid(s->fresh, t)) return;
+    if (t >= s->ntables || cmp_fresh_valid(s->fresh, t)) return ND_OK;
     /* No writer runs: read unlocked. A failure leaves the table's
-     * readers on RocksDB. */
-    if (read_fresh_space(s, t, &v) == ND_OK) cmp_fresh_load(s->fresh, t, v.v, v.n);
+     * readers on RocksDB; damage is reported. */
+    int rc = read_fresh_space(s, t, &v);
+    if (rc == ND_OK) cmp_fresh_load(s->fresh, t, v.v, v.n);
     st_u64s_dispose(&v);
+    return rc == ND_ECORRUPT ? rc : ND_OK;
 }
 
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n)
@@ -399,7 +402,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         }
     }
     ND_TRY(cmp_fresh_new(&s->fresh, s->ntables));
-    for (unsigned t = 0; t < s->ntables; t++) st_mirror_repair(s, t);
+    for (unsigned t = 0; t < s->ntables; t++) ND_TRY(st_mirror_repair(s, t));
     if (!o->readonly) /* what the WAL replayed: judge the run spaces from files alone */
         for (unsigned t = 0; t < s->ntables; t++) flush_family(s, s->cur->cf[ST_CF_TABLE(t)]);
     st_direct_remake(s, s->cur, all_tables(s->ntables));
@@ -657,6 +660,48 @@ int st_checkpoint(st_store *s, const char *dir)
     struct stat st;
     ND_RETURN_IF(stat(dir, &st) == 0, ND_EEXIST, "backup target %s already exists", dir);
     return kv_checkpoint(s->kv, dir);
+}
+
+/* Replay what the log holds intact, skipping damaged records, into every
+ * family's table files, and give every family a file of its own (a
+ * deleted empty key) so that kv_repair keeps it. Fails when the manifest
+ * is unreadable. */
+static int salvage_log(const char *path)
+{
+    char **names = NULL;
+    size_t n = 0;
+    kv_db *kv = NULL;
+    kv_batch *b = NULL;
+    ND_FORWARD(kv_list_families(path, &names, &n));
+    kv_cf **cfs = calloc(n, sizeof *cfs);
+    unsigned *prof = calloc(n, sizeof *prof);
+    kv_open_opts o = {.salvage = 1};
+    int rc = cfs && prof ? ND_OK : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    if (rc == ND_OK) rc = kv_open(&kv, path, &o, n, (const char *const *)names, prof, cfs);
+    if (rc == ND_OK) rc = kv_batch_new(&b, 0);
+    for (size_t i = 0; rc == ND_OK && i < n; i++) {
+        if (!cfs[i]) continue; /* RocksDB's "default", which the repair keeps */
+        kv_batch_clear(b);
+        kv_batch_put(b, cfs[i], "", 0, "", 0);
+        kv_batch_delete(b, cfs[i], "", 0);
+        rc = kv_write(kv, b, 0);
+        if (rc == ND_OK) rc = kv_flush(kv, cfs[i]);
+    }
+    kv_batch_free(b);
+    for (size_t i = 0; kv && i < n; i++) kv_family_free(cfs[i]);
+    kv_close(kv);
+    free(cfs);
+    free(prof);
+    kv_names_free(names, n);
+    return rc;
+}
+
+int st_repair(const char *path)
+{
+    ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
+    /* A failed salvage (a damaged manifest) leaves all to the repair. */
+    (void)salvage_log(path);
+    return kv_repair(path);
 }
 
 int st_disk_bytes(st_store *s, uint64_t *out)

@@ -119,8 +119,10 @@ int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);
  * open. The caller frees b unwritten. */
 void st_mirror_apply(st_store *s, const st_batch *b);
 /* If table t's mirror is invalid, reload it from the fresh space (the
- * caller excludes writers): a fold that completed does. */
-void st_mirror_repair(st_store *s, unsigned t);
+ * caller excludes writers): a fold that completed does. ND_ECORRUPT when
+ * the fresh space is damaged; other failures leave the mirror invalid
+ * (readers go to RocksDB) and return ND_OK. */
+int st_mirror_repair(st_store *s, unsigned t);
 
 /* Table t's direct reader in the current generation, referenced (drop
  * with cmp_direct_unref), or NULL when RocksDB must read its runs: the
@@ -134,6 +136,10 @@ uint64_t st_generation(st_store *s);
 /* ---- whole database ------------------------------------------------ */
 /* Consistent RocksDB checkpoint into new directory dir. */
 int st_checkpoint(st_store *s, const char *dir);
+/* Salvage the closed store at path in place: what is intact stays, damaged
+ * files move to path/lost/ (kv_repair). The tables may then disagree with
+ * the documents: the caller rebuilds them. */
+int st_repair(const char *path);
 /* Total bytes of the files in the database directory. */
 int st_disk_bytes(st_store *s, uint64_t *out);
 /* Flush memtables to SST files (used before stats/backup). */

@@ -517,6 +517,28 @@ int nd_db_verify(nd_db *db);
  *  @return ND_OK; ND_EEXIST; ND_EIO. */
 int nd_db_backup(nd_db *db, const char *dir);
 
+/** What nd_db_repair did. */
+typedef struct nd_repair_report {
+    uint64_t docs_before;  /**< documents the salvaged counters recorded */
+    uint64_t docs_kept;    /**< documents in the rebuilt database */
+    uint64_t docs_dropped; /**< docs_before - docs_kept (0 if negative) */
+    unsigned files_lost;   /**< damaged or replayed files set aside in
+                                DB.damaged/lost/ */
+    char damaged_copy[4096]; /**< where the salvaged original now lies */
+} nd_repair_report;
+
+/** Salvage the damaged database at path (closed; no other process may
+ *  have it open) into a consistent one: intact log records and table
+ *  files are kept, damaged files are set aside, and every table is
+ *  rebuilt from the documents that survived, so that nd_db_verify
+ *  accepts the result. The original, salvaged in place, moves to
+ *  path.damaged; the rebuilt database takes path.
+ *  @param out  what was kept and dropped (may be NULL)
+ *  @return ND_OK; ND_ENOTFOUND; ND_EEXIST (path.damaged or
+ *          path.repairing exists); ND_ECORRUPT (too damaged to salvage,
+ *          e.g. its configuration is lost); ND_EIO; ND_ENOSPC; ND_ENOMEM. */
+int nd_db_repair(const char *path, nd_repair_report *out);
+
 /** Delete every document whose last-seen time is < before.
  *  @param out_deleted  number deleted, also when a later step failed (may
  *                      be NULL)

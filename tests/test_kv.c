@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cmp_kv.h"
+#include "cmp_kv_error.h"
 #include "neardup.h"
 #include "nd_error.h"
 #include "tmpdir.h"
@@ -322,6 +323,58 @@ static void test_files(void **state)
     tmpdir_remove(dir);
 }
 
+/* Flip one byte in the middle of the family's file. */
+static int flip_middle(void *payload, const kv_file *f)
+{
+    (void)payload;
+    FILE *fp = fopen(f->path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long mid = ftell(fp) / 4; /* inside the first data block */
+    assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
+    int c = fgetc(fp);
+    assert_int_equal(fseek(fp, mid, SEEK_SET), 0);
+    fputc(c ^ 0x5a, fp);
+    fclose(fp);
+    return 0;
+}
+
+/* A read that meets damage fails with ND_ECORRUPT and marks the handle:
+ * every later write is refused, even to another family. */
+static void test_damage_marks_handle(void **state)
+{
+    (void)state;
+    char dir[64], path[128], key[16], val[64];
+    kv_cf *cf[2];
+    kv_batch *b = NULL;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    kv_db *db = open_db(path, 1, 0, cf);
+    assert_int_equal(kv_batch_new(&b, 0), ND_OK);
+    memset(val, 'v', sizeof val);
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof key, "k%05d", i);
+        kv_batch_put(b, cf[0], key, strlen(key), val, sizeof val);
+    }
+    assert_int_equal(kv_write(db, b, 1), ND_OK);
+    assert_int_equal(kv_flush(db, cf[0]), ND_OK);
+    close_db(db, cf);
+    db = open_db(path, 0, 0, cf);
+    assert_int_equal(kv_live_files(db, "a", flip_middle, NULL), ND_OK);
+    kv_iter *it = NULL;
+    assert_int_equal(kv_iter_new(&it, db, cf[0], 0, NULL), ND_OK);
+    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) continue;
+    assert_int_equal(kv_iter_status(it), ND_ECORRUPT);
+    kv_iter_free(it);
+    kv_batch_clear(b);
+    kv_batch_put(b, cf[1], "x", 1, "y", 1);
+    assert_int_equal(kv_write(db, b, 0), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "repair"));
+    kv_batch_free(b);
+    close_db(db, cf);
+    tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_open_and_families),
         cmocka_unit_test(test_batches_and_iterators),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_damage_marks_handle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

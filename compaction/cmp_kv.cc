@@ -1,5 +1,5 @@
 /*
- * cmp_kv.c — the key-value adapter over RocksDB's C API: the only file
+ * cmp_kv.cc — the key-value adapter over RocksDB's C API: the only file
  * that includes <rocksdb/c.h> (cmp_kv.h says what it offers).
  *
  * Options: one LRU block cache shared by every family; each family's
@@ -10,8 +10,17 @@
  * only bounded iterators and walks of a snapshot carry their own.
  * RocksDB's C API hands back an object to free even when listing or
  * creating families fails; range deletions exist in plain batches only.
+ *
+ * C++ only to catch the exceptions RocksDB's C API lets through: each
+ * call that can throw runs inside KV_GUARD (cmp_kv_error.h says why). A
+ * batch that could not take a change is never written; an iterator whose
+ * move threw is invalid and its status says why.
  */
+extern "C" {
 #include "cmp_kv.h"
+#include "nd_error.h"
+}
+#include "cmp_kv_error.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,8 +29,6 @@
 #include <sys/stat.h>
 
 #include <rocksdb/c.h>
-
-#include "nd_error.h"
 
 #ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
 #define ND_ROCKSDB_MAJOR 0
@@ -35,6 +42,7 @@
 
 /* A kv_cf is RocksDB's handle itself, never dereferenced as a kv_cf. */
 #define H(cf) ((rocksdb_column_family_handle_t *)(cf))
+#define K(bytes) ((const char *)(bytes)) /* RocksDB takes bytes as char */
 
 typedef struct kv_prof {
     rocksdb_options_t *opts;
@@ -54,17 +62,21 @@ struct kv_db {
     rocksdb_readoptions_t *point[2], *prefix[2], *scan;
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
+    int corrupt; /* a read met damage: never written to again (kv_write) */
 };
 
 struct kv_batch {
     rocksdb_writebatch_wi_t *wb; /* indexed */
     rocksdb_writebatch_t *plain;
+    int failed; /* the code of a change it could not take: kv_write refuses it */
 };
 
 struct kv_iter {
     rocksdb_iterator_t *it;
     rocksdb_readoptions_t *ropts; /* its own (bounds, a walk of a snapshot), or NULL */
     char bounds[2][16];
+    int failed; /* the code of an exception in a move: invalid from then on */
+    kv_db *db;  /* marked corrupt when the walk meets damage */
 };
 
 struct kv_snap {
@@ -81,36 +93,20 @@ struct kv_sst {
 
 /* ---- errors ----------------------------------------------------------- */
 
-int kv_map_error(const char *err, const char *what)
-{
-    int rc = ND_EIO;
-    if (!err) err = "unknown RocksDB error";
-    if (strstr(err, "Corruption") || strstr(err, "checksum mismatch") ||
-        strstr(err, "Bad table magic number"))
-        rc = ND_ECORRUPT;
-    else if (strstr(err, "No space left") || strstr(err, "NoSpace"))
-        rc = ND_ENOSPC;
-    else if (strstr(err, "lock") && (strstr(err, "Resource temporarily unavailable") ||
-                                     strstr(err, "No locks available") ||
-                                     strstr(err, "lock hold by current process")))
-        rc = ND_EBUSY;
-    else if (strstr(err, "Read-only file system") || strstr(err, "Permission denied"))
-        rc = ND_EREADONLY;
-    else if (strstr(err, "does not exist") || strstr(err, "No such file"))
-        rc = ND_ENOTFOUND;
-    else if (strstr(err, "Not a directory"))
-        rc = ND_EINVAL;
-    else if (strncmp(err, "Invalid argument", 16) == 0)
-        rc = ND_EINVAL;
-    return nd_err_set(rc, "%s: %s", what, err);
-}
-
 /* Map and free a RocksDB error string; ND_OK if there was none. */
 static int take_error(char *err, const char *what)
 {
     if (!err) return ND_OK;
     int rc = kv_map_error(err, what);
     rocksdb_free(err);
+    return rc;
+}
+
+/* As take_error, for a read of db: damage marks db corrupt. */
+static int read_error(kv_db *db, char *err, const char *what)
+{
+    int rc = take_error(err, what);
+    if (rc == ND_ECORRUPT) __atomic_store_n(&db->corrupt, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -194,11 +190,22 @@ static int make_options(kv_db *db, const kv_open_opts *o)
      * RocksDB flushes the families holding the oldest WAL. */
     rocksdb_options_set_max_total_wal_size(db->opts, 256u << 20);
     rocksdb_options_set_max_open_files(db->opts, 512);
+    /* One: with more, opening starts threads whose failure (`ulimit -v`)
+     * RocksDB cannot recover from (std::terminate, not an exception). */
+    rocksdb_options_set_max_file_opening_threads(db->opts, 1);
     /* FATAL only: after a full disk, RocksDB 7.8 asserts when its info log
      * (on the same full disk) is appended to again; our errors reach the
      * caller through return codes, not that log. */
     rocksdb_options_set_info_log_level(db->opts, 4 /* FATAL */);
     rocksdb_options_increase_parallelism(db->opts, 2);
+    /* Damage is reported, not absorbed: the default log recovery stops at
+     * the first damaged record and opens without the acknowledged writes
+     * after it. This mode accepts only a torn last record (cut by a
+     * crash, never acknowledged) and fails the open on other damage
+     * (ND_ECORRUPT). Paranoid checks stop writes at damage found later. */
+    rocksdb_options_set_wal_recovery_mode(db->opts, o->salvage ? 3 /* kSkipAnyCorruptedRecords */
+                                                               : 0 /* kTolerateCorruptedTailRecords */);
+    rocksdb_options_set_paranoid_checks(db->opts, !o->salvage);
 
     ND_RETURN_IF(o->nprofiles > KV_PROFILES, ND_EINVAL, "storage: %u option profiles",
                  o->nprofiles);
@@ -242,7 +249,7 @@ int kv_probe(const char *path)
     struct stat st;
     if (stat(path, &st) != 0) return 0;
     if (!S_ISDIR(st.st_mode)) return -1;
-    char *cur = malloc(strlen(path) + 16);
+    char *cur = (char *)malloc(strlen(path) + 16);
     if (!cur) return 0;
     sprintf(cur, "%s/CURRENT", path);
     int have = stat(cur, &st) == 0;
@@ -258,8 +265,11 @@ int kv_list_families(const char *path, char ***out, size_t *n)
     *n = 0;
     rocksdb_options_t *o = rocksdb_options_create();
     ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
-    char **list = rocksdb_list_column_families(o, path, &len, &err);
+    char **list = NULL;
+    int rc = ND_OK;
+    KV_CAPTURE(rc, list = rocksdb_list_column_families(o, path, &len, &err));
     rocksdb_options_destroy(o);
+    if (rc < 0) return rc;
     if (err) {
         /* RocksDB 7.8 hands back a malloc(0) list even on failure. */
         if (list) rocksdb_list_column_families_destroy(list, len);
@@ -280,11 +290,10 @@ static int open_families(kv_db *db, const char *path, int readonly, size_t m, co
                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
-    if (readonly)
-        db->db = rocksdb_open_for_read_only_column_families(db->opts, path, (int)m, all, cfo,
-                                                            handles, 0, &err);
-    else
-        db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo, handles, &err);
+    KV_GUARD(if (readonly) db->db = rocksdb_open_for_read_only_column_families(
+                 db->opts, path, (int)m, all, cfo, handles, 0, &err);
+             else db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo,
+                                                        handles, &err));
     return take_error(err, path);
 }
 
@@ -292,18 +301,20 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
             const char *const *names, const unsigned *profiles, kv_cf **cfs)
 {
     int rc;
-    kv_db *db = calloc(1, sizeof *db);
+    kv_db *db = (kv_db *)calloc(1, sizeof *db);
     ND_RETURN_IF(!db, ND_ENOMEM, "storage: out of memory");
     for (size_t i = 0; i < n; i++) cfs[i] = NULL;
     /* The families to open: RocksDB's "default" first unless named. */
     size_t off = 1;
     for (size_t i = 0; i < n; i++) off &= strcmp(names[i], "default") != 0;
-    const char **all = calloc(n + 1, sizeof *all);
-    const rocksdb_options_t **cfo = calloc(n + 1, sizeof *cfo);
-    rocksdb_column_family_handle_t **handles = calloc(n + 1, sizeof *handles);
+    const char **all = (const char **)calloc(n + 1, sizeof *all);
+    const rocksdb_options_t **cfo = (const rocksdb_options_t **)calloc(n + 1, sizeof *cfo);
+    rocksdb_column_family_handle_t **handles =
+        (rocksdb_column_family_handle_t **)calloc(n + 1, sizeof *handles);
     db->path = strdup(path);
     if (!db->path || !all || !cfo || !handles) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(make_options(db, o));
+    KV_CAPTURE(rc, rc = make_options(db, o));
+    if (rc < 0) goto cleanup;
     all[0] = "default";
     cfo[0] = db->opts;
     for (size_t i = 0; i < n; i++) {
@@ -348,8 +359,8 @@ void kv_close(kv_db *db)
 int kv_family_create(kv_db *db, const char *name, unsigned profile, kv_cf **out)
 {
     char *err = NULL;
-    rocksdb_column_family_handle_t *h =
-        rocksdb_create_column_family(db->db, profile_opts(db, profile), name, &err);
+    rocksdb_column_family_handle_t *h = NULL;
+    KV_GUARD(h = rocksdb_create_column_family(db->db, profile_opts(db, profile), name, &err));
     if (err) {
         /* RocksDB's C API hands back an empty handle even on failure. */
         if (h) rocksdb_column_family_handle_destroy(h);
@@ -364,7 +375,7 @@ int kv_family_create(kv_db *db, const char *name, unsigned profile, kv_cf **out)
 int kv_family_drop(kv_db *db, kv_cf *cf)
 {
     char *err = NULL;
-    rocksdb_drop_column_family(db->db, H(cf), &err);
+    KV_GUARD(rocksdb_drop_column_family(db->db, H(cf), &err));
     return take_error(err, "dropping a family");
 }
 
@@ -378,7 +389,7 @@ void kv_family_free(kv_cf *cf)
 /* A copy of RocksDB's value, NUL-terminated, that free() releases. */
 static int copy_value(char *val, size_t len, char **out_val, size_t *out_len)
 {
-    char *copy = malloc(len + 1);
+    char *copy = (char *)malloc(len + 1);
     if (!copy) {
         rocksdb_free(val);
         return nd_err_set(ND_ENOMEM, "storage: out of memory");
@@ -396,8 +407,9 @@ int kv_get(kv_db *db, kv_cf *cf, int fill, const void *key, size_t klen, char **
 {
     char *err = NULL;
     size_t len = 0;
-    char *val = rocksdb_get_cf(db->db, db->point[fill != 0], H(cf), key, klen, &len, &err);
-    if (err) return take_error(err, "read");
+    char *val = NULL;
+    KV_GUARD(val = rocksdb_get_cf(db->db, db->point[fill != 0], H(cf), K(key), klen, &len, &err));
+    if (err) return read_error(db, err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
 }
@@ -412,14 +424,14 @@ int kv_exists_many(kv_db *db, kv_cf *cf, int fill, const char *const *keys, cons
     char *errs[CHUNK];
     int rc = ND_OK;
     for (size_t at = 0; at < n && rc == ND_OK; at += CHUNK) {
-        size_t m = n - at < CHUNK ? n - at : CHUNK;
-        rocksdb_batched_multi_get_cf(db->db, db->point[fill != 0], H(cf), m, keys + at,
-                                     lens + at, vals, errs, 0);
+        size_t m = n - at < (size_t)CHUNK ? n - at : (size_t)CHUNK;
+        KV_GUARD(rocksdb_batched_multi_get_cf(db->db, db->point[fill != 0], H(cf), m, keys + at,
+                                              lens + at, vals, errs, 0));
         for (size_t i = 0; i < m; i++) {
             found[at + i] = vals[i] != NULL;
             if (vals[i]) rocksdb_pinnableslice_destroy(vals[i]);
             if (!errs[i]) continue;
-            if (rc == ND_OK) rc = take_error(errs[i], "read");
+            if (rc == ND_OK) rc = read_error(db, errs[i], "read");
             else rocksdb_free(errs[i]);
         }
     }
@@ -430,13 +442,14 @@ int kv_exists_many(kv_db *db, kv_cf *cf, int fill, const char *const *keys, cons
 
 int kv_batch_new(kv_batch **out, int indexed)
 {
-    kv_batch *b = calloc(1, sizeof *b);
+    kv_batch *b = (kv_batch *)calloc(1, sizeof *b);
     ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
-    if (indexed) b->wb = rocksdb_writebatch_wi_create(0, 1);
-    else b->plain = rocksdb_writebatch_create();
-    if (!b->plain && !b->wb) {
+    int rc = ND_OK;
+    KV_CAPTURE(rc, if (indexed) b->wb = rocksdb_writebatch_wi_create(0, 1);
+               else b->plain = rocksdb_writebatch_create());
+    if (rc < 0 || (!b->plain && !b->wb)) {
         free(b);
-        return nd_err_set(ND_ENOMEM, "storage: out of memory");
+        return rc < 0 ? rc : nd_err_set(ND_ENOMEM, "storage: out of memory");
     }
     *out = b;
     return ND_OK;
@@ -452,6 +465,7 @@ void kv_batch_free(kv_batch *b)
 
 void kv_batch_clear(kv_batch *b)
 {
+    b->failed = 0;
     if (b->wb) rocksdb_writebatch_wi_clear(b->wb);
     else rocksdb_writebatch_clear(b->plain);
 }
@@ -466,21 +480,22 @@ size_t kv_batch_count(const kv_batch *b)
 void kv_batch_put(kv_batch *b, kv_cf *cf, const void *key, size_t klen, const void *val,
                   size_t vlen)
 {
-    if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, H(cf), key, klen, val, vlen);
-    else rocksdb_writebatch_put_cf(b->plain, H(cf), key, klen, val, vlen);
+    KV_CAPTURE(b->failed, if (b->wb) rocksdb_writebatch_wi_put_cf(b->wb, H(cf), K(key), klen,
+                                                                   K(val), vlen);
+               else rocksdb_writebatch_put_cf(b->plain, H(cf), K(key), klen, K(val), vlen));
 }
 
 void kv_batch_delete(kv_batch *b, kv_cf *cf, const void *key, size_t klen)
 {
-    if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, H(cf), key, klen);
-    else rocksdb_writebatch_delete_cf(b->plain, H(cf), key, klen);
+    KV_CAPTURE(b->failed, if (b->wb) rocksdb_writebatch_wi_delete_cf(b->wb, H(cf), K(key), klen);
+               else rocksdb_writebatch_delete_cf(b->plain, H(cf), K(key), klen));
 }
 
 int kv_batch_delete_range(kv_batch *b, kv_cf *cf, const void *lo, size_t lolen,
                           const void *hi, size_t hilen)
 {
     ND_RETURN_IF(b->wb, ND_EINVAL, "storage: a range deletion needs a plain batch");
-    rocksdb_writebatch_delete_range_cf(b->plain, H(cf), lo, lolen, hi, hilen);
+    KV_GUARD(rocksdb_writebatch_delete_range_cf(b->plain, H(cf), K(lo), lolen, K(hi), hilen));
     return ND_OK;
 }
 
@@ -490,9 +505,10 @@ int kv_batch_get(kv_db *db, kv_batch *b, kv_cf *cf, int fill, const void *key, s
     char *err = NULL;
     size_t len = 0;
     if (!b->wb) return kv_get(db, cf, fill, key, klen, out_val, out_len); /* no own reads */
-    char *val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(
-        b->wb, db->db, db->point[fill != 0], H(cf), key, klen, &len, &err);
-    if (err) return take_error(err, "read");
+    char *val = NULL;
+    KV_GUARD(val = rocksdb_writebatch_wi_get_from_batch_and_db_cf(
+                 b->wb, db->db, db->point[fill != 0], H(cf), K(key), klen, &len, &err));
+    if (err) return read_error(db, err, "read");
     if (!val) return ND_ENOTFOUND;
     return copy_value(val, len, out_val, out_len);
 }
@@ -501,8 +517,14 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
 {
     char *err = NULL;
     rocksdb_writeoptions_t *wo = sync ? db->wopts_sync : db->wopts;
-    if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
-    else rocksdb_write(db->db, wo, b->plain, &err);
+    /* A batch that could not take one of its changes is never written,
+     * nor is a database a read found damaged. */
+    ND_RETURN_IF(__atomic_load_n(&db->corrupt, __ATOMIC_RELAXED), ND_ECORRUPT,
+                 "write: refused, a read found the database damaged (neardup repair)");
+    if (b->failed)
+        return nd_err_set(b->failed, "write: the batch lost a change (out of memory)");
+    KV_GUARD(if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
+             else rocksdb_write(db->db, wo, b->plain, &err));
     return take_error(err, "write");
 }
 
@@ -510,14 +532,14 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
 
 int kv_snap_new(kv_snap **out, kv_db *db, int fill)
 {
-    kv_snap *sn = calloc(1, sizeof *sn);
+    kv_snap *sn = (kv_snap *)calloc(1, sizeof *sn);
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
     sn->db = db->db;
-    sn->ropts = ropts_total_order();
-    sn->snap = rocksdb_create_snapshot(db->db);
-    if (!sn->ropts || !sn->snap) {
+    int rc = ND_OK;
+    KV_CAPTURE(rc, sn->ropts = ropts_total_order(); sn->snap = rocksdb_create_snapshot(db->db));
+    if (rc < 0 || !sn->ropts || !sn->snap) {
         kv_snap_free(sn);
-        return nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
+        return rc < 0 ? rc : nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
     }
     rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
     rocksdb_readoptions_set_fill_cache(sn->ropts, (unsigned char)(fill != 0));
@@ -539,13 +561,17 @@ void kv_snap_free(kv_snap *sn)
 static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
                      const rocksdb_readoptions_t *ro, kv_batch *b)
 {
-    rocksdb_iterator_t *base = rocksdb_create_iterator_cf(db->db, ro, H(cf));
-    it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(b->wb, base, H(cf))
-                        : base;
-    if (!it->it) {
+    int rc = ND_OK;
+    rocksdb_iterator_t *base = NULL;
+    it->db = db;
+    KV_CAPTURE(rc, base = rocksdb_create_iterator_cf(db->db, ro, H(cf));
+               it->it = b && b->wb ? rocksdb_writebatch_wi_create_iterator_with_base_cf(
+                                         b->wb, base, H(cf))
+                                   : base);
+    if (rc < 0 || !it->it) {
         if (it->ropts) rocksdb_readoptions_destroy(it->ropts);
         free(it);
-        return nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
+        return rc < 0 ? rc : nd_err_set(ND_ENOMEM, "storage: cannot create iterator");
     }
     *out = it;
     return ND_OK;
@@ -555,7 +581,7 @@ static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
  * to set before iter_open). */
 static int iter_alloc(kv_iter **out, int own)
 {
-    kv_iter *it = calloc(1, sizeof *it);
+    kv_iter *it = (kv_iter *)calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
     if (own && !(it->ropts = ropts_total_order())) {
         free(it);
@@ -622,10 +648,14 @@ void kv_iter_free(kv_iter *it)
     free(it);
 }
 
-void kv_iter_seek(kv_iter *it, const void *key, size_t klen) { rocksdb_iter_seek(it->it, key, klen); }
-void kv_iter_seek_first(kv_iter *it) { rocksdb_iter_seek_to_first(it->it); }
-void kv_iter_next(kv_iter *it) { rocksdb_iter_next(it->it); }
-int kv_iter_valid(const kv_iter *it) { return rocksdb_iter_valid(it->it); }
+/* An exception in a move leaves the iterator invalid, its status the error. */
+void kv_iter_seek(kv_iter *it, const void *key, size_t klen)
+{
+    KV_GUARD_MOVE(it, rocksdb_iter_seek(it->it, K(key), klen));
+}
+void kv_iter_seek_first(kv_iter *it) { KV_GUARD_MOVE(it, rocksdb_iter_seek_to_first(it->it)); }
+void kv_iter_next(kv_iter *it) { KV_GUARD_MOVE(it, rocksdb_iter_next(it->it)); }
+int kv_iter_valid(const kv_iter *it) { return !it->failed && rocksdb_iter_valid(it->it); }
 const char *kv_iter_key(const kv_iter *it, size_t *klen) { return rocksdb_iter_key(it->it, klen); }
 const char *kv_iter_value(const kv_iter *it, size_t *vlen)
 {
@@ -635,8 +665,11 @@ const char *kv_iter_value(const kv_iter *it, size_t *vlen)
 int kv_iter_status(const kv_iter *it)
 {
     char *err = NULL;
-    rocksdb_iter_get_error(it->it, &err);
-    return take_error(err, "iterate");
+    if (it->failed)
+        return nd_err_set(it->failed, "iterate: %s",
+                          it->failed == ND_ENOMEM ? "out of memory" : "RocksDB failed");
+    KV_GUARD(rocksdb_iter_get_error(it->it, &err));
+    return read_error(it->db, err, "iterate");
 }
 
 /* ---- sorted files ---------------------------------------------------------- */
@@ -644,17 +677,15 @@ int kv_iter_status(const kv_iter *it)
 int kv_sst_new(kv_sst **out, kv_db *db, unsigned profile, const char *path, const char *what)
 {
     char *err = NULL;
-    kv_sst *w = calloc(1, sizeof *w);
+    kv_sst *w = (kv_sst *)calloc(1, sizeof *w);
     ND_RETURN_IF(!w, ND_ENOMEM, "storage: out of memory");
-    w->env = rocksdb_envoptions_create();
-    w->what = strdup(what ? what : path);
-    w->w = w->env ? rocksdb_sstfilewriter_create(w->env, profile_opts(db, profile)) : NULL;
-    if (!w->w || !w->what) {
-        kv_sst_free(w);
-        return nd_err_set(ND_ENOMEM, "storage: out of memory");
-    }
-    rocksdb_sstfilewriter_open(w->w, path, &err);
-    int rc = take_error(err, w->what);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, w->env = rocksdb_envoptions_create(); w->what = strdup(what ? what : path);
+               w->w = w->env ? rocksdb_sstfilewriter_create(w->env, profile_opts(db, profile))
+                             : NULL;
+               if (!w->w || !w->what) rc = nd_err_set(ND_ENOMEM, "storage: out of memory");
+               else rocksdb_sstfilewriter_open(w->w, path, &err));
+    if (rc == ND_OK) rc = take_error(err, w->what);
     if (rc < 0) {
         kv_sst_free(w);
         return rc;
@@ -666,28 +697,28 @@ int kv_sst_new(kv_sst **out, kv_db *db, unsigned profile, const char *path, cons
 int kv_sst_put(kv_sst *w, const void *key, size_t klen, const void *val, size_t vlen)
 {
     char *err = NULL;
-    rocksdb_sstfilewriter_put(w->w, key, klen, val, vlen, &err);
+    KV_GUARD(rocksdb_sstfilewriter_put(w->w, K(key), klen, K(val), vlen, &err));
     return take_error(err, w->what);
 }
 
 int kv_sst_delete(kv_sst *w, const void *key, size_t klen)
 {
     char *err = NULL;
-    rocksdb_sstfilewriter_delete(w->w, key, klen, &err);
+    KV_GUARD(rocksdb_sstfilewriter_delete(w->w, K(key), klen, &err));
     return take_error(err, w->what);
 }
 
 int kv_sst_delete_range(kv_sst *w, const void *lo, size_t lolen, const void *hi, size_t hilen)
 {
     char *err = NULL;
-    rocksdb_sstfilewriter_delete_range(w->w, lo, lolen, hi, hilen, &err);
+    KV_GUARD(rocksdb_sstfilewriter_delete_range(w->w, K(lo), lolen, K(hi), hilen, &err));
     return take_error(err, w->what);
 }
 
 int kv_sst_finish(kv_sst *w)
 {
     char *err = NULL;
-    rocksdb_sstfilewriter_finish(w->w, &err);
+    KV_GUARD(rocksdb_sstfilewriter_finish(w->w, &err));
     return take_error(err, w->what);
 }
 
@@ -707,16 +738,18 @@ int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const ch
     ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
     /* The files are linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
-    rocksdb_ingest_external_file_cf(db->db, H(cf), (const char *const *)files, n, io, &err);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
     rocksdb_ingestexternalfileoptions_destroy(io);
-    return take_error(err, what);
+    return rc < 0 ? rc : take_error(err, what);
 }
 
 /* ---- the database's files and state ----------------------------------------- */
 
 int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload)
 {
-    const rocksdb_livefiles_t *lf = rocksdb_livefiles(db->db);
+    const rocksdb_livefiles_t *lf = NULL;
+    KV_GUARD(lf = rocksdb_livefiles(db->db));
     ND_RETURN_IF(!lf, ND_ENOMEM, "storage: cannot list the live files");
     char *path = NULL;
     int rc = ND_OK;
@@ -726,14 +759,14 @@ int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload)
         /* RocksDB names a file by its path within the database
          * ("/000012.sst"). */
         const char *name = rocksdb_livefiles_name(lf, i);
-        char *p = realloc(path, strlen(db->path) + strlen(name) + 2);
+        char *p = (char *)realloc(path, strlen(db->path) + strlen(name) + 2);
         if (!p) {
             rc = nd_err_set(ND_ENOMEM, "storage: out of memory listing the live files");
             break;
         }
         path = p;
         sprintf(path, "%s%s%s", db->path, name[0] == '/' ? "" : "/", name);
-        kv_file f = {.path = path, .deletions = rocksdb_livefiles_deletions(lf, i)};
+        kv_file f = {path, NULL, 0, rocksdb_livefiles_deletions(lf, i)};
         f.largest = rocksdb_livefiles_largestkey(lf, i, &f.largest_len);
         rc = fn(payload, &f);
     }
@@ -745,6 +778,7 @@ int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload)
 int kv_memtables_empty(kv_db *db, kv_cf *cf)
 {
     uint64_t a = 1, b = 1;
+    /* Integer properties allocate nothing: these calls do not throw. */
     return rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-active-mem-table", &a) ==
                0 &&
            rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-imm-mem-tables", &b) == 0 &&
@@ -765,9 +799,10 @@ int kv_flush(kv_db *db, kv_cf *cf)
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
     rocksdb_flushoptions_set_wait(fo, 1);
-    rocksdb_flush_cf(db->db, fo, H(cf), &err);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_flush_cf(db->db, fo, H(cf), &err));
     rocksdb_flushoptions_destroy(fo);
-    return take_error(err, "flush");
+    return rc < 0 ? rc : take_error(err, "flush");
 }
 
 int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
@@ -776,9 +811,10 @@ int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
     ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
     rocksdb_compactoptions_set_exclusive_manual_compaction(co, (unsigned char)(exclusive != 0));
-    rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0));
     rocksdb_compactoptions_destroy(co);
-    return ND_OK;
+    return rc;
 }
 
 void kv_compactions_stop(kv_db *db, int stop)
@@ -790,9 +826,24 @@ void kv_compactions_stop(kv_db *db, int stop)
 int kv_checkpoint(kv_db *db, const char *dir)
 {
     char *err = NULL;
-    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db->db, &err);
+    rocksdb_checkpoint_t *cp = NULL;
+    KV_GUARD(cp = rocksdb_checkpoint_object_create(db->db, &err));
     if (err) return take_error(err, "checkpoint");
-    rocksdb_checkpoint_create(cp, dir, 0, &err);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_checkpoint_create(cp, dir, 0, &err));
     rocksdb_checkpoint_object_destroy(cp);
-    return take_error(err, dir);
+    return rc < 0 ? rc : take_error(err, dir);
+}
+
+int kv_repair(const char *path)
+{
+    char *err = NULL;
+    rocksdb_options_t *o = rocksdb_options_create();
+    ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
+    rocksdb_options_set_info_log_level(o, 4 /* FATAL */);
+    rocksdb_options_set_max_file_opening_threads(o, 1);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_repair_db(o, path, &err));
+    rocksdb_options_destroy(o);
+    return rc < 0 ? rc : take_error(err, path);
 }

@@ -1,0 +1,147 @@
+/*
+ * db_repair.c — nd_db_repair: salvage a damaged database into a consistent
+ * one and say what was lost.
+ *
+ * A store whose files are damaged refuses to open (ND_ECORRUPT) rather
+ * than answer from part of its data. Repair works in two steps. First the
+ * storage layer salvages in place (st_repair): intact log records are
+ * kept, a damaged table file moves to DB/lost/. The families may then
+ * disagree (a table file lost, the documents kept, or the reverse), so
+ * the second step rebuilds: every document the salvaged documents family
+ * still holds is imported into a new database with the same k, number of
+ * tables and fingerprint configuration, which thereby holds the same set
+ * in every table. The new database takes DB's place; the salvaged old one
+ * is kept as DB.damaged for inspection. Its own public calls only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+#include "neardup.h"
+#include "nd_error.h"
+#include "storage.h"
+
+#define REPAIR_CHUNK 4096 /* documents per import */
+
+typedef struct repair_copy {
+    nd_db *to;
+    nd_doc docs[REPAIR_CHUNK];
+    char *keys; /* REPAIR_CHUNK keys of at most ND_MAX_KEY_LEN bytes */
+    size_t n;
+    uint64_t copied;
+    int rc; /* an import's failure, which stopped the walk */
+} repair_copy;
+
+static int copy_flush(repair_copy *c)
+{
+    if (!c->n) return ND_OK;
+    ND_FORWARD(nd_db_import(c->to, c->docs, c->n));
+    c->copied += c->n;
+    c->n = 0;
+    return ND_OK;
+}
+
+static int copy_doc(const nd_doc *d, void *payload)
+{
+    repair_copy *c = payload;
+    char *key = c->keys + c->n * ND_MAX_KEY_LEN;
+    memcpy(key, d->key, d->key_len);
+    c->docs[c->n] = *d;
+    c->docs[c->n].key = key;
+    if (++c->n == REPAIR_CHUNK && (c->rc = copy_flush(c)) < 0) return -1;
+    return 0;
+}
+
+/* Files RocksDB's repair moved to path/lost/. */
+static unsigned count_lost(const char *path)
+{
+    char dir[4096];
+    unsigned n = 0;
+    snprintf(dir, sizeof dir, "%s/lost", path);
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Copy every document of from into the new database at to, made like from. */
+static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
+{
+    nd_plan_info plan;
+    nd_fp_options fp;
+    ND_FORWARD(nd_db_plan(&plan, from));
+    ND_FORWARD(nd_db_fp_options(&fp, from));
+    nd_db_options o;
+    nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
+    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.k = plan.k;
+    o.tables = plan.tables;
+    o.fp = &fp;
+    repair_copy *c = calloc(1, sizeof *c);
+    ND_RETURN_IF(!c, ND_ENOMEM, "repair: out of memory");
+    c->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);
+    int rc = c->keys ? nd_db_open(&c->to, to, &o) : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    if (rc == ND_OK) rc = nd_db_foreach_doc(from, copy_doc, c);
+    if (c->rc < 0) rc = c->rc;
+    if (rc == ND_OK) rc = copy_flush(c);
+    if (rc == ND_OK) rc = nd_db_verify(c->to);
+    int crc = nd_db_close(c->to);
+    if (rc == ND_OK) rc = crc;
+    rep->docs_kept = c->copied;
+    free(c->keys);
+    free(c);
+    return rc;
+}
+
+int nd_db_repair(const char *path, nd_repair_report *out)
+{
+    ND_RETURN_IF(!path || !*path, ND_EINVAL, "nd_db_repair: NULL or empty path");
+    nd_repair_report rep = {0, 0, 0, 0, {0}};
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16), *old = malloc(len + 16);
+    if (!tmp || !old) {
+        free(tmp);
+        free(old);
+        return nd_err_set(ND_ENOMEM, "repair: out of memory");
+    }
+    sprintf(tmp, "%s.repairing", path);
+    sprintf(old, "%s.damaged", path);
+    struct stat st;
+    int rc = ND_OK;
+    nd_db *from = NULL;
+    if (stat(tmp, &st) == 0 || stat(old, &st) == 0)
+        ND_FAIL(ND_EEXIST, "repair: %s or %s exists: move it away first", tmp, old);
+    ND_TRY(st_repair(path));
+    rep.files_lost = count_lost(path);
+    nd_db_options o;
+    nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
+    o.flags = ND_DB_NO_BACKGROUND;
+    rc = nd_db_open(&from, path, &o);
+    if (rc < 0) {
+        /* Its configuration (the meta family) is lost: nothing to rebuild with. */
+        const char *why = "repair: the salvaged database does not open; restore a backup";
+        rc = *nd_errmsg() ? nd_err_wrap(ND_ECORRUPT, "%s", why) : nd_err_set(ND_ECORRUPT, "%s", why);
+        goto cleanup;
+    }
+    ND_TRY(nd_db_counts(&rep.docs_before, NULL, from));
+    ND_TRY(rebuild(from, tmp, &rep));
+    rc = nd_db_close(from);
+    from = NULL;
+    if (rc < 0) goto cleanup;
+    if (rename(path, old) != 0 || rename(tmp, path) != 0)
+        ND_FAIL(ND_EIO, "repair: cannot move the rebuilt database into place: %s",
+                strerror(errno));
+    rep.docs_dropped = rep.docs_before > rep.docs_kept ? rep.docs_before - rep.docs_kept : 0;
+    snprintf(rep.damaged_copy, sizeof rep.damaged_copy, "%s", old);
+    if (out) *out = rep;
+cleanup:
+    if (from) nd_db_close(from);
+    free(tmp);
+    free(old);
+    return rc;
+}
