@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rocksdb/c.h>
 
+#include "cmp_kvdir.h"
 #include "nd_error.h"
 
 #ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
@@ -54,6 +56,7 @@ struct kv_db {
     rocksdb_readoptions_t *point[2], *prefix[2], *scan;
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
+    char *scratch; /* a secondary instance's own directory, else NULL */
 };
 
 struct kv_batch {
@@ -232,6 +235,7 @@ static void free_db(kv_db *db)
     if (db->wopts) rocksdb_writeoptions_destroy(db->wopts);
     if (db->wopts_sync) rocksdb_writeoptions_destroy(db->wopts_sync);
     free(db->path);
+    kvdir_scratch_remove(db->scratch);
     free(db);
 }
 
@@ -275,12 +279,56 @@ void kv_names_free(char **names, size_t n)
     if (names) rocksdb_list_column_families_destroy(names, n);
 }
 
+/* A reader opens as a secondary instance of whatever writer runs: it
+ * replays the writer's log as well as its files, and holds every table
+ * file open from the start (max_open_files -1), so a file the writer
+ * deletes later stays readable. Its view is taken again until the
+ * MANIFEST stood still while it was read (cmp_kvdir.h says why); a writer
+ * that keeps moving it, or deletes a file or log while it is read, makes
+ * the open fail with ND_EBUSY after SECONDARY_TRIES attempts. */
+#define SECONDARY_TRIES 40
+
+static int open_secondary(kv_db *db, const char *path, size_t m, const char **all,
+                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
+{
+    char before[320], after[320];
+    char *err = NULL;
+    rocksdb_options_set_max_open_files(db->opts, -1);
+    for (int attempt = 0; attempt < SECONDARY_TRIES; attempt++) {
+        if (attempt) usleep(1000u * (unsigned)(attempt < 10 ? attempt : 10));
+        kvdir_manifest_state(path, before, sizeof before);
+        db->db = rocksdb_open_as_secondary_column_families(db->opts, path, db->scratch, (int)m,
+                                                           all, cfo, handles, &err);
+        if (err) {
+            int rc = take_error(err, path);
+            err = NULL;
+            /* Not a race with the writer: a missing database, no
+             * permission, damage. */
+            if (rc != ND_EIO && rc != ND_ENOTFOUND) return rc;
+            continue;
+        }
+        kvdir_manifest_state(path, after, sizeof after);
+        if (before[0] && strcmp(before, after) == 0) return ND_OK;
+        /* Opened afresh rather than caught up: one recovery reads the
+         * MANIFEST and then the log, in that order. */
+        for (size_t i = 0; i < m; i++) rocksdb_column_family_handle_destroy(handles[i]);
+        rocksdb_close(db->db);
+        db->db = NULL;
+    }
+    return nd_err_set(ND_EBUSY,
+                      "%s: a writer changed the database throughout %d attempts to read a "
+                      "consistent view of it; try again",
+                      path, SECONDARY_TRIES);
+}
+
 /* One attempt at opening families all[0..m) into handles. */
 static int open_families(kv_db *db, const char *path, int readonly, size_t m, const char **all,
                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
-    if (readonly)
+    if (readonly && !db->scratch) db->scratch = kvdir_scratch_make();
+    if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
+    if (readonly) /* no scratch directory: RocksDB's read-only open, no writer beside */
         db->db = rocksdb_open_for_read_only_column_families(db->opts, path, (int)m, all, cfo,
                                                             handles, 0, &err);
     else
@@ -514,12 +562,14 @@ int kv_snap_new(kv_snap **out, kv_db *db, int fill)
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
     sn->db = db->db;
     sn->ropts = ropts_total_order();
-    sn->snap = rocksdb_create_snapshot(db->db);
-    if (!sn->ropts || !sn->snap) {
+    /* A secondary instance has no snapshots, and needs none: its view
+     * moves only when it catches up, which it does at open alone. */
+    if (!db->scratch) sn->snap = rocksdb_create_snapshot(db->db);
+    if (!sn->ropts || (!sn->snap && !db->scratch)) {
         kv_snap_free(sn);
         return nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
     }
-    rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
+    if (sn->snap) rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
     rocksdb_readoptions_set_fill_cache(sn->ropts, (unsigned char)(fill != 0));
     *out = sn;
     return ND_OK;
@@ -792,7 +842,9 @@ int kv_checkpoint(kv_db *db, const char *dir)
     char *err = NULL;
     rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db->db, &err);
     if (err) return take_error(err, "checkpoint");
-    rocksdb_checkpoint_create(cp, dir, 0, &err);
+    /* A secondary instance cannot flush: its checkpoint copies the logs
+     * (as long as they were when the checkpoint listed them). */
+    rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err);
     rocksdb_checkpoint_object_destroy(cp);
     return take_error(err, dir);
 }

@@ -64,7 +64,12 @@ typedef struct kv_profile {
 
 typedef struct kv_open_opts {
     int create;                 /* make the directory and the families named */
-    int readonly;               /* no lock taken; writes fail */
+    int readonly;               /* no lock taken; writes fail. A reader beside any
+                                 * writer: a RocksDB secondary instance whose view
+                                 * (files and log) is taken once at open, whole,
+                                 * and whose files stay readable while it is open
+                                 * (ND_EBUSY when no consistent view could be
+                                 * read); its scratch directory lives in $TMPDIR */
     uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
     const kv_profile *profiles; /* profile i of families opened with profile i */
     unsigned nprofiles;
@@ -208,7 +213,8 @@ int kv_compact(kv_db *db, kv_cf *cf, int exclusive);
  * unfinished; else allow them again. */
 void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
- * where possible). */
+ * where possible). Of a reader (readonly): its files and the writer's logs
+ * as they are now, a state at least as new as the reader's view. */
 int kv_checkpoint(kv_db *db, const char *dir);
 
 #endif /* CMP_KV_H */
