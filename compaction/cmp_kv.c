@@ -13,22 +13,14 @@
  */
 #include "cmp_kv.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <rocksdb/c.h>
 
 #include "cmp_kvdir.h"
 #include "nd_error.h"
-
-#ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
-#define ND_ROCKSDB_MAJOR 0
-#define ND_ROCKSDB_MINOR 0
-#endif
 
 /* Read-ahead of walks over much of a family: one read of this size
  * instead of one per 4 KB block. */
@@ -57,6 +49,7 @@ struct kv_db {
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
     char *scratch; /* a secondary instance's own directory, else NULL */
+    char view[KVDIR_STATE_MAX]; /* a secondary's: the MANIFEST's state its view is of */
 };
 
 struct kv_batch {
@@ -115,12 +108,6 @@ static int take_error(char *err, const char *what)
     int rc = kv_map_error(err, what);
     rocksdb_free(err);
     return rc;
-}
-
-void kv_version(unsigned *major, unsigned *minor)
-{
-    *major = ND_ROCKSDB_MAJOR;
-    *minor = ND_ROCKSDB_MINOR;
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -241,19 +228,6 @@ static void free_db(kv_db *db)
 
 /* ---- open / close ------------------------------------------------------ */
 
-int kv_probe(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    if (!S_ISDIR(st.st_mode)) return -1;
-    char *cur = malloc(strlen(path) + 16);
-    if (!cur) return 0;
-    sprintf(cur, "%s/CURRENT", path);
-    int have = stat(cur, &st) == 0;
-    free(cur);
-    return have ? 1 : 0;
-}
-
 int kv_list_families(const char *path, char ***out, size_t *n)
 {
     char *err = NULL;
@@ -279,46 +253,26 @@ void kv_names_free(char **names, size_t n)
     if (names) rocksdb_list_column_families_destroy(names, n);
 }
 
-/* A reader opens as a secondary instance of whatever writer runs: it
- * replays the writer's log as well as its files, and holds every table
- * file open from the start (max_open_files -1), so a file the writer
- * deletes later stays readable. Its view is taken again until the
- * MANIFEST stood still while it was read (cmp_kvdir.h says why); a writer
- * that keeps moving it, or deletes a file or log while it is read, makes
- * the open fail with ND_EBUSY after SECONDARY_TRIES attempts. */
-#define SECONDARY_TRIES 40
-
+/* A reader: a secondary instance of whatever writer runs, holding every
+ * table file open (max_open_files -1) so that files the writer deletes
+ * stay readable; opened afresh until its view is whole (cmp_kvdir.h). */
 static int open_secondary(kv_db *db, const char *path, size_t m, const char **all,
                           const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
-    char before[320], after[320];
-    char *err = NULL;
+    char before[sizeof db->view], *err = NULL;
     rocksdb_options_set_max_open_files(db->opts, -1);
-    for (int attempt = 0; attempt < SECONDARY_TRIES; attempt++) {
-        if (attempt) usleep(1000u * (unsigned)(attempt < 10 ? attempt : 10));
-        kvdir_manifest_state(path, before, sizeof before);
+    for (int i = 0; kvdir_next_try(path, i, before, sizeof before); i++) {
         db->db = rocksdb_open_as_secondary_column_families(db->opts, path, db->scratch, (int)m,
                                                            all, cfo, handles, &err);
-        if (err) {
-            int rc = take_error(err, path);
-            err = NULL;
-            /* Not a race with the writer: a missing database, no
-             * permission, damage. */
-            if (rc != ND_EIO && rc != ND_ENOTFOUND) return rc;
-            continue;
-        }
-        kvdir_manifest_state(path, after, sizeof after);
-        if (before[0] && strcmp(before, after) == 0) return ND_OK;
-        /* Opened afresh rather than caught up: one recovery reads the
-         * MANIFEST and then the log, in that order. */
-        for (size_t i = 0; i < m; i++) rocksdb_column_family_handle_destroy(handles[i]);
-        rocksdb_close(db->db);
+        int rc = take_error(err, path);
+        err = NULL;
+        if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND) return rc; /* not a race */
+        if (rc == ND_OK && kvdir_settled(path, before, db->view, sizeof db->view)) return ND_OK;
+        for (size_t j = 0; rc == ND_OK && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+        if (rc == ND_OK) rocksdb_close(db->db);
         db->db = NULL;
     }
-    return nd_err_set(ND_EBUSY,
-                      "%s: a writer changed the database throughout %d attempts to read a "
-                      "consistent view of it; try again",
-                      path, SECONDARY_TRIES);
+    return kvdir_busy(path);
 }
 
 /* One attempt at opening families all[0..m) into handles. */
@@ -358,13 +312,7 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
         all[off + i] = names[i];
         cfo[off + i] = strcmp(names[i], "default") == 0 ? db->opts : profile_opts(db, profiles[i]);
     }
-    if (o->create && mkdir(path, 0755) != 0 && errno != EEXIST)
-        /* Made here, not by RocksDB, so that a bad parent is named. */
-        ND_FAIL(errno == EACCES || errno == EROFS ? ND_EREADONLY
-                : errno == ENOSPC                 ? ND_ENOSPC
-                : errno == ENOENT                 ? ND_ENOTFOUND
-                                                  : ND_EIO,
-                "cannot create database directory %s: %s", path, strerror(errno));
+    if (o->create) ND_TRY(kvdir_make(path)); /* here, not by RocksDB: a bad parent is named */
     rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: open without compression. */
@@ -837,13 +785,14 @@ void kv_compactions_stop(kv_db *db, int stop)
     else rocksdb_enable_manual_compaction(db->db);
 }
 
+const char *kv_view(const kv_db *db) { return db->scratch ? db->view : NULL; }
+
 int kv_checkpoint(kv_db *db, const char *dir)
 {
     char *err = NULL;
     rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db->db, &err);
     if (err) return take_error(err, "checkpoint");
-    /* A secondary instance cannot flush: its checkpoint copies the logs
-     * (as long as they were when the checkpoint listed them). */
+    /* A secondary cannot flush: it copies the logs as they are. */
     rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err);
     rocksdb_checkpoint_object_destroy(cp);
     return take_error(err, dir);

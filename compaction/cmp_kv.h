@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmp_kvdir.h" /* kv_version, kv_probe */
+
 typedef struct kv_db kv_db;
 typedef struct kv_cf kv_cf; /* a family of an open database */
 typedef struct kv_batch kv_batch;
@@ -41,10 +43,6 @@ typedef struct kv_sst kv_sst;
  * Returns the code. */
 int kv_map_error(const char *rocksdb_err, const char *what);
 
-/* The RocksDB version this library was built with (meson reads it from
- * rocksdb's pkg-config file). RocksDB's soname carries major.minor
- * (librocksdb.so.7.8), so the library loaded at run time has the same. */
-void kv_version(unsigned *major, unsigned *minor);
 
 /* How a family's files are laid out and read. Zero fields: RocksDB's
  * defaults, no filter, no compression. */
@@ -75,9 +73,6 @@ typedef struct kv_open_opts {
     unsigned nprofiles;
 } kv_open_opts;
 
-/* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
- * directory without it), -1 (not a directory). */
-int kv_probe(const char *path);
 
 /* The names of the families of the database at path, malloc'd (free with
  * kv_names_free). */
@@ -213,8 +208,12 @@ int kv_compact(kv_db *db, kv_cf *cf, int exclusive);
  * unfinished; else allow them again. */
 void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
- * where possible). Of a reader (readonly): its files and the writer's logs
- * as they are now, a state at least as new as the reader's view. */
+ * where possible). Of a reader (readonly): the files of its view and the
+ * writer's logs as they are now, one consistent state only while the
+ * writer's MANIFEST stays as in the view (kv_view; cmp_store.c checks). */
 int kv_checkpoint(kv_db *db, const char *dir);
+/* A reader's: the writer's MANIFEST state its view is of (cmp_kvdir.h);
+ * NULL for a writable or plain read-only database. */
+const char *kv_view(const kv_db *db);
 
 #endif /* CMP_KV_H */

@@ -13,6 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nd_error.h"
+
+#ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
+#define ND_ROCKSDB_MAJOR 0
+#define ND_ROCKSDB_MINOR 0
+#endif
+
 void kvdir_manifest_state(const char *path, char *buf, size_t cap)
 {
     char name[256] = "", file[4096];
@@ -28,6 +35,31 @@ void kvdir_manifest_state(const char *path, char *buf, size_t cap)
     snprintf(file, sizeof file, "%s/%s", path, name);
     if (stat(file, &st) != 0) return;
     snprintf(buf, cap, "%s %lld", name, (long long)st.st_size);
+}
+
+/* Attempts at a whole view before the open gives up. */
+#define KVDIR_TRIES 40
+
+int kvdir_next_try(const char *path, int i, char *before, size_t cap)
+{
+    if (i >= KVDIR_TRIES) return 0;
+    if (i) usleep(1000u * (unsigned)(i < 10 ? i : 10));
+    kvdir_manifest_state(path, before, cap);
+    return 1;
+}
+
+int kvdir_settled(const char *path, const char *before, char *view, size_t cap)
+{
+    kvdir_manifest_state(path, view, cap);
+    return before[0] && strcmp(before, view) == 0;
+}
+
+int kvdir_busy(const char *path)
+{
+    return nd_err_set(ND_EBUSY,
+                      "%s: a writer changed the database throughout %d attempts to read a "
+                      "consistent view of it; try again",
+                      path, KVDIR_TRIES);
 }
 
 char *kvdir_scratch_make(void)
@@ -104,4 +136,33 @@ int kvdir_remove_stale_checkpoint(const char *dir)
     if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     if (remove_files(dir, checkpoint_file) != 0) return 0;
     return rmdir(dir) == 0;
+}
+
+void kv_version(unsigned *major, unsigned *minor)
+{
+    *major = ND_ROCKSDB_MAJOR;
+    *minor = ND_ROCKSDB_MINOR;
+}
+
+int kv_probe(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return -1;
+    char *cur = malloc(strlen(path) + 16);
+    if (!cur) return 0;
+    sprintf(cur, "%s/CURRENT", path);
+    int have = stat(cur, &st) == 0;
+    free(cur);
+    return have ? 1 : 0;
+}
+
+int kvdir_make(const char *path)
+{
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) return ND_OK;
+    return nd_err_set(errno == EACCES || errno == EROFS ? ND_EREADONLY
+                      : errno == ENOSPC                 ? ND_ENOSPC
+                      : errno == ENOENT                 ? ND_ENOTFOUND
+                                                        : ND_EIO,
+                      "cannot create database directory %s: %s", path, strerror(errno));
 }
