@@ -223,6 +223,7 @@ static void free_db(kv_db *db)
     if (db->wopts_sync) rocksdb_writeoptions_destroy(db->wopts_sync);
     free(db->path);
     kvdir_scratch_remove(db->scratch);
+    free(db->scratch);
     free(db);
 }
 
@@ -253,9 +254,8 @@ void kv_names_free(char **names, size_t n)
     if (names) rocksdb_list_column_families_destroy(names, n);
 }
 
-/* A reader: a secondary instance of whatever writer runs, holding every
- * table file open (max_open_files -1) so that files the writer deletes
- * stay readable; opened afresh until its view is whole (cmp_kvdir.h). */
+/* A reader: a secondary of any writer, holding every file open (files the writer
+ * deletes stay readable), opened afresh until its view is whole (cmp_kvdir.h). */
 static int open_secondary(kv_db *db, const char *path, size_t m, const char **all,
                           const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
@@ -267,7 +267,10 @@ static int open_secondary(kv_db *db, const char *path, size_t m, const char **al
         int rc = take_error(err, path);
         err = NULL;
         if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND) return rc; /* not a race */
-        if (rc == ND_OK && kvdir_settled(path, before, db->view, sizeof db->view)) return ND_OK;
+        if (rc == ND_OK && kvdir_settled(path, before, db->view, sizeof db->view)) {
+            kvdir_scratch_remove(db->scratch); /* its info log stays open */
+            return ND_OK;
+        }
         for (size_t j = 0; rc == ND_OK && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
         if (rc == ND_OK) rocksdb_close(db->db);
         db->db = NULL;
@@ -510,8 +513,7 @@ int kv_snap_new(kv_snap **out, kv_db *db, int fill)
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
     sn->db = db->db;
     sn->ropts = ropts_total_order();
-    /* A secondary instance has no snapshots, and needs none: its view
-     * moves only when it catches up, which it does at open alone. */
+    /* A secondary has no snapshots and needs none: its view is fixed at open. */
     if (!db->scratch) sn->snap = rocksdb_create_snapshot(db->db);
     if (!sn->ropts || (!sn->snap && !db->scratch)) {
         kv_snap_free(sn);
@@ -792,8 +794,7 @@ int kv_checkpoint(kv_db *db, const char *dir)
     char *err = NULL;
     rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db->db, &err);
     if (err) return take_error(err, "checkpoint");
-    /* A secondary cannot flush: it copies the logs as they are. */
-    rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err);
+    rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err); /* no flush: logs */
     rocksdb_checkpoint_object_destroy(cp);
     return take_error(err, dir);
 }

@@ -105,11 +105,9 @@ static int remove_files(const char *dir, int (*keep)(const char *name))
     return others ? -1 : 0;
 }
 
-void kvdir_scratch_remove(char *dir)
+void kvdir_scratch_remove(const char *dir)
 {
-    if (!dir) return;
-    if (remove_files(dir, NULL) == 0) (void)rmdir(dir);
-    free(dir);
+    if (dir && remove_files(dir, NULL) == 0) (void)rmdir(dir);
 }
 
 static int ends_with(const char *s, const char *suffix)

@@ -38,9 +38,10 @@ int kvdir_busy(const char *path);
 /* Make a fresh scratch directory under $TMPDIR (else /tmp); malloc'd
  * path, or NULL (errno set) when none can be made. */
 char *kvdir_scratch_make(void);
-/* Remove scratch directory dir and the files in it; frees dir. Accepts
- * NULL. */
-void kvdir_scratch_remove(char *dir);
+/* Remove scratch directory dir and the files in it (the reader removes it
+ * once open: its info log stays open, and a killed reader leaves nothing
+ * behind). Accepts NULL. */
+void kvdir_scratch_remove(const char *dir);
 
 /* Remove dir if it holds only what RocksDB's checkpoint writes (table
  * files, logs, MANIFEST, CURRENT, OPTIONS, IDENTITY, their temporaries):
