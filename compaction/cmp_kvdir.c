@@ -1,7 +1,7 @@
 /*
  * cmp_kvdir.c — a RocksDB database directory seen as plain files: the
- * MANIFEST's state, a secondary reader's scratch directory, a killed
- * checkpoint's leftovers (cmp_kvdir.h says why).
+ * MANIFEST's state, a secondary reader's scratch directory, an unwanted
+ * checkpoint (cmp_kvdir.h says why).
  */
 #include "cmp_kvdir.h"
 
@@ -128,7 +128,7 @@ static int checkpoint_file(const char *name)
     return 0;
 }
 
-int kvdir_remove_stale_checkpoint(const char *dir)
+int kvdir_remove_checkpoint(const char *dir)
 {
     struct stat st;
     if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;

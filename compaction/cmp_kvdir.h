@@ -45,9 +45,9 @@ void kvdir_scratch_remove(const char *dir);
 
 /* Remove dir if it holds only what RocksDB's checkpoint writes (table
  * files, logs, MANIFEST, CURRENT, OPTIONS, IDENTITY, their temporaries):
- * a checkpoint's "DIR.tmp" left by a killed backup. 1 when removed, 0
- * when absent or not such a directory (left alone). */
-int kvdir_remove_stale_checkpoint(const char *dir);
+ * a checkpoint found inconsistent after it was written. 1 when removed,
+ * 0 when absent or not such a directory (left alone). */
+int kvdir_remove_checkpoint(const char *dir);
 
 /* The RocksDB version this library was built with (meson reads it from
  * rocksdb's pkg-config file). RocksDB's soname carries major.minor

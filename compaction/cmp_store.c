@@ -665,13 +665,8 @@ int st_checkpoint(st_store *s, const char *dir)
     struct stat st;
     const char *view = kv_view(s->kv);
     ND_RETURN_IF(stat(dir, &st) == 0, ND_EEXIST, "backup target %s already exists", dir);
-    /* A killed checkpoint leaves its work in dir.tmp, where RocksDB would
-     * refuse to start again. */
-    char *tmp = malloc(strlen(dir) + 5);
-    ND_RETURN_IF(!tmp, ND_ENOMEM, "storage: out of memory");
-    sprintf(tmp, "%s.tmp", dir);
-    (void)kvdir_remove_stale_checkpoint(tmp);
-    free(tmp);
+    /* A killed checkpoint leaves its work in dir.tmp: RocksDB empties and
+     * reuses it. */
     /* A reader's checkpoint is its view's files and the writer's logs as
      * they are: one state only while the writer's MANIFEST stays as in
      * the view (a flush or a fold moves it, then deletes logs or files). */
@@ -681,7 +676,7 @@ int st_checkpoint(st_store *s, const char *dir)
                  s->path);
     int rc = kv_checkpoint(s->kv, dir);
     if (view && (rc == ND_OK || rc == ND_EIO || rc == ND_ENOTFOUND) && view_moved(s, view)) {
-        if (rc == ND_OK) (void)kvdir_remove_stale_checkpoint(dir);
+        if (rc == ND_OK) (void)kvdir_remove_checkpoint(dir);
         rc = nd_err_set(ND_EBUSY, "%s: a writer changed the database during the backup; try again",
                         s->path);
     }

@@ -520,8 +520,9 @@ int nd_db_stats(nd_stats *out, nd_db *db);
 int nd_db_verify(nd_db *db);
 
 /** Write a consistent checkpoint of the database into new directory dir
- *  (which must not exist); it opens as a database. A "dir.tmp" that a
- *  killed backup left is removed first. From a writable handle: every
+ *  (which must not exist); it opens as a database. The copy is made
+ *  in "dir.tmp" and renamed; a "dir.tmp" a killed backup left is emptied
+ *  and reused (its files are deleted, whatever they are). From a writable handle: every
  *  write that returned before the call. From a ND_DB_READONLY handle
  *  (while another process may write): at least the handle's view, and
  *  ND_EBUSY (no dir written) when the writer has changed the database's
