@@ -22,18 +22,13 @@ extern "C" {
 }
 #include "cmp_kv_error.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <rocksdb/c.h>
 
-#ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
-#define ND_ROCKSDB_MAJOR 0
-#define ND_ROCKSDB_MINOR 0
-#endif
+#include "cmp_kvdir.h"
 
 /* Read-ahead of walks over much of a family: one read of this size
  * instead of one per 4 KB block. */
@@ -63,6 +58,8 @@ struct kv_db {
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
     int corrupt; /* a read met damage: never written to again (kv_write) */
+    char *scratch; /* a secondary instance's own directory, else NULL */
+    char view[KVDIR_STATE_MAX]; /* a secondary's: the MANIFEST's state its view is of */
 };
 
 struct kv_batch {
@@ -108,12 +105,6 @@ static int read_error(kv_db *db, char *err, const char *what)
     int rc = take_error(err, what);
     if (rc == ND_ECORRUPT) __atomic_store_n(&db->corrupt, 1, __ATOMIC_RELAXED);
     return rc;
-}
-
-void kv_version(unsigned *major, unsigned *minor)
-{
-    *major = ND_ROCKSDB_MAJOR;
-    *minor = ND_ROCKSDB_MINOR;
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -239,23 +230,12 @@ static void free_db(kv_db *db)
     if (db->wopts) rocksdb_writeoptions_destroy(db->wopts);
     if (db->wopts_sync) rocksdb_writeoptions_destroy(db->wopts_sync);
     free(db->path);
+    kvdir_scratch_remove(db->scratch);
+    free(db->scratch);
     free(db);
 }
 
 /* ---- open / close ------------------------------------------------------ */
-
-int kv_probe(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    if (!S_ISDIR(st.st_mode)) return -1;
-    char *cur = (char *)malloc(strlen(path) + 16);
-    if (!cur) return 0;
-    sprintf(cur, "%s/CURRENT", path);
-    int have = stat(cur, &st) == 0;
-    free(cur);
-    return have ? 1 : 0;
-}
 
 int kv_list_families(const char *path, char ***out, size_t *n)
 {
@@ -285,11 +265,38 @@ void kv_names_free(char **names, size_t n)
     if (names) rocksdb_list_column_families_destroy(names, n);
 }
 
+/* A reader: a secondary of any writer, holding every file open (files the writer
+ * deletes stay readable), opened afresh until its view is whole (cmp_kvdir.h). */
+static int open_secondary(kv_db *db, const char *path, size_t m, const char **all,
+                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
+{
+    char before[sizeof db->view], *err = NULL;
+    rocksdb_options_set_max_open_files(db->opts, -1);
+    for (int i = 0; kvdir_next_try(path, i, before, sizeof before); i++) {
+        KV_GUARD(db->db = rocksdb_open_as_secondary_column_families(
+                     db->opts, path, db->scratch, (int)m, all, cfo, handles, &err));
+        int rc = take_error(err, path);
+        err = NULL;
+        if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND) return rc; /* not a race */
+        if (rc == ND_OK && kvdir_settled(path, before, db->view, sizeof db->view)) {
+            kvdir_scratch_remove(db->scratch); /* its info log stays open */
+            return ND_OK;
+        }
+        for (size_t j = 0; rc == ND_OK && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+        if (rc == ND_OK) KV_GUARD(rocksdb_close(db->db));
+        db->db = NULL;
+    }
+    return kvdir_busy(path);
+}
+
 /* One attempt at opening families all[0..m) into handles. */
 static int open_families(kv_db *db, const char *path, int readonly, size_t m, const char **all,
                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
+    if (readonly && !db->scratch) db->scratch = kvdir_scratch_make();
+    if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
+    /* no scratch directory: RocksDB's read-only open, no writer beside */
     KV_GUARD(if (readonly) db->db = rocksdb_open_for_read_only_column_families(
                  db->opts, path, (int)m, all, cfo, handles, 0, &err);
              else db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo,
@@ -321,13 +328,7 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
         all[off + i] = names[i];
         cfo[off + i] = strcmp(names[i], "default") == 0 ? db->opts : profile_opts(db, profiles[i]);
     }
-    if (o->create && mkdir(path, 0755) != 0 && errno != EEXIST)
-        /* Made here, not by RocksDB, so that a bad parent is named. */
-        ND_FAIL(errno == EACCES || errno == EROFS ? ND_EREADONLY
-                : errno == ENOSPC                 ? ND_ENOSPC
-                : errno == ENOENT                 ? ND_ENOTFOUND
-                                                  : ND_EIO,
-                "cannot create database directory %s: %s", path, strerror(errno));
+    if (o->create) ND_TRY(kvdir_make(path)); /* here, not by RocksDB: a bad parent is named */
     rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: open without compression. */
@@ -536,12 +537,14 @@ int kv_snap_new(kv_snap **out, kv_db *db, int fill)
     ND_RETURN_IF(!sn, ND_ENOMEM, "storage: out of memory");
     sn->db = db->db;
     int rc = ND_OK;
-    KV_CAPTURE(rc, sn->ropts = ropts_total_order(); sn->snap = rocksdb_create_snapshot(db->db));
-    if (rc < 0 || !sn->ropts || !sn->snap) {
+    /* A secondary has no snapshots and needs none: its view is fixed at open. */
+    KV_CAPTURE(rc, sn->ropts = ropts_total_order();
+               if (!db->scratch) sn->snap = rocksdb_create_snapshot(db->db));
+    if (rc < 0 || !sn->ropts || (!sn->snap && !db->scratch)) {
         kv_snap_free(sn);
         return rc < 0 ? rc : nd_err_set(ND_ENOMEM, "storage: cannot take a snapshot");
     }
-    rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
+    if (sn->snap) rocksdb_readoptions_set_snapshot(sn->ropts, sn->snap);
     rocksdb_readoptions_set_fill_cache(sn->ropts, (unsigned char)(fill != 0));
     *out = sn;
     return ND_OK;
@@ -823,6 +826,8 @@ void kv_compactions_stop(kv_db *db, int stop)
     else rocksdb_enable_manual_compaction(db->db);
 }
 
+const char *kv_view(const kv_db *db) { return db->scratch ? db->view : NULL; }
+
 int kv_checkpoint(kv_db *db, const char *dir)
 {
     char *err = NULL;
@@ -830,7 +835,7 @@ int kv_checkpoint(kv_db *db, const char *dir)
     KV_GUARD(cp = rocksdb_checkpoint_object_create(db->db, &err));
     if (err) return take_error(err, "checkpoint");
     int rc = ND_OK;
-    KV_CAPTURE(rc, rocksdb_checkpoint_create(cp, dir, 0, &err));
+    KV_CAPTURE(rc, rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err)); /* no flush: logs */
     rocksdb_checkpoint_object_destroy(cp);
     return rc < 0 ? rc : take_error(err, dir);
 }

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmp_kvdir.h" /* kv_version, kv_probe */
+
 typedef struct kv_db kv_db;
 typedef struct kv_cf kv_cf; /* a family of an open database */
 typedef struct kv_batch kv_batch;
@@ -33,10 +35,6 @@ typedef struct kv_iter kv_iter;
 typedef struct kv_snap kv_snap;
 typedef struct kv_sst kv_sst;
 
-/* The RocksDB version this library was built with (meson reads it from
- * rocksdb's pkg-config file). RocksDB's soname carries major.minor
- * (librocksdb.so.7.8), so the library loaded at run time has the same. */
-void kv_version(unsigned *major, unsigned *minor);
 
 /* How a family's files are laid out and read. Zero fields: RocksDB's
  * defaults, no filter, no compression. */
@@ -56,7 +54,12 @@ typedef struct kv_profile {
 
 typedef struct kv_open_opts {
     int create;                 /* make the directory and the families named */
-    int readonly;               /* no lock taken; writes fail */
+    int readonly;               /* no lock taken; writes fail. A reader beside any
+                                 * writer: a RocksDB secondary instance whose view
+                                 * (files and log) is taken once at open, whole,
+                                 * and whose files stay readable while it is open
+                                 * (ND_EBUSY when no consistent view could be
+                                 * read); its scratch directory lives in $TMPDIR */
     uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
     const kv_profile *profiles; /* profile i of families opened with profile i */
     unsigned nprofiles;
@@ -64,9 +67,6 @@ typedef struct kv_open_opts {
                   * else damage anywhere but a torn last record fails the open */
 } kv_open_opts;
 
-/* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
- * directory without it), -1 (not a directory). */
-int kv_probe(const char *path);
 
 /* The names of the families of the database at path, malloc'd (free with
  * kv_names_free). */
@@ -202,12 +202,18 @@ int kv_compact(kv_db *db, kv_cf *cf, int exclusive);
  * unfinished; else allow them again. */
 void kv_compactions_stop(kv_db *db, int stop);
 /* A consistent copy of the database in new directory dir (hard links
- * where possible). */
+ * where possible). Of a reader (readonly): the files of its view and the
+ * writer's logs as they are now, one consistent state only while the
+ * writer's MANIFEST stays as in the view (kv_view; cmp_store.c checks). */
 int kv_checkpoint(kv_db *db, const char *dir);
 /* RocksDB's repair of the closed database at path, in place: damaged
  * table files move to path/lost/, a new manifest lists what remains. It
  * keeps only families a table file names, and log records of the default
  * family only: salvage the log first (kv_open_opts.salvage, a flush). */
 int kv_repair(const char *path);
+
+/* A reader's: the writer's MANIFEST state its view is of (cmp_kvdir.h);
+ * NULL for a writable or plain read-only database. */
+const char *kv_view(const kv_db *db);
 
 #endif /* CMP_KV_H */

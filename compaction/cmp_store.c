@@ -655,11 +655,35 @@ int st_table_ingest_files(st_store *s, cmp_gen *g, unsigned t, const char *const
 
 /* ---- whole database --------------------------------------------------- */
 
+/* Has the writer moved its MANIFEST since this reader's view was read? */
+static int view_moved(const st_store *s, const char *view)
+{
+    char now[KVDIR_STATE_MAX];
+    kvdir_manifest_state(s->path, now, sizeof now);
+    return strcmp(now, view) != 0;
+}
+
 int st_checkpoint(st_store *s, const char *dir)
 {
     struct stat st;
+    const char *view = kv_view(s->kv);
     ND_RETURN_IF(stat(dir, &st) == 0, ND_EEXIST, "backup target %s already exists", dir);
-    return kv_checkpoint(s->kv, dir);
+    /* A killed checkpoint leaves its work in dir.tmp: RocksDB empties and
+     * reuses it. */
+    /* A reader's checkpoint is its view's files and the writer's logs as
+     * they are: one state only while the writer's MANIFEST stays as in
+     * the view (a flush or a fold moves it, then deletes logs or files). */
+    ND_RETURN_IF(view && view_moved(s, view), ND_EBUSY,
+                 "%s: a writer changed the database since this reader opened it; a new "
+                 "reader can take the backup",
+                 s->path);
+    int rc = kv_checkpoint(s->kv, dir);
+    if (view && (rc == ND_OK || rc == ND_EIO || rc == ND_ENOTFOUND) && view_moved(s, view)) {
+        if (rc == ND_OK) (void)kvdir_remove_checkpoint(dir);
+        rc = nd_err_set(ND_EBUSY, "%s: a writer changed the database during the backup; try again",
+                        s->path);
+    }
+    return rc;
 }
 
 /* Replay what the log holds intact, skipping damaged records, into every

@@ -296,7 +296,14 @@ typedef struct nd_db nd_db;
 /** Flags of nd_db_options. */
 #define ND_DB_CREATE 0x1u    /**< create the database if it is missing */
 #define ND_DB_EXCL 0x2u      /**< with CREATE: fail with ND_EEXIST if it exists */
-#define ND_DB_READONLY 0x4u  /**< open read-only (no lock; writers may run) */
+/** Open read-only, beside a writer in another process if one runs: the
+ *  handle sees every write acknowledged before the open, whole write
+ *  calls only, and keeps that view while open (writes made later are not
+ *  seen; the writer's compactions never make its reads fail). ND_EBUSY
+ *  when the writer kept changing the database throughout the open. Uses
+ *  a scratch directory in $TMPDIR during the open, one descriptor per
+ *  table file while open. */
+#define ND_DB_READONLY 0x4u
 #define ND_DB_SYNC 0x8u      /**< fsync the WAL on every write */
 #define ND_DB_NO_BACKGROUND 0x10u /**< never fold fresh inserts in the background */
 /** Read the tables through memory mappings of their files instead of
@@ -513,8 +520,15 @@ int nd_db_stats(nd_stats *out, nd_db *db);
 int nd_db_verify(nd_db *db);
 
 /** Write a consistent checkpoint of the database into new directory dir
- *  (which must not exist); it opens as a database.
- *  @return ND_OK; ND_EEXIST; ND_EIO. */
+ *  (which must not exist); it opens as a database. The copy is made
+ *  in "dir.tmp" and renamed; a "dir.tmp" a killed backup left is emptied
+ *  and reused (its files are deleted, whatever they are). From a writable handle: every
+ *  write that returned before the call. From a ND_DB_READONLY handle
+ *  (while another process may write): at least the handle's view, and
+ *  ND_EBUSY (no dir written) when the writer has changed the database's
+ *  files since the handle opened or during the copy (open a new handle
+ *  and try again).
+ *  @return ND_OK; ND_EEXIST; ND_EBUSY; ND_EIO. */
 int nd_db_backup(nd_db *db, const char *dir);
 
 /** What nd_db_repair did. */

@@ -96,6 +96,18 @@ expect_exit 2 "$ND" backup db bk
 expect_err_match 'already exists'
 expect_exit 0 "$ND" verify bk
 expect_exit 0 "$ND" get bk doc1
+# a killed backup's DIR.tmp is removed by the next backup into DIR
+mkdir bk2.tmp
+head -c 100000 /dev/zero > bk2.tmp/000012.sst
+printf 'MANIFEST-000005\n' > bk2.tmp/CURRENT
+expect_exit 0 "$ND" backup db bk2
+check "stale bk2.tmp removed" ! -e bk2.tmp
+expect_exit 0 "$ND" verify bk2
+# no write access to the source is needed
+chmod -R a-w db
+expect_exit 0 "$ND" backup db bk3
+chmod -R u+w db
+expect_exit 0 "$ND" get bk3 doc1
 
 # expire: doc1 was seen at 5000, the others now
 expect_exit 0 "$ND" expire db --older-than 1d --now 200000 --compact

@@ -1,0 +1,166 @@
+/*
+ * cmp_kvdir.c — a RocksDB database directory seen as plain files: the
+ * MANIFEST's state, a secondary reader's scratch directory, an unwanted
+ * checkpoint (cmp_kvdir.h says why).
+ */
+#include "cmp_kvdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nd_error.h"
+
+#ifndef ND_ROCKSDB_MAJOR /* meson defines both from rocksdb's pkg-config version */
+#define ND_ROCKSDB_MAJOR 0
+#define ND_ROCKSDB_MINOR 0
+#endif
+
+void kvdir_manifest_state(const char *path, char *buf, size_t cap)
+{
+    char name[256] = "", file[4096];
+    struct stat st;
+    buf[0] = '\0';
+    snprintf(file, sizeof file, "%s/CURRENT", path);
+    FILE *f = fopen(file, "r");
+    if (!f) return;
+    int got = fgets(name, sizeof name, f) != NULL;
+    fclose(f);
+    name[strcspn(name, "\n")] = '\0';
+    if (!got || !name[0]) return;
+    snprintf(file, sizeof file, "%s/%s", path, name);
+    if (stat(file, &st) != 0) return;
+    snprintf(buf, cap, "%s %lld", name, (long long)st.st_size);
+}
+
+/* Attempts at a whole view before the open gives up. */
+#define KVDIR_TRIES 40
+
+int kvdir_next_try(const char *path, int i, char *before, size_t cap)
+{
+    if (i >= KVDIR_TRIES) return 0;
+    if (i) usleep(1000u * (unsigned)(i < 10 ? i : 10));
+    kvdir_manifest_state(path, before, cap);
+    return 1;
+}
+
+int kvdir_settled(const char *path, const char *before, char *view, size_t cap)
+{
+    kvdir_manifest_state(path, view, cap);
+    return before[0] && strcmp(before, view) == 0;
+}
+
+int kvdir_busy(const char *path)
+{
+    return nd_err_set(ND_EBUSY,
+                      "%s: a writer changed the database throughout %d attempts to read a "
+                      "consistent view of it; try again",
+                      path, KVDIR_TRIES);
+}
+
+char *kvdir_scratch_make(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    size_t len = strlen(tmp) + 32;
+    char *dir = malloc(len);
+    if (!dir) return NULL;
+    snprintf(dir, len, "%s/neardup-reader-XXXXXX", tmp);
+    if (mkdtemp(dir)) return dir;
+    int e = errno;
+    free(dir);
+    errno = e;
+    return NULL;
+}
+
+/* Remove the regular files of dir that keep() accepts (NULL: all); 0
+ * when dir held nothing else. */
+static int remove_files(const char *dir, int (*keep)(const char *name))
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int others = 0;
+    struct dirent *e;
+    char file[4096];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        struct stat st;
+        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+        if (lstat(file, &st) != 0 || !S_ISREG(st.st_mode) || (keep && !keep(e->d_name)))
+            others = 1;
+    }
+    if (!others) {
+        rewinddir(d);
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+            (void)unlink(file);
+        }
+    }
+    closedir(d);
+    return others ? -1 : 0;
+}
+
+void kvdir_scratch_remove(const char *dir)
+{
+    if (dir && remove_files(dir, NULL) == 0) (void)rmdir(dir);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A file name RocksDB's checkpoint writes. */
+static int checkpoint_file(const char *name)
+{
+    static const char *const prefixes[] = {"MANIFEST-", "OPTIONS-", "CURRENT", "IDENTITY"};
+    static const char *const suffixes[] = {".sst", ".log", ".tmp", ".dbtmp", ".blob"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+        if (ends_with(name, suffixes[i])) return 1;
+    return 0;
+}
+
+int kvdir_remove_checkpoint(const char *dir)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    if (remove_files(dir, checkpoint_file) != 0) return 0;
+    return rmdir(dir) == 0;
+}
+
+void kv_version(unsigned *major, unsigned *minor)
+{
+    *major = ND_ROCKSDB_MAJOR;
+    *minor = ND_ROCKSDB_MINOR;
+}
+
+int kv_probe(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return -1;
+    char *cur = malloc(strlen(path) + 16);
+    if (!cur) return 0;
+    sprintf(cur, "%s/CURRENT", path);
+    int have = stat(cur, &st) == 0;
+    free(cur);
+    return have ? 1 : 0;
+}
+
+int kvdir_make(const char *path)
+{
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) return ND_OK;
+    return nd_err_set(errno == EACCES || errno == EROFS ? ND_EREADONLY
+                      : errno == ENOSPC                 ? ND_ENOSPC
+                      : errno == ENOENT                 ? ND_ENOTFOUND
+                                                        : ND_EIO,
+                      "cannot create database directory %s: %s", path, strerror(errno));
+}
