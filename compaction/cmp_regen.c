@@ -25,6 +25,7 @@
 #include "cmp_fresh.h"
 #include "cmp_gen.h"
 #include "cmp_kv.h"
+#include "cmp_kv_files.h"
 #include "nd_error.h"
 
 struct st_regen {

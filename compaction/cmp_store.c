@@ -27,6 +27,7 @@
 #include "cmp_fresh.h"
 #include "cmp_gen.h"
 #include "cmp_kv.h"
+#include "cmp_kv_files.h"
 #include "nd_error.h"
 
 struct st_store {
@@ -684,48 +685,6 @@ int st_checkpoint(st_store *s, const char *dir)
                         s->path);
     }
     return rc;
-}
-
-/* Replay what the log holds intact, skipping damaged records, into every
- * family's table files, and give every family a file of its own (a
- * deleted empty key) so that kv_repair keeps it. Fails when the manifest
- * is unreadable. */
-static int salvage_log(const char *path)
-{
-    char **names = NULL;
-    size_t n = 0;
-    kv_db *kv = NULL;
-    kv_batch *b = NULL;
-    ND_FORWARD(kv_list_families(path, &names, &n));
-    kv_cf **cfs = calloc(n, sizeof *cfs);
-    unsigned *prof = calloc(n, sizeof *prof);
-    kv_open_opts o = {.salvage = 1};
-    int rc = cfs && prof ? ND_OK : nd_err_set(ND_ENOMEM, "repair: out of memory");
-    if (rc == ND_OK) rc = kv_open(&kv, path, &o, n, (const char *const *)names, prof, cfs);
-    if (rc == ND_OK) rc = kv_batch_new(&b, 0);
-    for (size_t i = 0; rc == ND_OK && i < n; i++) {
-        if (!cfs[i]) continue; /* RocksDB's "default", which the repair keeps */
-        kv_batch_clear(b);
-        kv_batch_put(b, cfs[i], "", 0, "", 0);
-        kv_batch_delete(b, cfs[i], "", 0);
-        rc = kv_write(kv, b, 0);
-        if (rc == ND_OK) rc = kv_flush(kv, cfs[i]);
-    }
-    kv_batch_free(b);
-    for (size_t i = 0; kv && i < n; i++) kv_family_free(cfs[i]);
-    kv_close(kv);
-    free(cfs);
-    free(prof);
-    kv_names_free(names, n);
-    return rc;
-}
-
-int st_repair(const char *path)
-{
-    ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
-    /* A failed salvage (a damaged manifest) leaves all to the repair. */
-    (void)salvage_log(path);
-    return kv_repair(path);
 }
 
 int st_disk_bytes(st_store *s, uint64_t *out)

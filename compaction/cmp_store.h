@@ -136,10 +136,6 @@ uint64_t st_generation(st_store *s);
 /* ---- whole database ------------------------------------------------ */
 /* Consistent RocksDB checkpoint into new directory dir. */
 int st_checkpoint(st_store *s, const char *dir);
-/* Salvage the closed store at path in place: what is intact stays, damaged
- * files move to path/lost/ (kv_repair). The tables may then disagree with
- * the documents: the caller rebuilds them. */
-int st_repair(const char *path);
 /* Total bytes of the files in the database directory. */
 int st_disk_bytes(st_store *s, uint64_t *out);
 /* Flush memtables to SST files (used before stats/backup). */

@@ -18,6 +18,7 @@
 #include "cmp_layout.h"
 #include "cmp_read.h"
 #include "cmp_regen.h"
+#include "cmp_repair.h"
 #include "cmp_scan.h"
 #include "cmp_store.h"
 #include "cmp_table.h"

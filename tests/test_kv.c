@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cmp_kv.h"
+#include "cmp_kv_files.h"
 #include "cmp_kv_error.h"
 #include "neardup.h"
 #include "nd_error.h"

@@ -1,0 +1,193 @@
+/*
+ * cmp_kv_files.cc — the key-value adapter's second file: sorted files
+ * written aside and ingested whole, the database's live files and state,
+ * flush and compaction, checkpoints and RocksDB's repair (cmp_kv_files.h
+ * says what it offers; cmp_kv.cc holds the rest of the adapter, and
+ * cmp_kv_impl.h what the two share). C++ only to catch RocksDB's
+ * exceptions (KV_GUARD, cmp_kv_error.h).
+ */
+#include "cmp_kv_impl.h"
+
+extern "C" {
+#include "cmp_kv_files.h"
+}
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sorted files ---------------------------------------------------------- */
+
+int kv_sst_new(kv_sst **out, kv_db *db, unsigned profile, const char *path, const char *what)
+{
+    char *err = NULL;
+    kv_sst *w = (kv_sst *)calloc(1, sizeof *w);
+    ND_RETURN_IF(!w, ND_ENOMEM, "storage: out of memory");
+    int rc = ND_OK;
+    KV_CAPTURE(rc, w->env = rocksdb_envoptions_create(); w->what = strdup(what ? what : path);
+               w->w = w->env ? rocksdb_sstfilewriter_create(w->env, profile_opts(db, profile))
+                             : NULL;
+               if (!w->w || !w->what) rc = nd_err_set(ND_ENOMEM, "storage: out of memory");
+               else rocksdb_sstfilewriter_open(w->w, path, &err));
+    if (rc == ND_OK) rc = take_error(err, w->what);
+    if (rc < 0) {
+        kv_sst_free(w);
+        return rc;
+    }
+    *out = w;
+    return ND_OK;
+}
+
+int kv_sst_put(kv_sst *w, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    char *err = NULL;
+    KV_GUARD(rocksdb_sstfilewriter_put(w->w, K(key), klen, K(val), vlen, &err));
+    return take_error(err, w->what);
+}
+
+int kv_sst_delete(kv_sst *w, const void *key, size_t klen)
+{
+    char *err = NULL;
+    KV_GUARD(rocksdb_sstfilewriter_delete(w->w, K(key), klen, &err));
+    return take_error(err, w->what);
+}
+
+int kv_sst_delete_range(kv_sst *w, const void *lo, size_t lolen, const void *hi, size_t hilen)
+{
+    char *err = NULL;
+    KV_GUARD(rocksdb_sstfilewriter_delete_range(w->w, K(lo), lolen, K(hi), hilen, &err));
+    return take_error(err, w->what);
+}
+
+int kv_sst_finish(kv_sst *w)
+{
+    char *err = NULL;
+    KV_GUARD(rocksdb_sstfilewriter_finish(w->w, &err));
+    return take_error(err, w->what);
+}
+
+void kv_sst_free(kv_sst *w)
+{
+    if (!w) return;
+    if (w->w) rocksdb_sstfilewriter_destroy(w->w);
+    if (w->env) rocksdb_envoptions_destroy(w->env);
+    free(w->what);
+    free(w);
+}
+
+int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+{
+    char *err = NULL;
+    rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
+    ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
+    /* The files are linked into the database, not copied. */
+    rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
+    rocksdb_ingestexternalfileoptions_destroy(io);
+    return rc < 0 ? rc : take_error(err, what);
+}
+
+/* ---- the database's files and state ----------------------------------------- */
+
+int kv_live_files(kv_db *db, const char *family, kv_file_fn fn, void *payload)
+{
+    const rocksdb_livefiles_t *lf = NULL;
+    KV_GUARD(lf = rocksdb_livefiles(db->db));
+    ND_RETURN_IF(!lf, ND_ENOMEM, "storage: cannot list the live files");
+    char *path = NULL;
+    int rc = ND_OK;
+    for (int i = 0; rc == ND_OK && i < rocksdb_livefiles_count(lf); i++) {
+        const char *fam = rocksdb_livefiles_column_family_name(lf, i);
+        if (!fam || strcmp(fam, family) != 0) continue;
+        /* RocksDB names a file by its path within the database
+         * ("/000012.sst"). */
+        const char *name = rocksdb_livefiles_name(lf, i);
+        char *p = (char *)realloc(path, strlen(db->path) + strlen(name) + 2);
+        if (!p) {
+            rc = nd_err_set(ND_ENOMEM, "storage: out of memory listing the live files");
+            break;
+        }
+        path = p;
+        sprintf(path, "%s%s%s", db->path, name[0] == '/' ? "" : "/", name);
+        kv_file f = {path, NULL, 0, rocksdb_livefiles_deletions(lf, i)};
+        f.largest = rocksdb_livefiles_largestkey(lf, i, &f.largest_len);
+        rc = fn(payload, &f);
+    }
+    free(path);
+    rocksdb_livefiles_destroy(lf);
+    return rc;
+}
+
+int kv_memtables_empty(kv_db *db, kv_cf *cf)
+{
+    uint64_t a = 1, b = 1;
+    /* Integer properties allocate nothing: these calls do not throw. */
+    return rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-active-mem-table", &a) ==
+               0 &&
+           rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-entries-imm-mem-tables", &b) == 0 &&
+           a == 0 && b == 0;
+}
+
+uint64_t kv_live_bytes(kv_db *db, kv_cf *cf)
+{
+    uint64_t v = 0;
+    return rocksdb_property_int_cf(db->db, H(cf), "rocksdb.live-sst-files-size", &v) == 0 ? v : 0;
+}
+
+uint64_t kv_cache_bytes(kv_db *db) { return (uint64_t)rocksdb_cache_get_capacity(db->cache); }
+
+int kv_flush(kv_db *db, kv_cf *cf)
+{
+    char *err = NULL;
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
+    rocksdb_flushoptions_set_wait(fo, 1);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_flush_cf(db->db, fo, H(cf), &err));
+    rocksdb_flushoptions_destroy(fo);
+    return rc < 0 ? rc : take_error(err, "flush");
+}
+
+int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
+{
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, (unsigned char)(exclusive != 0));
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0));
+    rocksdb_compactoptions_destroy(co);
+    return rc;
+}
+
+void kv_compactions_stop(kv_db *db, int stop)
+{
+    if (stop) rocksdb_disable_manual_compaction(db->db);
+    else rocksdb_enable_manual_compaction(db->db);
+}
+
+int kv_checkpoint(kv_db *db, const char *dir)
+{
+    char *err = NULL;
+    rocksdb_checkpoint_t *cp = NULL;
+    KV_GUARD(cp = rocksdb_checkpoint_object_create(db->db, &err));
+    if (err) return take_error(err, "checkpoint");
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_checkpoint_create(cp, dir, db->scratch ? UINT64_MAX : 0, &err)); /* no flush: logs */
+    rocksdb_checkpoint_object_destroy(cp);
+    return rc < 0 ? rc : take_error(err, dir);
+}
+
+int kv_repair(const char *path)
+{
+    char *err = NULL;
+    rocksdb_options_t *o = rocksdb_options_create();
+    ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
+    rocksdb_options_set_info_log_level(o, 4 /* FATAL */);
+    rocksdb_options_set_max_file_opening_threads(o, 1);
+    int rc = ND_OK;
+    KV_CAPTURE(rc, rocksdb_repair_db(o, path, &err));
+    rocksdb_options_destroy(o);
+    return rc < 0 ? rc : take_error(err, path);
+}
