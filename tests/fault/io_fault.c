@@ -3,9 +3,10 @@
  * anything else): fails the Nth write-side call on a file under a
  * directory with a chosen errno, as a full or failing disk would.
  * Interposed: write, pwrite, pwrite64, writev, pwritev, fsync, fdatasync,
- * ftruncate, fallocate, posix_fallocate, sync_file_range (what the
- * library and librocksdb call: `nm -D --undefined-only`). Only this shim
- * reads the environment:
+ * ftruncate, fallocate, posix_fallocate (what the library and librocksdb
+ * call: `nm -D --undefined-only`; not sync_file_range, a hint that
+ * RocksDB probes once and asserts on). Only this shim reads the
+ * environment:
  *   NEARDUP_FAULT_IO_N      the call to fail, counted from 1 (unset or 0:
  *                           none); that call and every later one fail
  *                           (a disk that stays full or broken)
@@ -126,10 +127,4 @@ int posix_fallocate(int fd, off_t off, off_t len)
 {
     if (should_fail(fd)) return errno; /* returns the error, errno untouched */
     return REAL(posix_fallocate)(fd, off, len);
-}
-
-int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags)
-{
-    if (should_fail(fd)) return -1;
-    return REAL(sync_file_range)(fd, off, n, flags);
 }
