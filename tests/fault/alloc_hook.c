@@ -1,6 +1,6 @@
 /*
  * alloc_hook.c — the counted allocator of the fault-test build of the
- * library (common/nd_alloc_fault.h redirects the library's calls here).
+ * library (tests/fault/nd_alloc_fault.h redirects the library's calls here).
  * Compiled into the test program, without that header. One counter for
  * every thread; the armed allocation, and that one only,
  * returns NULL with errno ENOMEM (a transient failure, as SQLite's

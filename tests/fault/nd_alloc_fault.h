@@ -3,7 +3,7 @@
  * through counted wrappers, so that a fault test can fail the Nth one.
  *
  * tests/fault/ compiles the library's sources a second time with
- * `-include common/nd_alloc_fault.h` (a static library for the fault
+ * `-include tests/fault/nd_alloc_fault.h` (a static library for the fault
  * tests, never installed): every malloc, calloc, realloc, strdup and
  * strndup of engine/, compaction/ and common/ becomes a call to
  * nd_fault_*, defined by tests/fault/alloc_hook.c, which fails the
