@@ -522,6 +522,8 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
     pr.n = n;
     if (k <= ND_MAX_PLAN_K) {
         rc = nd_selfjoin(fps, n, k, pair_cb, &pr);
+        /* pair_cb fails only for memory; the join reports ND_ESTOPPED */
+        if (rc == ND_ESTOPPED) rc = nd_err_set(ND_ENOMEM, "batch: out of memory for pairs");
         if (rc) goto cleanup;
     } else { /* beyond every plan: compare all pairs (rare; k > 8) */
         for (size_t j = 1; j < n; j++)

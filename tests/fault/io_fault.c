@@ -1,0 +1,130 @@
+/*
+ * io_fault.c — an LD_PRELOAD shim for the fault tests (never linked into
+ * anything else): fails the Nth write-side call on a file under a
+ * directory with a chosen errno, as a full or failing disk would.
+ * Interposed: write, pwrite, pwrite64, writev, pwritev, fsync, fdatasync,
+ * ftruncate, fallocate, posix_fallocate (what the library and librocksdb
+ * call: `nm -D --undefined-only`; not sync_file_range, a hint that
+ * RocksDB probes once and asserts on). Only this shim reads the
+ * environment:
+ *   NEARDUP_FAULT_IO_N      the call to fail, counted from 1 (unset or 0:
+ *                           none); that call and every later one fail
+ *                           (a disk that stays full or broken)
+ *   NEARDUP_FAULT_IO_ERRNO  ENOSPC (default) or EIO
+ *   NEARDUP_FAULT_IO_PATH   only files whose path starts with it count
+ *   NEARDUP_FAULT_IO_LOG    if set: at exit, append the calls counted
+ *                           to this file (to size the loop over N)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static _Atomic long counted;
+static long fail_at;
+static int fail_errno = ENOSPC;
+static const char *prefix;
+
+__attribute__((constructor)) static void io_fault_init(void)
+{
+    const char *n = getenv("NEARDUP_FAULT_IO_N");
+    const char *e = getenv("NEARDUP_FAULT_IO_ERRNO");
+    fail_at = n ? atol(n) : 0;
+    if (e && strcmp(e, "EIO") == 0) fail_errno = EIO;
+    prefix = getenv("NEARDUP_FAULT_IO_PATH");
+}
+
+__attribute__((destructor)) static void io_fault_report(void)
+{
+    const char *log = getenv("NEARDUP_FAULT_IO_LOG");
+    if (!log) return;
+    FILE *f = fopen(log, "a");
+    if (!f) return;
+    fprintf(f, "%ld\n", atomic_load(&counted));
+    fclose(f);
+}
+
+/* Nonzero (errno set) when this call on fd must fail. */
+static int should_fail(int fd)
+{
+    if (!prefix || !*prefix) return 0;
+    char link[64], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, target, sizeof target - 1);
+    if (len < 0) return 0;
+    target[len] = '\0';
+    if (strncmp(target, prefix, strlen(prefix)) != 0) return 0;
+    long n = atomic_fetch_add(&counted, 1) + 1;
+    if (fail_at <= 0 || n < fail_at) return 0;
+    errno = fail_errno;
+    return 1;
+}
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(write)(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(pwrite)(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(pwrite64)(fd, buf, n, off);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(writev)(fd, iov, cnt);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(pwritev)(fd, iov, cnt, off);
+}
+
+int fsync(int fd)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(fsync)(fd);
+}
+
+int fdatasync(int fd)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(fdatasync)(fd);
+}
+
+int ftruncate(int fd, off_t len)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(ftruncate)(fd, len);
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    if (should_fail(fd)) return -1;
+    return REAL(fallocate)(fd, mode, off, len);
+}
+
+int posix_fallocate(int fd, off_t off, off_t len)
+{
+    if (should_fail(fd)) return errno; /* returns the error, errno untouched */
+    return REAL(posix_fallocate)(fd, off, len);
+}
