@@ -125,11 +125,21 @@ each() {
     echo "$name: $total write-side calls, $i failed at N = 1..$total step $step"
 }
 
-each add "$ND" add "$work/s/db" --sync --k 0 --time 2000000000 "$work/add"
-each import "$ND" import "$work/s/db" --time 2000000000 "$work/imp"
-each compact "$ND" compact "$work/s/db"
-each expire "$ND" expire "$work/s/db" --older-than 1d --now 1000000
-each backup "$ND" backup "$work/s/db" "$work/s/bk"
+# FAULT_IO_COMMANDS: which commands (default: all but import). A failed
+# write during `import` can leave a store whose CURRENT names a MANIFEST
+# RocksDB has deleted (import exits 0, the store no longer opens): a known
+# data-loss bug, open in issue 37; `meson test --suite slow fault_io_import`
+# runs that case and fails until it is fixed.
+for c in ${FAULT_IO_COMMANDS:-add compact expire backup}; do
+    case $c in
+    add) each add "$ND" add "$work/s/db" --sync --k 0 --time 2000000000 "$work/add" ;;
+    import) each import "$ND" import "$work/s/db" --time 2000000000 "$work/imp" ;;
+    compact) each compact "$ND" compact "$work/s/db" ;;
+    expire) each expire "$ND" expire "$work/s/db" --older-than 1d --now 1000000 ;;
+    backup) each backup "$ND" backup "$work/s/db" "$work/s/bk" ;;
+    *) bad "FAULT_IO_COMMANDS: unknown command '$c'" ;;
+    esac
+done
 
 echo "$pass passed, $fail failed"
 if [ "$fail" -eq 0 ]; then rm -rf "$work"; else echo "fault_io: kept $work" >&2; fi
