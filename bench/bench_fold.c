@@ -33,7 +33,8 @@
  *              new document's fingerprint (a crawler storing a page again
  *              whose text changed): a new key, then a replaced one whose
  *              fingerprint still waits in the fresh mirror; R = 0 new keys
- *              only, the rate to compare with
+ *              only, the rate to compare with. Prints the mirror flushes
+ *              the adds made too
  * Prints one line per step: the fresh entries at open, add rate, each
  * table's fold time, p50/p90 query latency, which tables are read directly.
  * Copy DB first to compare the two folds on the same state (a fold changes
@@ -242,6 +243,7 @@ int main(int argc, char **argv)
     queries(db, &g, nq, "at open");
 
     if (add) {
+        uint64_t flushes = db->mirror.flushes;
         adder a[64];
         pthread_t th[64];
         t0 = now_s();
@@ -265,6 +267,9 @@ int main(int argc, char **argv)
         else printf("add_if_new ");
         printf("%llu documents on %u thread%s: %.0f docs/s\n", (unsigned long long)add,
                threads, threads == 1 ? "" : "s", (double)add / secs);
+        if (replace >= 0)
+            printf("mirror flushes during the adds: %llu\n",
+                   (unsigned long long)(db->mirror.flushes - flushes));
     }
 
     if (fold) {
