@@ -7,6 +7,7 @@
  * usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S]
  *                      [--check 1] [--probes M] [--readonly 1]
  *                      [--fold run|refold] [--queries Q] [--mmap 1]
+ *                      [--replace 0|1]
  *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
  *              opened without background folds
  *   --add N    first nd_add_if_new N documents of bench_db's stream (k=3),
@@ -27,6 +28,13 @@
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
  *              open, after the fold and after the compaction (default 5000)
  *   --mmap 1   open with ND_DB_MMAP (the tables read through mappings)
+ *   --replace R  the adds are nd_add, not nd_add_if_new; with R = 1 every
+ *              second one replaces the key of the add before it with the
+ *              new document's fingerprint (a crawler storing a page again
+ *              whose text changed): a new key, then a replaced one whose
+ *              fingerprint still waits in the fresh mirror; R = 0 new keys
+ *              only, the rate to compare with. Prints the mirror flushes
+ *              the adds made too
  * Prints one line per step: the fresh entries at open, add rate, each
  * table's fold time, p50/p90 query latency, which tables are read directly.
  * Copy DB first to compare the two folds on the same state (a fold changes
@@ -104,6 +112,7 @@ typedef struct adder {
     unsigned id, step;
     size_t group; /* 1: nd_add_if_new; more: nd_batch(ND_BATCH_ADD) groups */
     unsigned batch_flags; /* ND_BATCH_ADD, or 0 to check only (--check) */
+    int replace; /* -1 nd_add_if_new; 0 nd_add; 1 every second nd_add replaces the key before */
 } adder;
 
 /* Stream document j's key (8 bytes; ids outside a bench_db store's). */
@@ -141,6 +150,13 @@ static void *adder_main(void *p)
     TRY(nd_results_new(&r));
     if (a->group > 1 || a->batch_flags != ND_BATCH_ADD) {
         add_groups(a, r);
+    } else if (a->replace >= 0) {
+        uint8_t key[8];
+        uint64_t i = 0;
+        for (uint64_t j = a->id; j < a->n; j += a->step, i++) {
+            if (!a->replace || i % 2 == 0) stream_key(key, a->start + j); /* else the key before */
+            TRY(nd_add(a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2));
+        }
     } else {
         for (uint64_t j = a->id; j < a->n; j += a->step) {
             uint8_t key[8];
@@ -164,13 +180,13 @@ int main(int argc, char **argv)
     uint64_t add = 0, start = 200000000;
     unsigned threads = 1;
     size_t nq = 5000, group = 1;
-    int mmap = 0, check = 0, readonly = 0;
+    int mmap = 0, check = 0, readonly = 0, replace = -1;
     size_t probes = DB_BATCH_PROBES_MAX;
     const char *fold = NULL;
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "usage: bench_fold DB [--add N] [--threads T] [--group G] [--start S] "
                         "[--check 1] [--probes M] [--readonly 1] [--fold run|refold] "
-                        "[--queries Q] [--mmap 1]\n");
+                        "[--queries Q] [--mmap 1] [--replace 0|1]\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
@@ -189,6 +205,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--mmap") == 0 && is_switch(v)) mmap = *v == '1';
         else if (strcmp(a, "--check") == 0 && is_switch(v)) check = *v == '1';
         else if (strcmp(a, "--readonly") == 0 && is_switch(v)) readonly = *v == '1';
+        else if (strcmp(a, "--replace") == 0 && is_switch(v)) replace = *v == '1';
         else if (strcmp(a, "--probes") == 0) probes = strtoull(v, NULL, 10);
         else if (strcmp(a, "--fold") == 0 && (!strcmp(v, "run") || !strcmp(v, "refold"))) fold = v;
         else {
@@ -199,6 +216,10 @@ int main(int argc, char **argv)
     }
     nd_db *db;
     nd_db_options o = ND_DB_OPTIONS_INIT;
+    if (replace >= 0 && (check || group > 1)) {
+        fprintf(stderr, "bench_fold: --replace goes with single adds only\n");
+        return 2;
+    }
     if (readonly && ((add && !check) || fold)) {
         fprintf(stderr, "bench_fold: --readonly 1 goes with --check 1 and --queries only\n");
         return 2;
@@ -222,11 +243,13 @@ int main(int argc, char **argv)
     queries(db, &g, nq, "at open");
 
     if (add) {
+        uint64_t flushes = db->mirror.flushes;
         adder a[64];
         pthread_t th[64];
         t0 = now_s();
         for (unsigned i = 0; i < threads; i++) {
-            a[i] = (adder){db, &g, start, add, i, threads, group, check ? 0 : ND_BATCH_ADD};
+            a[i] = (adder){db, &g, start, add, i, threads, group, check ? 0 : ND_BATCH_ADD,
+                           replace};
             if (i && pthread_create(&th[i], NULL, adder_main, &a[i]) != 0) {
                 fprintf(stderr, "bench_fold: pthread_create failed\n");
                 return 2;
@@ -239,9 +262,14 @@ int main(int argc, char **argv)
             printf("nd_batch (check only; probes up to %zu) in groups of %zu: ",
                    db->batch_probes_max, group);
         else if (group > 1) printf("nd_batch(ND_BATCH_ADD) in groups of %zu: ", group);
+        else if (replace == 1) printf("add, every second replacing the key before: ");
+        else if (replace == 0) printf("add, new keys only: ");
         else printf("add_if_new ");
         printf("%llu documents on %u thread%s: %.0f docs/s\n", (unsigned long long)add,
                threads, threads == 1 ? "" : "s", (double)add / secs);
+        if (replace >= 0)
+            printf("mirror flushes during the adds: %llu\n",
+                   (unsigned long long)(db->mirror.flushes - flushes));
     }
 
     if (fold) {

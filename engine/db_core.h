@@ -81,9 +81,12 @@ typedef struct db_commits {
 
 /* New fingerprints whose table entries the fresh mirror holds and a meta
  * record logs, before the tables get their keys (db_mirrored.c alone).
- * fps changes with the writer lock and mu both held; read under either. */
+ * fps (in no order) changes with the writer lock and mu both held, its
+ * buffer too; read under either. flushes counts the flushes that wrote
+ * table keys (under both; tests and benches read it). */
 typedef struct db_mirror {
     st_u64s fps;
+    uint64_t flushes;
     pthread_mutex_t mu;
 } db_mirror;
 

@@ -21,22 +21,36 @@
  * the next open gives them to the mirror again. The files are not atomic with the records' deletion,
  * so a crash between leaves some keys both written and logged: the next
  * flush writes them again (the same keys, harmless), and a scan meanwhile
- * counts them once (db_mirrored_scan). No fold or removal comes between:
- * both flush first.
+ * counts them once (db_mirrored_scan). No fold comes between: it flushes
+ * first.
  *
- * Who flushes first (db_mirrored_flush, write.mu held): a removal from the
- * tables (unlink), a fold (it reads the fresh space at a snapshot), a
- * batch before its cursors (one may fall back to its snapshot), stats,
- * verify and a scanning query (db_mirrored_scan), an import (it folds
- * first) and a writable close. A store opened read-only cannot flush: its
- * scans add the logged fingerprints themselves (db_mirrored_scan), and no
- * fold or removal runs there.
+ * A logged fingerprint that loses its last document (a key replaced or
+ * deleted soon after it was added: a crawler storing a changed page
+ * again) leaves without a flush: the transaction that removes the
+ * document deletes its record and its table keys in the same batch
+ * (db_mirrored_stage_remove), so a crash leaves both or neither, and the
+ * write hands the mirror the deletions. Its keys exist in no table, or in
+ * some after a flush a crash cut short: a deletion is right either way.
+ * The removal used to flush every logged fingerprint first, one file and
+ * ingestion per table, for keys no table held: new keys and replaced ones
+ * alternating ran at 24 adds/s against 20,889 for new keys alone; now at
+ * 14,805 (bench_fold --replace, smoke database; bench/README.md).
+ *
+ * Who flushes first (db_mirrored_flush, write.mu held): a fold (it reads
+ * the fresh space at a snapshot), a batch before its cursors (one may
+ * fall back to its snapshot), stats, verify and a scanning query
+ * (db_mirrored_scan), an import (it folds first) and a writable close. A
+ * store opened read-only cannot flush: its scans add the logged
+ * fingerprints themselves (db_mirrored_scan), and no fold or removal runs
+ * there.
  *
  * The list of logged fingerprints (db->mirror.fps) follows the durable
  * records write by write: db_mirrored_stage reserves room for a call's
- * fingerprints before its write, db_mirrored_adopt appends them after.
+ * fingerprints before its write, db_mirrored_forget drops those the
+ * write removed and db_mirrored_adopt appends the new ones after it.
  *
- * Callers: db_txn.c (stage and adopt at commit; flush before a removal),
+ * Callers: db_txn.c (stage, forget and adopt at commit; stage_remove
+ * when a logged fingerprint loses its last document),
  * db_fold.c (flush before a fold), db_batch.c (flush before its
  * cursors), db_query.c and db_admin.c (scans), db_open.c (open, close).
  */
@@ -74,6 +88,16 @@ static int mirrors_have_room(nd_db *db, uint64_t n)
     return 1;
 }
 
+/* Where fp is in the list m, or m->n. A linear search: the list holds at
+ * most DB_MIRRORED_MAX fingerprints (128 KB, compared in microseconds),
+ * and it runs once per fingerprint that loses its last document. */
+static size_t list_find(const st_u64s *m, uint64_t fp)
+{
+    size_t i = 0;
+    while (i < m->n && m->v[i] != fp) i++;
+    return i;
+}
+
 /* Stage fp's entry of every table into b for the mirror only. */
 static int stage_mirror_only(nd_db *db, st_batch *b, uint64_t fp)
 {
@@ -107,6 +131,7 @@ int db_mirrored_flush(nd_db *db)
     if (rc < 0) goto cleanup;
     pthread_mutex_lock(&db->mirror.mu);
     m->n = 0;
+    db->mirror.flushes++;
     pthread_mutex_unlock(&db->mirror.mu);
 cleanup:
     if (rc < 0) rc = nd_err_wrap(rc, "writing the table keys of %zu new fingerprints", m->n);
@@ -130,8 +155,12 @@ int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt)
     if (n == 0) return ND_OK;
     if (n > DB_MIRRORED_CALL) return db_stage_deferred(db, b, defer);
     if (db->mirror.fps.n + n > DB_MIRRORED_MAX) ND_FORWARD(db_mirrored_flush(db));
-    /* Room in the list now, so the adoption after the write cannot fail. */
-    ND_FORWARD(st_u64s_reserve(&db->mirror.fps, n));
+    /* Room in the list now, so the adoption after the write cannot fail;
+     * under mu, as a scan copies the list under mu alone. */
+    pthread_mutex_lock(&db->mirror.mu);
+    int rc = st_u64s_reserve(&db->mirror.fps, n);
+    pthread_mutex_unlock(&db->mirror.mu);
+    ND_FORWARD(rc);
     ND_FORWARD(st_u64s_reserve(adopt, n));
     if (!mirrors_have_room(db, n)) { /* a mirror gave up: the tables */
         ND_FORWARD(db_mirrored_flush(db));
@@ -155,6 +184,41 @@ void db_mirrored_adopt(nd_db *db, const st_u64s *adopt)
     pthread_mutex_lock(&db->mirror.mu);
     memcpy(db->mirror.fps.v + db->mirror.fps.n, adopt->v, adopt->n * sizeof *adopt->v);
     db->mirror.fps.n += adopt->n;
+    pthread_mutex_unlock(&db->mirror.mu);
+}
+
+int db_mirrored_waits(nd_db *db, uint64_t fp)
+{
+    return list_find(&db->mirror.fps, fp) < db->mirror.fps.n;
+}
+
+int db_mirrored_stage_remove(nd_db *db, st_batch *b, uint64_t fp, st_u64s *gone)
+{
+    uint8_t rk[REC_LEN];
+    rec_key(rk, fp);
+    ND_FORWARD(st_batch_delete(b, ST_CF_META, rk, sizeof rk));
+    /* st_table_remove removes what a read through the batch finds, and
+     * fp's entry may be in the mirror alone. Staged as a key first, it is
+     * found in the batch and deleted there: the batch's net change is the
+     * key's deletion, whatever the table holds (nothing, or the key a
+     * flush cut short wrote), and its write has the mirror drop the entry. */
+    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+        uint64_t pv = nd_perm_apply(&db->plan.table[t], fp);
+        ND_FORWARD(st_table_insert(db->store, b, t, pv));
+        ND_FORWARD(st_table_remove(db->store, b, t, pv));
+    }
+    return st_u64s_push(gone, fp);
+}
+
+void db_mirrored_forget(nd_db *db, const st_u64s *gone)
+{
+    st_u64s *m = &db->mirror.fps;
+    if (gone->n == 0) return;
+    pthread_mutex_lock(&db->mirror.mu);
+    for (size_t i = 0; i < gone->n; i++) {
+        size_t at = list_find(m, gone->v[i]);
+        if (at < m->n) m->v[at] = m->v[--m->n]; /* the list has no order */
+    }
     pthread_mutex_unlock(&db->mirror.mu);
 }
 

@@ -23,9 +23,22 @@
 int db_mirrored_stage(nd_db *db, st_batch *b, st_u64s *defer, st_u64s *adopt);
 /* After the write of db_mirrored_stage's batch succeeded (cannot fail). */
 void db_mirrored_adopt(nd_db *db, const st_u64s *adopt);
+/* Is fp logged: do its table entries wait in the mirror? write.mu held. */
+int db_mirrored_waits(nd_db *db, uint64_t fp);
+/* Stage into b (an indexed batch) the removal of logged fingerprint fp
+ * from the tables: its record and its entry of every table go in b's
+ * write, with whatever else b holds; fp is appended to *gone for
+ * db_mirrored_forget. Writes nothing itself: no flush. write.mu held. */
+int db_mirrored_stage_remove(nd_db *db, st_batch *b, uint64_t fp, st_u64s *gone);
+/* After the write of the batch db_mirrored_stage_remove staged into
+ * succeeded, before db_mirrored_adopt of the same commit: the list drops
+ * gone's fingerprints (cannot fail; one a flush wrote meanwhile, or gone
+ * twice, is skipped). */
+void db_mirrored_forget(nd_db *db, const st_u64s *gone);
 /* Write the table keys of every logged fingerprint, a file per table
  * (st_table_ingest_keys), then delete their records with one write of
- * its own (write.mu held; read-write store). */
+ * its own (write.mu held; read-write store). Counts db->mirror.flushes
+ * when there was any. */
 int db_mirrored_flush(nd_db *db);
 /* db_mirrored_flush under the writer lock, which it takes (read-write
  * store). */

@@ -40,8 +40,10 @@
  * crawler's single adds, a batch of a few thousand documents) does not
  * write their table keys: db_mirrored_stage logs each in one meta record
  * and gives its entries to the fresh mirror, and a later write stages the
- * keys of many at once (db_mirrored.c). A removal from the tables flushes
- * them first, so st_table_remove finds the keys.
+ * keys of many at once (db_mirrored.c). A removal from the tables of such
+ * a fingerprint deletes its record and its keys in the same batch
+ * (db_mirrored_stage_remove); of any other, st_table_remove finds its
+ * keys in the tables or the batch.
  *
  * nd_add_if_new checks before it takes the writer lock; every commit
  * counts an epoch and notes the fingerprint add_if_new stored (or, any
@@ -110,7 +112,9 @@ static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
 
 /* Unlink key from fingerprint old (rev entry; the tables if it was the
  * last). Removing old from the tables reads them through the batch, and
- * old may be among the entries deferred so far: they are staged first. */
+ * old may be among the entries deferred so far: they are staged first.
+ * A logged old (its entries wait in the mirror, perhaps staged since)
+ * leaves the log in the same batch (db_mirrored_stage_remove): no flush. */
 static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
 {
     nd_db *db = t->db;
@@ -124,8 +128,8 @@ static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
     ND_FORWARD(fp_has_docs(db, b, old, &has));
     if (!has) {
         ND_FORWARD(db_stage_deferred(db, b, &t->defer));
-        ND_FORWARD(db_mirrored_flush(db)); /* old's table keys may still wait */
-        ND_FORWARD(tables_remove(db, b, old));
+        if (db_mirrored_waits(db, old)) ND_FORWARD(db_mirrored_stage_remove(db, b, old, &t->gone));
+        else ND_FORWARD(tables_remove(db, b, old));
         t->fps--;
     }
     return ND_OK;
@@ -267,6 +271,9 @@ static int commit(db_txn *t, const uint64_t *stored)
     nd_db *db = t->db;
     ND_FORWARD(db_mirrored_stage(db, t->b, &t->defer, &t->adopt));
     ND_FORWARD(write_counted(db, t->b, t->docs, t->fps, t->fresh, stored));
+    /* Forget first: after a flush at this commit, a fingerprint gone
+     * and logged again is in adopt alone. */
+    db_mirrored_forget(db, &t->gone);
     db_mirrored_adopt(db, &t->adopt);
     t->committed = 1;
     return ND_OK;
@@ -295,6 +302,7 @@ int db_txn_end(db_txn *t, int rc)
     st_batch_free(t->b);
     st_u64s_dispose(&t->defer);
     st_u64s_dispose(&t->adopt);
+    st_u64s_dispose(&t->gone);
     if (rc == ND_OK && t->locked && t->committed && t->fresh) db_fold_kick(db);
     *t = (db_txn){0};
     return rc;

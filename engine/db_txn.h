@@ -44,6 +44,7 @@ typedef struct db_txn {
     uint64_t fresh;     /* table entries the staged changes add */
     st_u64s defer;      /* new fingerprints whose table entries wait for the commit */
     st_u64s adopt;      /* those the commit logged for the mirror */
+    st_u64s gone;       /* logged fingerprints the staged changes remove */
     unsigned flags;
     int locked;         /* begin took the writer lock */
     int committed;
@@ -69,8 +70,9 @@ void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps);
 /* Commit: the new fingerprints' table entries to the mirror or the
  * tables (db_mirrored_stage; may flush the mirror first, a write of its
  * own), the counters record, one atomic write (synced with ND_DB_SYNC),
- * then the handle's counters, the mirror's list and the fold backlog
- * follow it. On failure nothing of the transaction is visible. */
+ * then the handle's counters, the mirror's list (less the logged
+ * fingerprints removed, plus those logged) and the fold backlog follow
+ * it. On failure nothing of the transaction is visible. */
 int db_txn_commit(db_txn *t);
 /* The commit of nd_add_if_new, whose transaction adds exactly the one
  * new fingerprint fp: noted for the checks that run without the lock. */

@@ -10,8 +10,9 @@
  * runs two writer threads:
  *   A  single documents: nd_add, nd_add_if_new (near-duplicates of its own
  *      documents), exact repeats of an earlier fingerprint under a new key
- *      (several documents per fingerprint), and nd_delete of its own
- *      acknowledged documents;
+ *      (several documents per fingerprint), nd_add replacing a recent key's
+ *      fingerprint and nd_delete of its own acknowledged documents (the
+ *      old fingerprint often still waiting in the fresh mirror);
  *   B  groups of 16 through nd_add_many, the last entry of each group
  *      re-using the group's first key (later entries win).
  * After an operation returns, its thread appends one line "OP OUTCOME\n" to
@@ -77,8 +78,8 @@ typedef struct op {
     uint64_t fps[GROUP];
 } op;
 
-/* Thread A's op i. Keys are "rR-a-N" for add ops N = i; deletes name an
- * earlier add's key. */
+/* Thread A's op i. Keys are "rR-a-N" for add ops N = i; deletes and
+ * replacements name an earlier add's key. */
 static void op_a(op *o, int round, uint64_t i)
 {
     memset(o, 0, sizeof *o);
@@ -97,6 +98,7 @@ static void op_a(op *o, int round, uint64_t i)
     }
     o->kind = OP_ADD;
     if (i >= 4 && r % 10 == 3) o->fp = rnd(round, 0, i - 2, 3); /* same fp as an earlier key */
+    if (i >= 8 && r % 10 == 4) o->key = i - 1 - rnd(round, 0, i, 2) % 7; /* a replacement */
 }
 
 static void op_b(op *o, int round, uint64_t i)
