@@ -165,14 +165,14 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
     case 'f':
         o->dump = strcmp(arg, "dump") == 0;
         if (!o->dump && in_format_parse(arg, &o->fmt)) {
-            cli_fail("%s: --format must be fp, jsonl, tsv, files, warc or dump, got '%s'", cmd, arg);
+            cli_usage_fail(cmd, "--format must be fp, jsonl, tsv, files, warc or dump, got '%s'", arg);
             return -1;
         }
         return 1;
     case 'H': o->html = 1; return 1;
     case 't':
         if (cli_parse_time(arg, &o->time)) {
-            cli_fail("%s: --time must be seconds since the epoch, got '%s'", cmd, arg);
+            cli_usage_fail(cmd, "--time must be seconds since the epoch, got '%s'", arg);
             return -1;
         }
         return 1;

@@ -102,11 +102,11 @@ int cmd_add(int argc, char **argv)
         case 'f':
             if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES ||
                 fmt == IN_FORMAT_WARC)
-                return cli_fail("add: --format must be fp, jsonl or tsv, got '%s'", optarg);
+                return cli_usage_fail("add", "--format must be fp, jsonl or tsv, got '%s'", optarg);
             break;
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
-                return cli_fail("add: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
+                return cli_usage_fail("add", "--k must be 0..%u, got '%s'", ND_MAX_K, optarg);
             a.k = (unsigned)v;
             have_k = 1;
             break;
@@ -116,7 +116,7 @@ int cmd_add(int argc, char **argv)
         case 'H': a.html = 1; break;
         case 't':
             if (cli_parse_time(optarg, &a.now))
-                return cli_fail("add: --time must be seconds since the epoch, got '%s'", optarg);
+                return cli_usage_fail("add", "--time must be seconds since the epoch, got '%s'", optarg);
             break;
         case 'j': a.json = 1; break;
         case 'p': progress = CLI_PROGRESS_ON; break;

@@ -96,14 +96,14 @@ int cmd_batch(int argc, char **argv)
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
-                return cli_fail("batch: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
+                return cli_usage_fail("batch", "--k must be 0..%u, got '%s'", ND_MAX_K, optarg);
             c.k = (unsigned)v;
             have_k = 1;
             break;
         case 'a': c.flags |= ND_BATCH_ADD; break;
         case 'c':
             if (cli_parse_count(optarg, &cv) || cv == 0 || cv > 1000000000)
-                return cli_fail("batch: --chunk must be 1..1e9, got '%s'", optarg);
+                return cli_usage_fail("batch", "--chunk must be 1..1e9, got '%s'", optarg);
             ro.chunk = (size_t)cv;
             break;
         case 's': dbflags |= ND_DB_SYNC; break;

@@ -401,7 +401,7 @@ int cmd_cluster(int argc, char **argv)
         case 't': tiers_arg = optarg; break;
         case 'm':
             if (cli_parse_uint(optarg, 0, UINT32_MAX, &top) < 0)
-                return cli_fail("cluster: --top '%s' is not a whole number", optarg);
+                return cli_usage_fail("cluster", "--top '%s' is not a whole number", optarg);
             break;
         case 'a': apply = 1; break;
         case 'j': st.json = 1; break;

@@ -206,44 +206,44 @@ int cmd_dedupe(int argc, char **argv)
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, 64, &k))
-                return cli_fail("dedupe: --k must be 0..64, got '%s'", optarg);
+                return cli_usage_fail("dedupe", "--k must be 0..64, got '%s'", optarg);
             o.k = (unsigned)k;
             o.has_k = 1;
             break;
         case 'F':
             if (in_format_parse(optarg, &fmt))
-                return cli_fail("dedupe: --format must be files, jsonl, tsv, warc or fp, got '%s'", optarg);
+                return cli_usage_fail("dedupe", "--format must be files, jsonl, tsv, warc or fp, got '%s'", optarg);
             break;
         case 'K':
             if (strcmp(optarg, "first") == 0) o.keep = ND_DEDUPE_KEEP_FIRST;
             else if (strcmp(optarg, "score") == 0) o.keep = ND_DEDUPE_KEEP_SCORE;
             else if (strcmp(optarg, "longest") == 0) o.keep = ND_DEDUPE_KEEP_LONGEST;
-            else return cli_fail("dedupe: --keep must be first, score or longest, got '%s'", optarg);
+            else return cli_usage_fail("dedupe", "--keep must be first, score or longest, got '%s'", optarg);
             break;
         case 'o':
             if (strcmp(optarg, "clusters") && strcmp(optarg, "pairs") && strcmp(optarg, "keep") &&
                 strcmp(optarg, "drop"))
-                return cli_fail("dedupe: --out must be clusters, pairs, keep or drop, got '%s'", optarg);
+                return cli_usage_fail("dedupe", "--out must be clusters, pairs, keep or drop, got '%s'", optarg);
             out = optarg;
             break;
         case 'r': {
             char *end;
             min_res = strtod(optarg, &end);
             if (*end || end == optarg || !(min_res >= 0 && min_res <= 1))
-                return cli_fail("dedupe: --min-resemblance must be a number in [0, 1], got '%s'", optarg);
+                return cli_usage_fail("dedupe", "--min-resemblance must be a number in [0, 1], got '%s'", optarg);
             break;
         }
         case 'c': {
             char *end;
             o.min_containment = strtod(optarg, &end);
             if (*end || end == optarg || !(o.min_containment >= 0 && o.min_containment <= 1))
-                return cli_fail("dedupe: --min-containment must be a number in [0, 1] (0 = off), got '%s'",
+                return cli_usage_fail("dedupe", "--min-containment must be a number in [0, 1] (0 = off), got '%s'",
                                 optarg);
             break;
         }
         case 'f':
             if (cli_parse_features(optarg, &fo))
-                return cli_fail("dedupe: --features must be words, shingles:N or chars:N, got '%s'", optarg);
+                return cli_usage_fail("dedupe", "--features must be words, shingles:N or chars:N, got '%s'", optarg);
             features_given = 1;
             break;
         case 'H': html = 1; break;
@@ -254,7 +254,7 @@ int cmd_dedupe(int argc, char **argv)
             char *end;
             double mb = strtod(optarg, &end);
             if (*end || end == optarg || !(mb >= MIN_MEMORY_MB && mb <= MAX_MEMORY_MB))
-                return cli_fail("dedupe: --memory must be a number of MB in [%g, %u], got '%s'",
+                return cli_usage_fail("dedupe", "--memory must be a number of MB in [%g, %u], got '%s'",
                                 MIN_MEMORY_MB, MAX_MEMORY_MB, optarg);
             o.memory = (uint64_t)(mb * (1 << 20));
             break;

@@ -50,7 +50,7 @@ int cmd_dump(int argc, char **argv)
         case 'f':
             if (strcmp(optarg, "tsv") == 0) c.json = 0;
             else if (strcmp(optarg, "jsonl") == 0) c.json = 1;
-            else return cli_fail("dump: --format must be tsv or jsonl, got '%s'", optarg);
+            else return cli_usage_fail("dump", "--format must be tsv or jsonl, got '%s'", optarg);
             break;
         default: return CLI_EXIT_USAGE;
         }

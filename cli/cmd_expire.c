@@ -54,16 +54,16 @@ int cmd_expire(int argc, char **argv)
         case 'o':
             prc = cli_parse_duration(optarg, &age);
             if (prc == -2)
-                return cli_fail("expire: --older-than needs a unit: %ss, %sm, %sh, %sd or %sw "
+                return cli_usage_fail("expire", "--older-than needs a unit: %ss, %sm, %sh, %sd or %sw "
                                 "(seconds, minutes, hours, days, weeks); got '%s'",
                                 optarg, optarg, optarg, optarg, optarg, optarg);
             if (prc)
-                return cli_fail("expire: --older-than must be like 90d, 12h, 30m, 45s, 2w; got '%s'",
+                return cli_usage_fail("expire", "--older-than must be like 90d, 12h, 30m, 45s, 2w; got '%s'",
                                 optarg);
             break;
         case 'n':
             if (cli_parse_time(optarg, &now))
-                return cli_fail("expire: --now must be seconds since the epoch, got '%s'", optarg);
+                return cli_usage_fail("expire", "--now must be seconds since the epoch, got '%s'", optarg);
             break;
         case 'd': dry = 1; break;
         case 'c': compact = 1; break;

@@ -78,11 +78,11 @@ int cmd_fingerprint(int argc, char **argv)
         case 'H': html = 1; break;
         case 'f':
             if (cli_parse_features(optarg, &fo))
-                return cli_fail("fingerprint: --features must be words, shingles:N or chars:N, got '%s'", optarg);
+                return cli_usage_fail("fingerprint", "--features must be words, shingles:N or chars:N, got '%s'", optarg);
             break;
         case 'F':
             if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FP)
-                return cli_fail("fingerprint: --format must be files, jsonl, tsv or warc, got '%s'", optarg);
+                return cli_usage_fail("fingerprint", "--format must be files, jsonl, tsv or warc, got '%s'", optarg);
             break;
         case 'J': fmt = IN_FORMAT_JSONL; break;
         case 'j': json = 1; break;

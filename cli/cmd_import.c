@@ -109,7 +109,7 @@ int cmd_import(int argc, char **argv)
         switch (opt) {
         case 'c':
             if (cli_parse_count(optarg, &v) || v == 0 || v > 100000000)
-                return cli_fail("import: --chunk must be 1..1e8, got '%s'", optarg);
+                return cli_usage_fail("import", "--chunk must be 1..1e8, got '%s'", optarg);
             ro.chunk = load_chunk = (size_t)v;
             c.auto_chunk = 0;
             break;

@@ -76,30 +76,30 @@ int cmd_init(int argc, char **argv)
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &v))
-                return cli_fail("init: --k must be a whole number 0..%u, got '%s'",
+                return cli_usage_fail("init", "--k must be a whole number 0..%u, got '%s'",
                                 ND_MAX_PLAN_K, optarg);
             o.k = (unsigned)v;
             o.has_k = 1;
             break;
         case 'n':
             if (cli_parse_count(optarg, &o.expected_docs) || o.expected_docs == 0)
-                return cli_fail("init: --docs must be a positive count like 1e9 or 10M, got '%s'",
+                return cli_usage_fail("init", "--docs must be a positive count like 1e9 or 10M, got '%s'",
                                 optarg);
             break;
         case 't':
             if (cli_parse_uint(optarg, 1, ND_MAX_TABLES, &v))
-                return cli_fail("init: --tables must be 1..%u, got '%s'",
+                return cli_usage_fail("init", "--tables must be 1..%u, got '%s'",
                                 ND_MAX_TABLES, optarg);
             o.tables = (unsigned)v;
             break;
         case 'r':
             if (cli_parse_uint(optarg, 2, 65536, &v))
-                return cli_fail("init: --run-size must be 2..65536, got '%s'", optarg);
+                return cli_usage_fail("init", "--run-size must be 2..65536, got '%s'", optarg);
             o.run_size = (unsigned)v;
             break;
         case 'f':
             if (cli_parse_features(optarg, &fo))
-                return cli_fail("init: --features must be words, shingles:N or chars:N, got '%s'",
+                return cli_usage_fail("init", "--features must be words, shingles:N or chars:N, got '%s'",
                                 optarg);
             break;
         case 'j': json = 1; break;

@@ -30,11 +30,11 @@ int cmd_plan(int argc, char **argv)
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &k))
-                return cli_fail("plan: --k must be 0..%u, got '%s'", ND_MAX_PLAN_K, optarg);
+                return cli_usage_fail("plan", "--k must be 0..%u, got '%s'", ND_MAX_PLAN_K, optarg);
             break;
         case 'n':
             if (cli_parse_count(optarg, &n) || n == 0)
-                return cli_fail("plan: --docs must be a positive count like 1e9 or 10M, got '%s'", optarg);
+                return cli_usage_fail("plan", "--docs must be a positive count like 1e9 or 10M, got '%s'", optarg);
             break;
         case 'j': json = 1; break;
         default: return CLI_EXIT_USAGE;

@@ -109,13 +109,13 @@ int cmd_query(int argc, char **argv)
         switch (opt) {
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
-                return cli_fail("query: --k must be 0..%u, got '%s'", ND_MAX_K, optarg);
+                return cli_usage_fail("query", "--k must be 0..%u, got '%s'", ND_MAX_K, optarg);
             q.k = (unsigned)v;
             have_k = 1;
             break;
         case 'l':
             if (cli_parse_uint(optarg, 1, (unsigned long)-1, &v))
-                return cli_fail("query: --limit must be a positive number, got '%s'", optarg);
+                return cli_usage_fail("query", "--limit must be a positive number, got '%s'", optarg);
             q.qo.limit = v;
             break;
         case '1': q.qo.flags |= ND_QUERY_FIRST; break;

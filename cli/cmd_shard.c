@@ -106,48 +106,48 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         switch (opt) {
         case 's':
             if (cli_parse_uint(optarg, 1, ND_SHARDS_MAX, &a->shards))
-                return cli_fail("shard %s: --shards must be 1..%u, got '%s'", sub, ND_SHARDS_MAX,
+                return cli_usage_fail("shard", "%s: --shards must be 1..%u, got '%s'", sub, ND_SHARDS_MAX,
                                 optarg);
             break;
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_PLAN_K, &v))
-                return cli_fail("shard %s: --k must be 0..%u, got '%s'", sub, ND_MAX_PLAN_K,
+                return cli_usage_fail("shard", "%s: --k must be 0..%u, got '%s'", sub, ND_MAX_PLAN_K,
                                 optarg);
             a->k = (unsigned)v;
             a->has_k = 1;
             break;
         case 'n':
             if (cli_parse_count(optarg, &a->docs) || a->docs == 0)
-                return cli_fail("shard %s: --docs must be a positive count like 1e9 or 10M, "
+                return cli_usage_fail("shard", "%s: --docs must be a positive count like 1e9 or 10M, "
                                 "got '%s'", sub, optarg);
             break;
         case 't':
             if (cli_parse_uint(optarg, 1, ND_MAX_TABLES, &v))
-                return cli_fail("shard %s: --tables must be 1..%u, got '%s'", sub,
+                return cli_usage_fail("shard", "%s: --tables must be 1..%u, got '%s'", sub,
                                 ND_MAX_TABLES, optarg);
             a->tables = (unsigned)v;
             break;
         case 'f':
             if (cli_parse_features(optarg, &a->fo))
-                return cli_fail("shard %s: --features must be words, shingles:N or chars:N, "
+                return cli_usage_fail("shard", "%s: --features must be words, shingles:N or chars:N, "
                                 "got '%s'", sub, optarg);
             break;
         case 'c':
             if (cli_parse_count(optarg, &a->chunk) || a->chunk == 0)
-                return cli_fail("shard %s: --chunk must be a positive count, got '%s'", sub,
+                return cli_usage_fail("shard", "%s: --chunk must be a positive count, got '%s'", sub,
                                 optarg);
             break;
         case 'j': a->json = 1; break;
         case 'F':
             if (in_format_parse(optarg, &a->fmt))
-                return cli_fail("shard %s: --format must be fp, jsonl, tsv, files or warc, "
+                return cli_usage_fail("shard", "%s: --format must be fp, jsonl, tsv, files or warc, "
                                 "got '%s'", sub, optarg);
             break;
         case 'H': a->html = 1; break;
         case 'b': a->skip_bad = 1; break;
         case 'T':
             if (cli_parse_time(optarg, &a->time))
-                return cli_fail("shard %s: --time must be seconds since the epoch, got '%s'",
+                return cli_usage_fail("shard", "%s: --time must be seconds since the epoch, got '%s'",
                                 sub, optarg);
             break;
         default: return CLI_EXIT_USAGE;
@@ -192,7 +192,7 @@ static int shard_init(int argc, char **argv)
     if (rc) return rc;
     if (optind != argc - 1)
         return cli_usage_fail("shard init", "expected exactly one directory");
-    if (a.shards == 0) return cli_fail("shard init: --shards S is required");
+    if (a.shards == 0) return cli_usage_fail("shard init", "--shards S is required");
     const char *dir = argv[optind];
     nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
     o.flags = ND_SHARDS_MANIFEST_ONLY; /* each shard created and closed in turn */
@@ -321,7 +321,7 @@ static int shard_split(int argc, char **argv)
     if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
     if (argc - optind != 2)
         return cli_usage_fail("shard split", "expected a database and a directory");
-    if (a.shards == 0) return cli_fail("shard split: --shards S is required");
+    if (a.shards == 0) return cli_usage_fail("shard split", "--shards S is required");
     if (a.has_k || a.tables) return cli_fail("shard split: the shards take k and tables from DB");
     const char *dbpath = argv[optind], *dir = argv[optind + 1];
     unsigned S = (unsigned)a.shards;

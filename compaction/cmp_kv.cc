@@ -192,7 +192,11 @@ static int open_secondary(kv_db *db, const char *path, size_t m, const char **al
         int rc = take_error(err, path);
         err = NULL;
         if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND) return rc; /* not a race */
-        if (rc == ND_OK && kvdir_settled(path, before, db->view, sizeof db->view)) {
+        int settled = kvdir_settled(path, before, db->view, sizeof db->view);
+        /* A missing or unreadable file while the writer's MANIFEST stood
+         * still is no race: damage (or a store gone), reported as it is. */
+        if (rc != ND_OK && settled) return rc;
+        if (rc == ND_OK && settled) {
             kvdir_scratch_remove(db->scratch); /* its info log stays open */
             return ND_OK;
         }

@@ -358,6 +358,11 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
     free(probe);
     if (rc == ND_ENOTFOUND && (opts->flags & ND_DB_CREATE)) {
         ND_TRY(create_meta(db, opts));
+    } else if (rc == ND_ENOTFOUND) {
+        /* The store exists (st_open found it) but its format record cannot
+         * be read: a damaged meta family (a flipped filter block reads as
+         * "absent"), never a missing database. */
+        ND_FAIL(ND_ECORRUPT, "database %s: its meta record 'format' cannot be read", path);
     } else if (rc < 0) {
         goto cleanup;
     } else {

@@ -109,4 +109,4 @@ expect_out_eq ""
 run bash -c '"$0" dump "$1" | head -1' "$ND" db
 expect_out_match '^back'
 expect_exit 1 "$ND" dump db --format csv
-expect_err_match "^neardup: dump: --format must be tsv or jsonl, got 'csv'$"
+expect_err_match "^neardup: dump: --format must be tsv or jsonl, got 'csv'; see 'neardup dump --help'$"

@@ -89,15 +89,15 @@ expect_err_match 'too long \(need exactly 16 hex digits\)'
 
 # durations need a unit; times are whole seconds
 expect_exit 1 "$ND" expire empty --older-than 90
-expect_err_match "^neardup: expire: --older-than needs a unit: 90s, 90m, 90h, 90d or 90w \(seconds, minutes, hours, days, weeks\); got '90'$"
+expect_err_match "^neardup: expire: --older-than needs a unit: 90s, 90m, 90h, 90d or 90w \(seconds, minutes, hours, days, weeks\); got '90'; see 'neardup expire --help'$"
 expect_exit 1 "$ND" expire empty --older-than 90x
 expect_err_match "must be like 90d, 12h, 30m, 45s, 2w; got '90x'"
 expect_exit 0 "$ND" get empty one two three
 expect_lines 3
 expect_exit 1 "$ND" add empty --time 5d one.fp
-expect_err_match "^neardup: add: --time must be seconds since the epoch, got '5d'$"
+expect_err_match "^neardup: add: --time must be seconds since the epoch, got '5d'; see 'neardup add --help'$"
 expect_exit 1 "$ND" import empty --time 5d one.fp
-expect_err_match "^neardup: import: --time must be seconds since the epoch, got '5d'$"
+expect_err_match "^neardup: import: --time must be seconds since the epoch, got '5d'; see 'neardup import --help'$"
 
 # expire --dry-run: what would go (documents and count), nothing deleted;
 # then expire deletes exactly those. now = 2500, AGE 1000s: before 1500.
