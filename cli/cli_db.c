@@ -14,6 +14,7 @@ int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned 
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = flags;
     o.threads = threads;
+    o.scratch_dir = getenv("TMPDIR"); /* a reader's scratch directory (the library reads no environment) */
     int rc = nd_open(out, path, &o);
     if (rc < 0) {
         /* Whatever the cause (missing, a regular file, not a database,

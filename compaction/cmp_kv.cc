@@ -212,7 +212,7 @@ static int open_families(kv_db *db, const char *path, int readonly, size_t m, co
                          const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
-    if (readonly && !db->scratch) db->scratch = kvdir_scratch_make();
+    if (readonly && !db->scratch) db->scratch = kvdir_scratch_make(db->scratch_parent);
     if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
     /* no scratch directory: RocksDB's read-only open, no writer beside */
     KV_GUARD(if (readonly) db->db = rocksdb_open_for_read_only_column_families(
@@ -247,6 +247,7 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
         cfo[off + i] = strcmp(names[i], "default") == 0 ? db->opts : profile_opts(db, profiles[i]);
     }
     if (o->create) ND_TRY(kvdir_make(path)); /* here, not by RocksDB: a bad parent is named */
+    db->scratch_parent = o->scratch_dir;
     rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: open without compression. */

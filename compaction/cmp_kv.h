@@ -59,12 +59,14 @@ typedef struct kv_open_opts {
                                  * (files and log) is taken once at open, whole,
                                  * and whose files stay readable while it is open
                                  * (ND_EBUSY when no consistent view could be
-                                 * read); its scratch directory lives in $TMPDIR */
+                                 * read); its scratch directory lives in
+                                 * scratch_dir */
     uint64_t cache_bytes;       /* the block cache every family shares; 0: 64 MiB */
     const kv_profile *profiles; /* profile i of families opened with profile i */
     unsigned nprofiles;
     int salvage; /* replay the log's intact records past damage (repair only);
                   * else damage anywhere but a torn last record fails the open */
+    const char *scratch_dir; /* a reader's scratch directory's parent; NULL: /tmp */
 } kv_open_opts;
 
 

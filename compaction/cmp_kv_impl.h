@@ -46,6 +46,7 @@ struct kv_db {
     char *path;
     int corrupt; /* a read met damage: never written to again (kv_write) */
     char *scratch; /* a secondary instance's own directory, else NULL */
+    const char *scratch_parent; /* where to make it (kv_open_opts.scratch_dir), during kv_open */
     char view[KVDIR_STATE_MAX]; /* a secondary's: the MANIFEST's state its view is of */
 };
 

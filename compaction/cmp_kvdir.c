@@ -62,10 +62,9 @@ int kvdir_busy(const char *path)
                       path, KVDIR_TRIES);
 }
 
-char *kvdir_scratch_make(void)
+char *kvdir_scratch_make(const char *parent)
 {
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
+    const char *tmp = parent && *parent ? parent : "/tmp";
     size_t len = strlen(tmp) + 32;
     char *dir = malloc(len);
     if (!dir) return NULL;

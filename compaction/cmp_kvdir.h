@@ -35,9 +35,10 @@ int kvdir_settled(const char *path, const char *before, char *view, size_t cap);
 /* ND_EBUSY with a message: no whole view could be read. */
 int kvdir_busy(const char *path);
 
-/* Make a fresh scratch directory under $TMPDIR (else /tmp); malloc'd
- * path, or NULL (errno set) when none can be made. */
-char *kvdir_scratch_make(void);
+/* Make a fresh scratch directory under parent (NULL or "": /tmp; the
+ * library reads no environment, the CLI passes $TMPDIR); malloc'd path,
+ * or NULL (errno set) when none can be made. */
+char *kvdir_scratch_make(const char *parent);
 /* Remove scratch directory dir and the files in it (the reader removes it
  * once open: its info log stays open, and a killed reader leaves nothing
  * behind). Accepts NULL. */

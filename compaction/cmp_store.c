@@ -38,6 +38,7 @@ struct st_store {
     cmp_gen *cur;      /* the current generation; swapped by st_write only */
     unsigned ntables;
     int readonly;
+    const char *scratch_dir; /* st_open_opts.scratch_dir, during st_open */
     int map_tables;    /* st_open_opts */
     int direct_ok;     /* the direct reader knows this RocksDB's files */
     _Atomic int stop_compacting; /* st_stop_compacting */
@@ -348,7 +349,8 @@ static int open_db(st_store *s, int create, unsigned ntables, uint64_t cache_byt
     }
     if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", s->path);
     kv_open_opts ko = {.create = create, .readonly = s->readonly, .cache_bytes = cache_bytes,
-                       .profiles = cmp_gen_profiles(), .nprofiles = CMP_PROFILES};
+                       .profiles = cmp_gen_profiles(), .nprofiles = CMP_PROFILES,
+                       .scratch_dir = s->scratch_dir};
     ND_TRY(kv_open(&s->kv, s->path, &ko, n, (const char *const *)names, profiles, cfs));
     for (size_t i = 0; i < n; i++)
         if (strcmp(names[i], "meta") == 0) {
@@ -376,6 +378,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
     s->readonly = o->readonly;
+    s->scratch_dir = o->scratch_dir;
     s->map_tables = o->map_tables;
     kv_version(&major, &minor);
     s->direct_ok = cmp_direct_supports(major, minor);

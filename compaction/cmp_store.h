@@ -46,6 +46,8 @@ typedef struct st_open_opts {
     unsigned ntables;     /* when creating: t (1..ND_MAX_TABLES) */
     uint64_t cache_bytes; /* block cache shared by all families */
     int map_tables;       /* read the tables' runs files through mappings (cmp_direct.h) */
+    const char *scratch_dir; /* read-only: where a reader's scratch directory goes
+                              * (kv_open_opts.scratch_dir); NULL: /tmp */
 } st_open_opts;
 
 /* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held

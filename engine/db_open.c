@@ -349,7 +349,8 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
                        .readonly = db->readonly,
                        .ntables = plan->info.tables,
                        .cache_bytes = opts->cache_bytes,
-                       .map_tables = (opts->flags & ND_DB_MMAP) != 0};
+                       .map_tables = (opts->flags & ND_DB_MMAP) != 0,
+                       .scratch_dir = opts->scratch_dir};
     ND_TRY(st_open(&db->store, path, &so));
     /* A store that already existed keeps its own meta; a new one gets ours. */
     char *probe = NULL;

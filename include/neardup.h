@@ -347,9 +347,14 @@ typedef struct nd_db_options {
                                 every call on its calling thread only, e.g.
                                 where other processes share the CPUs;
                                 at most 64. Answers never depend on it. */
+    const char *scratch_dir;/**< (version 2) with ND_DB_READONLY: the
+                                directory under which a reader makes its
+                                short-lived scratch directory (removed once
+                                open); NULL = /tmp. The library reads no
+                                environment: the CLI passes $TMPDIR. */
 } nd_db_options;
 
-#define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 }
+#define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL }
 
 /** Initialise options to defaults: every field of that version zero.
  *  @param version  ND_DB_OPTIONS_VERSION, or 1 for a struct of version 1

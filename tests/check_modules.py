@@ -19,7 +19,9 @@ and dependency rules"):
    key-value adapter alone (cmp_kv.cc, cmp_kv_files.cc and their shared
    cmp_kv_impl.h), <zstd.h> by compaction/cmp_codec.c,
    <xxhash.h> by common/nd_hash.c, libxml2 by engine/fp_html.c;
-5. no file of compaction/ or common/ longer than 800 lines.
+5. no file of compaction/ or common/ longer than 800 lines;
+6. no file of common/, compaction/ or engine/ calls getenv: the library
+   reads no environment variable.
 """
 import os
 import re
@@ -137,6 +139,15 @@ def main():
                 n = read(path).count("\n")
                 if n > MAX_LINES:
                     errors.append(f"{os.path.relpath(path, root)} has {n} lines (at most {MAX_LINES})")
+
+    # 6. the library reads no environment variable (issue 35: options only;
+    #    the CLI maps variables such as TMPDIR or ND_BATCH_THREADS to them)
+    for layer in ("common", "compaction", "engine"):
+        for fname in sorted(os.listdir(os.path.join(root, layer))):
+            if fname.endswith((".c", ".cc", ".h")):
+                text = strip(read(os.path.join(root, layer, fname)))
+                if re.search(r"\b(secure_)?getenv\s*\(", text):
+                    errors.append(f"{layer}/{fname} reads an environment variable (getenv)")
 
     # 2. the include graph of the modules
     edges = {}
