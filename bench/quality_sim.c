@@ -167,6 +167,19 @@ static void load_corpus(corpus *c, const char *path)
     fclose(f);
 }
 
+static void corpus_free(corpus *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->key[i]);
+        free(c->feat[i]);
+    }
+    free(c->key);
+    free(c->fp);
+    free(c->feat);
+    free(c->nfeat);
+    memset(c, 0, sizeof *c);
+}
+
 static truth_pair *load_truth(const char *path, size_t *out_n)
 {
     FILE *f = fopen(path, "r");
@@ -581,5 +594,7 @@ int main(int argc, char **argv)
         qs_free(&sk);
     }
     cand_free(&cs);
+    free(truth);
+    corpus_free(&c);
     return 0;
 }

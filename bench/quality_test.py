@@ -160,6 +160,13 @@ def test_tools(judge, corpus, texts, tmp):
         with open(prefix + ".exact_64x2s_0.85_all.pairs") as f:
             r = judge.pairs(f)
         check(r[:4] == (1.0, 1.0, 1.0, 6), "quality_sim pairs, exact J >= 0.85: 6 right (%r)" % (r,))
+        # The recommended sketch: d1 (same shingles as d0) is its dup, d4
+        # (nothing shared) new.
+        run([sim, texts, prefix, "fss256x4,12x8f,0.85,all"])
+        with open(prefix + ".fss256x4_12x8f_0.85_all.stream") as f:
+            lines = f.read().splitlines()
+        check("dup\td1\td0\t0" in lines and "new\td4" in lines,
+              "quality_sim stream, fss256x4: d1 dup of d0, d4 new (%r)" % (lines,))
 
 
 def main():
