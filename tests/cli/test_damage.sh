@@ -125,7 +125,15 @@ done
 # Not 100000..200000: there RocksDB's own background threads (a flush
 # opening the file it wrote) can meet std::bad_alloc, which no caller of
 # its C API can catch (a known limit, README "Damage and repair").
-for v in 60000 300000 600000; do
+# An AddressSanitizer build reserves terabytes of address space at start,
+# so under any `ulimit -v` the sanitizer itself fails before neardup runs:
+# the limits are checked in the plain build only (test.sh runs both).
+limits="60000 300000 600000"
+if ldd "$ND" 2>/dev/null | grep -q libasan; then
+    echo "memory limits: skipped under AddressSanitizer (checked in the plain build)"
+    limits=""
+fi
+for v in $limits; do
     for cmd in "stats mem" "verify mem" "import mem fps.txt" "add mem fps.txt" \
                "dedupe --db mem fps.txt"; do
         # shellcheck disable=SC2086
@@ -139,8 +147,8 @@ for v in 60000 300000 600000; do
 done
 # dedupe out of memory: exit 2, a message, no summary of what it never counted
 for i in $(seq 1 20000); do echo "d$i	words $((i % 500)) and more words $((i * 13)) here $i"; done > big.tsv
-run bash -c "ulimit -v 60000; exec \"\$0\" dedupe --format tsv big.tsv" "$ND"
-if [ "$code" -ne 0 ]; then
+[ -n "$limits" ] && run bash -c "ulimit -v 60000; exec \"\$0\" dedupe --format tsv big.tsv" "$ND"
+if [ -n "$limits" ] && [ "$code" -ne 0 ]; then
     check "dedupe out of memory: exit $code, want 2" "$code" -eq 2
     expect_err_match 'out of memory'
     check "dedupe out of memory: no summary" -z "$(printf '%s\n' "$err" | grep 'pairs')"
