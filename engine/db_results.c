@@ -143,3 +143,13 @@ void results_resolve(nd_results *r)
     for (size_t i = 0; i < r->n; i++)
         r->m[i].key = r->koff[i] == SIZE_MAX ? NULL : r->arena + r->koff[i];
 }
+
+int nd_match_order(const nd_match *a, const nd_match *b)
+{
+    if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
+    if (a->fp != b->fp) return a->fp < b->fp ? -1 : 1;
+    size_t la = a->key_len, lb = b->key_len;
+    int c = la && lb ? memcmp(a->key, b->key, la < lb ? la : lb) : 0;
+    if (c) return c;
+    return la < lb ? -1 : la > lb;
+}

@@ -21,15 +21,12 @@
 #include "db_results.h"
 #include "nd_error.h"
 
-/* (dist, fp, key) order: < 0 when a comes first. */
+/* nd_match_order of two matches given by their fields. */
 static int match_cmp(unsigned da, uint64_t fa, const char *ka, size_t la, unsigned db,
                      uint64_t fb, const char *kb, size_t lb)
 {
-    if (da != db) return da < db ? -1 : 1;
-    if (fa != fb) return fa < fb ? -1 : 1;
-    int c = memcmp(ka, kb, la < lb ? la : lb);
-    if (c) return c;
-    return la < lb ? -1 : la > lb;
+    return nd_match_order(&(nd_match){.fp = fa, .dist = da, .key = ka, .key_len = la},
+                          &(nd_match){.fp = fb, .dist = db, .key = kb, .key_len = lb});
 }
 
 /* ---- nd_shards_check ------------------------------------------------------ */

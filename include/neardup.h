@@ -435,6 +435,12 @@ void nd_results_free(nd_results *res);
 size_t nd_results_count(const nd_results *res);
 /** Match i (< count). @note Valid until res is cleared, reused or freed. */
 const nd_match *nd_results_get(const nd_results *res, size_t i);
+/** The order in which matches are ranked wherever one must be chosen
+ *  (nd_db_batch, sharded stores, neardup-mpi): by distance, then
+ *  fingerprint, then key bytes (a shorter key first when one is a prefix).
+ *  Reads fp, dist, key and key_len only.
+ *  @return < 0 when a comes first, 0 when equal, > 0 when b comes first. */
+int nd_match_order(const nd_match *a, const nd_match *b);
 /** Remove all matches (keeps capacity). */
 void nd_results_clear(nd_results *res);
 

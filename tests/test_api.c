@@ -347,6 +347,28 @@ static void test_threads_option(void **state)
     free(bkeys);
 }
 
+/* nd_match_order: distance, then fingerprint, then key bytes, a prefix
+ * first; antisymmetric, and 0 only for equal matches. */
+static void test_match_order(void **state)
+{
+    (void)state;
+    const nd_match m[] = {
+        {.dist = 0, .fp = 9, .key = "z", .key_len = 1},
+        {.dist = 1, .fp = 1, .key = "a", .key_len = 1},
+        {.dist = 1, .fp = 2, .key = "a", .key_len = 1},
+        {.dist = 1, .fp = 2, .key = "ab", .key_len = 2},
+        {.dist = 1, .fp = 2, .key = "b", .key_len = 1},
+    };
+    const size_t n = sizeof m / sizeof m[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            int c = nd_match_order(&m[i], &m[j]);
+            if (i < j) assert_true(c < 0);
+            else if (i > j) assert_true(c > 0);
+            else assert_int_equal(c, 0);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +377,7 @@ int main(void)
         DB_FIXTURE_TEST(test_db_options_version1),
         DB_FIXTURE_TEST(test_callback_rule),
         DB_FIXTURE_TEST(test_threads_option),
+        cmocka_unit_test(test_match_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
