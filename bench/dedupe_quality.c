@@ -159,9 +159,10 @@ static void load_corpus(const char *dir)
         if (nd_shingle_set(&x->set, &x->n, text, len, w) < 0) die(nd_errmsg());
         if (nd_fingerprint(&x->fp, text, len, &fo) < 0) die(nd_errmsg());
         nd_sketch_builder b;
-        nd_sketch_begin(&b);
+        nd_sketch_init(&b);
         nd_features(text, len, &fo, sk_cb, &b);
-        nd_sketch_finish(&x->sk, &b);
+        if (nd_sketch_finish(&x->sk, &b) < 0) die(nd_errmsg());
+        nd_sketch_dispose(&b);
         free(text);
         char *cut = strstr(names[i], "__");
         x->cat = strndup(names[i], cut ? (size_t)(cut - names[i]) : strlen(names[i]));

@@ -41,12 +41,12 @@ SIM=$B/bench/quality_sim
 REC=fss256x4,12x8f,0.85,all
 designs=("$REC"
     exact,16x8f,0.85,all          # the ceiling: exact resemblance of the features
-    lib128,16x8,0.85              # today's dedupe rule (sketch, bands, R) in a store
+    lib,16x8,0.85              # today's dedupe rule (sketch, bands, R) in a store
     fss256x4,16x8f,0.85,all)      # the recommended sketch with 16 bands
 [ $quick = 1 ] || designs+=(
     # the sketch, with bands that miss little (16x8, rounds; R 0.85; every
     # document indexed)
-    lib128,16x8f,0.85,all oph256x16,16x8f,0.85,all ophs256x16,16x8f,0.85,all
+    lib,16x8f,0.85,all oph256x16,16x8f,0.85,all ophs256x16,16x8f,0.85,all
     bottom64,16x8f,0.85,all bottom128,16x8f,0.85,all ophs2048x1,16x8f,0.85,all
     fss128x16,16x8f,0.85,all fss128x8,16x8f,0.85,all fss512x2,16x8f,0.85,all
     fss512x1,16x8f,0.85,all fss1024x1,16x8f,0.85,all

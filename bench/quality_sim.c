@@ -523,7 +523,7 @@ static void parse_design(design *d, const char *spec)
     strcpy(buf, spec);
     for (char *p = strtok(buf, ","); p && np < 5; p = strtok(NULL, ",")) parts[np++] = p;
     if (np < 3) die("a design is SKETCH,BANDSxROWS[i][s|f],R[,kK][,all|allrep]");
-    if (qs_parse(&d->sketch, parts[0])) die("unknown sketch (lib128, ophBxb, bottomK, exact)");
+    if (qs_parse(&d->sketch, parts[0])) die("unknown sketch (lib, ophBxb, bottomK, exact)");
     d->bands = d->rows = 0;
     char flags[8] = "";
     if (strcmp(parts[1], "0") != 0 &&

@@ -25,8 +25,8 @@ int qs_parse(qs_design *out, const char *spec)
 {
     unsigned a = 0, b = 0;
     char tail;
-    if (strcmp(spec, "lib128") == 0) {
-        *out = (qs_design){QS_LIB, ND_SKETCH_BINS, 16, QS_FILL_ROTATE};
+    if (strcmp(spec, "lib") == 0) {
+        *out = (qs_design){QS_LIB, ND_SKETCH_BINS, ND_SKETCH_BIN_BITS, QS_FILL_ROUNDS};
         return 0;
     }
     if (strcmp(spec, "exact") == 0) {
@@ -174,14 +174,12 @@ static void oph_minima(uint64_t *out, unsigned bins, qs_fill fill, const uint64_
     free(dist);
 }
 
+/* The library's nd_sketch: its 256 4-bit bins, one a uint16_t. */
 static void lib_sketch(uint16_t *out, const uint64_t *feat, size_t n)
 {
-    nd_sketch_builder b;
     nd_sketch sk;
-    nd_sketch_begin(&b);
-    for (size_t f = 0; f < n; f++) nd_sketch_add(&b, feat[f]);
-    nd_sketch_finish(&sk, &b);
-    memcpy(out, sk.bin, sizeof sk.bin);
+    if (nd_sketch_of(&sk, feat, n) < 0) abort();
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) out[i] = (sk.bin[i / 2] >> (4 * (i & 1))) & 0xf;
 }
 
 int qs_build(qs_sketches *out, const qs_design *d, size_t n, uint64_t *const *feat,
@@ -264,7 +262,6 @@ double qs_estimate(const qs_sketches *s, size_t a, size_t b)
     unsigned eq = 0;
     for (unsigned k = 0; k < size; k++) eq += x[k] == y[k];
     double e = (double)eq / size;
-    if (s->d.kind == QS_LIB) return e; /* as nd_sketch_resemblance */
     double chance = ldexp(1.0, -(int)s->d.bits);
     e = (e - chance) / (1.0 - chance);
     return e < 0 ? 0 : e;

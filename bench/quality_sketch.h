@@ -5,9 +5,10 @@
  * A sketch summarises a document's set of distinct feature hashes so that
  * the resemblance J = |A n B| / |A u B| of two documents can be estimated
  * from their sketches alone. Designs:
- *   lib128     today's nd_sketch (engine/resemble.c): one-permutation
- *              hashing, 128 bins, the top 16 bits of each bin's minimum,
- *              empty bins filled by rotation. 256 bytes.
+ *   lib        the library's nd_sketch (engine/sketch.c): fss256x4, 256
+ *              bins filled by rounds, 4 bits kept a bin. 128 bytes. (Until
+ *              2026-11-28 it was lib128: 128 bins of 16 bits filled by
+ *              rotation.)
  *   ophBxb     the same scheme with B bins keeping b bits (1..16) of each
  *              bin's minimum (its low bits: b-bit min-wise hashing, Li and
  *              König); the estimate corrects for chance equality:
@@ -61,7 +62,7 @@ typedef struct qs_sketches {
     const size_t *nfeat;
 } qs_sketches;
 
-/* Parse "lib128", "ophBxb", "bottomK" or "exact". @return 0, or -1 if
+/* Parse "lib", "ophBxb", "bottomK" or "exact". @return 0, or -1 if
  * malformed. */
 int qs_parse(qs_design *out, const char *spec);
 

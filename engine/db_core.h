@@ -126,6 +126,7 @@ struct nd_db {
     unsigned run_size;
     nd_fp_options fp;      /* stopwords point into stop_buf */
     char fp_config[256];
+    double min_resemblance;/* 0: fingerprint only; else a resemblance store */
     char *stop_buf;        /* the stop words, each NUL-terminated */
     size_t stop_len;
     const char **stop_ptrs;

@@ -56,7 +56,8 @@ static size_t db_options_size(unsigned version)
 {
     switch (version) {
     case 1: return offsetof(nd_db_options, threads);
-    case 2: return sizeof(nd_db_options);
+    case 2: return offsetof(nd_db_options, min_resemblance);
+    case 3: return sizeof(nd_db_options);
     default: return 0;
     }
 }

@@ -151,9 +151,9 @@ int nd_dedupe_sign(nd_signature *out, nd_dedupe *d, const char *text, size_t len
     o.flags |= flags;
     dedupe_feat_begin(&d->feat);
     int rc = nd_features(text, len, &o, dedupe_feat_add, &d->feat);
-    int oom = d->feat.oom;
     memset(out, 0, sizeof *out);
     out->fp = dedupe_feat_end(&d->feat, &out->sketch, &out->distinct); /* also empties the set */
+    int oom = d->feat.oom;
     out->length = len;
     if (rc < 0) return rc;
     ND_RETURN_IF(oom, ND_ENOMEM, "dedupe: out of memory counting the features of a text of %zu bytes",

@@ -18,9 +18,33 @@
 
 enum { CHUNK = 4096 }; /* records read at once in the hashing pass */
 
+static unsigned bin_at(const nd_sketch *s, unsigned i)
+{
+    return (s->bin[i / 2] >> (4 * (i & 1))) & 0xfu;
+}
+
+/* Band `band`'s key: the sketch's own band key (width 0), or the band's
+ * 4-bit bins packed (width bins, at most 16). */
+static uint64_t band_value(const nd_sketch *s, unsigned band, unsigned width)
+{
+    if (width == 0) return s->band[band];
+    uint64_t v = 0;
+    for (unsigned i = 0; i < width; i++) v = v << 4 | bin_at(s, band * width + i);
+    return v;
+}
+
 static int band_equal(const nd_sketch *a, const nd_sketch *b, unsigned band, unsigned width)
 {
-    return memcmp(a->bin + band * width, b->bin + band * width, width * sizeof a->bin[0]) == 0;
+    return band_value(a, band, width) == band_value(b, band, width);
+}
+
+/* Band values are already hashes (width 0) or uniform bins; mixing spreads
+ * them over the word's top bits, which the sort keys on. */
+static uint64_t mix_band(uint64_t v)
+{
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+    return v ^ (v >> 31);
 }
 
 /* LSD radix sort of n 64-bit values, 8 passes of 8 bits. */
@@ -51,7 +75,7 @@ int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const de
                      unsigned width, unsigned join_k, unsigned k, dedupe_cand_fn cb, void *payload)
 {
 #define DOC(x) (ids ? ids[x] : (uint32_t)(x))
-    unsigned ibits = 1, bands = ND_SKETCH_BINS / width;
+    unsigned ibits = 1, bands = width == 0 ? ND_SKETCH_BANDS : ND_SKETCH_BINS / width;
     while (ibits < 64 && ((uint64_t)1 << ibits) < m) ibits++;
     uint64_t imask = ((uint64_t)1 << ibits) - 1;
     uint64_t *a = malloc((m ? m : 1) * sizeof *a), *tmp = malloc((m ? m : 1) * sizeof *tmp);
@@ -74,8 +98,7 @@ int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const de
                  * documents do not form one long run of zero sketches. */
                 uint64_t h = rec[x].size == DEDUPE_NO_SKETCH
                                  ? nd_feature_hash(&docs[x], sizeof docs[x])
-                                 : nd_feature_hash(rec[x].sk.bin + band * width,
-                                                   width * sizeof rec[x].sk.bin[0]);
+                                 : mix_band(band_value(&rec[x].sk, band, width));
                 a[s + x] = (h & ~imask) | (s + x);
             }
         }

@@ -2,17 +2,18 @@
  * dedupe_band.h — min-hash banding, the candidate source of the corpus
  * dedupe (nd_dedupe) beyond the self-join's reach.
  *
- * The 128 bins of each sketch form bands of `width` bins (16 bands of 8,
- * or 32 of 4); documents whose sketches agree in a whole band are
- * candidates. A pair of resemblance J shares a band of 8 with probability
- * about 1 - (1 - J^8)^16 (0.9: 0.9999, 0.8: 0.95, 0.5: 0.06), a band of 4
- * with 1 - (1 - J^4)^32 (0.8: 1.0, 0.5: 0.87, 0.3: 0.23).
+ * Documents whose sketches agree in a whole band are candidates: the
+ * sketch's 12 band keys (nd_sketch; a pair of resemblance J shares one
+ * with probability about 1 - (1 - J^8)^12: 0.9: 0.9988, 0.8: 0.89, 0.5:
+ * 0.04), or, for containment, bands of 6 of its 4-bit bins (42 bands; a
+ * bin agrees with probability J + (1 - J) / 16: J 0.67 meets with
+ * probability 0.99, two unrelated texts with 42 / 2^24).
  *
  * The sketches are read through a source, so they may stay on disk: each
  * band pass reads them all once in document order (to hash the band),
  * then only the documents of runs of equal band hashes (to compare them).
  * Memory: 16 B a document during a pass, plus the records of the largest
- * run of equal band hashes (260 B each).
+ * run of equal band hashes (180 B each).
  */
 #ifndef ND_DEDUPE_BAND_H
 #define ND_DEDUPE_BAND_H
@@ -22,11 +23,13 @@
 
 #include <neardup.h>
 
-/* Bands of 8 bins by default; of 4 when containment is asked for (pairs of
- * lower resemblance meet: a page with half as much again appended, J about
- * 0.67, shares a band with probability 0.999 instead of 0.47). */
-enum { DEDUPE_BANDS = 16, DEDUPE_BAND_BINS = ND_SKETCH_BINS / DEDUPE_BANDS,
-       DEDUPE_CONTAINMENT_BAND_BINS = 4 };
+/* Bands: the sketch's own band keys by default (ND_SKETCH_BANDS bands of
+ * ND_SKETCH_ROWS full bin values: J 0.9 meets with probability 0.9988,
+ * 0.8 with 0.89); when containment is asked for, bands of
+ * DEDUPE_CONTAINMENT_BAND_BINS 4-bit bins, so that pairs of lower
+ * resemblance meet (a page with half as much again appended has J about
+ * 0.67). A width of 0 names the sketch's band keys. */
+enum { DEDUPE_BAND_BINS = 0, DEDUPE_CONTAINMENT_BAND_BINS = 6 };
 
 /* A document's sketch and the size of its feature set (distinct features;
  * 0 when not counted or empty), or DEDUPE_NO_SKETCH for a document added

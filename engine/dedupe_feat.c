@@ -71,7 +71,7 @@ uint64_t dedupe_feat_end(dedupe_feat *f, nd_sketch *sk, uint32_t *distinct)
     f->distinct = 0;
     f->zero = 0;
     *distinct = n < UINT32_MAX - 1 ? (uint32_t)n : UINT32_MAX - 1; /* below DEDUPE_NO_SKETCH */
-    nd_sketch_finish(sk, &f->sk);
+    if (nd_sketch_finish(sk, &f->sk) < 0) f->oom = 1;
     return nd_simhash_final(&f->sim);
 }
 
@@ -81,4 +81,5 @@ void dedupe_feat_dispose(dedupe_feat *f)
     free(f->filled);
     f->tab = NULL;
     f->filled = NULL;
+    nd_sketch_dispose(&f->sk);
 }

@@ -1,17 +1,11 @@
 /*
  * resemble.c — resemblance of documents as sets of shingles (Broder).
  *
- * Exact resemblance and containment on sorted hash arrays, and min-hash
- * sketches by one-permutation hashing: a feature hash h (already uniform)
- * goes to bin h mod 128 and keeps the bin's minimum of h / 128. One hash
- * per feature, instead of 128. Bins a short text leaves empty take the
- * value of the next non-empty bin to the right (circularly) plus a marker
- * of the distance, which keeps the estimator unbiased enough for texts of
- * a few shingles. Values are cut to 16 bits; a chance equality costs
- * 2^-16 per bin.
+ * Exact resemblance and containment on sorted hash arrays, and the
+ * shingle set of a text: the truth the sketches (sketch.c) estimate.
  *
  * Callers: the public API only (nd_resemblance, nd_containment,
- * nd_shingle_set, nd_sketch_*).
+ * nd_shingle_set).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,45 +13,6 @@
 #include "neardup.h"
 #include "nd_error.h"
 #include "sort.h"
-
-void nd_sketch_begin(nd_sketch_builder *b)
-{
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) b->min[i] = UINT64_MAX;
-    b->count = 0;
-}
-
-void nd_sketch_add(nd_sketch_builder *b, uint64_t h)
-{
-    unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
-    uint64_t v = h / ND_SKETCH_BINS;
-    if (v < b->min[bin]) b->min[bin] = v;
-    b->count++;
-}
-
-void nd_sketch_finish(nd_sketch *out, const nd_sketch_builder *b)
-{
-    if (b->count == 0) {
-        memset(out->bin, 0xff, sizeof out->bin);
-        return;
-    }
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) {
-        unsigned j = i, dist = 0;
-        while (b->min[j] == UINT64_MAX) {
-            j = (j + 1) % ND_SKETCH_BINS;
-            dist++;
-        }
-        /* Top 16 bits of the in-bin minimum, mixed with the borrow distance. */
-        uint64_t v = b->min[j] >> 41;
-        out->bin[i] = (uint16_t)(v ^ (dist * 0x9e37u));
-    }
-}
-
-double nd_sketch_resemblance(const nd_sketch *a, const nd_sketch *b)
-{
-    unsigned eq = 0;
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) eq += a->bin[i] == b->bin[i];
-    return (double)eq / ND_SKETCH_BINS;
-}
 
 static size_t intersect(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
 {

@@ -38,10 +38,10 @@ enum { PATH_CAP = 4096 };
 int nd_shards_options_init(nd_shards_options *opts, unsigned version)
 {
     ND_RETURN_IF(!opts, ND_EINVAL, "shards options: NULL");
-    ND_RETURN_IF(version != ND_SHARDS_OPTIONS_VERSION, ND_EINVAL,
-                 "shards options: version %u unknown (this build knows %u)", version,
+    ND_RETURN_IF(version < 1 || version > ND_SHARDS_OPTIONS_VERSION, ND_EINVAL,
+                 "shards options: version %u unknown (this build knows 1 to %u)", version,
                  ND_SHARDS_OPTIONS_VERSION);
-    memset(opts, 0, sizeof *opts);
+    memset(opts, 0, version == 1 ? offsetof(nd_shards_options, min_resemblance) : sizeof *opts);
     opts->version = version;
     return ND_OK;
 }
@@ -51,8 +51,8 @@ static int check_options(const nd_shards_options *o)
     const unsigned known = ND_SHARDS_CREATE | ND_SHARDS_NO_MANIFEST | ND_SHARDS_MANIFEST_ONLY;
     const unsigned db_known = ND_DB_READONLY | ND_DB_SYNC | ND_DB_NO_BACKGROUND | ND_DB_MMAP;
     int create = (o->flags & ND_SHARDS_CREATE) != 0;
-    ND_RETURN_IF(o->version != ND_SHARDS_OPTIONS_VERSION, ND_EINVAL,
-                 "shards options: version %u unknown (this build knows %u)", o->version,
+    ND_RETURN_IF(o->version < 1 || o->version > ND_SHARDS_OPTIONS_VERSION, ND_EINVAL,
+                 "shards options: version %u unknown (this build knows 1 to %u)", o->version,
                  ND_SHARDS_OPTIONS_VERSION);
     ND_RETURN_IF(o->flags & ~known, ND_EINVAL, "shards options: unknown flags 0x%x", o->flags);
     ND_RETURN_IF(o->db_flags & ~db_known, ND_EINVAL,

@@ -153,10 +153,11 @@ static void test_options_init(void **state)
     assert_true(qo.version == qo_init.version && qo.flags == 0 && qo.limit == 0);
     assert_true(co.version == co_init.version && co.top == 0 && co.tiers == NULL &&
                 co.n_tiers == 0);
-    assert_true(dbo.version == dbo_init.version && dbo.version == 2 && dbo.flags == 0 &&
+    assert_true(dbo.version == dbo_init.version && dbo.version == 3 && dbo.flags == 0 &&
                 dbo.k == 0 && dbo.expected_docs == 0 && dbo.tables == 0 &&
                 dbo.run_size == 0 && dbo.cache_bytes == 0 && dbo.fold_threshold == 0 &&
-                dbo.fp == NULL && dbo.has_k == 0 && dbo.threads == 0);
+                dbo.fp == NULL && dbo.has_k == 0 && dbo.threads == 0 &&
+                dbo.min_resemblance == 0);
     /* Unknown versions (0, the next one) are refused. */
     assert_int_equal(nd_fp_options_init(&fo, 0), ND_EINVAL);
     assert_int_equal(nd_query_options_init(&qo, ND_QUERY_OPTIONS_VERSION + 1), ND_EINVAL);
@@ -188,8 +189,11 @@ static void test_db_options_version1(void **state)
     o.threads = 65;
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_EINVAL);
     assert_non_null(strstr(nd_errmsg(), "threads"));
-    o.version = 3;
-    o.threads = 0;
+    o.threads = 0; /* a version-2 struct: min_resemblance not read */
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_true(nd_db_min_resemblance(fx->db) == 0);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    o.version = 4;
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_EINVAL);
     assert_null(fx->db);
 }

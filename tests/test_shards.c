@@ -225,7 +225,7 @@ static void test_mismatch_and_errors(void **state)
         assert_null(s);
     }
     assert_int_equal(nd_shards_open(NULL, path, NULL), ND_EINVAL);
-    assert_int_equal(nd_shards_options_init(&ro, 2), ND_EINVAL);
+    assert_int_equal(nd_shards_options_init(&ro, ND_SHARDS_OPTIONS_VERSION + 1), ND_EINVAL);
     nd_shards_options def = ND_SHARDS_OPTIONS_INIT;
     assert_int_equal(nd_shards_options_init(&ro, ND_SHARDS_OPTIONS_VERSION), ND_OK);
     assert_memory_equal(&ro, &def, sizeof ro);

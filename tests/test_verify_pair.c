@@ -14,19 +14,26 @@
 
 #include "verify_pair.h"
 
-/* A sketch whose first `same` bins equal base's and the rest differ. */
+/* A sketch whose first `same` 4-bit bins equal base's and the rest
+ * differ. Its estimate against base is (same / 256 - 1/16) / (15/16). */
 static void sketch_like(nd_sketch *out, const nd_sketch *base, unsigned same)
 {
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++)
-        out->bin[i] = i < same ? base->bin[i] : (uint16_t)(base->bin[i] + 1);
+    *out = *base;
+    for (unsigned i = same; i < ND_SKETCH_BINS; i++) out->bin[i / 2] ^= (uint8_t)(1u << (4 * (i & 1)));
+}
+
+static void sketch_fill(nd_sketch *out, unsigned mul, unsigned add)
+{
+    memset(out, 0, sizeof *out);
+    for (unsigned i = 0; i < ND_SKETCH_BYTES; i++) out->bin[i] = (uint8_t)(i * mul + add);
 }
 
 static void test_resemblance(void **state)
 {
     (void)state;
     nd_sketch s1, s2;
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) s1.bin[i] = (uint16_t)(i * 977);
-    sketch_like(&s2, &s1, 112); /* 112 / 128 = 0.875 */
+    sketch_fill(&s1, 977, 0);
+    sketch_like(&s2, &s1, 226); /* (226 / 256 - 1/16) / (15/16) = 0.875 */
     verify_doc a = {0x0f, &s1, 100}, b = {0x00, &s2, 100};
     verify_rule r = {24, 8, 0.85, 0};
     verify_result f;
@@ -43,7 +50,7 @@ static void test_resemblance(void **state)
     r.k = 4;
     assert_int_equal(verify_pair(&f, &a, &b, &r), 1);
     r.min_resemblance = 0; /* distance alone */
-    sketch_like(&s2, &s1, 0);
+    sketch_like(&s2, &s1, 16); /* 16 / 256 agree: chance alone, J = 0 */
     assert_int_equal(verify_pair(&f, &a, &b, &r), 1);
     assert_true(f.resemblance == 0);
 }
@@ -52,8 +59,8 @@ static void test_containment(void **state)
 {
     (void)state;
     nd_sketch s1, s2;
-    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) s1.bin[i] = (uint16_t)(i * 31 + 7);
-    sketch_like(&s2, &s1, 64); /* J = 0.5: |A n B| = 0.5 * 300 / 1.5 = 100 */
+    sketch_fill(&s1, 31, 7);
+    sketch_like(&s2, &s1, 136); /* J = 0.5: |A n B| = 0.5 * 300 / 1.5 = 100 */
     verify_doc a = {1, &s1, 100}, b = {1, &s2, 200};
     verify_rule r = {24, 8, 0.85, 0.9};
     verify_result f;

@@ -1,0 +1,185 @@
+/*
+ * sketch.c — the resemblance sketch: 256 one-permutation min-hash bins
+ * filled by rounds, 4 bits kept a bin, and 12 band keys (neardup.h,
+ * "nd_sketch", states the function exactly; ND_SKETCH_VERSION 1).
+ *
+ * Why this design (bench/README.md, "Near-duplicate quality", measured on
+ * three corpora of real text with exact truth): the 128-bin sketch filled
+ * by rotation that dedupe used before made a short text's empty bins
+ * copies of their neighbours, so its estimate was noisy exactly where
+ * texts are short; rounds make every bin the minimum of a hash over the
+ * whole set, independent of the others. 4 bits a bin keep 256 bins in 128
+ * bytes, and chance equality (1/16) is corrected in the estimate. The
+ * band keys are taken from the full 64-bit bin values before truncation.
+ *
+ * Cost: one hash a feature for round 0; a text of n < 256 distinct
+ * features needs about (256 / n) ln 256 more rounds of n hashes each, so
+ * about 1,400 hashes however short the text. The builder keeps the
+ * hashes only while a bin is empty; once every bin is reached (about
+ * 1,600 distinct features) it drops them and adding is a compare.
+ *
+ * Callers: the public API (nd_sketch_*), the engine's signature pass
+ * (dedupe_feat.c, the store's nd_db_sign).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_error.h"
+#include "neardup.h"
+#include "sort.h"
+
+#define ROUND_MIX 0x9e3779b97f4a7c15ull
+#define EMPTY UINT64_MAX
+
+/* splitmix64's finaliser: a bijection of 64-bit values that mixes every
+ * input bit into every output bit. */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+void nd_sketch_init(nd_sketch_builder *b)
+{
+    memset(b, 0, sizeof *b);
+    nd_sketch_begin(b);
+}
+
+void nd_sketch_begin(nd_sketch_builder *b)
+{
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) b->min[i] = EMPTY;
+    b->n_held = 0;
+    b->empty = ND_SKETCH_BINS;
+    b->oom = 0;
+}
+
+void nd_sketch_dispose(nd_sketch_builder *b)
+{
+    if (!b) return;
+    free(b->held);
+    b->held = NULL;
+    b->n_held = b->cap_held = 0;
+}
+
+/* Keep h for the rounds. When the list is full, repeats are dropped
+ * first (sort, unique); it grows only when over half of it is distinct,
+ * so it holds at most about twice the set's distinct hashes. */
+static void hold(nd_sketch_builder *b, uint64_t h)
+{
+    if (b->n_held == b->cap_held) {
+        if (b->n_held) {
+            qsort(b->held, b->n_held, sizeof *b->held, sort_cmp_u64);
+            size_t m = 1;
+            for (size_t i = 1; i < b->n_held; i++)
+                if (b->held[i] != b->held[m - 1]) b->held[m++] = b->held[i];
+            b->n_held = m;
+        }
+        if (2 * b->n_held >= b->cap_held) {
+            size_t cap = b->cap_held ? 2 * b->cap_held : 1024;
+            uint64_t *v = realloc(b->held, cap * sizeof *v);
+            if (!v) {
+                b->oom = 1;
+                return;
+            }
+            b->held = v;
+            b->cap_held = cap;
+        }
+    }
+    b->held[b->n_held++] = h;
+}
+
+void nd_sketch_add(nd_sketch_builder *b, uint64_t h)
+{
+    unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
+    uint64_t v = h / ND_SKETCH_BINS;
+    if (b->min[bin] == EMPTY) b->empty--;
+    if (v < b->min[bin]) b->min[bin] = v;
+    if (b->empty == 0) { /* every bin reached: the rounds will not run */
+        b->n_held = 0;
+        b->oom = 0;
+        return;
+    }
+    if (!b->oom) hold(b, h);
+}
+
+/* Fill the bins round 0 left empty (neardup.h states the rule). round[i]
+ * is the round that filled bin i. */
+static void fill_rounds(uint64_t *val, const nd_sketch_builder *b)
+{
+    unsigned round[ND_SKETCH_BINS], empty = b->empty;
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++) {
+        val[i] = b->min[i];
+        round[i] = b->min[i] == EMPTY ? UINT32_MAX : 0;
+    }
+    for (unsigned r = 1; empty > 0; r++) {
+        for (size_t f = 0; f < b->n_held; f++) {
+            uint64_t h = mix64(b->held[f] ^ ((uint64_t)r * ROUND_MIX));
+            unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
+            if (round[bin] < r) continue; /* filled in an earlier round */
+            if (round[bin] == UINT32_MAX) {
+                round[bin] = r;
+                val[bin] = h / ND_SKETCH_BINS;
+                empty--;
+            } else if (h / ND_SKETCH_BINS < val[bin]) {
+                val[bin] = h / ND_SKETCH_BINS;
+            }
+        }
+    }
+    for (unsigned i = 0; i < ND_SKETCH_BINS; i++)
+        if (round[i] > 0) val[i] = mix64(val[i] ^ ((uint64_t)round[i] << 58));
+}
+
+static void band_keys(uint32_t *out, const uint64_t *val)
+{
+    for (unsigned band = 0; band < ND_SKETCH_BANDS; band++) {
+        uint8_t bytes[8 * ND_SKETCH_ROWS];
+        for (unsigned r = 0; r < ND_SKETCH_ROWS; r++) {
+            uint64_t v = val[band * ND_SKETCH_ROWS + r];
+            for (unsigned i = 0; i < 8; i++) bytes[8 * r + i] = (uint8_t)(v >> (8 * i));
+        }
+        out[band] = (uint32_t)(nd_feature_hash(bytes, sizeof bytes) >> 32);
+    }
+}
+
+int nd_sketch_finish(nd_sketch *out, nd_sketch_builder *b)
+{
+    uint64_t val[ND_SKETCH_BINS];
+    int oom = b->oom;
+    if (b->empty == ND_SKETCH_BINS) { /* the empty set */
+        memset(out->bin, 0xff, sizeof out->bin);
+        memset(out->band, 0, sizeof out->band);
+    } else if (!oom) {
+        fill_rounds(val, b);
+        for (unsigned i = 0; i < ND_SKETCH_BYTES; i++)
+            out->bin[i] = (uint8_t)((val[2 * i] & 0xf) | (val[2 * i + 1] & 0xf) << 4);
+        band_keys(out->band, val);
+    }
+    nd_sketch_begin(b);
+    ND_RETURN_IF(oom, ND_ENOMEM, "sketch: out of memory keeping the hashes of a text");
+    return ND_OK;
+}
+
+double nd_sketch_resemblance(const nd_sketch *a, const nd_sketch *b)
+{
+    unsigned eq = 0;
+    for (unsigned i = 0; i < ND_SKETCH_BYTES; i++) {
+        unsigned x = a->bin[i] ^ b->bin[i];
+        eq += (x & 0xf) == 0;
+        eq += (x >> 4) == 0;
+    }
+    const double chance = 1.0 / (1u << ND_SKETCH_BIN_BITS);
+    double e = ((double)eq / ND_SKETCH_BINS - chance) / (1.0 - chance);
+    return e < 0 ? 0 : e;
+}
+
+int nd_sketch_of(nd_sketch *out, const uint64_t *hashes, size_t n)
+{
+    ND_RETURN_IF(!out || (!hashes && n > 0), ND_EINVAL, "nd_sketch_of: NULL argument");
+    nd_sketch_builder b;
+    nd_sketch_init(&b);
+    for (size_t i = 0; i < n; i++) nd_sketch_add(&b, hashes[i]);
+    int rc = nd_sketch_finish(out, &b);
+    nd_sketch_dispose(&b);
+    return rc;
+}
