@@ -20,8 +20,11 @@
  * Entries written before format 3 keep an empty value (read through docs).
  * 4 = a new fingerprint's table entries may wait as a meta record
  * "fresh." || BE64(fp) (db_mirrored.c), which an older build would not
- * see. This build reads all four and writes format 4, so an older database
- * opened for writing has its "format" record set to 4 (synced) before
+ * see. 5 = a store may verify by resemblance: its sketch and band
+ * families must change with every document, which an older build would
+ * not do. This build reads formats 1 to 5 and writes format 5, so an
+ * older database opened for writing has its "format" record set to 5
+ * (synced) before
  * anything else is written; a read-only open leaves it as it was, still
  * readable by older builds.
  *
