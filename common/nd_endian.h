@@ -1,5 +1,5 @@
 /*
- * nd_endian.h — big-endian load/store of 64-bit values.
+ * nd_endian.h — big-endian load/store of 64- and 32-bit values.
  *
  * Keys of the table and reverse families are big-endian so that RocksDB's
  * bytewise order is numeric order. memcpy + byte swap compiles to a single
@@ -25,6 +25,23 @@ static inline uint64_t nd_load_be64(const void *src)
     const unsigned char *p = src;
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline void nd_store_be32(void *dst, uint32_t v)
+{
+    unsigned char *p = dst;
+    for (int i = 3; i >= 0; i--) {
+        p[i] = (unsigned char)(v & 0xff);
+        v >>= 8;
+    }
+}
+
+static inline uint32_t nd_load_be32(const void *src)
+{
+    const unsigned char *p = src;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v = (v << 8) | p[i];
     return v;
 }
 

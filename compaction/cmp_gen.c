@@ -65,9 +65,11 @@ const kv_profile *cmp_gen_profiles(void) { return profiles; }
 
 unsigned cmp_gen_profile(int cf)
 {
-    return cf >= ST_CF_TABLE0 ? CMP_PROFILE_TABLE
-           : cf == ST_CF_REV  ? CMP_PROFILE_REV
-                              : CMP_PROFILE_SMALL;
+    /* sketch: point reads by document key, as docs; band: prefix seeks,
+     * as rev */
+    return ST_CF_IS_TABLE(cf)                   ? CMP_PROFILE_TABLE
+           : cf == ST_CF_REV || cf == ST_CF_BAND ? CMP_PROFILE_REV
+                                                 : CMP_PROFILE_SMALL;
 }
 
 int cmp_gen_new(cmp_gen **out, uint64_t gen, unsigned ntables)

@@ -46,6 +46,21 @@ int cmp_family_parse(const char *name, int *cf, uint64_t *gen)
     return *gen > 0;
 }
 
+int cmp_family_fixed(const char *name)
+{
+    for (int cf = ST_CF_META; cf < ST_CF_ALL; cf += cf == ST_CF_META ? ST_CF_MAX : 1)
+        if (strcmp(name, cmp_family_fixed_name(cf)) == 0) return cf;
+    return -1;
+}
+
+const char *cmp_family_fixed_name(int cf)
+{
+    return cf == ST_CF_META     ? "meta"
+           : cf == ST_CF_SKETCH ? "sketch"
+           : cf == ST_CF_BAND   ? "band"
+                                : "";
+}
+
 void tbl_key(uint8_t out[TBL_KEY_LEN], char tag, uint64_t v)
 {
     out[0] = (uint8_t)tag;

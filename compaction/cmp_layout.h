@@ -13,6 +13,10 @@
  *   "docs" : key -> 24 bytes: BE64 fp, BE64 bits of double score, BE64 time
  *   "rev"  : BE64 fp || key -> "" (which documents hold a fingerprint)
  *   "tNN"  : table NN (00..63) of permuted fingerprints, below
+ *   "sketch", "band": a resemblance store's sketches and band keys (the
+ *            engine's records, db_core.h); not generational, like meta: an
+ *            import's new generation leaves them as they are. A
+ *            fingerprint-only store has neither (st_has_family).
  * Once an import rewrote them (cmp_regen.h), docs, rev and the tables are
  * named "docs.gG", "rev.gG", "tNN.gG": generation G, recorded in meta
  * "st.gen" (absent: generation 0, the plain names).
@@ -48,10 +52,18 @@
 
 enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
 #define ST_CF_TABLE(i) (ST_CF_TABLE0 + (int)(i))
-/* Families a store may have (meta, docs, rev and the most tables). */
+/* Meta and the families of a generation (docs, rev and the most tables). */
 #define ST_CF_MAX (ST_CF_TABLE0 + (int)ND_MAX_TABLES)
-/* Is family cf one of a generation (all but meta)? */
-#define ST_CF_GENERATIONAL(cf) ((cf) != ST_CF_META)
+/* The families of a resemblance store, numbered beyond those of a
+ * generation: not generational, made when the store is created. */
+#define ST_CF_SKETCH ST_CF_MAX
+#define ST_CF_BAND (ST_CF_MAX + 1)
+/* Every family number: meta, a generation's, sketch and band. */
+#define ST_CF_ALL (ST_CF_MAX + 2)
+/* Is family cf one of a generation (docs, rev, the tables)? */
+#define ST_CF_GENERATIONAL(cf) ((cf) != ST_CF_META && (cf) < ST_CF_MAX)
+/* Is family cf a table? */
+#define ST_CF_IS_TABLE(cf) ((cf) >= ST_CF_TABLE0 && (cf) < ST_CF_MAX)
 
 /* Name of family cf (not meta) in generation gen into out: "docs", "rev",
  * "tNN" for generation 0, else with ".gG" appended. */
@@ -59,6 +71,10 @@ void cmp_family_name(char out[32], int cf, uint64_t gen);
 /* Parse the name of a family of a generation (not meta); 0 if name is
  * not one. */
 int cmp_family_parse(const char *name, int *cf, uint64_t *gen);
+/* The number of a family outside the generations ("meta", "sketch",
+ * "band"), or -1. Its name: cmp_family_fixed_name. */
+int cmp_family_fixed(const char *name);
+const char *cmp_family_fixed_name(int cf);
 
 #define TBL_KEY_LEN 9
 #define TBL_FRESH 'F'

@@ -32,7 +32,9 @@
 
 struct st_store {
     kv_db *kv;
-    kv_cf *meta;
+    /* The families outside the generations: meta, then a resemblance
+     * store's sketch and band (NULL in other stores); FIXED(cf) indexes. */
+    kv_cf *fixed[3];
     _Atomic int fill;  /* point reads fill the block cache (st_fills_cache) */
     pthread_mutex_t gen_mu;
     cmp_gen *cur;      /* the current generation; swapped by st_write only */
@@ -56,8 +58,10 @@ struct st_batch {
     cmp_flog log;      /* its table changes, for the fresh mirror and runs_seq */
     cmp_gen *next;     /* made current by this batch's write, or NULL */
     size_t gen_ops;    /* puts and deletes into generational families */
-    unsigned char touched[ST_CF_MAX]; /* families written */
+    unsigned char touched[ST_CF_MAX]; /* generational families written */
 };
+
+#define FIXED(cf) ((cf) == ST_CF_META ? 0 : (cf) - ST_CF_SKETCH + 1)
 
 /* Meta record of the current generation (decimal; absent: 0). */
 #define GEN_KEY "st.gen"
@@ -87,8 +91,13 @@ void st_gen_release(st_store *s, cmp_gen *g)
 
 kv_cf *st_family(st_store *s, const cmp_gen *g, int cf)
 {
-    if (!ST_CF_GENERATIONAL(cf)) return s->meta;
+    if (!ST_CF_GENERATIONAL(cf)) return s->fixed[FIXED(cf)];
     return (g ? g : s->cur)->cf[cf];
+}
+
+int st_has_family(st_store *s, int cf)
+{
+    return cf >= 0 && cf < ST_CF_ALL && st_family(s, NULL, cf) != NULL;
 }
 
 uint64_t st_generation(st_store *s)
@@ -111,9 +120,10 @@ static void fill_refresh(st_store *s)
 {
     uint64_t total = 0;
     cmp_gen *g = st_gen_acquire(s);
-    for (int cf = ST_CF_META; cf < ST_CF_TABLE((int)g->n); cf++)
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->n); cf++)
         total += kv_live_bytes(s->kv, st_family(s, g, cf));
     st_gen_release(s, g);
+    for (int i = 0; i < 3; i++) total += s->fixed[i] ? kv_live_bytes(s->kv, s->fixed[i]) : 0;
     atomic_store(&s->fill, total <= kv_cache_bytes(s->kv));
 }
 
@@ -278,7 +288,7 @@ cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 static void free_store(st_store *s)
 {
     cmp_fresh_free(s->fresh);
-    kv_family_free(s->meta);
+    for (int i = 0; i < 3; i++) kv_family_free(s->fixed[i]);
     /* Snapshots hold references; they must be freed before the store. */
     cmp_gen_free(s->cur);
     pthread_mutex_destroy(&s->gen_mu);
@@ -300,7 +310,7 @@ static int read_generation(st_store *s, uint64_t *gen)
     char *v = NULL;
     size_t len = 0;
     *gen = 0;
-    int rc = kv_get(s->kv, s->meta, 1, GEN_KEY, strlen(GEN_KEY), &v, &len);
+    int rc = kv_get(s->kv, s->fixed[0], 1, GEN_KEY, strlen(GEN_KEY), &v, &len);
     if (rc == ND_ENOTFOUND) return ND_OK;
     if (rc < 0) return nd_err_wrap(rc, "%s", s->path);
     for (size_t i = 0; i < len && rc == ND_OK; i++) {
@@ -316,7 +326,8 @@ static int read_generation(st_store *s, uint64_t *gen)
  * ntables tables); keep meta and the current generation's, drop
  * (writable) or let go (read-only) the others: what an import left
  * behind when it stopped before or after its switch. */
-static int open_db(st_store *s, int create, unsigned ntables, uint64_t cache_bytes)
+static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
+                   uint64_t cache_bytes)
 {
     char **names = NULL, (*fnames)[32] = NULL;
     unsigned *profiles = NULL;
@@ -325,7 +336,8 @@ static int open_db(st_store *s, int create, unsigned ntables, uint64_t cache_byt
     uint64_t gen;
     int rc = ND_OK;
     if (create) {
-        n = ST_CF_TABLE0 + ntables; /* meta, docs, rev, the tables: by number */
+        /* meta, docs, rev, the tables by number; then sketch and band */
+        n = ST_CF_TABLE0 + ntables + (resemblance ? 2 : 0);
         names = calloc(n, sizeof *names);
         fnames = calloc(n, sizeof *fnames);
         if (!names || !fnames) ND_FAIL(ND_ENOMEM, "storage: out of memory");
@@ -333,6 +345,10 @@ static int open_db(st_store *s, int create, unsigned ntables, uint64_t cache_byt
         for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)ntables); cf++) {
             cmp_family_name(fnames[cf], cf, 0);
             names[cf] = fnames[cf];
+        }
+        if (resemblance) {
+            names[n - 2] = (char *)cmp_family_fixed_name(ST_CF_SKETCH);
+            names[n - 1] = (char *)cmp_family_fixed_name(ST_CF_BAND);
         }
     } else {
         ND_TRY(kv_list_families(s->path, &names, &n));
@@ -344,19 +360,22 @@ static int open_db(st_store *s, int create, unsigned ntables, uint64_t cache_byt
     for (size_t i = 0; i < n; i++) {
         int cf;
         uint64_t g;
-        profiles[i] = cmp_gen_profile(cmp_family_parse(names[i], &cf, &g) ? cf : -1);
-        if (strcmp(names[i], "meta") == 0) have_meta = 1;
+        if (!cmp_family_parse(names[i], &cf, &g)) cf = cmp_family_fixed(names[i]);
+        profiles[i] = cmp_gen_profile(cf);
+        if (cf == ST_CF_META) have_meta = 1;
     }
     if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", s->path);
     kv_open_opts ko = {.create = create, .readonly = s->readonly, .cache_bytes = cache_bytes,
                        .profiles = cmp_gen_profiles(), .nprofiles = CMP_PROFILES,
                        .scratch_dir = s->scratch_dir};
     ND_TRY(kv_open(&s->kv, s->path, &ko, n, (const char *const *)names, profiles, cfs));
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], "meta") == 0) {
-            s->meta = cfs[i];
+    for (size_t i = 0; i < n; i++) {
+        int cf = cmp_family_fixed(names[i]);
+        if (cf >= 0) {
+            s->fixed[FIXED(cf)] = cfs[i];
             cfs[i] = NULL;
         }
+    }
     ND_TRY(read_generation(s, &gen));
     ND_TRY(cmp_gen_adopt(&s->cur, s->kv, s->path, gen, n, names, cfs, s->readonly));
     s->ntables = s->cur->n;
@@ -393,7 +412,7 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if (state == 0 && o->readonly) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
     if (state == 0 && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
         ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
-    ND_TRY(open_db(s, state == 0, o->ntables, o->cache_bytes));
+    ND_TRY(open_db(s, state == 0, o->ntables, o->resemblance, o->cache_bytes));
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[3] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST};
         for (int i = 0; i < 3 + ST_CF_MAX; i++) {
@@ -490,7 +509,7 @@ static int gen_op(st_batch *b, int cf)
 int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *val,
                  size_t vlen)
 {
-    if (cf >= ST_CF_TABLE0)
+    if (ST_CF_IS_TABLE(cf))
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 1));
     ND_FORWARD(gen_op(b, cf));
     kv_batch_put(b->kb, st_family(b->store, NULL, cf), key, klen, val, vlen);
@@ -499,7 +518,7 @@ int st_batch_put(st_batch *b, int cf, const void *key, size_t klen, const void *
 
 int st_batch_delete(st_batch *b, int cf, const void *key, size_t klen)
 {
-    if (cf >= ST_CF_TABLE0)
+    if (ST_CF_IS_TABLE(cf))
         ND_FORWARD(cmp_flog_note(&b->log, (unsigned)(cf - ST_CF_TABLE0), key, klen, 0));
     ND_FORWARD(gen_op(b, cf));
     kv_batch_delete(b->kb, st_family(b->store, NULL, cf), key, klen);
@@ -712,9 +731,11 @@ int st_flush(st_store *s)
     if (s->readonly) return ND_OK;
     int rc = ND_OK;
     cmp_gen *g = st_gen_acquire(s);
-    for (int cf = 0; cf < ST_CF_TABLE((int)g->n) && rc == ND_OK; cf++)
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->n) && rc == ND_OK; cf++)
         rc = kv_flush(s->kv, st_family(s, g, cf));
     st_gen_release(s, g);
+    for (int i = 0; i < 3 && rc == ND_OK; i++)
+        rc = s->fixed[i] ? kv_flush(s->kv, s->fixed[i]) : ND_OK;
     return rc;
 }
 
@@ -761,7 +782,9 @@ int st_compact_files(st_store *s)
     ND_FORWARD(st_flush(s));
     int rc = ND_OK;
     cmp_gen *g = st_gen_acquire(s);
-    for (int cf = 0; cf < ST_CF_TABLE((int)g->n) && rc == ND_OK; cf++)
+    for (int i = 0; i < 3 && rc == ND_OK; i++)
+        rc = s->fixed[i] ? kv_compact(s->kv, s->fixed[i], 1) : ND_OK;
+    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->n) && rc == ND_OK; cf++)
         if (!st_family_settled(s, cf)) rc = kv_compact(s->kv, st_family(s, g, cf), 1);
     st_direct_remake(s, g, all_tables(g->n));
     st_gen_release(s, g);

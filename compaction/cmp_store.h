@@ -48,6 +48,7 @@ typedef struct st_open_opts {
     int map_tables;       /* read the tables' runs files through mappings (cmp_direct.h) */
     const char *scratch_dir; /* read-only: where a reader's scratch directory goes
                               * (kv_open_opts.scratch_dir); NULL: /tmp */
+    int resemblance;      /* when creating: the sketch and band families too */
 } st_open_opts;
 
 /* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held
@@ -57,6 +58,10 @@ typedef struct st_open_opts {
 int st_open(st_store **out, const char *path, const st_open_opts *o);
 int st_close(st_store *s); /* accepts NULL */
 unsigned st_ntables(const st_store *s);
+/* Does the store have family cf (ST_CF_*)? Sketch and band: only a
+ * resemblance store (created with st_open_opts.resemblance); a read or
+ * write of a family the store lacks is the caller's bug. */
+int st_has_family(st_store *s, int cf);
 
 /* ---- atomic write batches ----------------------------------------- */
 /* A batch indexes its own writes: st_batch_get and the table operations

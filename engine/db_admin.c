@@ -6,7 +6,10 @@
  * unpermuted fingerprints into a count and two order-independent digests
  * (a sum and a xor of two different 64-bit mixes), compares them across
  * tables and with the distinct fingerprints of the rev family, and checks
- * that docs and rev pair up one to one.
+ * that docs and rev pair up one to one. In a resemblance store every
+ * document must have a well-formed sketch and the ND_SKETCH_BANDS band
+ * entries it names; the sketch and band families must hold exactly one
+ * and ND_SKETCH_BANDS entries a document, so none belongs to no document.
  *
  * Invariant: nothing here writes documents; stats and verify read the
  * tables through db_mirrored_scan (the mirror's waiting entries flushed
@@ -57,10 +60,45 @@ int nd_db_counts(uint64_t *docs, uint64_t *fingerprints, const nd_db *db)
     return ND_OK;
 }
 
+/* Entries of family cf and the bytes of their keys and values; with
+ * check (the band family), each key is a band entry's and its value empty. */
+static int family_count(nd_db *db, int cf, int check, uint64_t *n, uint64_t *bytes)
+{
+    st_iter *it;
+    int rc = ND_OK;
+    *n = 0;
+    if (bytes) *bytes = 0;
+    ND_FORWARD(st_iter_new_scan(&it, db->store, cf));
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = st_iter_key(it, &klen);
+        (void)st_iter_value(it, &vlen);
+        if (check && (klen <= DB_BAND_PREFIX_LEN || klen > DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN ||
+                      (unsigned char)k[0] >= ND_SKETCH_BANDS || vlen != 0)) {
+            rc = nd_err_set(ND_ECORRUPT, "band family: a malformed entry (%zu-byte key, band %u, "
+                            "%zu-byte value)", klen, klen ? (unsigned)(unsigned char)k[0] : 0u,
+                            vlen);
+            break;
+        }
+        (*n)++;
+        if (bytes) *bytes += klen + vlen;
+    }
+    if (rc == ND_OK) rc = st_iter_status(it);
+    st_iter_free(it);
+    return rc;
+}
+
 int nd_db_stats(nd_stats *out, nd_db *db)
 {
     ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
     memset(out, 0, sizeof *out);
+    out->min_resemblance = db->min_resemblance;
+    if (db->min_resemblance > 0) {
+        uint64_t bytes;
+        ND_FORWARD(family_count(db, ST_CF_SKETCH, 0, &out->sketches, &out->sketch_bytes));
+        ND_FORWARD(family_count(db, ST_CF_BAND, 0, &out->band_keys, &bytes));
+        out->sketch_bytes += bytes;
+    }
     db_write_lock(db);
     out->documents = db->write.docs;
     out->fingerprints = db->write.fps;
@@ -141,12 +179,40 @@ cleanup:
     return rc;
 }
 
+/* A resemblance store's document key: a well-formed sketch, and its band
+ * entries. */
+static int sketch_check(nd_db *db, const char *k, size_t klen, uint8_t *bk)
+{
+    char *v = NULL;
+    size_t vlen;
+    nd_sketch sk;
+    int show = (int)(klen > 80 ? 80 : klen);
+    int rc = st_get(db->store, ST_CF_SKETCH, k, klen, &v, &vlen);
+    if (rc == ND_ENOTFOUND)
+        return nd_err_set(ND_ECORRUPT, "document '%.*s' has no sketch", show, k);
+    ND_FORWARD(rc);
+    rc = db_sketch_decode(v, vlen, &sk);
+    free(v);
+    if (rc < 0) return nd_err_wrap(rc, "document '%.*s'", show, k);
+    for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
+        rc = st_get(db->store, ST_CF_BAND, bk, db_band_key_encode(bk, b, sk.band[b], k, klen), &v,
+                    &vlen);
+        if (rc == ND_ENOTFOUND)
+            return nd_err_set(ND_ECORRUPT, "document '%.*s' lacks the entry of its band %u",
+                              show, k, b);
+        ND_FORWARD(rc);
+        free(v);
+    }
+    return ND_OK;
+}
+
 /* Every document has its rev entry, which holds the same score and time
- * (or, written before format 3, none); returns the number of documents. */
+ * (or, written before format 3, none), and in a resemblance store its
+ * sketch and band entries; returns the number of documents. */
 static int docs_check(nd_db *db, uint64_t *ndocs)
 {
     st_iter *it;
-    uint8_t *rk = malloc(8 + ND_MAX_KEY_LEN);
+    uint8_t *rk = malloc(DB_BAND_PREFIX_LEN + 8 + ND_MAX_KEY_LEN);
     int rc;
     *ndocs = 0;
     ND_RETURN_IF(!rk, ND_ENOMEM, "verify: out of memory");
@@ -175,6 +241,7 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
         if (!same)
             ND_FAIL(ND_ECORRUPT, "document '%.*s': its rev entry holds another score or time",
                     (int)(klen > 80 ? 80 : klen), k);
+        if (db->min_resemblance > 0) ND_TRY(sketch_check(db, k, klen, rk));
         (*ndocs)++;
     }
     rc = st_iter_status(it);
@@ -210,6 +277,21 @@ int nd_db_verify(nd_db *db)
                  "counters say %llu documents / %llu fingerprints; found %llu / %llu",
                  (unsigned long long)cd, (unsigned long long)cf, (unsigned long long)ndocs,
                  (unsigned long long)rd.count);
+    if (db->min_resemblance > 0) {
+        /* Each document has its sketch and band entries (docs_check): any
+         * more belong to no document. */
+        uint64_t sketches, bands;
+        ND_FORWARD(family_count(db, ST_CF_SKETCH, 0, &sketches, NULL));
+        ND_FORWARD(family_count(db, ST_CF_BAND, 1, &bands, NULL));
+        ND_RETURN_IF(sketches != ndocs, ND_ECORRUPT,
+                     "%llu sketches for %llu documents: %llu belong to no document",
+                     (unsigned long long)sketches, (unsigned long long)ndocs,
+                     (unsigned long long)(sketches - ndocs));
+        ND_RETURN_IF(bands != ndocs * ND_SKETCH_BANDS, ND_ECORRUPT,
+                     "%llu band entries for %llu documents (%u each): %llu belong to no "
+                     "document", (unsigned long long)bands, (unsigned long long)ndocs,
+                     ND_SKETCH_BANDS, (unsigned long long)(bands - ndocs * ND_SKETCH_BANDS));
+    }
     return ND_OK;
 }
 
@@ -248,12 +330,24 @@ int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
     ND_FORWARD(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
-        nd_doc d;
+        nd_doc d = {0};
+        nd_sketch sk;
         const char *k = st_iter_key(it, &klen);
         const char *v = st_iter_value(it, &vlen);
         ND_TRY(db_doc_decode(v, vlen, &d.fp, &d.score, &d.time));
         d.key = k;
         d.key_len = klen;
+        if (db->min_resemblance > 0) { /* its sketch, or none (verify names such damage) */
+            char *sv = NULL;
+            size_t slen;
+            rc = st_get(db->store, ST_CF_SKETCH, k, klen, &sv, &slen);
+            if (rc == ND_OK) {
+                rc = db_sketch_decode(sv, slen, &sk);
+                free(sv);
+                d.sketch = rc == ND_OK ? &sk : NULL;
+            }
+            if (rc != ND_OK && rc != ND_ENOTFOUND && rc != ND_ECORRUPT) goto cleanup;
+        }
         rc = nd_err_callback(cb(&d, payload), "nd_db_foreach_doc");
         if (rc) goto cleanup;
     }

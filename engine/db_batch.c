@@ -48,6 +48,7 @@
 #include "db_mirrored.h"
 #include "db_query.h"
 #include "db_results.h"
+#include "db_similar.h"
 #include "db_txn.h"
 #include "nd_error.h"
 #include "sort.h"
@@ -411,6 +412,7 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
     for (size_t j = 0; j < n; j++) {
         nd_batch_item *it = &out[j];
         memset(it, 0, sizeof *it);
+        it->resemblance = -1;
         stored_at[j] = SIZE_MAX;
         size_t bi = SIZE_MAX; /* best earlier new document */
         unsigned bd = UINT_MAX;
@@ -511,6 +513,8 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
         ND_FORWARD(db_check_docs(docs, n));
     }
     nd_results_clear(keys);
+    /* A resemblance store decides document by document (db_similar.c). */
+    if (db->min_resemblance > 0) return db_similar_batch(out, keys, db, docs, n, k, flags);
     if (n == 0) return ND_OK;
     bs = malloc(n * sizeof *bs);
     fps = malloc(n * sizeof *fps);

@@ -62,6 +62,35 @@ int db_rev_decode(const char *val, size_t len, double *score, int64_t *time)
     return 1;
 }
 
+void db_sketch_encode(uint8_t out[DB_SKETCH_VALUE_LEN], const nd_sketch *sk)
+{
+    out[0] = ND_SKETCH_VERSION;
+    memcpy(out + 1, sk->bin, ND_SKETCH_BYTES);
+    for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
+        nd_store_be32(out + 1 + ND_SKETCH_BYTES + 4 * b, sk->band[b]);
+}
+
+int db_sketch_decode(const char *val, size_t len, nd_sketch *out)
+{
+    ND_RETURN_IF(len != DB_SKETCH_VALUE_LEN, ND_ECORRUPT, "sketch record of %zu bytes (want %d)",
+                 len, (int)DB_SKETCH_VALUE_LEN);
+    ND_RETURN_IF((unsigned char)val[0] != ND_SKETCH_VERSION, ND_ECORRUPT,
+                 "sketch record of sketch version %u (this build: %u)", (unsigned char)val[0],
+                 ND_SKETCH_VERSION);
+    memcpy(out->bin, val + 1, ND_SKETCH_BYTES);
+    for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
+        out->band[b] = nd_load_be32(val + 1 + ND_SKETCH_BYTES + 4 * b);
+    return ND_OK;
+}
+
+size_t db_band_key_encode(uint8_t *out, unsigned b, uint32_t band, const void *key, size_t klen)
+{
+    out[0] = (uint8_t)b;
+    nd_store_be32(out + 1, band);
+    if (klen) memcpy(out + DB_BAND_PREFIX_LEN, key, klen);
+    return DB_BAND_PREFIX_LEN + klen;
+}
+
 void db_write_lock(nd_db *db)
 {
     struct timespec t0, t;
@@ -107,6 +136,18 @@ int db_check_docs(const nd_doc *docs, size_t n)
         int rc = db_check_key(docs[i].key, docs[i].key_len);
         if (rc < 0) return nd_err_wrap(rc, "document %zu", i);
     }
+    return ND_OK;
+}
+
+int db_check_sketches(const nd_db *db, const nd_doc *docs, size_t n, const char *what)
+{
+    if (db->min_resemblance <= 0) return ND_OK;
+    for (size_t i = 0; i < n; i++)
+        ND_RETURN_IF(!docs[i].sketch, ND_EINVAL,
+                     "%s: document %zu ('%.*s') has no sketch; a resemblance store (R=%g) "
+                     "needs one with every document (nd_db_sign)",
+                     what, i, (int)(docs[i].key_len > 80 ? 80 : docs[i].key_len),
+                     docs[i].key ? (const char *)docs[i].key : "", db->min_resemblance);
     return ND_OK;
 }
 

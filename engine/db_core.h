@@ -46,6 +46,14 @@
  * rev key already holds. Format-2 entries have an empty value. */
 #define DB_REV_VALUE_LEN (DB_DOC_VALUE_LEN - 8)
 #define DB_REV_VALUE(docval) ((const uint8_t *)(docval) + 8)
+/* A resemblance store's sketch value (family "sketch", key the document
+ * key): the sketch version (1 byte, ND_SKETCH_VERSION), the bins
+ * (ND_SKETCH_BYTES), the band keys (ND_SKETCH_BANDS x BE32): 177 bytes. */
+#define DB_SKETCH_VALUE_LEN (1 + ND_SKETCH_BYTES + 4 * ND_SKETCH_BANDS)
+/* A band entry's key (family "band", empty value): u8 band || BE32 band
+ * key || document key. Its first DB_BAND_PREFIX_LEN bytes are what a
+ * check seeks. */
+#define DB_BAND_PREFIX_LEN 5
 /* The largest batch nd_batch checks by probes, not the merge (db_batch.c). */
 #define DB_BATCH_PROBES_MAX 4096
 /* Fingerprints nd_add_if_new remembers it stored (db_recent). */
@@ -162,6 +170,14 @@ static inline int db_doc_expired(int64_t time, int64_t before) { return time < b
  * ND_ECORRUPT. */
 int db_rev_decode(const char *val, size_t len, double *score, int64_t *time);
 
+/* Sketch value codec (DB_SKETCH_VALUE_LEN). decode: ND_ECORRUPT for a
+ * value of another length or sketch version. */
+void db_sketch_encode(uint8_t out[DB_SKETCH_VALUE_LEN], const nd_sketch *sk);
+int db_sketch_decode(const char *val, size_t len, nd_sketch *out);
+/* Band entry key of band b of sketch key band for document key (out holds
+ * DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN); returns its length. */
+size_t db_band_key_encode(uint8_t *out, unsigned b, uint32_t band, const void *key, size_t klen);
+
 /* ---- checks ----------------------------------------------------------- */
 
 /* Check the handle is writable. */
@@ -170,6 +186,9 @@ int db_check_writable(nd_db *db);
 int db_check_key(const void *key, size_t klen);
 /* Validate every document's key; the error names the first bad one. */
 int db_check_docs(const nd_doc *docs, size_t n);
+/* In a resemblance store every document written carries a sketch: else
+ * ND_EINVAL naming the first document without one (what, the call). */
+int db_check_sketches(const nd_db *db, const nd_doc *docs, size_t n, const char *what);
 
 /* ---- the writer lock and the counters --------------------------------- */
 

@@ -27,6 +27,9 @@
  * can appear while runs are merged (a fresh value must never equal a run
  * value).
  *
+ * A resemblance store imports through the transaction path instead
+ * (db_similar_import): its sketches and band entries have no bulk pass.
+ *
  * Callers: nd_import (public), and the loader (db_load.c, load_commit.c),
  * which shares db_import_split, _order, _replace and _locked.
  */
@@ -36,6 +39,7 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_import.h"
+#include "db_similar.h"
 #include "db_txn.h"
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -388,7 +392,11 @@ int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
     ND_FORWARD(db_check_writable(db));
     ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_import: NULL documents");
     ND_FORWARD(db_check_docs(docs, n));
+    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_import"));
     if (n == 0) return ND_OK;
+    /* A resemblance store's sketches and bands go through the online path
+     * (db_similar.c), in groups of ND_DB_IMPORT_GROUP documents. */
+    if (db->min_resemblance > 0) return db_similar_import(db, docs, n, NULL);
     db_exclusive_lock(db);
     rc = db_import_locked(db, docs, n, NULL);
     db_exclusive_unlock(db);

@@ -11,6 +11,11 @@
  * a new generation in one pass per family, each a k-way merge of the
  * chunks' files with the family as stored (load_commit.c).
  *
+ * A resemblance store's loader spills nothing: nd_loader_add writes its
+ * documents through transactions of ND_DB_IMPORT_GROUP (db_similar.c),
+ * with their sketches and band entries, and the commit has nothing left
+ * to do.
+ *
  * Invariants: at most one chunk is being written while the next fills;
  * the replacements of a spill and the commit run under db_exclusive_lock
  * (no fold, no other writer). Callers: the public API only (nd_loader_*);
@@ -24,6 +29,7 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_import.h"
+#include "db_similar.h"
 #include "load_commit.h"
 #include "load_files.h"
 #include "load_internal.h"
@@ -272,6 +278,14 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n)
     ND_RETURN_IF(l->state != LOADER_OPEN, ND_EINVAL,
                  "nd_loader_add: the loader was committed or failed");
     ND_FORWARD(db_check_docs(docs, n));
+    if (l->db->min_resemblance > 0) { /* no chunks: groups of transactions */
+        ND_FORWARD(db_check_sketches(l->db, docs, n, "nd_loader_add"));
+        uint64_t added = 0;
+        int rc = db_similar_import(l->db, docs, n, &added);
+        l->added += added;
+        if (rc < 0) l->state = LOADER_DONE;
+        return rc;
+    }
     for (size_t i = 0; i < n; i++) {
         load_chunk *c = &l->fill; /* spill_chunk swaps it */
         int rc = reserve_doc(l, c);
@@ -301,6 +315,10 @@ int nd_loader_finish(uint64_t *out_new, nd_loader *l)
     int rc = ND_OK;
     if (out_new) *out_new = 0;
     l->state = LOADER_DONE;
+    if (db->min_resemblance > 0) { /* written by nd_loader_add already */
+        if (out_new) *out_new = l->added;
+        return ND_OK;
+    }
     rc = writer_wait(l);
     if (rc == ND_OK && l->nchunks && l->fill.n) rc = spill_chunk(l);
     if (rc == ND_OK) rc = writer_wait(l);

@@ -9,6 +9,10 @@
  *   "stopwords" the stop words, each followed by a NUL (absent: none)
  *   "run_size" decimal entries per run
  *   "counters" BE64 documents, BE64 distinct fingerprints
+ *   "resemblance" a resemblance store's sketch version and threshold R,
+ *              "sketch1;r=0.85" (R printed to round-trip); absent in a
+ *              fingerprint-only store. The store then has the sketch and
+ *              band families (created with it, never added later).
  * Opening checks the format version first (ND_EVERSION), then the caller's
  * expectations (ND_EMISMATCH), so a database is never misread.
  *
@@ -20,13 +24,13 @@
  * Entries written before format 3 keep an empty value (read through docs).
  * 4 = a new fingerprint's table entries may wait as a meta record
  * "fresh." || BE64(fp) (db_mirrored.c), which an older build would not
- * see. 5 = a store may verify by resemblance: its sketch and band
- * families must change with every document, which an older build would
- * not do. This build reads formats 1 to 5 and writes format 5, so an
- * older database opened for writing has its "format" record set to 5
- * (synced) before
- * anything else is written; a read-only open leaves it as it was, still
- * readable by older builds.
+ * see. 5 = a store may verify by resemblance: families "sketch" and
+ * "band" and the "resemblance" record, which an older build would not keep
+ * in step with the documents (a format-4 build must refuse it). This
+ * build reads all five and writes format 5, so an older database opened
+ * for writing has its "format" record set to 5 (synced) before anything
+ * else is written; a read-only open leaves it as it was, still readable by
+ * older builds.
  *
  * nd_open builds the handle bottom-up: the store (st_open), the meta
  * records, the mirror's log (db_mirrored_open), the fresh counts
@@ -128,6 +132,54 @@ static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const c
     return ND_OK;
 }
 
+/* The "resemblance" record of threshold r. */
+static void resemblance_record(char *out, size_t cap, double r)
+{
+    snprintf(out, cap, "sketch%u;r=%.17g", ND_SKETCH_VERSION, r);
+}
+
+/* Read the "resemblance" record (absent: a fingerprint-only store) into
+ * db->min_resemblance; the store must then have the sketch and band
+ * families, and a store without the record must not. */
+static int load_resemblance(nd_db *db, unsigned format)
+{
+    char *v = NULL, text[64];
+    size_t len;
+    int rc = st_get(db->store, ST_CF_META, "resemblance", 11, &v, &len);
+    db->min_resemblance = 0;
+    if (rc == ND_ENOTFOUND) {
+        ND_RETURN_IF(st_has_family(db->store, ST_CF_SKETCH) || st_has_family(db->store, ST_CF_BAND),
+                     ND_ECORRUPT,
+                     "database %s has sketch or band families but no 'resemblance' record",
+                     db->path);
+        return ND_OK;
+    }
+    ND_FORWARD(rc);
+    snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), v);
+    free(v);
+    unsigned version;
+    double r;
+    int end = 0;
+    if (len >= sizeof text || sscanf(text, "sketch%u;r=%lf%n", &version, &r, &end) != 2 ||
+        (size_t)end != len)
+        return nd_err_set(ND_ECORRUPT, "database %s: malformed resemblance record '%s'", db->path,
+                          text);
+    ND_RETURN_IF(version != ND_SKETCH_VERSION, ND_EVERSION,
+                 "database %s records sketch version %u; this build computes version %u",
+                 db->path, version, ND_SKETCH_VERSION);
+    ND_RETURN_IF(!(r > 0 && r <= 1), ND_ECORRUPT,
+                 "database %s: resemblance record '%s' has a threshold outside (0, 1]", db->path,
+                 text);
+    ND_RETURN_IF(format < 5, ND_ECORRUPT,
+                 "database %s of format %u has a resemblance record (format 5 on)", db->path,
+                 format);
+    ND_RETURN_IF(!st_has_family(db->store, ST_CF_SKETCH) || !st_has_family(db->store, ST_CF_BAND),
+                 ND_ECORRUPT, "database %s: a resemblance store without its sketch or band family",
+                 db->path);
+    db->min_resemblance = r;
+    return ND_OK;
+}
+
 /* This build's format version into the "format" record. */
 static int put_format(st_batch *b)
 {
@@ -153,6 +205,10 @@ static int create_meta(nd_db *db, const nd_db_options *o)
         ND_TRY(st_batch_put(b, ST_CF_META, "stopwords", 9, db->stop_buf, db->stop_len));
     snprintf(buf, sizeof buf, "%u", db->run_size);
     ND_TRY(meta_put(b, "run_size", buf));
+    if (db->min_resemblance > 0) {
+        resemblance_record(buf, sizeof buf, db->min_resemblance);
+        ND_TRY(meta_put(b, "resemblance", buf));
+    }
     ND_TRY(db_stage_counters(db, b, 0, 0));
     ND_TRY(st_write(db->store, b, 1));
     (void)o;
@@ -164,7 +220,7 @@ cleanup:
 /* Oldest format version this build reads (see the top of this file). */
 #define DB_FORMAT_OLDEST 1u
 
-static int load_meta(nd_db *db, const nd_db_options *o, unsigned *format)
+static int load_meta(nd_db *db, const nd_db_options *o, double want_r, unsigned *format)
 {
     char *v = NULL;
     size_t len;
@@ -251,6 +307,15 @@ static int load_meta(nd_db *db, const nd_db_options *o, unsigned *format)
     if (o->has_k && o->k != db->plan.info.k)
         ND_FAIL(ND_EMISMATCH, "database %s has design distance k=%u, caller asked for k=%u",
                 db->path, db->plan.info.k, o->k);
+    ND_TRY(load_resemblance(db, *format));
+    if (want_r > 0 && want_r != db->min_resemblance) {
+        if (db->min_resemblance > 0)
+            ND_FAIL(ND_EMISMATCH,
+                    "database %s verifies by resemblance %.17g, caller asked for %.17g", db->path,
+                    db->min_resemblance, want_r);
+        ND_FAIL(ND_EMISMATCH, "database %s is a fingerprint-only store, caller asked for "
+                "resemblance %.17g", db->path, want_r);
+    }
     rc = ND_OK;
 cleanup:
     free(v);
@@ -317,6 +382,9 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
                  ND_MAX_PLAN_K);
     ND_RETURN_IF(opts->run_size == 1 || opts->run_size > 65536, ND_EINVAL,
                  "db options: run_size %u (2..65536 allowed)", opts->run_size);
+    double want_r = opts->version >= 3 ? opts->min_resemblance : 0;
+    ND_RETURN_IF(!(want_r == 0 || (want_r > 0 && want_r <= 1)), ND_EINVAL,
+                 "db options: min_resemblance %g (0, or in (0, 1])", want_r);
 
     db = calloc(1, sizeof *db);
     ND_RETURN_IF(!db, ND_ENOMEM, "nd_open: out of memory");
@@ -347,6 +415,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
         ND_TRY(nd_fp_config_string(db->fp_config, sizeof db->fp_config,
                                    opts->fp ? opts->fp : &db->fp));
         db->run_size = opts->run_size ? opts->run_size : DB_DEFAULT_RUN_SIZE;
+        db->min_resemblance = want_r;
     }
     st_open_opts so = {.create = (opts->flags & ND_DB_CREATE) != 0,
                        .excl = (opts->flags & ND_DB_EXCL) != 0,
@@ -354,7 +423,8 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
                        .ntables = plan->info.tables,
                        .cache_bytes = opts->cache_bytes,
                        .map_tables = (opts->flags & ND_DB_MMAP) != 0,
-                       .scratch_dir = opts->scratch_dir};
+                       .scratch_dir = opts->scratch_dir,
+                       .resemblance = want_r > 0};
     ND_TRY(st_open(&db->store, path, &so));
     /* A store that already existed keeps its own meta; a new one gets ours. */
     char *probe = NULL;
@@ -372,7 +442,8 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
         goto cleanup;
     } else {
         unsigned format = 0;
-        ND_TRY(load_meta(db, opts, &format));
+        db->min_resemblance = 0; /* the store's, not the request's */
+        ND_TRY(load_meta(db, opts, want_r, &format));
         if (format < ND_FORMAT_VERSION && !db->readonly) ND_TRY(upgrade_format(db));
     }
     ND_TRY(db_mirrored_open(db)); /* before the counts: they include its entries */

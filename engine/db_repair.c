@@ -10,7 +10,8 @@
  * the second step rebuilds: every document the salvaged documents family
  * still holds is imported into a new database with the same k, number of
  * tables and fingerprint configuration, which thereby holds the same set
- * in every table. The new database takes DB's place; the salvaged old one
+ * in every table; a resemblance store's documents keep their sketches (a
+ * document whose sketch was lost is dropped). The new database takes DB's place; the salvaged old one
  * is kept as DB.damaged for inspection. Its own public calls only.
  */
 #include <errno.h>
@@ -29,6 +30,7 @@
 typedef struct repair_copy {
     nd_db *to;
     nd_doc docs[REPAIR_CHUNK];
+    nd_sketch sketches[REPAIR_CHUNK]; /* a resemblance store's */
     char *keys; /* REPAIR_CHUNK keys of at most ND_MAX_KEY_LEN bytes */
     size_t n;
     uint64_t copied;
@@ -48,9 +50,14 @@ static int copy_doc(const nd_doc *d, void *payload)
 {
     repair_copy *c = payload;
     char *key = c->keys + c->n * ND_MAX_KEY_LEN;
+    if (nd_db_min_resemblance(c->to) > 0 && !d->sketch) return 0; /* its sketch is lost */
     memcpy(key, d->key, d->key_len);
     c->docs[c->n] = *d;
     c->docs[c->n].key = key;
+    if (d->sketch) {
+        c->sketches[c->n] = *d->sketch;
+        c->docs[c->n].sketch = &c->sketches[c->n];
+    }
     if (++c->n == REPAIR_CHUNK && (c->rc = copy_flush(c)) < 0) return -1;
     return 0;
 }
@@ -82,6 +89,7 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
     o.k = plan.k;
     o.tables = plan.tables;
     o.fp = &fp;
+    o.min_resemblance = nd_db_min_resemblance(from);
     repair_copy *c = calloc(1, sizeof *c);
     ND_RETURN_IF(!c, ND_ENOMEM, "repair: out of memory");
     c->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);

@@ -77,20 +77,24 @@ int results_push(nd_results *r, uint64_t fp, unsigned dist, const char *key, siz
         r->alen += klen + 1;
     }
     r->m[r->n] = (nd_match){.fp = fp, .dist = dist, .key = NULL, .key_len = key ? klen : 0,
-                            .score = score, .time = time};
+                            .score = score, .time = time, .resemblance = -1};
     r->koff[r->n] = off;
     r->n++;
     return ND_OK;
 }
 
 /* Sort order needs the arena and C11 qsort has no context argument, so
- * an index is sorted under a mutex that guards the context pointer. */
+ * an index is sorted under a mutex that guards the context pointer (and
+ * whether resemblance ranks first). */
 static const nd_results *sort_ctx;
+static int sort_by_resemblance;
 
 static int cmp_idx(const void *a, const void *b)
 {
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
     const nd_match *x = &sort_ctx->m[i], *y = &sort_ctx->m[j];
+    if (sort_by_resemblance && x->resemblance != y->resemblance)
+        return x->resemblance > y->resemblance ? -1 : 1;
     if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
     if (x->fp != y->fp) return x->fp < y->fp ? -1 : 1;
     size_t ox = sort_ctx->koff[i], oy = sort_ctx->koff[j];
@@ -103,7 +107,7 @@ static int cmp_idx(const void *a, const void *b)
 
 static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
 
-int results_finish(nd_results *r, size_t limit)
+static int finish(nd_results *r, size_t limit, int by_resemblance)
 {
     if (r->n > 1) {
         size_t *idx = malloc(r->n * sizeof *idx);
@@ -120,6 +124,7 @@ int results_finish(nd_results *r, size_t limit)
             for (size_t i = 0; i < r->n; i++) idx[i] = i;
             pthread_mutex_lock(&sort_mu);
             sort_ctx = r;
+            sort_by_resemblance = by_resemblance;
             qsort(idx, r->n, sizeof *idx, cmp_idx);
             pthread_mutex_unlock(&sort_mu);
             for (size_t i = 0; i < r->n; i++) {
@@ -137,6 +142,10 @@ int results_finish(nd_results *r, size_t limit)
     results_resolve(r);
     return ND_OK;
 }
+
+int results_finish(nd_results *r, size_t limit) { return finish(r, limit, 0); }
+
+int results_finish_resemblance(nd_results *r, size_t limit) { return finish(r, limit, 1); }
 
 void results_resolve(nd_results *r)
 {

@@ -20,12 +20,16 @@ struct nd_results {
     size_t alen, acap;
 };
 
-/* Append a match (key copied, NUL-terminated); pointers are resolved by
+/* Append a match (key copied, NUL-terminated; resemblance -1, which the
+ * caller may set on r->m[r->n - 1]); pointers are resolved by
  * results_finish. */
 int results_push(nd_results *r, uint64_t fp, unsigned dist, const char *key, size_t klen,
                  double score, int64_t time);
 /* Sort by (dist, fp, key), keep `limit` (0 = all), resolve key pointers. */
 int results_finish(nd_results *r, size_t limit);
+/* As results_finish, most resemblant first (then by dist, fp, key: the
+ * order of nd_match_order). */
+int results_finish_resemblance(nd_results *r, size_t limit);
 /* Resolve key pointers in push order (no sort). */
 void results_resolve(nd_results *r);
 #endif /* ND_DB_RESULTS_H */

@@ -20,10 +20,14 @@
  *
  * One document touches up to four families: docs (key -> fp, score, time),
  * rev (fp || key -> score, time), every table (the permuted fp, once per
- * fingerprint) and the counters. doc_put and doc_unlink are the one place
- * where a document's per-family entries are written and removed: a family
- * more per document (the resemblance sketch and band keys of issue 34) is
- * staged there, and so joins the same atomic write.
+ * fingerprint) and the counters; in a resemblance store two more: sketch
+ * (key -> its sketch and band keys) and band (one entry per band key:
+ * band || band key || key). doc_put and doc_unlink are the one place
+ * where a document's per-family entries are written and removed, so the
+ * sketch and band entries join the document's atomic write: a replacement
+ * (whatever its fingerprint), a deletion or an expiry first reads the old
+ * sketch value and deletes its band entries and the sketch (sketch_drop),
+ * then a put writes the new ones. A refresh of score and time keeps them.
  *
  * A fingerprint enters the tables with its first document and leaves with
  * its last; "does fp still have documents?" is a prefix probe of rev.
@@ -110,17 +114,58 @@ static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
+/* Stage the deletion of key's sketch and its band entries (a resemblance
+ * store), read through the batch: a key staged twice in one transaction
+ * drops the first staging's. A document without a sketch (a damaged
+ * store: verify names it) leaves nothing to delete. */
+static int sketch_drop(db_txn *t, const void *key, size_t klen)
+{
+    st_batch *b = t->b;
+    char *v = NULL;
+    size_t vlen;
+    nd_sketch sk;
+    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+    int rc = st_batch_get(t->db->store, b, ST_CF_SKETCH, key, klen, &v, &vlen);
+    if (rc == ND_ENOTFOUND) return ND_OK;
+    ND_FORWARD(rc);
+    rc = db_sketch_decode(v, vlen, &sk);
+    free(v);
+    if (rc < 0)
+        return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
+                           (const char *)key);
+    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
+        ND_FORWARD(st_batch_delete(b, ST_CF_BAND, bk,
+                                   db_band_key_encode(bk, i, sk.band[i], key, klen)));
+    return st_batch_delete(b, ST_CF_SKETCH, key, klen);
+}
+
+/* Stage key's sketch and its band entries. */
+static int sketch_put(db_txn *t, const void *key, size_t klen, const nd_sketch *sk)
+{
+    st_batch *b = t->b;
+    uint8_t val[DB_SKETCH_VALUE_LEN];
+    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+    db_sketch_encode(val, sk);
+    ND_FORWARD(st_batch_put(b, ST_CF_SKETCH, key, klen, val, sizeof val));
+    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
+        ND_FORWARD(st_batch_put(b, ST_CF_BAND, bk,
+                                db_band_key_encode(bk, i, sk->band[i], key, klen), "", 0));
+    return ND_OK;
+}
+
 /* Unlink key from fingerprint old (rev entry; the tables if it was the
- * last). Removing old from the tables reads them through the batch, and
- * old may be among the entries deferred so far: they are staged first.
- * A logged old (its entries wait in the mirror, perhaps staged since)
- * leaves the log in the same batch (db_mirrored_stage_remove): no flush. */
+ * last) and, in a resemblance store, drop its sketch and band entries.
+ * Removing old from the tables reads them through the batch, and old may
+ * be among the entries deferred so far: they are staged first. A logged
+ * old (its entries wait in the mirror, perhaps staged since) leaves the
+ * log in the same batch (db_mirrored_stage_remove): no flush. */
 static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
 {
     nd_db *db = t->db;
     st_batch *b = t->b;
     uint8_t *rk = NULL;
     int has;
+    if (db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
     ND_FORWARD(rev_key(&rk, old, key, klen));
     int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
     free(rk);
@@ -137,11 +182,13 @@ static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
 
 /* Put key's docs entry and its rev entry under fp, both with score and
  * time: a query reads them from rev alone, so every change of a
- * document's score or time rewrites both. */
+ * document's score or time rewrites both. With sk (a resemblance store),
+ * its sketch and band entries too; the caller dropped any old ones. */
 static int doc_put(db_txn *t, const void *key, size_t klen, uint64_t fp, double score,
-                   int64_t time)
+                   int64_t time, const nd_sketch *sk)
 {
     st_batch *b = t->b;
+    if (sk && t->db->min_resemblance > 0) ND_FORWARD(sketch_put(t, key, klen, sk));
     uint8_t val[DB_DOC_VALUE_LEN];
     uint8_t *rk = NULL;
     db_doc_encode(val, fp, score, time);
@@ -177,14 +224,18 @@ int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent)
     uint64_t fp = d->fp;
     char *old = NULL;
     size_t olen;
+    ND_FORWARD(db_check_sketches(db, d, 1, "writing a document"));
     int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
     if (rc == ND_OK) {
         uint64_t oldfp;
         rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
         free(old);
         ND_FORWARD(rc);
-        /* Same fingerprint: only score and time change. */
-        if (oldfp == fp) return doc_put(t, key, klen, fp, d->score, d->time);
+        /* Same fingerprint: only score, time and the sketch change. */
+        if (oldfp == fp) {
+            if (db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
+            return doc_put(t, key, klen, fp, d->score, d->time, d->sketch);
+        }
         ND_FORWARD(doc_unlink(t, oldfp, key, klen));
     } else if (rc == ND_ENOTFOUND) {
         t->docs++;
@@ -199,13 +250,13 @@ int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent)
         t->fps++;
         t->fresh += db->plan.info.tables;
     }
-    return doc_put(t, key, klen, fp, d->score, d->time);
+    return doc_put(t, key, klen, fp, d->score, d->time, d->sketch);
 }
 
 int db_txn_stage_refresh(db_txn *t, const void *key, size_t klen, uint64_t fp, double score,
                          int64_t time)
 {
-    return doc_put(t, key, klen, fp, score, time);
+    return doc_put(t, key, klen, fp, score, time, NULL);
 }
 
 int db_txn_stage_delete(db_txn *t, const void *key, size_t klen)

@@ -53,15 +53,18 @@ typedef struct db_txn {
 /* Begin: a batch, the writer lock (unless DB_TXN_HELD), the counters. */
 int db_txn_begin(db_txn *t, nd_db *db, unsigned flags);
 
-/* Stage adding document d (a new document, or a new fingerprint, score
- * or time for a stored key). fp_absent: the caller knows d->fp has no
+/* Stage adding document d (a new document, or a new fingerprint, score,
+ * time or sketch for a stored key). In a resemblance store d carries a
+ * sketch (else ND_EINVAL naming the key), written with its band entries
+ * in place of the key's old ones. fp_absent: the caller knows d->fp has no
  * document (stored or staged), which saves a rev probe. */
 int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent);
 /* Stage a new score and time for the stored document key of fingerprint
- * fp (its fingerprint unchanged: no counter moves). */
+ * fp (its fingerprint and sketch unchanged: no counter moves). */
 int db_txn_stage_refresh(db_txn *t, const void *key, size_t klen, uint64_t fp, double score,
                          int64_t time);
-/* Stage deleting the document key: ND_ENOTFOUND when there is none. */
+/* Stage deleting the document key (its sketch and band entries with it):
+ * ND_ENOTFOUND when there is none. */
 int db_txn_stage_delete(db_txn *t, const void *key, size_t klen);
 /* Count documents and fingerprints a bulk caller staged into t->b itself
  * (or into the generation the batch switches to). */

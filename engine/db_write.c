@@ -26,6 +26,7 @@ int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n)
     ND_FORWARD(db_check_writable(db));
     ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_add_many: NULL documents");
     ND_FORWARD(db_check_docs(docs, n));
+    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_add_many"));
     ND_TRY(db_txn_begin(&t, db, 0));
     for (size_t i = 0; i < n; i++) ND_TRY(db_txn_stage_add(&t, &docs[i], 0));
     ND_TRY(db_txn_commit(&t));
@@ -35,7 +36,9 @@ cleanup:
 
 int nd_db_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double score, int64_t time)
 {
-    nd_doc d = {key, key_len, fp, score, time};
+    nd_doc d = {key, key_len, fp, score, time, NULL};
+    ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");
+    ND_FORWARD(db_check_sketches(db, &d, 1, "nd_db_add (a bare fingerprint)"));
     return nd_add_many(db, &d, 1);
 }
 
@@ -75,6 +78,10 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_check_key(key, key_len));
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
+    nd_doc bare = {key, key_len, fp, score, time, NULL};
+    ND_FORWARD(db_check_sketches(db, &bare, 1,
+                                 "nd_db_add_if_new (a bare fingerprint; nd_db_add_doc_if_new "
+                                 "takes a sketch)"));
     /* The check runs outside the writer lock, so the checks of several
      * threads overlap. A near-duplicate of another key found then was
      * stored when the check saw it: the call is done, nothing to write.
@@ -97,7 +104,7 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
         goto cleanup;
     }
     /* Nothing within k >= 0 was found, so fp itself is not stored. */
-    nd_doc d = {key, key_len, fp, score, time};
+    nd_doc d = {key, key_len, fp, score, time, NULL};
     ND_TRY(db_txn_stage_add(&t, &d, 1));
     ND_TRY(db_txn_commit_checked(&t, fp));
 cleanup:

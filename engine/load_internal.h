@@ -36,6 +36,7 @@ struct nd_loader {
     load_chunk out;  /* the chunk whose files the writer task writes */
     nd_task writer;
     int writing;     /* the writer was started and not waited for */
+    uint64_t added;  /* a resemblance store's: keys new to the store so far */
 };
 
 #endif /* ND_LOAD_INTERNAL_H */

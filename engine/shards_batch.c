@@ -140,10 +140,10 @@ int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
     }
     results_resolve(keys);
     for (size_t i = 0; i < n; i++) {
-        out[i] = (nd_batch_item){0};
+        out[i] = (nd_batch_item){.resemblance = -1};
         if (bs[i].dist == UINT_MAX) continue;
         const nd_match *m = &keys->m[bs[i].at];
-        out[i] = (nd_batch_item){1, bs[i].dist, m->fp, ND_BATCH_STORED, m->key, m->key_len};
+        out[i] = (nd_batch_item){1, bs[i].dist, m->fp, ND_BATCH_STORED, m->key, m->key_len, -1};
     }
 cleanup:
     if (rc < 0) nd_results_clear(keys);
@@ -230,7 +230,8 @@ int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigne
      * every i < j when j is decided. */
     for (size_t j = 0; j < n; j++) {
         nd_batch_item *it = &items[j];
-        if (it->dup && it->dist > k) *it = (nd_batch_item){0}; /* a part's answer beyond k */
+        if (it->dup && it->dist > k) /* a part's answer beyond k */
+            *it = (nd_batch_item){.resemblance = -1};
         for (size_t e = start[j]; e < start[j + 1]; e++) {
             size_t i = earlier[e];
             if (items[i].dup) continue;
@@ -238,7 +239,7 @@ int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigne
             if (it->dup && match_cmp(edist[e], d->fp, d->key, d->key_len, it->dist,
                                      it->match_fp, it->match_key, it->match_key_len) >= 0)
                 continue;
-            *it = (nd_batch_item){1, edist[e], d->fp, i, d->key, d->key_len};
+            *it = (nd_batch_item){1, edist[e], d->fp, i, d->key, d->key_len, -1};
         }
     }
 cleanup:

@@ -213,7 +213,7 @@ static int pack_items(mpi_buf *out, const nd_batch_item *items, uint64_t n)
  * into all), as stored matches for nd_shards_decide. */
 static void merge_items(nd_batch_item *best, const char *all, uint64_t total, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) best[i] = (nd_batch_item){0};
+    for (uint64_t i = 0; i < n; i++) best[i] = (nd_batch_item){.resemblance = -1};
     for (uint64_t off = 0; off + 24 <= total;) {
         uint64_t i, fp;
         uint32_t d, kl;
@@ -225,7 +225,7 @@ static void merge_items(nd_batch_item *best, const char *all, uint64_t total, ui
         nd_batch_item *b = &best[i];
         if (!b->dup || match_cmp(d, fp, key, kl, b->dist, b->match_fp, b->match_key,
                                  b->match_key_len) < 0)
-            *b = (nd_batch_item){1, d, fp, ND_BATCH_STORED, key, kl};
+            *b = (nd_batch_item){1, d, fp, ND_BATCH_STORED, key, kl, -1};
         off += 24 + kl;
     }
 }

@@ -1,0 +1,28 @@
+/*
+ * db_similar.h — the check of a document with its sketch in a resemblance
+ * store (db_similar.c; engine internal): what nd_db_batch, nd_db_import
+ * and the loader call in such a store. Declares what db_similar.c defines
+ * besides the public calls.
+ */
+#ifndef ND_DB_SIMILAR_H
+#define ND_DB_SIMILAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neardup.h"
+
+/* Store docs[0..n) of a resemblance store (sketches checked by the
+ * caller) in transactions of ND_DB_IMPORT_GROUP documents, each one atomic
+ * write; *out_new (may be NULL) counts the keys new to the store. Later
+ * documents of a key win. */
+int db_similar_import(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
+
+/* nd_db_batch of a resemblance store (arguments checked by the caller,
+ * sketches not yet): the documents decided one by one as
+ * nd_db_add_doc_if_new would, every earlier document of the batch a
+ * candidate too; with ND_BATCH_ADD all stored. */
+int db_similar_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs,
+                     size_t n, unsigned k, unsigned flags);
+
+#endif /* ND_DB_SIMILAR_H */
