@@ -271,6 +271,25 @@ static void check_all(nd_db *db, nd_results *res, corpus *c, oracle_stats *st)
     }
 }
 
+/* nd_db_foreach_doc hands every document its stored sketch (none in a
+ * fingerprint-only store). */
+typedef struct sketch_walk {
+    const corpus *c;
+    size_t seen, with;
+} sketch_walk;
+
+static int walk_cb(const nd_doc *d, void *payload)
+{
+    sketch_walk *w = payload;
+    w->seen++;
+    if (!d->sketch) return 0;
+    w->with++;
+    for (size_t i = 0; i < w->c->n; i++)
+        if (strlen(w->c->key[i]) == d->key_len && memcmp(w->c->key[i], d->key, d->key_len) == 0)
+            return memcmp(d->sketch, w->c->doc[i].sketch, sizeof *d->sketch) == 0 ? 0 : -1;
+    return -1;
+}
+
 static void test_oracle(void **state)
 {
     db_fixture *fx = *state;
@@ -288,6 +307,10 @@ static void test_oracle(void **state)
     assert_true(st.far > 0);
     assert_true(st.rejected_near >= 2 * TWINS);
     assert_true(st.expected > c->n);
+    sketch_walk w = {c, 0, 0};
+    assert_int_equal(nd_db_foreach_doc(db, walk_cb, &w), ND_OK);
+    assert_int_equal(w.seen, c->n);
+    assert_int_equal(w.with, c->n);
     /* the same after reopening (the families are durable) */
     assert_int_equal(db_fixture_close(fx), ND_OK);
     fx->db = db = open_store(fx->path, 0);
@@ -750,6 +773,9 @@ static void test_fingerprint_only(void **state)
     nd_stats st;
     assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_true(st.min_resemblance == 0 && st.sketches == 0 && st.band_keys == 0);
+    sketch_walk w = {c, 0, 0};
+    assert_int_equal(nd_db_foreach_doc(db, walk_cb, &w), ND_OK);
+    assert_true(w.seen > c->n && w.with == 0);
     assert_int_equal(nd_db_verify(db), ND_OK);
     nd_results_free(r);
     free(c);
