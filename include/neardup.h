@@ -638,7 +638,9 @@ int nd_db_stats(nd_stats *out, nd_db *db);
 
 /** Check the whole database: every table holds the same set of
  *  fingerprints, runs are sorted, disjoint and decodable, the documents and
- *  reverse families agree, counters match.
+ *  reverse families agree, counters match; in a resemblance store every
+ *  document has a well-formed sketch and its ND_SKETCH_BANDS band
+ *  entries, and those families hold nothing else.
  *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem. */
 int nd_db_verify(nd_db *db);
 
@@ -887,6 +889,8 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
 typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
 
 /** Visit every stored document in key order (a consistent snapshot).
+ *  In a resemblance store doc->sketch is the document's stored sketch
+ *  (NULL if it was lost: nd_db_verify reports that); elsewhere NULL.
  *  @return ND_OK when every document was visited; the callback's positive
  *          value when it stopped the walk; ND_ESTOPPED when it returned a
  *          negative value; ND_EINVAL (NULL db or cb); ND_EIO; ND_ECORRUPT. */
