@@ -674,6 +674,79 @@ static void test_import_loader_backup(void **state)
     free(c);
 }
 
+/* A sharded store of resemblance shards answers a batch as one store. */
+static void test_shards(void **state)
+{
+    db_fixture *fx = *state;
+    char one[160], dir[160];
+    snprintf(one, sizeof one, "%s/one", fx->dir);
+    snprintf(dir, sizeof dir, "%s/sharded", fx->dir);
+    nd_db *db = fx->db = open_store(one, R);
+    corpus *c = make_corpus(db);
+    size_t first = c->n / 4, rest = c->n - first;
+    nd_shards_options so = ND_SHARDS_OPTIONS_INIT;
+    so.flags = ND_SHARDS_CREATE;
+    so.db_flags = ND_DB_NO_BACKGROUND;
+    so.shards = 3;
+    so.k = K;
+    so.has_k = 1;
+    so.tables = 4;
+    so.expected_docs = 100000;
+    so.min_resemblance = R;
+    nd_shards *s = NULL;
+    assert_int_equal(nd_shards_open(&s, dir, &so), ND_OK);
+    for (unsigned i = 0; i < 3; i++) assert_true(nd_db_min_resemblance(nd_shards_db(s, i)) == R);
+    char man[ND_SHARDS_MANIFEST_MAX];
+    assert_int_equal(nd_shards_manifest(man, sizeof man, s), ND_OK);
+    assert_non_null(strstr(man, "\nresemblance sketch1;r=0.84999999999999998\n"));
+    nd_batch_item *a = calloc(c->n, sizeof *a), *b = calloc(c->n, sizeof *b);
+    nd_results *ka = NULL, *kb = NULL;
+    assert_int_equal(nd_results_new(&ka), ND_OK);
+    assert_int_equal(nd_results_new(&kb), ND_OK);
+    /* the first quarter stored (every document: items need not say new) */
+    assert_int_equal(nd_db_add_many(db, c->doc, first), ND_OK);
+    assert_int_equal(nd_shards_add(s, c->doc, a, first), ND_OK);
+    nd_doc bare = c->doc[first];
+    bare.sketch = NULL;
+    assert_int_equal(nd_shards_check(b, kb, s, &bare, 1, K), ND_EINVAL);
+    assert_int_equal(nd_db_batch(a, ka, db, c->doc + first, rest, K, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_shards_batch(b, kb, s, c->doc + first, rest, K, ND_BATCH_ADD), ND_OK);
+    size_t dups = 0;
+    for (size_t j = 0; j < rest; j++) {
+        assert_int_equal(a[j].dup, b[j].dup);
+        if (!a[j].dup) continue;
+        dups++;
+        assert_int_equal(a[j].dist, b[j].dist);
+        assert_true(a[j].match_fp == b[j].match_fp && a[j].match_index == b[j].match_index);
+        assert_true(a[j].resemblance == b[j].resemblance);
+        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
+        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
+    }
+    assert_true(dups > rest / 4);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t d;
+        assert_int_equal(nd_db_verify(nd_shards_db(s, i)), ND_OK);
+        assert_int_equal(nd_db_counts(&d, NULL, nd_shards_db(s, i)), ND_OK);
+        total += d;
+    }
+    assert_int_equal(total, c->n);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    /* reopened, the manifest's threshold is checked against each shard */
+    nd_shards_options oo = ND_SHARDS_OPTIONS_INIT;
+    oo.db_flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_shards_open(&s, dir, &oo), ND_OK);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    so.min_resemblance = NAN;
+    snprintf(dir, sizeof dir, "%s/bad", fx->dir);
+    assert_int_equal(nd_shards_open(&s, dir, &so), ND_EINVAL);
+    nd_results_free(ka);
+    nd_results_free(kb);
+    free(a);
+    free(b);
+    free(c);
+}
+
 /* ---- damage and repair --------------------------------------------------- */
 
 static void damage(nd_db *db, int cf, const void *key, size_t klen, const void *val, size_t vlen)
@@ -791,6 +864,7 @@ int main(void)
         DB_FIXTURE_TEST(test_reopen_and_mismatch),
         DB_FIXTURE_TEST(test_batch_as_one_by_one),
         DB_FIXTURE_TEST(test_import_loader_backup),
+        DB_FIXTURE_TEST(test_shards),
         DB_FIXTURE_TEST(test_verify_finds_damage),
         DB_FIXTURE_TEST(test_fingerprint_only),
     };
