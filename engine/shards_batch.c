@@ -19,7 +19,8 @@
  * resemblance, then nd_match_order), decides the batch as one such store
  * does (db_similar_decide: every earlier document a candidate), and
  * stores every document. nd_shards_decide, which knows no threshold,
- * decides by distance only.
+ * decides by distance only; nd_shards_decide_similar is its resemblance
+ * form (a coordinator of parts, neardup-mpi batch, calls it).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -327,6 +328,23 @@ cleanup:
     return rc;
 }
 
+int nd_shards_decide_similar(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k,
+                             double min_resemblance)
+{
+    ND_RETURN_IF(n && (!items || !docs), ND_EINVAL, "nd_shards_decide_similar: NULL argument");
+    ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "nd_shards_decide_similar: k=%u (at most %u)", k,
+                 ND_MAX_K);
+    ND_RETURN_IF(!(min_resemblance > 0 && min_resemblance <= 1), ND_EINVAL,
+                 "nd_shards_decide_similar: min_resemblance %g (in (0, 1])", min_resemblance);
+    ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_shards_decide_similar: %zu documents", n);
+    for (size_t i = 0; i < n; i++)
+        ND_RETURN_IF(!docs[i].sketch, ND_EINVAL,
+                     "nd_shards_decide_similar: document %zu ('%.*s') has no sketch", i,
+                     (int)(docs[i].key_len > 80 ? 80 : docs[i].key_len),
+                     docs[i].key ? (const char *)docs[i].key : "");
+    return db_similar_decide(items, docs, n, k, min_resemblance);
+}
+
 /* ---- nd_shards_add ---------------------------------------------------------- */
 
 /* A duplicate whose closest match is its own key, stored: its time is
@@ -403,7 +421,7 @@ int nd_shards_batch(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
                      i);
     ND_FORWARD(nd_shards_check(out, keys, s, docs, n, k));
     double r = shards_resemblance(s, info.shards);
-    if (r > 0) ND_FORWARD(db_similar_decide(out, docs, n, k, r));
+    if (r > 0) ND_FORWARD(nd_shards_decide_similar(out, docs, n, k, r));
     else ND_FORWARD(nd_shards_decide(out, docs, n, k));
     if (flags & ND_BATCH_ADD) ND_FORWARD(nd_shards_add(s, docs, out, n));
     return ND_OK;

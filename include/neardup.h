@@ -1583,6 +1583,24 @@ int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
  *          ND_ENOMEM. @note Thread-safe; no I/O. */
 int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k);
 
+/** nd_shards_decide for a store of resemblance shards, whose threshold
+ *  min_resemblance (nd_db_min_resemblance of any of its shards) it needs:
+ *  given in items each document's best stored near-duplicate
+ *  (nd_shards_check's, or the best of several parts' answers: highest
+ *  resemblance, then nd_match_order), decide in input order as
+ *  nd_db_batch does in a resemblance store: an earlier document of the
+ *  batch (any: such a store stores every document) that shares a band key
+ *  with document j or lies within k, of estimated resemblance >=
+ *  min_resemblance, replaces j's match when it is better (match_index
+ *  its index, match_key its key, resemblance its estimate). Every
+ *  document needs its sketch. (nd_shards_batch calls it in such a store;
+ *  nd_shards_add then stores every document.)
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K, min_resemblance outside
+ *          (0, 1], a document without a sketch); ND_ELIMIT (n >= 2^32);
+ *          ND_ENOMEM. @note Thread-safe; no I/O. */
+int nd_shards_decide_similar(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k,
+                             double min_resemblance);
+
 /** Store the documents items call new (dup 0) in their shards, among those
  *  this handle opened (one atomic write a shard; nd_import from 100000
  *  documents), and refresh to docs[i].time the last-seen time of a stored

@@ -700,6 +700,7 @@ static void test_shards(void **state)
     assert_int_equal(nd_shards_manifest(man, sizeof man, s), ND_OK);
     assert_non_null(strstr(man, "\nresemblance sketch1;r=0.84999999999999998\n"));
     nd_batch_item *a = calloc(c->n, sizeof *a), *b = calloc(c->n, sizeof *b);
+    /* (a and b hold c->n items: the last check is of the whole corpus) */
     nd_results *ka = NULL, *kb = NULL;
     assert_int_equal(nd_results_new(&ka), ND_OK);
     assert_int_equal(nd_results_new(&kb), ND_OK);
@@ -732,11 +733,63 @@ static void test_shards(void **state)
     }
     assert_int_equal(total, c->n);
     assert_int_equal(nd_shards_close(s), ND_OK);
-    /* reopened, the manifest's threshold is checked against each shard */
+    /* reopened, the manifest's threshold is checked against each shard;
+     * a check-only batch over the whole store equals two parts' checks
+     * merged (most resemblant, then nd_match_order) and decided by
+     * nd_shards_decide_similar, as neardup-mpi batch does */
     nd_shards_options oo = ND_SHARDS_OPTIONS_INIT;
     oo.db_flags = ND_DB_NO_BACKGROUND;
     assert_int_equal(nd_shards_open(&s, dir, &oo), ND_OK);
+    nd_doc *q = malloc(c->n * sizeof *q);
+    nd_signature *qs = malloc(c->n * sizeof *qs);
+    rng = 0x55;
+    for (size_t i = 0; i < c->n; i++) { /* fresh copies under new keys */
+        text e;
+        edit_text(&e, &c->t[i % ORIGINALS], 0.02);
+        sign(&qs[i], db, &e);
+        q[i] = (nd_doc){"q", 1, qs[i].fp, 0, 0, &qs[i].sketch};
+    }
+    assert_int_equal(nd_shards_batch(a, ka, s, q, c->n, K, 0), ND_OK);
     assert_int_equal(nd_shards_close(s), ND_OK);
+    nd_shards *part[2];
+    nd_batch_item *pi[2] = {calloc(c->n, sizeof *a), calloc(c->n, sizeof *a)};
+    nd_results *pk[2];
+    for (unsigned p = 0; p < 2; p++) {
+        oo.part = p;
+        oo.parts = 2;
+        assert_int_equal(nd_shards_open(&part[p], dir, &oo), ND_OK);
+        assert_int_equal(nd_results_new(&pk[p]), ND_OK);
+        assert_int_equal(nd_shards_check(pi[p], pk[p], part[p], q, c->n, K), ND_OK);
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const nd_batch_item *x = &pi[0][i], *y = &pi[1][i];
+        nd_match mx = {x->match_fp, x->dist, x->match_key, x->match_key_len, 0, 0, 0};
+        nd_match my = {y->match_fp, y->dist, y->match_key, y->match_key_len, 0, 0, 0};
+        b[i] = !y->dup || (x->dup && (x->resemblance > y->resemblance ||
+                                      (x->resemblance == y->resemblance &&
+                                       nd_match_order(&mx, &my) < 0)))
+                   ? *x
+                   : *y;
+    }
+    assert_int_equal(nd_shards_decide_similar(b, q, c->n, K, 0), ND_EINVAL);
+    assert_int_equal(nd_shards_decide_similar(b, q, c->n, K, R), ND_OK);
+    size_t batch_matches = 0;
+    for (size_t j = 0; j < c->n; j++) {
+        assert_int_equal(a[j].dup, b[j].dup);
+        if (!a[j].dup) continue;
+        batch_matches += a[j].match_index != ND_BATCH_STORED;
+        assert_true(a[j].match_index == b[j].match_index && a[j].resemblance == b[j].resemblance);
+        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
+        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
+    }
+    assert_true(batch_matches > 0);
+    for (unsigned p = 0; p < 2; p++) {
+        assert_int_equal(nd_shards_close(part[p]), ND_OK);
+        nd_results_free(pk[p]);
+        free(pi[p]);
+    }
+    free(q);
+    free(qs);
     so.min_resemblance = NAN;
     snprintf(dir, sizeof dir, "%s/bad", fx->dir);
     assert_int_equal(nd_shards_open(&s, dir, &so), ND_EINVAL);
