@@ -86,7 +86,7 @@ static int band_candidates(nd_db *db, const nd_sketch *sk, nd_results *c)
     st_iter *it;
     uint8_t prefix[DB_BAND_PREFIX_LEN];
     int rc = ND_OK;
-    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_BAND, NULL, 1));
+    ND_FORWARD(st_iter_new_band(&it, db->store));
     for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
         unsigned n = 0;
         db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
