@@ -205,22 +205,22 @@ unchanged
 # with the version named; nothing is written to it
 mk_db() { rm -rf "$1"; "$ND" init "$1" --k 3 --docs 1e5 >/dev/null; "$ND" add "$1" --format fp base.fp >/dev/null 2>&1; }
 mk_db vdb
-"$META_POKE" vdb format 5
+"$META_POKE" vdb format 6
 expect_exit 2 "$ND" add vdb --format fp dupkey.fp
-expect_err_match '^neardup: cannot open database .vdb.: incompatible format version: database at vdb has format version 5; this build reads 1 to 4$'
+expect_err_match '^neardup: cannot open database .vdb.: incompatible format version: database at vdb has format version 6; this build reads 1 to 5$'
 expect_exit 2 "$ND" query vdb 1111111111111111
-expect_err_match 'format version 5'
+expect_err_match 'format version 6'
 expect_exit 2 "$ND" verify vdb
-check "a refused database is not written to" "$("$META_POKE" vdb format)" = 5
+check "a refused database is not written to" "$("$META_POKE" vdb format)" = 6
 # format 1 (before run codec version 2) is read; read-only commands leave it
-# at 1, the first open for writing records the current format (4)
+# at 1, the first open for writing records the current format (5)
 "$META_POKE" vdb format 1
 run "$ND" stats vdb --json
 expect_out_match '"documents":1,"fingerprints":1'
 expect_exit 0 "$ND" verify vdb
 check "read-only opens leave format 1" "$("$META_POKE" vdb format)" = 1
 expect_exit 0 "$ND" compact vdb
-check "an open for writing records format 4" "$("$META_POKE" vdb format)" = 4
+check "an open for writing records format 5" "$("$META_POKE" vdb format)" = 5
 
 # a database recording another fingerprint function (a later version, or
 # options this build does not know): refused at open, so no text is ever
