@@ -59,17 +59,27 @@ static const kv_profile profiles[CMP_PROFILES] = {
              * read: a table of 100M fingerprints is about 500 MB. */
             .file_size = 16ull << 30,
         },
+    [CMP_PROFILE_BAND] =
+        {
+            /* A check seeks 12 band prefixes (band || key) and nearly
+             * always finds none: prefix filters in the files and the
+             * memtables skip them without reading a block. */
+            .compress = 1,
+            .prefix_len = ST_CF_BAND_PREFIX,
+            .bloom_bits = 10,
+            .memtable_bloom = 0.02,
+        },
 };
 
 const kv_profile *cmp_gen_profiles(void) { return profiles; }
 
 unsigned cmp_gen_profile(int cf)
 {
-    /* sketch: point reads by document key, as docs; band: prefix seeks,
-     * as rev */
-    return ST_CF_IS_TABLE(cf)                   ? CMP_PROFILE_TABLE
-           : cf == ST_CF_REV || cf == ST_CF_BAND ? CMP_PROFILE_REV
-                                                 : CMP_PROFILE_SMALL;
+    /* sketch: point reads by document key, as docs */
+    return ST_CF_IS_TABLE(cf)   ? CMP_PROFILE_TABLE
+           : cf == ST_CF_REV  ? CMP_PROFILE_REV
+           : cf == ST_CF_BAND ? CMP_PROFILE_BAND
+                              : CMP_PROFILE_SMALL;
 }
 
 int cmp_gen_new(cmp_gen **out, uint64_t gen, unsigned ntables)

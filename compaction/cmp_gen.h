@@ -23,8 +23,8 @@
 #include "cmp_layout.h"
 
 /* Options profiles of the key-value adapter, by family number
- * (cmp_gen_profile): meta and docs, rev, the tables. */
-enum { CMP_PROFILE_SMALL, CMP_PROFILE_REV, CMP_PROFILE_TABLE, CMP_PROFILES };
+ * (cmp_gen_profile): meta, docs and sketch; rev; the tables; band. */
+enum { CMP_PROFILE_SMALL, CMP_PROFILE_REV, CMP_PROFILE_TABLE, CMP_PROFILE_BAND, CMP_PROFILES };
 
 /* The profiles, indexed by CMP_PROFILE_* (kv_open_opts.profiles). */
 const kv_profile *cmp_gen_profiles(void);

@@ -58,6 +58,10 @@ enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
  * generation: not generational, made when the store is created. */
 #define ST_CF_SKETCH ST_CF_MAX
 #define ST_CF_BAND (ST_CF_MAX + 1)
+/* Bytes of a band entry's key that its family's filters hold: the band
+ * and its key (the engine's record, db_core.h: u8 band || BE32 key ||
+ * document key), what a check seeks. */
+#define ST_CF_BAND_PREFIX 5
 /* Every family number: meta, a generation's, sketch and band. */
 #define ST_CF_ALL (ST_CF_MAX + 2)
 /* Is family cf one of a generation (docs, rev, the tables)? */

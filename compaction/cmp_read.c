@@ -105,6 +105,11 @@ int st_iter_new_probe(st_iter **out, st_store *s, unsigned t)
     return iter_open(out, s, ST_CF_TABLE(t), IT_PROBE, NULL, NULL, NULL, NULL, 0);
 }
 
+int st_iter_new_band(st_iter **out, st_store *s)
+{
+    return iter_open(out, s, ST_CF_BAND, IT_PROBE, NULL, NULL, NULL, NULL, 0);
+}
+
 int st_iter_new_scan(st_iter **out, st_store *s, int cf)
 {
     return iter_open(out, s, cf, IT_SCAN, NULL, NULL, NULL, NULL, 0);

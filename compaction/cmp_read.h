@@ -53,6 +53,11 @@ int st_iter_new_bounded(st_iter **out, st_store *s, int cf, const void *lo, cons
  * memtables that hold no run (their prefix filter says so), and what it
  * shows outside the run space is undefined. */
 int st_iter_new_probe(st_iter **out, st_store *s, unsigned t);
+/* Iterator over the band family (now), for seeks to a band prefix
+ * (cmp_layout.h's ST_CF_BAND_PREFIX bytes) and steps within it: the
+ * files and memtables whose prefix filter lacks the prefix are skipped
+ * (what it shows past that prefix is undefined). */
+int st_iter_new_band(st_iter **out, st_store *s);
 /* Iterator for a walk over a whole family (now): it does not fill the
  * block cache and reads ahead. */
 int st_iter_new_scan(st_iter **out, st_store *s, int cf);

@@ -53,7 +53,7 @@
 /* A band entry's key (family "band", empty value): u8 band || BE32 band
  * key || document key. Its first DB_BAND_PREFIX_LEN bytes are what a
  * check seeks. */
-#define DB_BAND_PREFIX_LEN 5
+#define DB_BAND_PREFIX_LEN ST_CF_BAND_PREFIX
 /* The largest batch nd_batch checks by probes, not the merge (db_batch.c). */
 #define DB_BATCH_PROBES_MAX 4096
 /* Fingerprints nd_add_if_new remembers it stored (db_recent). */

@@ -86,7 +86,7 @@ static int band_candidates(nd_db *db, const nd_sketch *sk, nd_results *c)
     st_iter *it;
     uint8_t prefix[DB_BAND_PREFIX_LEN];
     int rc = ND_OK;
-    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_BAND, NULL, 1));
+    ND_FORWARD(st_iter_new_band(&it, db->store));
     for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
         unsigned n = 0;
         db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
@@ -332,7 +332,6 @@ typedef struct best_match {
     int found;
     nd_match m;      /* its key: in docs[], or (stored) in keys' arena */
     size_t index;    /* ND_BATCH_STORED or the batch document */
-    size_t at;       /* a stored match: its place in keys */
 } best_match;
 
 /* Is (res, m) better than the best so far? Higher resemblance, then
@@ -381,73 +380,91 @@ static void batch_best(best_match *best, const nd_doc *docs, size_t j, const ban
             nd_match m = {.fp = docs[i].fp, .dist = vr.dist, .key = docs[i].key,
                           .key_len = docs[i].key_len, .resemblance = vr.resemblance};
             if (!better(best, vr.resemblance, &m)) continue;
-            *best = (best_match){1, m, i, 0};
+            *best = (best_match){1, m, i};
         }
     }
 }
 
-/* A document's best stored match into best, its key pushed to keys
- * (best->m.key points into keys' arena until the next push). */
-static int stored_best(best_match *best, nd_results *keys, nd_results *tmp, nd_db *db,
+/* A document's best stored match into keys (appended, resemblance set):
+ * its place there, or SIZE_MAX when it has none. */
+static int stored_best(size_t *at, nd_results *keys, nd_results *tmp, nd_db *db,
                        const nd_doc *doc, unsigned k)
 {
+    *at = SIZE_MAX;
     ND_FORWARD(similar_query(tmp, db, doc, k, 0, 1));
     if (!nd_results_count(tmp)) return ND_OK;
     const nd_match *m = nd_results_get(tmp, 0);
     ND_FORWARD(results_push(keys, m->fp, m->dist, m->key, m->key_len, m->score, m->time));
-    size_t at = keys->n - 1;
-    keys->m[at].resemblance = m->resemblance;
-    *best = (best_match){1, *m, ND_BATCH_STORED, at};
-    best->m.key = keys->arena + keys->koff[at];
+    *at = keys->n - 1;
+    keys->m[*at].resemblance = m->resemblance;
     return ND_OK;
 }
 
-int db_similar_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs,
-                     size_t n, unsigned k, unsigned flags)
+int db_similar_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k, double r)
 {
     band_item *bands = NULL;
     fp_pairs ps = {0};
-    size_t *seen = NULL, *stored_at = NULL;
-    nd_results *tmp = NULL;
-    db_txn t = {0};
-    int add = (flags & ND_BATCH_ADD) != 0, rc;
-    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_batch"));
-    ND_TRY(nd_results_new(&tmp));
+    size_t *seen = NULL;
+    int rc;
+    ND_RETURN_IF(n && !items, ND_EINVAL, "deciding a batch: NULL items");
     bands = malloc((n ? n : 1) * ND_SKETCH_BANDS * sizeof *bands);
     seen = calloc(n ? n : 1, sizeof *seen);
-    stored_at = malloc((n ? n : 1) * sizeof *stored_at);
-    if (!bands || !seen || !stored_at) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    if (!bands || !seen) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
     for (size_t i = 0; i < n; i++)
         for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
             bands[i * ND_SKETCH_BANDS + b] =
                 (band_item){(uint64_t)b << 32 | docs[i].sketch->band[b], i};
     qsort(bands, n * ND_SKETCH_BANDS, sizeof *bands, band_item_cmp);
     ND_TRY(batch_fp_pairs(docs, n, k, &ps));
+    verify_rule rule = store_rule(r);
+    for (size_t j = 0, e = 0; j < n; j++) {
+        nd_batch_item *it = &items[j];
+        best_match bt = {0}, st = {0};
+        size_t from = e;
+        while (e < ps.n && ps.p[e][1] == j) e++;
+        if (it->dup)
+            st = (best_match){1,
+                              {.fp = it->match_fp, .dist = it->dist, .key = it->match_key,
+                               .key_len = it->match_key_len, .resemblance = it->resemblance},
+                              it->match_index};
+        else *it = (nd_batch_item){.resemblance = -1};
+        batch_best(&bt, docs, j, bands, n * ND_SKETCH_BANDS, &ps, from, e, seen, &rule);
+        if (bt.found && (!st.found || better(&st, bt.m.resemblance, &bt.m)))
+            *it = (nd_batch_item){1, bt.m.dist, bt.m.fp, bt.index, bt.m.key, bt.m.key_len,
+                                  bt.m.resemblance};
+    }
+    rc = ND_OK;
+cleanup:
+    free(bands);
+    free(ps.p);
+    free(seen);
+    return rc;
+}
+
+int db_similar_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs,
+                     size_t n, unsigned k, unsigned flags)
+{
+    size_t *stored_at = NULL;
+    nd_results *tmp = NULL;
+    db_txn t = {0};
+    int add = (flags & ND_BATCH_ADD) != 0, rc;
+    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_batch"));
+    ND_TRY(nd_results_new(&tmp));
+    stored_at = malloc((n ? n : 1) * sizeof *stored_at);
+    if (!stored_at) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
     /* With ND_BATCH_ADD the writer lock is held from the first check to
      * the write: the stored set is the one at the start. */
     if (add) ND_TRY(db_txn_begin(&t, db, 0));
-    verify_rule rule = store_rule(db->min_resemblance);
-    for (size_t j = 0, e = 0; j < n; j++) {
-        best_match st = {0}, bt = {0};
-        size_t from = e;
-        while (e < ps.n && ps.p[e][1] == j) e++;
-        ND_TRY(stored_best(&st, keys, tmp, db, &docs[j], k));
-        batch_best(&bt, docs, j, bands, n * ND_SKETCH_BANDS, &ps, from, e, seen, &rule);
-        const best_match *w = st.found && (!bt.found || !better(&st, bt.m.resemblance, &bt.m))
-                                  ? &st
-                                  : bt.found ? &bt : NULL;
-        nd_batch_item *it = &out[j];
-        *it = (nd_batch_item){.resemblance = -1};
-        if (!w) continue;
-        *it = (nd_batch_item){1, w->m.dist, w->m.fp, w->index, w->m.key, w->m.key_len,
-                              w->m.resemblance};
-        stored_at[j] = w->at;
+    for (size_t j = 0; j < n; j++) ND_TRY(stored_best(&stored_at[j], keys, tmp, db, &docs[j], k));
+    results_resolve(keys); /* the arena stays where it is from here on */
+    for (size_t j = 0; j < n; j++) {
+        out[j] = (nd_batch_item){.resemblance = -1};
+        if (stored_at[j] == SIZE_MAX) continue;
+        const nd_match *m = &keys->m[stored_at[j]];
+        out[j] = (nd_batch_item){1, m->dist, m->fp, ND_BATCH_STORED, m->key, m->key_len,
+                                 m->resemblance};
     }
-    /* The arena may have moved since: stored matches' keys now. */
-    results_resolve(keys);
-    for (size_t j = 0; j < n; j++)
-        if (out[j].dup && out[j].match_index == ND_BATCH_STORED)
-            out[j].match_key = keys->m[stored_at[j]].key;
+    ND_TRY(db_similar_decide(out, docs, n, k, db->min_resemblance));
     if (add) {
         for (size_t i = 0; i < n; i++) ND_TRY(db_txn_stage_add(&t, &docs[i], 0));
         if (n) ND_TRY(db_txn_commit(&t));
@@ -456,9 +473,6 @@ cleanup:
     rc = db_txn_end(&t, rc);
     if (rc < 0) nd_results_clear(keys);
     nd_results_free(tmp);
-    free(bands);
-    free(ps.p);
-    free(seen);
     free(stored_at);
     return rc;
 }

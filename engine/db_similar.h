@@ -25,4 +25,13 @@ int db_similar_import(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new
 int db_similar_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs,
                      size_t n, unsigned k, unsigned flags);
 
+/* Decide a batch of documents with sketches (checked by the caller) in
+ * input order, as a resemblance store of threshold r does: items[j]
+ * holds document j's best stored match (dup 1, ND_BATCH_STORED, its key
+ * and resemblance) or none (dup 0); it is replaced by an earlier batch
+ * document (any: every document is indexed) sharing a band key with it
+ * or within k whose resemblance is >= r and better (higher, then
+ * nd_match_order). Used by the batch above and sharded stores. */
+int db_similar_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k, double r);
+
 #endif /* ND_DB_SIMILAR_H */

@@ -57,6 +57,9 @@ int shard_manifest_format(char *out, size_t cap, const shard_manifest *m)
                      "fp-version %u\n",
                      m->version, m->shards, m->k, m->tables, m->docs, m->fp_config,
                      m->format, m->fp_version);
+    if (n >= 0 && (size_t)n < cap && m->min_resemblance > 0)
+        n += snprintf(out + n, cap - (size_t)n, "resemblance sketch%u;r=%.17g\n",
+                      ND_SKETCH_VERSION, m->min_resemblance);
     ND_RETURN_IF(n < 0 || (size_t)n >= cap, ND_ELIMIT, "manifest larger than %zu bytes", cap);
     return n;
 }
@@ -155,6 +158,26 @@ int shard_manifest_parse(shard_manifest *out, const char *text, size_t len, cons
             m.fp_version = (unsigned)x;
             break;
         }
+    }
+    /* A store of resemblance shards has one line more. */
+    static const char res[] = "resemblance ";
+    if (pos < len && len - pos > sizeof res - 1 && memcmp(text + pos, res, sizeof res - 1) == 0) {
+        char buf[64];
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        unsigned version;
+        int end = 0;
+        line++;
+        if (l >= sizeof buf) return fail("%s:%u: line too long", name, line);
+        memcpy(buf, text + pos, l);
+        buf[l] = '\0';
+        pos += l + (nl ? 1 : 0);
+        if (sscanf(buf, "resemblance sketch%u;r=%lf%n", &version, &m.min_resemblance, &end) != 2 ||
+            (size_t)end != l || !(m.min_resemblance > 0 && m.min_resemblance <= 1))
+            return fail("%s:%u: resemblance: not 'sketchV;r=R' with R in (0, 1]", name, line);
+        if (version != ND_SKETCH_VERSION)
+            return nd_err_set(ND_EVERSION, "%s:%u: sketch version %u, this build computes %u",
+                              name, line, version, ND_SKETCH_VERSION);
     }
     if (pos < len)
         return fail("%s:%u: unexpected text after the last field", name, line + 1);

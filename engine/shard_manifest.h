@@ -20,6 +20,10 @@
  *   fingerprint CONFIG        nd_fp_config_string of every shard
  *   format F                  ND_FORMAT_VERSION the shards were created with
  *   fp-version V              ND_FP_VERSION the shards were created with
+ *   resemblance sketchV;r=R   only in a store of resemblance shards: the
+ *                             sketch version and every shard's threshold
+ *                             (R printed to round-trip); absent: the
+ *                             shards are fingerprint-only
  *
  * The assignment rule "fnv1a64-mod" is part of the format and never
  * changes under this name: shard(key) = FNV-1a-64(key bytes) mod S, where
@@ -56,6 +60,7 @@ typedef struct shard_manifest {
     char fp_config[256]; /* nd_fp_config_string of every shard */
     unsigned format;     /* ND_FORMAT_VERSION at creation */
     unsigned fp_version; /* ND_FP_VERSION at creation */
+    double min_resemblance; /* every shard's threshold; 0: fingerprint only */
 } shard_manifest;
 
 /* FNV-1a 64 of the key bytes (see above). */

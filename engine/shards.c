@@ -73,6 +73,9 @@ static int check_options(const nd_shards_options *o)
                  "shards options: a store is created whole, from no manifest");
     ND_RETURN_IF(o->db_flags & ND_DB_READONLY, ND_EINVAL,
                  "shards options: CREATE with ND_DB_READONLY");
+    double r = o->version >= 2 ? o->min_resemblance : 0;
+    ND_RETURN_IF(!(r == 0 || (r > 0 && r <= 1)), ND_EINVAL,
+                 "shards options: min_resemblance %g (0, or in (0, 1])", r);
     return ND_OK;
 }
 
@@ -93,6 +96,7 @@ static int open_shard(nd_db **out, nd_shards *s, unsigned i, unsigned flags,
         o.expected_docs = (docs + s->m.shards - 1) / s->m.shards;
         o.tables = i == 0 ? create->tables : s->m.tables; /* shard 0's plan is every shard's */
         o.fp = create->fp;
+        o.min_resemblance = s->m.min_resemblance;
     }
     int rc = nd_open(out, path, &o);
     if (rc < 0)
@@ -127,6 +131,7 @@ static int create_store(nd_shards *s, const nd_shards_options *o)
     s->m.docs = o->expected_docs ? o->expected_docs : DEFAULT_EXPECTED_DOCS;
     s->m.format = ND_FORMAT_VERSION;
     s->m.fp_version = ND_FP_VERSION;
+    s->m.min_resemblance = o->version >= 2 ? o->min_resemblance : 0;
     for (unsigned i = 0; i < o->shards; i++) {
         nd_db *db = NULL;
         ND_FORWARD(open_shard(&db, s, i,
@@ -172,6 +177,9 @@ static int open_part(nd_shards *s, const nd_shards_options *o)
                      "shard %u '%s' does not match the manifest: k=%u tables=%u fingerprint %s "
                      "(manifest: k=%u tables=%u fingerprint %s)",
                      i, path, k, tables, cfg, s->m.k, s->m.tables, s->m.fp_config);
+        ND_RETURN_IF(nd_db_min_resemblance(s->dbs[i]) != s->m.min_resemblance, ND_EMISMATCH,
+                     "shard %u '%s' verifies by resemblance %g, the manifest says %g", i, path,
+                     nd_db_min_resemblance(s->dbs[i]), s->m.min_resemblance);
     }
     return ND_OK;
 }

@@ -13,12 +13,21 @@
  *
  * The order of matches is nd_batch's: distance, then fingerprint, then
  * key, so the answer does not depend on how the shards are spread.
+ *
+ * A store of resemblance shards (the manifest's resemblance line) checks
+ * each document with nd_db_query_doc on every shard (its best: highest
+ * resemblance, then nd_match_order), decides the batch as one such store
+ * does (db_similar_decide: every earlier document a candidate), and
+ * stores every document. nd_shards_decide, which knows no threshold,
+ * decides by distance only; nd_shards_decide_similar is its resemblance
+ * form (a coordinator of parts, neardup-mpi batch, calls it).
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_results.h"
+#include "db_similar.h"
 #include "nd_error.h"
 
 /* nd_match_order of two matches given by their fields. */
@@ -113,6 +122,73 @@ cleanup:
     return rc;
 }
 
+/* The threshold of the store's shards (those this handle opened): 0 for
+ * fingerprint-only shards. */
+static double shards_resemblance(const nd_shards *s, unsigned shards)
+{
+    for (unsigned i = 0; i < shards; i++)
+        if (nd_shards_db(s, i)) return nd_db_min_resemblance(nd_shards_db(s, i));
+    return 0;
+}
+
+/* nd_shards_check of resemblance shards: each document's best match over
+ * the open shards by nd_db_query_doc, most resemblant first. */
+static int check_similar(nd_batch_item *out, nd_results *keys, nd_shards *s, unsigned shards,
+                         const nd_doc *docs, size_t n, unsigned k)
+{
+    nd_query_options qo = ND_QUERY_OPTIONS_INIT;
+    nd_results *res = NULL;
+    size_t *at = malloc((n ? n : 1) * sizeof *at);
+    int rc = ND_OK;
+    qo.limit = 1;
+    if (!at) ND_FAIL(ND_ENOMEM, "nd_shards_check: out of memory for %zu documents", n);
+    for (size_t i = 0; i < n; i++)
+        if (!docs[i].sketch)
+            ND_FAIL(ND_EINVAL, "nd_shards_check: document %zu ('%.*s') has no sketch; the "
+                    "shards verify by resemblance", i,
+                    (int)(docs[i].key_len > 80 ? 80 : docs[i].key_len),
+                    docs[i].key ? (const char *)docs[i].key : "");
+    ND_TRY(nd_results_new(&res));
+    for (size_t i = 0; i < n; i++) at[i] = SIZE_MAX;
+    for (unsigned sh = 0; sh < shards; sh++) {
+        nd_db *db = nd_shards_db(s, sh);
+        for (size_t i = 0; db && i < n; i++) {
+            rc = nd_db_query_doc(res, db, &docs[i], k, &qo);
+            if (rc < 0) {
+                char path[4096];
+                if (nd_shards_path(path, sizeof path, s, sh) == ND_OK)
+                    rc = nd_err_wrap(rc, "checking shard %u '%s'", sh, path);
+                goto cleanup;
+            }
+            if (!nd_results_count(res)) continue;
+            const nd_match *m = nd_results_get(res, 0);
+            if (at[i] != SIZE_MAX) {
+                nd_match b = keys->m[at[i]];
+                b.key = keys->arena + keys->koff[at[i]];
+                if (b.resemblance > m->resemblance ||
+                    (b.resemblance == m->resemblance && nd_match_order(&b, m) <= 0))
+                    continue;
+            }
+            ND_TRY(results_push(keys, m->fp, m->dist, m->key, m->key_len, m->score, m->time));
+            at[i] = keys->n - 1;
+            keys->m[at[i]].resemblance = m->resemblance;
+        }
+    }
+    results_resolve(keys);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (nd_batch_item){.resemblance = -1};
+        if (at[i] == SIZE_MAX) continue;
+        const nd_match *m = &keys->m[at[i]];
+        out[i] = (nd_batch_item){1, m->dist, m->fp, ND_BATCH_STORED, m->key, m->key_len,
+                                 m->resemblance};
+    }
+cleanup:
+    if (rc < 0) nd_results_clear(keys);
+    nd_results_free(res);
+    free(at);
+    return rc;
+}
+
 int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd_doc *docs,
                     size_t n, unsigned k)
 {
@@ -124,6 +200,8 @@ int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "nd_shards_check: k=%u (at most %u)", k, ND_MAX_K);
     nd_results_clear(keys);
     ND_FORWARD(nd_shards_info_get(&info, s));
+    if (shards_resemblance(s, info.shards) > 0)
+        return check_similar(out, keys, s, info.shards, docs, n, k);
     bs = malloc((n ? n : 1) * sizeof *bs);
     ND_RETURN_IF(!bs, ND_ENOMEM, "nd_shards_check: out of memory for %zu documents", n);
     for (size_t i = 0; i < n; i++) bs[i].dist = UINT_MAX;
@@ -250,6 +328,23 @@ cleanup:
     return rc;
 }
 
+int nd_shards_decide_similar(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k,
+                             double min_resemblance)
+{
+    ND_RETURN_IF(n && (!items || !docs), ND_EINVAL, "nd_shards_decide_similar: NULL argument");
+    ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "nd_shards_decide_similar: k=%u (at most %u)", k,
+                 ND_MAX_K);
+    ND_RETURN_IF(!(min_resemblance > 0 && min_resemblance <= 1), ND_EINVAL,
+                 "nd_shards_decide_similar: min_resemblance %g (in (0, 1])", min_resemblance);
+    ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_shards_decide_similar: %zu documents", n);
+    for (size_t i = 0; i < n; i++)
+        ND_RETURN_IF(!docs[i].sketch, ND_EINVAL,
+                     "nd_shards_decide_similar: document %zu ('%.*s') has no sketch", i,
+                     (int)(docs[i].key_len > 80 ? 80 : docs[i].key_len),
+                     docs[i].key ? (const char *)docs[i].key : "");
+    return db_similar_decide(items, docs, n, k, min_resemblance);
+}
+
 /* ---- nd_shards_add ---------------------------------------------------------- */
 
 /* A duplicate whose closest match is its own key, stored: its time is
@@ -266,7 +361,10 @@ static int add_shard(nd_db *db, const nd_shards *s, unsigned shard, const nd_doc
                      const nd_batch_item *items, size_t n, nd_doc *buf, nd_results *res)
 {
     size_t nd = 0;
-    for (size_t i = 0; i < n; i++) {
+    int all = nd_db_min_resemblance(db) > 0; /* a resemblance store indexes every document */
+    for (size_t i = 0; all && i < n; i++)
+        if (nd_shards_place(s, docs[i].key, docs[i].key_len) == shard) buf[nd++] = docs[i];
+    for (size_t i = 0; !all && i < n; i++) {
         const nd_doc *d = &docs[i];
         if (!(items[i].dup == 0 || refreshes(&items[i], d))) continue;
         if (nd_shards_place(s, d->key, d->key_len) != shard) continue;
@@ -322,7 +420,9 @@ int nd_shards_batch(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
                      "nd_shards_batch: shard %u is not open here (a part, or the manifest only)",
                      i);
     ND_FORWARD(nd_shards_check(out, keys, s, docs, n, k));
-    ND_FORWARD(nd_shards_decide(out, docs, n, k));
+    double r = shards_resemblance(s, info.shards);
+    if (r > 0) ND_FORWARD(nd_shards_decide_similar(out, docs, n, k, r));
+    else ND_FORWARD(nd_shards_decide(out, docs, n, k));
     if (flags & ND_BATCH_ADD) ND_FORWARD(nd_shards_add(s, docs, out, n));
     return ND_OK;
 }

@@ -638,7 +638,9 @@ int nd_db_stats(nd_stats *out, nd_db *db);
 
 /** Check the whole database: every table holds the same set of
  *  fingerprints, runs are sorted, disjoint and decodable, the documents and
- *  reverse families agree, counters match.
+ *  reverse families agree, counters match; in a resemblance store every
+ *  document has a well-formed sketch and its ND_SKETCH_BANDS band
+ *  entries, and those families hold nothing else.
  *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem. */
 int nd_db_verify(nd_db *db);
 
@@ -887,6 +889,8 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
 typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
 
 /** Visit every stored document in key order (a consistent snapshot).
+ *  In a resemblance store doc->sketch is the document's stored sketch
+ *  (NULL if it was lost: nd_db_verify reports that); elsewhere NULL.
  *  @return ND_OK when every document was visited; the callback's positive
  *          value when it stopped the walk; ND_ESTOPPED when it returned a
  *          negative value; ND_EINVAL (NULL db or cb); ND_EIO; ND_ECORRUPT. */
@@ -1578,6 +1582,24 @@ int nd_shards_check(nd_batch_item *out, nd_results *keys, nd_shards *s, const nd
  *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K); ND_ELIMIT (n >= 2^32);
  *          ND_ENOMEM. @note Thread-safe; no I/O. */
 int nd_shards_decide(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k);
+
+/** nd_shards_decide for a store of resemblance shards, whose threshold
+ *  min_resemblance (nd_db_min_resemblance of any of its shards) it needs:
+ *  given in items each document's best stored near-duplicate
+ *  (nd_shards_check's, or the best of several parts' answers: highest
+ *  resemblance, then nd_match_order), decide in input order as
+ *  nd_db_batch does in a resemblance store: an earlier document of the
+ *  batch (any: such a store stores every document) that shares a band key
+ *  with document j or lies within k, of estimated resemblance >=
+ *  min_resemblance, replaces j's match when it is better (match_index
+ *  its index, match_key its key, resemblance its estimate). Every
+ *  document needs its sketch. (nd_shards_batch calls it in such a store;
+ *  nd_shards_add then stores every document.)
+ *  @return ND_OK; ND_EINVAL (NULL, k > ND_MAX_K, min_resemblance outside
+ *          (0, 1], a document without a sketch); ND_ELIMIT (n >= 2^32);
+ *          ND_ENOMEM. @note Thread-safe; no I/O. */
+int nd_shards_decide_similar(nd_batch_item *items, const nd_doc *docs, size_t n, unsigned k,
+                             double min_resemblance);
 
 /** Store the documents items call new (dup 0) in their shards, among those
  *  this handle opened (one atomic write a shard; nd_import from 100000

@@ -27,6 +27,13 @@
  *     every rank passed steps 2-4.
  * The same library calls serve one process holding every shard
  * (nd_shards_batch); here they are spread over the ranks.
+ * A store of resemblance shards (its manifest's resemblance line) needs
+ * texts: rank 0 signs each (nd_db_sign with shard 0: fingerprint and
+ * sketch from one tokenisation) and broadcasts the sketches too; step 5
+ * keeps the most resemblant match (then the closest), step 6 decides by
+ * resemblance (nd_shards_decide_similar: every earlier document a
+ * candidate) and --add stores every document, as nd_db_batch does in a
+ * resemblance store. --format fp is refused there.
  * Output is the single-machine `neardup batch`'s: one line per document in
  * input order, `new<TAB>KEY` or `dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST`.
  */
@@ -66,7 +73,8 @@ static const char usage[] =
     "Exit codes: 0 ok, 1 bad usage or input, 2 a shard failed (nothing stored).\n";
 
 /* The batch as broadcast: one buffer, a header (n, key bytes, last
- * chunk), the 8-byte fields, keys last. */
+ * chunk, sketches or not), the 8-byte fields, the sketches (a resemblance
+ * store's), keys last. */
 typedef struct batch {
     void *buf;
     uint64_t len;
@@ -75,8 +83,11 @@ typedef struct batch {
     uint64_t *fp;
     double *score;
     uint64_t *koff; /* n + 1 offsets into keys */
+    nd_sketch *sketch; /* n, or NULL */
     char *keys;
 } batch;
+
+#define BATCH_HEADER 4 /* words */
 
 /* nd_match_order of two matches given by their fields. */
 static int match_cmp(unsigned da, uint64_t fa, const char *ka, size_t la, unsigned db,
@@ -92,10 +103,11 @@ static void batch_layout(batch *b)
     uint64_t *h = b->buf;
     b->n = h[0];
     b->last = h[2] != 0;
-    b->fp = h + 3;
+    b->fp = h + BATCH_HEADER;
     b->score = (double *)(b->fp + b->n);
     b->koff = (uint64_t *)(b->score + b->n);
-    b->keys = (char *)(b->koff + b->n + 1);
+    b->sketch = h[3] ? (nd_sketch *)(b->koff + b->n + 1) : NULL;
+    b->keys = (char *)(b->koff + b->n + 1) + (h[3] ? b->n * sizeof(nd_sketch) : 0);
 }
 
 /* ---- step 3: rank 0 reads the batch -------------------------------------- */
@@ -108,6 +120,7 @@ typedef struct batch_reader {
     int ninputs, next; /* next input to open */
     in_reader *r;
     nd_fp_options fo;
+    nd_db *signer; /* a resemblance store's shard 0: texts are signed, or NULL */
     int html, skip_bad;
     uint64_t bad;
 } batch_reader;
@@ -116,7 +129,7 @@ typedef struct batch_reader {
  * the inputs are exhausted. */
 static int read_batch(batch *b, batch_reader *br, uint64_t max)
 {
-    mpi_buf fps = {0}, scores = {0}, koff = {0}, keys = {0};
+    mpi_buf fps = {0}, scores = {0}, koff = {0}, keys = {0}, sketches = {0};
     int rc = 0, last = 0;
     uint64_t zero = 0;
     if (mpi_buf_put(&koff, &zero, 8)) goto oom;
@@ -149,7 +162,21 @@ static int read_batch(batch *b, batch_reader *br, uint64_t max)
             goto done;
         }
         uint64_t fp = rec.fp;
-        if (!rec.has_fp) {
+        if (br->signer) { /* the sketch too, from the same tokenisation */
+            nd_signature sig;
+            int nrc = rec.has_fp ? ND_EINVAL
+                                 : nd_db_sign(&sig, br->signer, rec.text, rec.text_len,
+                                              br->html || rec.is_html ? ND_FP_HTML : 0);
+            if (nrc < 0) {
+                rc = mpi_note(CLI_EXIT_USAGE, "%s:%llu: %s: %s", rec.file,
+                              (unsigned long long)rec.line,
+                              rec.has_fp ? "a fingerprint without text" : nd_strerror(nrc),
+                              rec.has_fp ? "a resemblance store needs the text" : nd_errmsg());
+                goto done;
+            }
+            fp = sig.fp;
+            if (mpi_buf_put(&sketches, &sig.sketch, sizeof sig.sketch)) goto oom;
+        } else if (!rec.has_fp) {
             nd_fp_options o = br->fo;
             if (br->html || rec.is_html) o.flags |= ND_FP_HTML;
             int nrc = nd_fingerprint(&fp, rec.text, rec.text_len, &o);
@@ -166,17 +193,19 @@ static int read_batch(batch *b, batch_reader *br, uint64_t max)
             goto oom;
     }
     uint64_t n = fps.len / 8;
-    b->len = 24 + fps.len + scores.len + koff.len + keys.len;
+    b->len = 8 * BATCH_HEADER + fps.len + scores.len + koff.len + sketches.len + keys.len;
     b->buf = malloc(b->len);
     if (!b->buf) goto oom;
     uint64_t *h = b->buf;
     h[0] = n;
     h[1] = keys.len;
     h[2] = (uint64_t)last;
+    h[3] = br->signer != NULL;
     batch_layout(b);
     if (n) {
         memcpy(b->fp, fps.p, fps.len);
         memcpy(b->score, scores.p, scores.len);
+        if (b->sketch) memcpy(b->sketch, sketches.p, sketches.len);
     }
     memcpy(b->koff, koff.p, koff.len);
     if (keys.len) memcpy(b->keys, keys.p, keys.len);
@@ -188,13 +217,14 @@ done:
     free(scores.p);
     free(koff.p);
     free(keys.p);
+    free(sketches.p);
     return rc;
 }
 
 /* ---- step 5: the closest over all ranks ------------------------------------ */
 
 /* This rank's answers as records: u64 index, u64 fp, u32 dist, u32
- * key_len, key (documents with a stored match only). */
+ * key_len, f64 resemblance, key (documents with a stored match only). */
 static int pack_items(mpi_buf *out, const nd_batch_item *items, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
@@ -203,30 +233,35 @@ static int pack_items(mpi_buf *out, const nd_batch_item *items, uint64_t n)
         uint32_t d = it->dist, kl = (uint32_t)it->match_key_len;
         if (mpi_buf_put(out, &i, 8) || mpi_buf_put(out, &it->match_fp, 8) ||
             mpi_buf_put(out, &d, 4) || mpi_buf_put(out, &kl, 4) ||
+            mpi_buf_put(out, &it->resemblance, 8) ||
             mpi_buf_put(out, it->match_key, it->match_key_len))
             return -1;
     }
     return 0;
 }
 
-/* Rank 0: per document, the closest of all ranks' records (keys point
- * into all), as stored matches for nd_shards_decide. */
+/* Rank 0: per document, the best of all ranks' records (keys point
+ * into all): the most resemblant (a resemblance store; else all are -1),
+ * then the closest, as stored matches for nd_shards_decide(_similar). */
 static void merge_items(nd_batch_item *best, const char *all, uint64_t total, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) best[i] = (nd_batch_item){.resemblance = -1};
-    for (uint64_t off = 0; off + 24 <= total;) {
+    for (uint64_t off = 0; off + 32 <= total;) {
         uint64_t i, fp;
         uint32_t d, kl;
+        double res;
         memcpy(&i, all + off, 8);
         memcpy(&fp, all + off + 8, 8);
         memcpy(&d, all + off + 16, 4);
         memcpy(&kl, all + off + 20, 4);
-        const char *key = all + off + 24;
+        memcpy(&res, all + off + 24, 8);
+        const char *key = all + off + 32;
         nd_batch_item *b = &best[i];
-        if (!b->dup || match_cmp(d, fp, key, kl, b->dist, b->match_fp, b->match_key,
-                                 b->match_key_len) < 0)
-            *b = (nd_batch_item){1, d, fp, ND_BATCH_STORED, key, kl, -1};
-        off += 24 + kl;
+        if (!b->dup || res > b->resemblance ||
+            (res == b->resemblance && match_cmp(d, fp, key, kl, b->dist, b->match_fp,
+                                                b->match_key, b->match_key_len) < 0))
+            *b = (nd_batch_item){1, d, fp, ND_BATCH_STORED, key, kl, res};
+        off += 32 + kl;
     }
 }
 
@@ -258,6 +293,7 @@ typedef struct run_ctx {
     const char *dir;
     nd_shards *sh;
     nd_shards_info man;
+    double r; /* rank 0: the shards' resemblance threshold; 0: fingerprint only */
     unsigned k;
     int add, json;
     int64_t now;
@@ -290,7 +326,7 @@ static int run_chunk(run_ctx *c, const batch *b)
     } else {
         for (uint64_t i = 0; i < n; i++)
             docs[i] = (nd_doc){b->keys + b->koff[i], b->koff[i + 1] - b->koff[i], b->fp[i],
-                               b->score[i], c->now};
+                               b->score[i], c->now, b->sketch ? &b->sketch[i] : NULL};
         if ((nrc = nd_shards_check(items, keys, c->sh, docs, n, c->k)) < 0)
             rc = mpi_note(CLI_EXIT_DB, "batch: %s: %s", nd_strerror(nrc), nd_errmsg());
         else if (pack_items(&packed, items, n))
@@ -315,7 +351,9 @@ static int run_chunk(run_ctx *c, const batch *b)
         c->t_reduce += t1 - t;
         t = t1;
         /* 6. Decide in input order. */
-        if ((nrc = nd_shards_decide(items, docs, n, c->k)) < 0)
+        nrc = c->r > 0 ? nd_shards_decide_similar(items, docs, n, c->k, c->r)
+                       : nd_shards_decide(items, docs, n, c->k);
+        if (nrc < 0)
             rc = mpi_note(nrc == ND_ENOMEM ? CLI_EXIT_DB : CLI_EXIT_USAGE,
                           "batch: pairs within the batch: %s: %s", nd_strerror(nrc), nd_errmsg());
         for (uint64_t i = 0; i < n && !rc; i++) action[i] = action_of(&items[i], &docs[i]);
@@ -475,7 +513,16 @@ int mpi_cmd_batch(int argc, char **argv)
         goto cleanup;
     }
     if (!have_k) c.k = c.man.k;
-    if (mpi_rank == 0) nd_db_fp_options(&br.fo, nd_shards_db(c.sh, 0));
+    if (mpi_rank == 0) {
+        nd_db *db0 = nd_shards_db(c.sh, 0);
+        nd_db_fp_options(&br.fo, db0);
+        c.r = nd_db_min_resemblance(db0);
+        if (c.r > 0) br.signer = db0;
+        if (c.r > 0 && br.fmt == IN_FORMAT_FP)
+            rc = mpi_note(CLI_EXIT_USAGE, "batch: '%s' verifies by resemblance (R=%g): it needs "
+                          "texts (--format jsonl or tsv), not fingerprints", c.dir, c.r);
+    }
+    if ((rc = mpi_agree(rc))) goto cleanup;
 
     /* 3. Rank 0 reads a chunk (by default the whole input); everyone gets
      * it; steps 4-7 follow; until the inputs end. */

@@ -4,7 +4,9 @@
  * commit moves the counters and publishes new fingerprints to the
  * mirror's log, a refresh's plain write moves neither counters nor the
  * commit epoch, DB_TXN_HELD leaves the caller's lock alone, and the
- * epoch ring tells nd_add_if_new's unlocked check when it must run again.
+ * epoch ring tells nd_add_if_new's unlocked check when it must run again;
+ * in a resemblance store the sketch and band entries ride in the same
+ * batch.
  * The writers built on it (nd_add*, nd_delete, nd_expire, nd_batch,
  * imports, the loader) are tested in test_db.c, test_batch.c,
  * test_import.c and test_load.c.
@@ -130,6 +132,59 @@ static void test_txn_refresh_write(void **state)
     assert_int_equal(nd_verify(db), ND_OK);
 }
 
+/* A resemblance store: a document's sketch and band entries are staged
+ * with it into the one batch, removed with it, kept by a refresh. */
+static void test_txn_sketch(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.tables = 4;
+    o.min_resemblance = 0.8;
+    assert_int_equal(nd_open(&db, fx->path, &o), ND_OK);
+    fx->db = db;
+    nd_sketch sk, sk2;
+    memset(&sk, 0x5a, sizeof sk);
+    memset(&sk2, 0x33, sizeof sk2);
+    nd_doc d = {"a", 1, 0x1234, 1.0, 10, &sk}, bare = {"b", 1, 0x99, 0, 0, NULL};
+    nd_stats st;
+    db_txn t;
+    assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
+    assert_int_equal(db_txn_stage_add(&t, &bare, 0), ND_EINVAL);
+    assert_int_equal(db_txn_stage_add(&t, &d, 0), ND_OK);
+    /* docs, rev, the sketch and its 12 band entries: one batch */
+    assert_int_equal(st_batch_count(t.b), 2 + 1 + ND_SKETCH_BANDS);
+    assert_int_equal(db_txn_end(&t, ND_OK), ND_OK); /* never committed */
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
+    assert_int_equal(st.sketches + st.band_keys, 0);
+    /* staged twice, then deleted, in one transaction: nothing is left */
+    assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
+    assert_int_equal(db_txn_stage_add(&t, &d, 0), ND_OK);
+    d.sketch = &sk2;
+    assert_int_equal(db_txn_stage_add(&t, &d, 0), ND_OK);
+    assert_int_equal(db_txn_stage_delete(&t, "a", 1), ND_OK);
+    assert_int_equal(db_txn_commit(&t), ND_OK);
+    assert_int_equal(db_txn_end(&t, ND_OK), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
+    assert_int_equal(st.documents + st.sketches + st.band_keys, 0);
+    assert_int_equal(nd_verify(db), ND_OK);
+    /* stored; a refresh keeps the sketch */
+    assert_int_equal(nd_db_add_many(db, &d, 1), ND_OK);
+    assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
+    assert_int_equal(db_txn_stage_refresh(&t, "a", 1, 0x1234, 2.0, 300), ND_OK);
+    assert_int_equal(db_txn_write(&t), ND_OK);
+    assert_int_equal(db_txn_end(&t, ND_OK), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
+    assert_int_equal(st.sketches, 1);
+    assert_int_equal(st.band_keys, ND_SKETCH_BANDS);
+    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_query_doc(fx->res, db, &d, 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(fx->res), 1);
+    assert_true(nd_results_get(fx->res, 0)->resemblance == 1.0);
+    assert_int_equal(nd_results_get(fx->res, 0)->time, 300);
+}
+
 static void test_txn_held(void **state)
 {
     db_fixture *fx = *state;
@@ -184,6 +239,7 @@ int main(void)
         DB_FIXTURE_TEST(test_txn_commit),
         DB_FIXTURE_TEST(test_txn_refresh_write),
         DB_FIXTURE_TEST(test_txn_held),
+        DB_FIXTURE_TEST(test_txn_sketch),
         DB_FIXTURE_TEST(test_txn_check_stands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
