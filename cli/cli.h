@@ -78,8 +78,9 @@ int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned 
 int cli_close_db(nd_db *db, const char *path);
 
 /* Fingerprint the file at path ("-" = stdin) with the database's
- * fingerprint options (HTML if html); prints errors, returns an exit code. */
-int cli_fingerprint_file(uint64_t *out, nd_db *db, const char *path, int html);
+ * fingerprint options (HTML if html), and with sk non-NULL its sketch
+ * too (nd_db_sign); prints errors, returns an exit code. */
+int cli_fingerprint_file(uint64_t *out, nd_sketch *sk, nd_db *db, const char *path, int html);
 
 /* "words", "shingles:N", "chars:N" (N 1..16; "shingles" alone = the default
  * width) into opts->features / opts->n -> 0; -1 otherwise. */

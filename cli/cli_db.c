@@ -78,7 +78,7 @@ static int slurp(char **out, size_t *out_len, const char *path)
     return CLI_EXIT_OK;
 }
 
-int cli_fingerprint_file(uint64_t *out, nd_db *db, const char *path, int html)
+int cli_fingerprint_file(uint64_t *out, nd_sketch *sk, nd_db *db, const char *path, int html)
 {
     nd_fp_options fo;
     char *text = NULL;
@@ -87,7 +87,13 @@ int cli_fingerprint_file(uint64_t *out, nd_db *db, const char *path, int html)
     if (rc) return rc;
     nd_db_fp_options(&fo, db);
     if (html) fo.flags |= ND_FP_HTML;
-    int nrc = nd_fingerprint(out, text, len, &fo);
+    nd_signature sig;
+    int nrc = sk ? nd_db_sign(&sig, db, text, len, html ? ND_FP_HTML : 0)
+                 : nd_fingerprint(out, text, len, &fo);
+    if (sk && nrc == ND_OK) {
+        *out = sig.fp;
+        *sk = sig.sketch;
+    }
     free(text);
     if (nrc < 0) return cli_fail_nd(nrc, "fingerprinting '%s'", path);
     return CLI_EXIT_OK;

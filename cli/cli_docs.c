@@ -28,19 +28,47 @@ int cli_record_fp(uint64_t *out, const in_record *rec, const nd_fp_options *fo, 
     return CLI_EXIT_OK;
 }
 
-int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time)
+int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_fp_options *fo,
+                    int html, nd_db *db)
+{
+    if (!sk) return cli_record_fp(fp, rec, fo, html);
+    if (rec->has_fp) {
+        fprintf(stderr, "neardup: %s:%llu: %s\n", rec->file, (unsigned long long)rec->line,
+                CLI_NEEDS_TEXT);
+        return CLI_BAD_RECORD;
+    }
+    nd_signature sig;
+    int rc = nd_db_sign(&sig, db, rec->text, rec->text_len, html || rec->is_html ? ND_FP_HTML : 0);
+    if (rc < 0)
+        return cli_fail_nd(rc, "%s:%llu: fingerprint", rec->file, (unsigned long long)rec->line);
+    *fp = sig.fp;
+    *sk = sig.sketch;
+    return CLI_EXIT_OK;
+}
+
+int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketch *sk,
+                  int64_t time)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4096;
         nd_doc *d = realloc(l->d, cap * sizeof *d);
         if (d) l->d = d;
         size_t *ko = d ? realloc(l->koff, cap * sizeof *ko) : NULL;
-        if (!ko) {
+        if (ko) l->koff = ko;
+        nd_sketch *s = ko && sk ? realloc(l->sk, cap * sizeof *s) : NULL;
+        if (s) l->sk = s;
+        if (!ko || (sk && !s)) {
             cli_fail("out of memory holding %zu documents", l->n);
             return -1;
         }
-        l->koff = ko;
         l->cap = cap;
+    }
+    if (sk && !l->sk) { /* the first sketch of a list grown without */
+        l->sk = malloc(l->cap * sizeof *l->sk);
+        if (!l->sk) {
+            cli_fail("out of memory holding %zu documents", l->n);
+            return -1;
+        }
     }
     if (l->alen + rec->key_len + 1 > l->acap) {
         size_t cap = l->acap ? l->acap : 1 << 16;
@@ -57,6 +85,7 @@ int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time)
     l->arena[l->alen + rec->key_len] = '\0';
     l->koff[l->n] = l->alen;
     l->d[l->n] = (nd_doc){NULL, rec->key_len, fp, rec->has_score ? rec->score : 0, time};
+    if (sk) l->sk[l->n] = *sk;
     l->alen += rec->key_len + 1;
     l->n++;
     return 0;
@@ -65,6 +94,8 @@ int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time)
 void cli_docs_seal(cli_docs *l)
 {
     for (size_t i = 0; i < l->n; i++) l->d[i].key = l->arena + l->koff[i];
+    if (l->sk)
+        for (size_t i = 0; i < l->n; i++) l->d[i].sketch = &l->sk[i];
 }
 
 void cli_docs_clear(cli_docs *l)
@@ -77,6 +108,7 @@ void cli_docs_dispose(cli_docs *l)
 {
     free(l->d);
     free(l->koff);
+    free(l->sk);
     free(l->arena);
     memset(l, 0, sizeof *l);
 }
@@ -234,6 +266,7 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
         for (;;) {
             in_record rec;
             uint64_t fp;
+            nd_sketch sk;
             if (o->live && l->n && src.in && in_reader_would_block(src.in)) {
                 cli_docs_seal(l);
                 rc = flush(l, payload);
@@ -259,9 +292,16 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
                 rc = cli_fail("%s", source_error(&src));
                 break;
             }
-            rc = cli_record_fp(&fp, &rec, o->fo, o->html);
+            rc = cli_record_sign(&fp, o->sign_db ? &sk : NULL, &rec, o->fo, o->html, o->sign_db);
+            if (rc == CLI_BAD_RECORD) {
+                (*bad)++;
+                rc = CLI_EXIT_OK;
+                if (o->skip_bad) continue;
+                rc = CLI_EXIT_USAGE;
+                break;
+            }
             if (rc) break;
-            if (cli_docs_push(l, &rec, fp, time) < 0) {
+            if (cli_docs_push(l, &rec, fp, o->sign_db ? &sk : NULL, time) < 0) {
                 rc = CLI_EXIT_DB;
                 break;
             }
@@ -289,7 +329,7 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
 }
 
 void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
-                        const char *match, size_t match_len, unsigned dist)
+                        const char *match, size_t match_len, unsigned dist, double res)
 {
     if (json) {
         fprintf(f, "{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
@@ -298,6 +338,7 @@ void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int 
             fprintf(f, ",\"match\":");
             cli_put_json_string(f, match, match_len);
             fprintf(f, ",\"dist\":%u", dist);
+            if (res >= 0) fprintf(f, ",\"resemblance\":%.3f", res);
         }
         fputs("}\n", f);
         return;
@@ -308,6 +349,7 @@ void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int 
         fputc('\t', f);
         cli_put_field(f, match, match_len);
         fprintf(f, "\t%u", dist);
+        if (res >= 0) fprintf(f, "\t%.3f", res);
     }
     fputc('\n', f);
 }

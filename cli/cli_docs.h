@@ -17,7 +17,8 @@
 #include "in_reader.h"
 
 typedef struct cli_docs {
-    nd_doc *d;       /* keys valid after cli_docs_seal */
+    nd_doc *d;       /* keys (and sketches) valid after cli_docs_seal */
+    nd_sketch *sk;   /* the documents' sketches (a resemblance store), or NULL */
     size_t *koff;    /* key offsets in the arena until sealed */
     size_t n, cap;
     char *arena;
@@ -29,9 +30,22 @@ typedef struct cli_docs {
  * returns an exit code on failure. */
 int cli_record_fp(uint64_t *out, const in_record *rec, const nd_fp_options *fo, int html);
 
-/* Append a record with fingerprint fp and last-seen time; -1 when out of
- * memory (printed). */
-int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, int64_t time);
+/* cli_record_fp's returned for a record a resemblance store cannot take
+ * (one carrying a fingerprint, no text): the line is printed; the
+ * caller counts it bad (skipped with --skip-bad, else exit 1). */
+#define CLI_BAD_RECORD (-2)
+
+/* What a record becomes in db: with sk NULL (a fingerprint-only store)
+ * as cli_record_fp; with sk (db verifies by resemblance) fingerprint and
+ * sketch from one tokenisation (nd_db_sign), CLI_BAD_RECORD for a record
+ * without text. */
+int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_fp_options *fo,
+                    int html, nd_db *db);
+
+/* Append a record with fingerprint fp, its sketch (NULL: none) and
+ * last-seen time; -1 when out of memory (printed). */
+int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketch *sk,
+                  int64_t time);
 /* Point every document's key into the arena (call before using l->d). */
 void cli_docs_seal(cli_docs *l);
 void cli_docs_clear(cli_docs *l);
@@ -89,6 +103,7 @@ typedef struct cli_read_opts {
     in_format fmt;
     int dump; /* --format dump: doc_io.h's tsv, fmt unused */
     const nd_fp_options *fo;
+    nd_db *sign_db; /* a resemblance store: texts are signed for it; NULL else */
     int html, skip_bad;
     int64_t time;
     size_t chunk; /* 0 = everything in one call */
@@ -107,8 +122,13 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
 int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd);
 
 /* One decision line of `add`, `batch` and `neardup-mpi batch`: "new\tKEY" or
- * "dup\tKEY\tMATCH\tDIST", or as JSON {"status","key","match","dist"}. */
+ * "dup\tKEY\tMATCH\tDIST", or as JSON {"status","key","match","dist"}; a
+ * dup in a resemblance store (res >= 0) adds "\tRES" (%.3f), JSON
+ * "resemblance". */
 void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
-                        const char *match, size_t match_len, unsigned dist);
+                        const char *match, size_t match_len, unsigned dist, double res);
+
+/* The resemblance store's refusal of a fingerprint-only record. */
+#define CLI_NEEDS_TEXT "this store verifies by resemblance: records need text, not a fingerprint"
 
 #endif

@@ -25,6 +25,11 @@ static const char usage[] =
     "database's k). Prints per document, in input order:\n"
     "  new<TAB>KEY                       stored\n"
     "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST not stored: closest stored match\n"
+    "In a store created with --min-resemblance R, a document is a dup of the\n"
+    "stored one of highest estimated resemblance >= R (found by its band keys\n"
+    "or within K bits), every document is stored (dups too, so that later\n"
+    "copies of a copy are caught), texts are needed (not fingerprints), and a\n"
+    "dup line ends with the resemblance: dup<TAB>KEY<TAB>MATCH<TAB>DIST<TAB>RES.\n"
     "  --format   fp: lines HEX16[<TAB>KEY] (KEY defaults to the hex; default)\n"
     "             jsonl: {\"id\":..,\"text\":..} or {\"id\":..,\"fp\":\"HEX16\"}, optional \"score\"\n"
     "             tsv: KEY<TAB>TEXT\n"
@@ -33,7 +38,7 @@ static const char usage[] =
     "  --skip-bad count and skip malformed records instead of stopping\n"
     "  --html     texts are HTML\n"
     "  --time T   last-seen time to record (seconds since the epoch; default now)\n"
-    "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"}\n"
+    "  --json     JSON lines {\"status\",\"key\",\"match\",\"dist\"[,\"resemblance\"]}\n"
     "  --mmap     read the tables through memory mappings: faster checks on a\n"
     "             large database; the mapped pages count in the process's RSS\n"
     "  --progress a progress line on stderr even when it is not a terminal\n"
@@ -46,6 +51,7 @@ typedef struct add_ctx {
     nd_db *db;
     nd_results *res;
     nd_fp_options fo;
+    int resemblance; /* the store verifies by resemblance */
     unsigned k;
     int json, html;
     int64_t now;
@@ -57,17 +63,19 @@ static void print_result(add_ctx *a, const in_record *rec)
 {
     const nd_match *m = nd_results_count(a->res) ? nd_results_get(a->res, 0) : NULL;
     cli_print_decision(stdout, a->json, rec->key, rec->key_len, m != NULL, m ? m->key : NULL,
-                       m ? m->key_len : 0, m ? m->dist : 0);
+                       m ? m->key_len : 0, m ? m->dist : 0, m ? m->resemblance : -1);
     fflush(stdout);
 }
 
 static int add_record(add_ctx *a, const in_record *rec)
 {
     uint64_t fp;
-    int rc = cli_record_fp(&fp, rec, &a->fo, a->html);
+    nd_sketch sk;
+    int rc = cli_record_sign(&fp, a->resemblance ? &sk : NULL, rec, &a->fo, a->html, a->db);
     if (rc) return rc;
-    rc = nd_add_if_new(a->res, a->db, rec->key, rec->key_len, fp,
-                       rec->has_score ? rec->score : 0.0, a->now, a->k);
+    nd_doc d = {rec->key, rec->key_len, fp, rec->has_score ? rec->score : 0.0, a->now,
+                a->resemblance ? &sk : NULL};
+    rc = nd_db_add_doc_if_new(a->res, a->db, &d, a->k);
     if (rc < 0) {
         rc = cli_fail_nd(rc, "%s:%llu: add", rec->file, (unsigned long long)rec->line);
         return rc == CLI_EXIT_USAGE ? rc : CLI_EXIT_DB;
@@ -134,6 +142,7 @@ int cmd_add(int argc, char **argv)
     rc = cli_open_db(&a.db, path, flags);
     if (rc) goto cleanup;
     nd_db_fp_options(&a.fo, a.db);
+    a.resemblance = nd_db_min_resemblance(a.db) > 0;
     if (!have_k) {
         nd_plan_info p;
         nd_db_plan(&p, a.db);
@@ -165,6 +174,12 @@ int cmd_add(int argc, char **argv)
             break;
         }
         rc = add_record(&a, &rec);
+        if (rc == CLI_BAD_RECORD) {
+            a.bad++;
+            rc = CLI_EXIT_OK;
+            if (skip_bad) continue;
+            rc = CLI_EXIT_USAGE;
+        }
         if (rc) break;
     }
     cli_progress_end(&a.prog);

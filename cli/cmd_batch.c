@@ -24,6 +24,10 @@ static const char usage[] =
     "in input order, what `add` would:\n"
     "  new<TAB>KEY                       no stored or earlier new document within K\n"
     "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST the closest such document\n"
+    "In a store created with --min-resemblance, as `add` decides there: the\n"
+    "most resemblant stored or earlier document of estimated resemblance >= R\n"
+    "(every earlier one counts), RES as a last column, --add stores every\n"
+    "document; texts are needed, and documents are checked one by one.\n"
     "  --k K      distance (default: the database's k)\n"
     "  --add      store the new documents (atomically with the check)\n"
     "  --chunk N  check N documents per batch (default: the whole input; with\n"
@@ -62,7 +66,8 @@ static int run_chunk(cli_docs *l, void *payload)
     }
     for (size_t i = 0; i < l->n; i++) {
         cli_print_decision(stdout, c->json, l->d[i].key, l->d[i].key_len, out[i].dup,
-                           out[i].match_key, out[i].match_key_len, out[i].dist);
+                           out[i].match_key, out[i].match_key_len, out[i].dist,
+                           out[i].resemblance);
         if (out[i].dup) c->dups++;
         else c->added++;
     }
@@ -124,6 +129,7 @@ int cmd_batch(int argc, char **argv)
     rc = cli_open_db_threads(&c.db, path, dbflags, cli_batch_threads());
     if (rc) return rc;
     nd_db_fp_options(&fo, c.db);
+    if (nd_db_min_resemblance(c.db) > 0) ro.sign_db = c.db;
     if (!have_k) {
         nd_plan_info p;
         nd_db_plan(&p, c.db);

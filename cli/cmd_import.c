@@ -28,7 +28,9 @@ static const char usage[] =
     "\n"
     "Load documents fast, without the near-duplicate check (use `add` or\n"
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
-    "replaced; with repeated keys the last one wins.\n"
+    "replaced; with repeated keys the last one wins. Into a store created with\n"
+    "--min-resemblance: texts only (each signed: fingerprint and sketch), written\n"
+    "in atomic groups of 4096 documents through the online path.\n"
     "  --format   fp (default), jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
@@ -132,6 +134,7 @@ int cmd_import(int argc, char **argv)
     rc = cli_open_db(&c.db, path, flags | ND_DB_NO_BACKGROUND);
     if (rc) return rc;
     nd_db_fp_options(&fo, c.db);
+    if (nd_db_min_resemblance(c.db) > 0) ro.sign_db = c.db; /* texts signed */
     ro.fo = &fo;
     ro.progress = &prog;
     if (!steps) {

@@ -7,12 +7,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 static const char usage[] =
     "usage: neardup init DB [--k K] [--docs N] [--tables T] [--run-size R]\n"
-    "                      [--features words|shingles:N|chars:N] [--json]\n"
+    "                      [--features words|shingles:N|chars:N]\n"
+    "                      [--resemblance | --min-resemblance R] [--json]\n"
     "\n"
     "Create an empty database in directory DB, which must not exist yet or be\n"
     "an empty directory.\n"
@@ -23,6 +25,13 @@ static const char usage[] =
     "  --tables T    force the number of permuted tables (see `neardup plan`)\n"
     "  --run-size R  fingerprints per compressed run (default 128)\n"
     "  --features F  fingerprint features recorded in the database\n"
+    "  --min-resemblance R  verify by resemblance (0 < R <= 1): keep per document\n"
+    "                a min-hash sketch and band keys (about 0.4 KB), and call a\n"
+    "                document a near-duplicate when its estimated word-shingle\n"
+    "                resemblance to a stored one is >= R, however far its\n"
+    "                fingerprint lies; inputs must be texts (see README,\n"
+    "                \"Resemblance\")\n"
+    "  --resemblance the same with R = 0.85, the measured default\n"
     "  --json        print the chosen plan as JSON\n";
 
 /* CLI_EXIT_OK when path does not exist or is an empty directory; else
@@ -60,6 +69,8 @@ int cmd_init(int argc, char **argv)
         {"tables", required_argument, 0, 't'},
         {"run-size", required_argument, 0, 'r'},
         {"features", required_argument, 0, 'f'},
+        {"min-resemblance", required_argument, 0, 'R'},
+        {"resemblance", no_argument, 0, 'S'},
         {"json", no_argument, 0, 'j'},
         {0, 0, 0, 0}};
     nd_db_options o;
@@ -102,6 +113,16 @@ int cmd_init(int argc, char **argv)
                 return cli_usage_fail("init", "--features must be words, shingles:N or chars:N, got '%s'",
                                 optarg);
             break;
+        case 'R': {
+            char *end = NULL;
+            double r = strtod(optarg, &end);
+            if (!*optarg || *end || !(r > 0 && r <= 1))
+                return cli_usage_fail("init", "--min-resemblance must be a number in (0, 1], got '%s'",
+                                      optarg);
+            o.min_resemblance = r;
+            break;
+        }
+        case 'S': o.min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
         case 'j': json = 1; break;
         default: return CLI_EXIT_USAGE;
         }
@@ -123,11 +144,15 @@ int cmd_init(int argc, char **argv)
         printf("{\"path\":");
         cli_put_json_string(stdout, path, strlen(path));
         printf(",\"k\":%u,\"tables\":%u,\"prefix_min\":%u,\"prefix_max\":%u,"
-               "\"fingerprint\":\"%s\"}\n",
+               "\"fingerprint\":\"%s\"",
                p.k, p.tables, p.prefix_min, p.prefix_max, cfg);
+        if (o.min_resemblance > 0) printf(",\"min_resemblance\":%g", o.min_resemblance);
+        printf("}\n");
     } else {
-        printf("created %s: k=%u, %u tables, prefix %u..%u bits, fingerprint %s\n",
-               path, p.k, p.tables, p.prefix_min, p.prefix_max, cfg);
+        printf("created %s: k=%u, %u tables, prefix %u..%u bits, fingerprint %s", path, p.k,
+               p.tables, p.prefix_min, p.prefix_max, cfg);
+        if (o.min_resemblance > 0) printf(", min resemblance %g", o.min_resemblance);
+        printf("\n");
     }
     return cli_close_db(db, path);
 }

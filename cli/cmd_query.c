@@ -20,7 +20,11 @@ static const char usage[] =
     "  QUERYHEX<TAB>MATCHKEY<TAB>MATCHHEX<TAB>DIST   (closest first)\n"
     "  FP          a fingerprint as 16 hex digits\n"
     "  -           read fingerprints from stdin, one per line\n"
-    "  --text FILE fingerprint FILE (\"-\" = stdin) with the database's options\n"
+    "  --text FILE fingerprint FILE (\"-\" = stdin) with the database's options;\n"
+    "              in a store created with --min-resemblance, its near-duplicates\n"
+    "              as `add` finds them there (estimated resemblance >= R, by band\n"
+    "              keys or within K bits), most resemblant first, each line\n"
+    "              ending with <TAB>RES (JSON \"resemblance\")\n"
     "  --html      with --text: the file is HTML\n"
     "  --k K       distance (default: the database's design k; up to 16, exact)\n"
     "  --limit N   at most N matches per query\n"
@@ -38,24 +42,30 @@ typedef struct query_ctx {
     int json;
 } query_ctx;
 
-static int run_one(query_ctx *q, uint64_t fp)
+/* Answer the query fp (with sk: a text's, in a resemblance store). */
+static int run_one(query_ctx *q, uint64_t fp, const nd_sketch *sk)
 {
-    int rc = nd_query(q->res, q->db, fp, q->k, &q->qo);
+    nd_doc d = {"", 0, fp, 0, 0, sk};
+    int rc = sk ? nd_db_query_doc(q->res, q->db, &d, q->k, &q->qo)
+                : nd_query(q->res, q->db, fp, q->k, &q->qo);
     if (rc < 0) return cli_fail_nd(rc, "query %016llx", (unsigned long long)fp);
     for (size_t i = 0; i < nd_results_count(q->res); i++) {
         const nd_match *m = nd_results_get(q->res, i);
         if (q->json) {
             printf("{\"query\":\"%016llx\",\"key\":", (unsigned long long)fp);
             cli_put_json_string(stdout, m->key, m->key_len);
-            printf(",\"fp\":\"%016llx\",\"dist\":%u}\n", (unsigned long long)m->fp,
-                   m->dist);
+            printf(",\"fp\":\"%016llx\",\"dist\":%u", (unsigned long long)m->fp, m->dist);
+            if (m->resemblance >= 0) printf(",\"resemblance\":%.3f", m->resemblance);
+            printf("}\n");
         } else {
             cli_put_hex(stdout, fp);
             putchar('\t');
             cli_put_field(stdout, m->key, m->key_len);
             putchar('\t');
             cli_put_hex(stdout, m->fp);
-            printf("\t%u\n", m->dist);
+            printf("\t%u", m->dist);
+            if (m->resemblance >= 0) printf("\t%.3f", m->resemblance);
+            putchar('\n');
         }
     }
     return CLI_EXIT_OK;
@@ -82,7 +92,7 @@ static int run_stdin(query_ctx *q)
         if (cli_parse_hex64(line, (size_t)len, &fp, &why))
             rc = cli_fail("<stdin>:%lu: fingerprint: %s", lineno, why);
         else
-            rc = run_one(q, fp);
+            rc = run_one(q, fp, NULL);
         if (live) fflush(stdout);
     }
     free(line);
@@ -155,8 +165,10 @@ int cmd_query(int argc, char **argv)
     }
     if (text_path) {
         uint64_t fp;
-        rc = cli_fingerprint_file(&fp, q.db, text_path, html);
-        if (rc == CLI_EXIT_OK) rc = run_one(&q, fp);
+        nd_sketch sk;
+        nd_sketch *skp = nd_db_min_resemblance(q.db) > 0 ? &sk : NULL;
+        rc = cli_fingerprint_file(&fp, skp, q.db, text_path, html);
+        if (rc == CLI_EXIT_OK) rc = run_one(&q, fp, skp);
     } else {
         for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) {
             if (strcmp(argv[i], "-") == 0) {
@@ -165,7 +177,7 @@ int cmd_query(int argc, char **argv)
                 uint64_t fp;
                 const char *why;
                 cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why);
-                rc = run_one(&q, fp);
+                rc = run_one(&q, fp, NULL);
             }
         }
     }

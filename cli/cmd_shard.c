@@ -423,6 +423,7 @@ static int shard_import(int argc, char **argv)
                             .time = a.time,
                             .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};
+        if (nd_db_min_resemblance(nd_shards_db(l.sh, 0)) > 0) ro.sign_db = nd_shards_db(l.sh, 0);
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }
     if (rc == CLI_EXIT_OK) rc = load_commit(&l);

@@ -12,7 +12,10 @@ static const char usage[] =
     "\n"
     "Print documents, distinct fingerprints, disk bytes, and per table: prefix\n"
     "bits, entries, runs, pending (fresh, not yet folded) entries, bytes and\n"
-    "bits per entry, beside the bound 64 - log2(N) + 1.44 bits.\n";
+    "bits per entry, beside the bound 64 - log2(N) + 1.44 bits. A store created\n"
+    "with --min-resemblance adds its threshold and its sketches, band entries\n"
+    "and their bytes (keys and values before RocksDB) per document:\n"
+    "min_resemblance, sketches, band_keys, sketch_bytes, sketch_bytes_per_doc.\n";
 
 int cmd_stats(int argc, char **argv)
 {
@@ -53,12 +56,25 @@ int cmd_stats(int argc, char **argv)
                    (unsigned long long)ts->runs, (unsigned long long)ts->fresh,
                    (unsigned long long)ts->bytes, ts->bits_per_entry);
         }
-        printf("]}\n");
+        printf("]");
+        if (st.min_resemblance > 0)
+            printf(",\"min_resemblance\":%g,\"sketches\":%llu,\"band_keys\":%llu,"
+                   "\"sketch_bytes\":%llu,\"sketch_bytes_per_doc\":%.1f",
+                   st.min_resemblance, (unsigned long long)st.sketches,
+                   (unsigned long long)st.band_keys, (unsigned long long)st.sketch_bytes,
+                   st.documents ? (double)st.sketch_bytes / (double)st.documents : 0.0);
+        printf("}\n");
     } else {
         printf("documents\t%llu\nfingerprints\t%llu\ndisk_bytes\t%llu\nk\t%u\ntables\t%u\n"
                "bound_bits_per_entry\t%.2f\n",
                (unsigned long long)st.documents, (unsigned long long)st.fingerprints,
                (unsigned long long)st.disk_bytes, plan.k, st.tables, bound);
+        if (st.min_resemblance > 0)
+            printf("min_resemblance\t%g\nsketches\t%llu\nband_keys\t%llu\nsketch_bytes\t%llu\n"
+                   "sketch_bytes_per_doc\t%.1f\n",
+                   st.min_resemblance, (unsigned long long)st.sketches,
+                   (unsigned long long)st.band_keys, (unsigned long long)st.sketch_bytes,
+                   st.documents ? (double)st.sketch_bytes / (double)st.documents : 0.0);
         printf("table\tprefix\tentries\truns\tpending\tbytes\tbits/entry\n");
         for (unsigned t = 0; t < st.tables; t++) {
             const nd_table_stats *ts = &st.table[t];

@@ -392,7 +392,7 @@ static int run_chunk(run_ctx *c, const batch *b)
         for (uint64_t i = 0; i < n; i++) {
             const nd_batch_item *it = &items[i];
             cli_print_decision(stdout, c->json, docs[i].key, docs[i].key_len, it->dup,
-                               it->match_key, it->match_key_len, it->dist);
+                               it->match_key, it->match_key_len, it->dist, it->resemblance);
             c->nnew += !it->dup;
         }
         fflush(stdout);

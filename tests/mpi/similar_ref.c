@@ -105,7 +105,7 @@ int main(int argc, char **argv)
         if (rc < 0) return fail("batch", rc);
         for (size_t i = 0; i < c.n; i++)
             cli_print_decision(stdout, 0, c.docs[i].key, c.docs[i].key_len, items[i].dup,
-                               items[i].match_key, items[i].match_key_len, items[i].dist);
+                               items[i].match_key, items[i].match_key_len, items[i].dist, items[i].resemblance);
     }
     for (size_t i = 0; i < c.n; i++) free(c.keys[i]);
     free(c.docs);
