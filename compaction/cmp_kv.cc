@@ -296,7 +296,7 @@ int kv_family_drop(kv_db *db, kv_cf *cf)
 {
     char *err = NULL;
     KV_GUARD(rocksdb_drop_column_family(db->db, H(cf), &err));
-    return take_error(err, "dropping a family");
+    return write_error(db, err, "dropping a family");
 }
 
 void kv_family_free(kv_cf *cf)
@@ -445,7 +445,7 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
         return nd_err_set(b->failed, "write: the batch lost a change (out of memory)");
     KV_GUARD(if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
              else rocksdb_write(db->db, wo, b->plain, &err));
-    return take_error(err, "write");
+    return write_error(db, err, "write");
 }
 
 /* ---- snapshots and iterators ---------------------------------------------- */

@@ -85,7 +85,7 @@ int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const ch
     int rc = ND_OK;
     KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
     rocksdb_ingestexternalfileoptions_destroy(io);
-    return rc < 0 ? rc : take_error(err, what);
+    return rc < 0 ? rc : write_error(db, err, what);
 }
 
 /* ---- the database's files and state ----------------------------------------- */
@@ -146,7 +146,7 @@ int kv_flush(kv_db *db, kv_cf *cf)
     int rc = ND_OK;
     KV_CAPTURE(rc, rocksdb_flush_cf(db->db, fo, H(cf), &err));
     rocksdb_flushoptions_destroy(fo);
-    return rc < 0 ? rc : take_error(err, "flush");
+    return rc < 0 ? rc : write_error(db, err, "flush");
 }
 
 int kv_compact(kv_db *db, kv_cf *cf, int exclusive)

@@ -45,6 +45,7 @@ struct kv_db {
     rocksdb_writeoptions_t *wopts, *wopts_sync;
     char *path;
     int corrupt; /* a read met damage: never written to again (kv_write) */
+    int frozen;  /* a write failed: RocksDB deletes no file from then on */
     char *scratch; /* a secondary instance's own directory, else NULL */
     const char *scratch_parent; /* where to make it (kv_open_opts.scratch_dir), during kv_open */
     char view[KVDIR_STATE_MAX]; /* a secondary's: the MANIFEST's state its view is of */
@@ -84,6 +85,28 @@ static inline int take_error(char *err, const char *what)
     if (!err) return ND_OK;
     int rc = kv_map_error(err, what);
     rocksdb_free(err);
+    return rc;
+}
+
+/* As take_error, for a call that changes db's files (a write, a flush,
+ * an ingestion, a family dropped, a compaction). After a failed write of
+ * its MANIFEST, RocksDB 7.8 starts a new one on the next change; when
+ * that fails too, it still takes the new one for current and deletes the
+ * one CURRENT names, and the store no longer opens (fault_io_import found
+ * it: an EIO near the end of an import). So the first failure stops file
+ * deletions for the rest of the handle's life: obsolete files stay until
+ * the next open, which deletes them. */
+static inline int write_error(struct kv_db *db, char *err, const char *what)
+{
+    int rc = take_error(err, what);
+    if (rc < 0 && !__atomic_exchange_n(&db->frozen, 1, __ATOMIC_RELAXED) && !db->scratch) {
+        char *e = NULL;
+        try {
+            rocksdb_disable_file_deletions(db->db, &e);
+        } catch (...) { /* nothing more to do: the error is reported */
+        }
+        if (e) rocksdb_free(e);
+    }
     return rc;
 }
 
