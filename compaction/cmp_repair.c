@@ -1,7 +1,7 @@
 /*
  * cmp_repair.c — salvage of a damaged database in place, before the engine
- * rebuilds its tables (nd_db_repair, engine/db_repair.c): the log's intact
- * records are replayed into table files, every family is given a file of
+ * rebuilds its tables (nd_db_repair, engine/db_repair.c): the logs are
+ * rewritten with their intact records (cmp_walfix.c), which are replayed into table files, every family is given a file of
  * its own, then RocksDB's repair sets damaged files aside (kv_repair). It
  * works on a closed database, through the key-value adapter only.
  */
@@ -10,6 +10,7 @@
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
 #include "cmp_repair.h"
+#include "cmp_walfix.h"
 #include "nd_error.h"
 
 /* Replay what the log holds intact, skipping damaged records, into every
@@ -49,6 +50,10 @@ static int salvage_log(const char *path)
 int st_repair(const char *path)
 {
     ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
+    /* RocksDB's reader would drop the rest of a block after a damaged
+     * record: give it logs whose damage is cut out. */
+    uint64_t damaged = 0;
+    ND_FORWARD(cmp_wal_resync(path, &damaged));
     /* A failed salvage (a damaged manifest) leaves all to the repair. */
     (void)salvage_log(path);
     return kv_repair(path);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 
+#include "db_core.h"
 #include "neardup.h"
 #include "nd_error.h"
 #include "storage.h"
@@ -88,6 +89,11 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     o.k = plan.k;
     o.tables = plan.tables;
+    /* The same plan: the planner chose it for N = candidates x 2^p, and
+     * chooses it again for that N; the same run size. */
+    double n = plan.candidates * (double)(1ull << (plan.prefix_min < 63 ? plan.prefix_min : 63));
+    o.expected_docs = n >= 1 && n < 1e18 ? (uint64_t)(n + 0.5) : 0;
+    o.run_size = from->run_size;
     o.fp = &fp;
     o.min_resemblance = nd_db_min_resemblance(from);
     repair_copy *c = calloc(1, sizeof *c);
