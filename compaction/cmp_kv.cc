@@ -12,6 +12,11 @@
  * RocksDB's C API hands back an object to free even when listing or
  * creating families fails; range deletions exist in plain batches only.
  *
+ * Under an address space limit (`ulimit -v`) the options follow the
+ * memory plan of cmp_kv_mem.h, and a reserve of address space is held
+ * while the database is open, for RocksDB's own threads; writes, ingests,
+ * flushes and compactions first check that it is still there.
+ *
  * C++ only to catch the exceptions RocksDB's C API lets through: each
  * call that can throw runs inside KV_GUARD (cmp_kv_error.h says why). A
  * batch that could not take a change is never written; an iterator whose
@@ -37,12 +42,20 @@ static rocksdb_readoptions_t *ropts_total_order(void)
     return r;
 }
 
+/* A family's memtables sized to the memory plan (cmp_kv_mem.h). */
+static void mem_fit(rocksdb_options_t *o, const kv_mem *m)
+{
+    rocksdb_options_set_write_buffer_size(o, (size_t)m->memtable);
+    rocksdb_options_set_max_write_buffer_number(o, 2);
+    rocksdb_options_set_arena_block_size(o, (size_t)m->arena);
+}
+
 static int make_profile(kv_db *db, kv_prof *p, const kv_profile *pr)
 {
     p->opts = rocksdb_options_create();
     p->bbt = rocksdb_block_based_options_create();
     ND_RETURN_IF(!p->opts || !p->bbt, ND_ENOMEM, "storage: out of memory creating options");
-    p->compress = pr->compress;
+    p->compress = pr->compress && (!db->mem.limited || db->mem.compress);
     rocksdb_block_based_options_set_block_cache(p->bbt, db->cache);
     if (pr->block_size) rocksdb_block_based_options_set_block_size(p->bbt, pr->block_size);
     if (pr->plain_format) {
@@ -60,18 +73,28 @@ static int make_profile(kv_db *db, kv_prof *p, const kv_profile *pr)
         rocksdb_block_based_options_set_whole_key_filtering(p->bbt, 0);
     }
     rocksdb_options_set_block_based_table_factory(p->opts, p->bbt);
-    rocksdb_options_set_compression(p->opts, pr->compress ? rocksdb_lz4_compression
-                                                          : rocksdb_no_compression);
+    rocksdb_options_set_compression(p->opts, p->compress ? rocksdb_lz4_compression
+                                                         : rocksdb_no_compression);
     if (pr->memtable_whole_key) rocksdb_options_set_memtable_whole_key_filtering(p->opts, 1);
     if (pr->memtable_bloom > 0)
         rocksdb_options_set_memtable_prefix_bloom_size_ratio(p->opts, pr->memtable_bloom);
     if (pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, pr->file_size);
+    if (db->mem.limited) {
+        mem_fit(p->opts, &db->mem);
+        if (!pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, db->mem.file);
+    }
     return ND_OK;
 }
 
 static int make_options(kv_db *db, const kv_open_opts *o)
 {
-    db->cache = rocksdb_cache_create_lru(o->cache_bytes ? o->cache_bytes : (64u << 20));
+    uint64_t cache = o->cache_bytes ? o->cache_bytes : (64u << 20);
+    ND_FORWARD(kv_mem_plan(&db->mem, cache, o->readonly));
+    /* The reserve first: RocksDB's open and the caller use the rest. */
+    ND_FORWARD(kv_mem_reserve_take(&db->mem));
+    db->mem_held = 1;
+    if (db->mem.limited) cache = db->mem.cache;
+    db->cache = rocksdb_cache_create_lru((size_t)cache);
     db->opts = rocksdb_options_create();
     for (int fill = 0; fill < 2; fill++) {
         db->point[fill] = ropts_total_order();
@@ -107,7 +130,17 @@ static int make_options(kv_db *db, const kv_open_opts *o)
      * (on the same full disk) is appended to again; our errors reach the
      * caller through return codes, not that log. */
     rocksdb_options_set_info_log_level(db->opts, 4 /* FATAL */);
-    rocksdb_options_increase_parallelism(db->opts, 2);
+    /* Two compaction threads; one under a memory limit (each thread's
+     * stack counts toward it). */
+    if (!db->mem.limited) rocksdb_options_increase_parallelism(db->opts, 2);
+    /* No statistics dumps: RocksDB's timer thread formats them, and an
+     * allocation failing there (`ulimit -v`) aborts the process. */
+    rocksdb_options_set_stats_dump_period_sec(db->opts, 0);
+    rocksdb_options_set_stats_persist_period_sec(db->opts, 0);
+    if (db->mem.limited) {
+        mem_fit(db->opts, &db->mem);
+        rocksdb_options_set_db_write_buffer_size(db->opts, (size_t)db->mem.memtables);
+    }
     /* Damage is reported, not absorbed: the default log recovery stops at
      * the first damaged record and opens without the acknowledged writes
      * after it. This mode accepts only a torn last record (cut by a
@@ -136,6 +169,7 @@ static void free_db(kv_db *db)
         if (db->prof[i].bbt) rocksdb_block_based_options_destroy(db->prof[i].bbt);
     }
     if (db->cache) rocksdb_cache_destroy(db->cache);
+    if (db->mem_held) kv_mem_reserve_drop(&db->mem);
     for (int fill = 0; fill < 2; fill++) {
         if (db->point[fill]) rocksdb_readoptions_destroy(db->point[fill]);
         if (db->prefix[fill]) rocksdb_readoptions_destroy(db->prefix[fill]);
@@ -443,6 +477,7 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
                  "write: refused, a read found the database damaged (neardup repair)");
     if (b->failed)
         return nd_err_set(b->failed, "write: the batch lost a change (out of memory)");
+    ND_FORWARD(kv_mem_check()); /* the background work spent the reserve */
     KV_GUARD(if (b->wb) rocksdb_write_writebatch_wi(db->db, wo, b->wb, &err);
              else rocksdb_write(db->db, wo, b->plain, &err));
     return write_error(db, err, "write");

@@ -77,6 +77,7 @@ void kv_sst_free(kv_sst *w)
 
 int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
 {
+    ND_FORWARD(kv_mem_check());
     char *err = NULL;
     rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
     ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
@@ -139,6 +140,7 @@ uint64_t kv_cache_bytes(kv_db *db) { return (uint64_t)rocksdb_cache_get_capacity
 
 int kv_flush(kv_db *db, kv_cf *cf)
 {
+    ND_FORWARD(kv_mem_check());
     char *err = NULL;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
@@ -151,6 +153,7 @@ int kv_flush(kv_db *db, kv_cf *cf)
 
 int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
 {
+    ND_FORWARD(kv_mem_check());
     rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
     ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
@@ -186,6 +189,8 @@ int kv_repair(const char *path)
     ND_RETURN_IF(!o, ND_ENOMEM, "storage: out of memory");
     rocksdb_options_set_info_log_level(o, 4 /* FATAL */);
     rocksdb_options_set_max_file_opening_threads(o, 1);
+    rocksdb_options_set_stats_dump_period_sec(o, 0);
+    rocksdb_options_set_stats_persist_period_sec(o, 0);
     int rc = ND_OK;
     KV_CAPTURE(rc, rocksdb_repair_db(o, path, &err));
     rocksdb_options_destroy(o);

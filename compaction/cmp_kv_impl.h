@@ -15,6 +15,7 @@ extern "C" {
 
 #include <rocksdb/c.h>
 
+#include "cmp_kv_mem.h"
 #include "cmp_kvdir.h"
 
 /* Read-ahead of walks over much of a family: one read of this size
@@ -49,6 +50,8 @@ struct kv_db {
     char *scratch; /* a secondary instance's own directory, else NULL */
     const char *scratch_parent; /* where to make it (kv_open_opts.scratch_dir), during kv_open */
     char view[KVDIR_STATE_MAX]; /* a secondary's: the MANIFEST's state its view is of */
+    kv_mem mem;    /* its memory plan under an address space limit (cmp_kv_mem.h) */
+    int mem_held;  /* it holds the reserve */
 };
 
 struct kv_batch {

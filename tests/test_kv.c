@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
 #include "cmp_kv_error.h"
+#include "cmp_kv_mem.h"
 #include "neardup.h"
 #include "nd_error.h"
 #include "tmpdir.h"
@@ -376,6 +380,58 @@ static void test_damage_marks_handle(void **state)
     tmpdir_remove(dir);
 }
 
+/* What the process maps now, in bytes. */
+static uint64_t mapped_now(void)
+{
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%llu", &pages) != 1) pages = 0;
+    if (f) fclose(f);
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The memory plan under RLIMIT_AS (set in a child, which then reports the
+ * first check that failed as its exit status). */
+static int plan_child(void)
+{
+    kv_mem m;
+    if (kv_mem_plan(&m, 64u << 20, 0) != ND_OK || m.limited) return 1; /* no limit: inert */
+    struct rlimit r = {0, 0};
+    getrlimit(RLIMIT_AS, &r);
+    r.rlim_cur = (rlim_t)(mapped_now() + (600u << 20));
+    if (setrlimit(RLIMIT_AS, &r) != 0) return 0; /* cannot limit here: nothing to check */
+    if (kv_mem_plan(&m, 64u << 20, 0) != ND_OK || !m.limited) return 2;
+    if (m.reserve < (16u << 20) || m.reserve > (64u << 20)) return 3;
+    if (m.cache > (64u << 20) || m.memtable > (64u << 20) || m.arena > m.memtable) return 4;
+    if (m.compress) return 5; /* under 1 GB of room: LZ4 off */
+    if (kv_mem_reserve_take(&m) != ND_OK || kv_mem_check() != ND_OK) return 6;
+    kv_mem_reserve_drop(&m);
+    kv_mem ro;
+    if (kv_mem_plan(&ro, 64u << 20, 1) != ND_OK || ro.reserve != 0) return 7;
+    /* too little room: refused, naming the limit */
+    r.rlim_cur = (rlim_t)(mapped_now() + (30u << 20));
+    if (setrlimit(RLIMIT_AS, &r) != 0) return 8;
+    if (kv_mem_plan(&m, 64u << 20, 0) != ND_ENOMEM) return 9;
+    if (!strstr(nd_errmsg(), "ulimit -v")) return 10;
+    return 0;
+}
+
+static void test_mem_plan(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* the sanitizer's shadow memory leaves no room for any limit */
+#endif
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(plan_child());
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_batches_and_iterators),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_damage_marks_handle),
+        cmocka_unit_test(test_mem_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
