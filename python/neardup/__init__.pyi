@@ -82,6 +82,8 @@ class Match(Tuple[Union[str, bytes, None], int, int, float, int]):
     def score(self) -> float: ...
     @property
     def time(self) -> int: ...  # last seen, seconds since the epoch
+    @property
+    def resemblance(self) -> float | None: ...  # to the query text (an attribute, not in the tuple)
 
 class Document(Tuple[Union[str, bytes], int, float, int]):
     """A stored document (get(), iteration): (key, fingerprint, score, time)."""
@@ -183,9 +185,15 @@ class Database:
         title_weight: int | None = None,
         stopwords: Iterable[str] | None = None,
         bytes_keys: bool = False,
+        min_resemblance: float | None = None,
     ) -> None: ...
     @property
     def path(self) -> str: ...
+    @property
+    def min_resemblance(self) -> float:
+        """The store's resemblance threshold (created with min_resemblance,
+        e.g. 0.85: it verifies by resemblance); 0.0 for a fingerprint-only
+        store."""
     @property
     def k(self) -> int:
         """The store's design distance: the default k of every call."""
@@ -220,6 +228,34 @@ class Database:
         returns the closest stored document (ties: smaller fingerprint, then
         key) and stores nothing; if that match is `key` itself, its
         last-seen time is refreshed to `time`."""
+    def add_text(
+        self, key: Key, text: Text, score: float = 0.0, time: Time = None, *, html: bool = False
+    ) -> None:
+        """Store the document of a text without the near-duplicate check:
+        its fingerprint, and in a store created with min_resemblance its
+        sketch, from one tokenisation under the store's options."""
+    def add_if_new_text(
+        self,
+        key: Key,
+        text: Text,
+        k: int | None = None,
+        score: float = 0.0,
+        time: Time = None,
+        *,
+        html: bool = False,
+    ) -> Match | None:
+        """add_if_new for a text. In a store created with min_resemblance
+        R, the best stored near-duplicate of estimated resemblance >= R
+        (found by band keys or within k bits; Match.resemblance), and the
+        document is stored either way (such a store indexes every
+        document); None when there is none. A store without it: exactly
+        add_if_new(key, fingerprint of text, ...)."""
+    def query_text(
+        self, text: Text, k: int | None = None, limit: int | None = None, *, html: bool = False
+    ) -> list[Match]:
+        """The stored near-duplicates of a text as add_if_new_text finds
+        them, most resemblant first; in a fingerprint-only store, query()
+        of its fingerprint."""
     def add_many(self, documents: Iterable[DocumentTuple]) -> None:
         """Store documents in one atomic write (one fsync with sync=True),
         without the near-duplicate check; later entries of a key win.

@@ -25,6 +25,9 @@ static PyStructSequence_Field match_fields[] = {
     {"distance", "Hamming distance to the query (int)"},
     {"score", "its authority score (float)"},
     {"time", "its last-seen time, seconds since the epoch (int)"},
+    {"resemblance", "estimated resemblance to the query text (float; a store created "
+                    "with min_resemblance, text calls), else None; an attribute only, "
+                    "not part of the tuple"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc match_desc = {
@@ -80,8 +83,19 @@ static PyObject *struct_new(PyTypeObject *type, PyObject *key, const char *fmt, 
 PyObject *pynd_match_new(const nd_match *m, int as_bytes)
 {
     PyObject *key = m->key ? pynd_key_object(m->key, m->key_len, as_bytes) : Py_NewRef(Py_None);
-    return struct_new(pynd_MatchType, key, "(KIdL)", (unsigned long long)m->fp, m->dist,
-                      m->score, (long long)m->time);
+    PyObject *res = m->resemblance >= 0 ? PyFloat_FromDouble(m->resemblance) : Py_NewRef(Py_None);
+    if (!res) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    PyObject *seq = struct_new(pynd_MatchType, key, "(KIdL)", (unsigned long long)m->fp, m->dist,
+                               m->score, (long long)m->time);
+    if (!seq) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    PyStructSequence_SET_ITEM(seq, 5, res); /* beyond the tuple: an attribute */
+    return seq;
 }
 
 PyObject *pynd_document_new(const char *key, size_t key_len, uint64_t fp, double score,

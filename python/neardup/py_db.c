@@ -107,21 +107,22 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"path", "create", "exclusive", "k", "docs", "tables", "sync",
                              "readonly", "mmap", "background", "cache_bytes",
                              "fold_threshold", "run_size", "features", "cjk_bigrams",
-                             "title_weight", "stopwords", "bytes_keys", NULL};
+                             "title_weight", "stopwords", "bytes_keys", "min_resemblance",
+                             NULL};
     PyObject *path = NULL, *k = NULL, *docs = NULL, *tables = NULL, *cache = NULL,
              *fold = NULL, *run = NULL, *features = NULL, *cjk = NULL, *title = NULL,
-             *stop = NULL, *keep = NULL, *encoded = NULL;
+             *stop = NULL, *keep = NULL, *encoded = NULL, *minres = NULL;
     int create = 0, excl = 0, sync = 0, readonly = 0, mmap = 0, background = 1,
         bytes_keys = 0;
     if (self->db || self->path) {
         PyErr_SetString(PyExc_RuntimeError, "Database.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOp", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOpO", kwlist,
                                      PyUnicode_FSDecoder, &path, &create, &excl, &k, &docs,
                                      &tables, &sync, &readonly, &mmap, &background, &cache,
                                      &fold, &run, &features, &cjk, &title, &stop,
-                                     &bytes_keys))
+                                     &bytes_keys, &minres))
         return -1;
     nd_db_options o;
     nd_fp_options fp;
@@ -145,6 +146,14 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
     v = 0;
     if (pynd_u64(run, "run_size", &v) < 0) goto cleanup;
     o.run_size = v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+    if (minres && minres != Py_None) {
+        o.min_resemblance = PyFloat_AsDouble(minres);
+        if (o.min_resemblance == -1.0 && PyErr_Occurred()) goto cleanup;
+        if (!(o.min_resemblance > 0 && o.min_resemblance <= 1)) {
+            PyErr_SetString(PyExc_ValueError, "min_resemblance must be in (0, 1]");
+            goto cleanup;
+        }
+    }
     if ((features && features != Py_None) || (cjk && cjk != Py_None) ||
         (title && title != Py_None) || (stop && stop != Py_None)) {
         if (pynd_fp_options(&fp, features, cjk, title, stop, &keep) < 0) goto cleanup;
@@ -648,6 +657,19 @@ static PyMethodDef db_methods[] = {
      SIG("verify", "", "Check every invariant (CorruptError names the first problem).")},
     {"backup", (PyCFunction)db_backup, METH_O,
      SIG("backup", ", directory, /", "Write a consistent checkpoint into a new directory.")},
+    {"add_text", FAST(pynd_db_add_text),
+     SIG("add_text", ", key, text, score=0.0, time=None, *, html=False",
+         "Store the document of a text (with its sketch in a store created with "
+         "min_resemblance), without the near-duplicate check.")},
+    {"add_if_new_text", FAST(pynd_db_add_if_new_text),
+     SIG("add_if_new_text", ", key, text, k=None, score=0.0, time=None, *, html=False",
+         "The check-then-insert of a text: None when new, else its best near-duplicate "
+         "(a Match; .resemblance in a store created with min_resemblance, which stores "
+         "every document).")},
+    {"query_text", FAST(pynd_db_query_text),
+     SIG("query_text", ", text, k=None, limit=None, *, html=False",
+         "The stored near-duplicates of a text as add_if_new_text finds them, best first "
+         "(a list of Match).")},
     {"fingerprint", FAST(db_fingerprint),
      SIG("fingerprint", ", text, html=False", "fingerprint() under the store's options.")},
     {"__enter__", (PyCFunction)db_enter_ctx, METH_NOARGS, NULL},
@@ -658,6 +680,8 @@ static PyMethodDef db_methods[] = {
 static PyGetSetDef db_getset[] = {
     {"closed", (getter)db_get_closed, NULL, "True once close() began", NULL},
     {"path", (getter)db_get_path, NULL, "the database directory (str)", NULL},
+    {"min_resemblance", (getter)pynd_db_get_min_resemblance, NULL,
+     "the store's resemblance threshold; 0.0 for a fingerprint-only store", NULL},
     {"k", (getter)db_get_k, NULL, "the design distance: the default k of queries", NULL},
     {"readonly", (getter)db_get_readonly, NULL, "opened with readonly=True", NULL},
     {"bytes_keys", (getter)db_get_bytes_keys, NULL, "keys are returned as bytes", NULL},
@@ -679,7 +703,8 @@ PyTypeObject pynd_DatabaseType = {
     .tp_doc = "Database(path, create=False, *, exclusive=False, k=None, docs=None, "
               "tables=None, sync=False, readonly=False, mmap=False, background=True, "
               "cache_bytes=None, fold_threshold=None, run_size=None, features=None, "
-              "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False)\n--\n\n"
+              "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False, "
+              "min_resemblance=None)\n--\n\n"
               "A neardup store: a directory holding one RocksDB database (neardup/__init__.pyi "
               "states every argument and method).",
     .tp_new = PyType_GenericNew,

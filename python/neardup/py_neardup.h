@@ -159,6 +159,17 @@ PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
 PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);
 
+/* Methods taking texts (py_db_similar.c): what a store verifying by
+ * resemblance needs (fingerprint and sketch from one tokenisation,
+ * nd_db_sign), and in any store the same calls on texts. */
+PyObject *pynd_db_add_text(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames);
+PyObject *pynd_db_add_if_new_text(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames);
+PyObject *pynd_db_query_text(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames);
+PyObject *pynd_db_get_min_resemblance(pynd_db *self, void *closure);
+
 /* Iteration (py_db_iter.c): `iter(db)`, and close()'s stop of every live
  * iterator (waits for their reader threads, with the GIL released). */
 PyObject *pynd_db_iter(PyObject *self);

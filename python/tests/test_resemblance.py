@@ -1,0 +1,70 @@
+"""A store created with min_resemblance, from Python: texts are signed
+under the store's options, an edited copy far in simhash is caught with its
+resemblance, a text of shared vocabulary is not, bare fingerprints are
+refused, and a fingerprint-only store answers the text calls by
+fingerprint."""
+
+import random
+
+import pytest
+
+import neardup
+
+BASE = ("the licensee may copy and distribute verbatim copies of the program source code "
+        "as received in any medium provided that each copy carries an appropriate copyright "
+        "notice and a disclaimer of warranty and keeps intact all the notices that refer to "
+        "this license and to the absence of any warranty")
+COPY = BASE.replace("each copy carries", "each copy conspicuously carries")
+
+
+def shuffled(text, seed=7):
+    words = text.split()
+    random.Random(seed).shuffle(words)
+    return " ".join(words)
+
+
+def test_resemblance_store(tmp_path):
+    with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
+                          min_resemblance=0.85) as db:
+        assert db.min_resemblance == 0.85
+        assert db.add_if_new_text("orig", BASE, time=1000) is None
+        m = db.add_if_new_text("copy", COPY, time=1001)
+        assert m is not None and m.key == "orig"
+        assert m.distance > db.k  # beyond simhash's reach
+        assert 0.85 <= m.resemblance <= 1.0
+        assert len(tuple(m)) == 5  # resemblance is an attribute, not a tuple item
+        assert db.add_if_new_text("shuffled", shuffled(BASE)) is None
+        assert len(db) == 3  # the copy is stored too
+        found = db.query_text(COPY)
+        assert [x.key for x in found][:2] == ["copy", "orig"]
+        assert found[0].resemblance == 1.0 and found[0].distance == 0
+        assert all(x.resemblance >= 0.85 for x in found)
+        assert db.query_text("nothing like any of them at all, fish and birds") == []
+        db.add_text("again", BASE)
+        assert db.get("again").fingerprint == db.fingerprint(BASE)
+        with pytest.raises(neardup.InvalidArgumentError):
+            db.add("bare", 0x1234)
+        with pytest.raises(neardup.InvalidArgumentError):
+            db.add_if_new("bare", 0x1234)
+        # a fingerprint query answers by distance alone, without resemblance
+        q = db.query(db.fingerprint(BASE), k=0)
+        assert {x.key for x in q} == {"orig", "again"}
+        assert all(x.resemblance is None for x in q)
+        db.delete("orig")
+        db.verify()
+    with neardup.Database(str(tmp_path / "rs"), min_resemblance=0.85) as db:
+        assert db.min_resemblance == 0.85 and len(db) == 3
+    with pytest.raises(neardup.MismatchError):
+        neardup.Database(str(tmp_path / "rs"), min_resemblance=0.9)
+    with pytest.raises(ValueError):
+        neardup.Database(str(tmp_path / "bad"), create=True, min_resemblance=1.5)
+
+
+def test_fingerprint_store_text_calls(db):
+    assert db.min_resemblance == 0.0
+    assert db.add_if_new_text("orig", BASE) is None
+    m = db.add_if_new_text("copy", COPY)  # 10 bits away: new by fingerprint
+    assert m is None
+    m = db.add_if_new_text("same", BASE)
+    assert m.key == "orig" and m.distance == 0 and m.resemblance is None
+    assert [x.key for x in db.query_text(BASE, k=0)] == ["orig"]
