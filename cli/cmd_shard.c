@@ -40,6 +40,7 @@
 static const char usage[] =
     "usage: neardup shard init DIR --shards S [--k K] [--docs N] [--tables T]\n"
     "                          [--features words|shingles:N|chars:N]\n"
+    "                          [--resemblance | --min-resemblance R]\n"
     "       neardup shard split DB DIR --shards S [--docs N] [--chunk M]\n"
     "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
     "                            [--time T] [--chunk M] [--skip-bad] INPUT...\n"
@@ -51,7 +52,9 @@ static const char usage[] =
     "configuration, and the rule placing a document: FNV-1a-64(key) mod S).\n"
     "Each shard is a complete database (verify, backup, compact it alone).\n"
     "  init    create DIR with S empty shards (--k, --tables, --features as\n"
-    "          for `neardup init`; --docs is the whole store's expected size)\n"
+    "          for `neardup init`; --docs is the whole store's expected size;\n"
+    "          --resemblance, --min-resemblance R: every shard verifies by\n"
+    "          resemblance, as `neardup init` says)\n"
     "  split   copy every document of database DB into a new store DIR with\n"
     "          the same k, tables and fingerprint configuration\n"
     "  import  bulk-load documents into the shards of their keys, without the\n"
@@ -86,6 +89,7 @@ typedef struct shard_args {
     in_format fmt;
     int64_t time;
     nd_fp_options fo;
+    double min_resemblance;
 } shard_args;
 
 static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
@@ -96,7 +100,8 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         {"features", required_argument, 0, 'f'}, {"chunk", required_argument, 0, 'c'},
         {"json", no_argument, 0, 'j'},         {"format", required_argument, 0, 'F'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 'T'},
-        {"skip-bad", no_argument, 0, 'b'},     {0, 0, 0, 0}};
+        {"skip-bad", no_argument, 0, 'b'},     {"min-resemblance", required_argument, 0, 'R'},
+        {"resemblance", no_argument, 0, 'S'},  {0, 0, 0, 0}};
     unsigned long v;
     int opt;
     char cmd[32];
@@ -137,6 +142,16 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
                 return cli_usage_fail("shard", "%s: --chunk must be a positive count, got '%s'", sub,
                                 optarg);
             break;
+        case 'R': {
+            char *end = NULL;
+            double r = strtod(optarg, &end);
+            if (!*optarg || *end || !(r > 0 && r <= 1))
+                return cli_usage_fail("shard", "%s: --min-resemblance must be a number in (0, 1], "
+                                      "got '%s'", sub, optarg);
+            a->min_resemblance = r;
+            break;
+        }
+        case 'S': a->min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
         case 'j': a->json = 1; break;
         case 'F':
             if (in_format_parse(optarg, &a->fmt))
@@ -202,10 +217,13 @@ static int shard_init(int argc, char **argv)
     o.tables = a.tables;
     o.expected_docs = a.docs;
     o.fp = &a.fo;
+    o.min_resemblance = a.min_resemblance;
     if ((rc = create_store(&sh, dir, &o, "init"))) return rc;
     nd_shards_info_get(&m, sh);
-    printf("created %s: %u shards, k=%u, %u tables, fingerprint %s\n", dir, m.shards, m.k,
+    printf("created %s: %u shards, k=%u, %u tables, fingerprint %s", dir, m.shards, m.k,
            m.tables, m.fingerprint);
+    if (a.min_resemblance > 0) printf(", min resemblance %g", a.min_resemblance);
+    printf("\n");
     int crc = nd_shards_close(sh);
     return crc < 0 ? cli_fail_nd(crc, "shard init") : CLI_EXIT_OK;
 }
