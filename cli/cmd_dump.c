@@ -21,7 +21,11 @@ static const char usage[] =
     "         `import --format jsonl` reads (key, fingerprint and score; the\n"
     "         time is import's --time); a key byte that is not valid UTF-8\n"
     "         is written as \\u00XX, so such a key does not come back byte for\n"
-    "         byte: use tsv to copy a store\n";
+    "         byte: use tsv to copy a store\n"
+    "A store created with --min-resemblance also holds a sketch per document,\n"
+    "which is not dumped (it cannot give back the text): its dump imports into\n"
+    "a fingerprint-only store; copy such a store with `backup`, or import the\n"
+    "texts again.\n";
 
 typedef struct dump_ctx {
     int json;
