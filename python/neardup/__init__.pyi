@@ -134,6 +134,11 @@ def fingerprint(
 def distance(a: int, b: int, /) -> int:
     """Hamming distance between two fingerprints."""
 
+def resemblance(a: bytes, b: bytes, /) -> float:
+    """Estimated resemblance in [0, 1] (the share of word shingles two
+    texts have in common) of the texts behind two sketches, as
+    Database.sign returns them; standard error about 0.025 near 0.85."""
+
 # ---- the database -------------------------------------------------------------
 
 class Database:
@@ -228,6 +233,11 @@ class Database:
         returns the closest stored document (ties: smaller fingerprint, then
         key) and stores nothing; if that match is `key` itself, its
         last-seen time is refreshed to `time`."""
+    def sign(self, text: Text, html: bool = False) -> tuple[int, bytes]:
+        """(fingerprint, sketch) of a text under the store's options, from
+        one tokenisation: what add_text stores for it. The sketch (176
+        bytes: 128 of min-hash bins, then 12 band keys as big-endian
+        uint32) compares with resemblance(); any store signs texts."""
     def add_text(
         self, key: Key, text: Text, score: float = 0.0, time: Time = None, *, html: bool = False
     ) -> None:

@@ -68,3 +68,33 @@ def test_fingerprint_store_text_calls(db):
     m = db.add_if_new_text("same", BASE)
     assert m.key == "orig" and m.distance == 0 and m.resemblance is None
     assert [x.key for x in db.query_text(BASE, k=0)] == ["orig"]
+
+
+def test_sign_and_resemblance(tmp_path, db):
+    """sign() gives what add_text stores (one tokenisation): the store's
+    fingerprint and a 176-byte sketch; resemblance() of two sketches is
+    the estimate a resemblance store decides by."""
+    with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
+                          min_resemblance=0.85) as rs:
+        fp, sk = rs.sign(BASE)
+        assert fp == rs.fingerprint(BASE) == neardup.fingerprint(BASE)
+        assert isinstance(sk, bytes) and len(sk) == 176
+        assert rs.sign(BASE.encode()) == (fp, sk)
+        fp2, sk2 = rs.sign(COPY)
+        assert neardup.distance(fp, fp2) > rs.k
+        r = neardup.resemblance(sk, sk2)
+        assert 0.85 <= r < 1.0
+        assert neardup.resemblance(sk, sk) == 1.0
+        assert neardup.resemblance(sk, rs.sign(shuffled(BASE))[1]) < 0.5
+        # the store's decision reports the same estimate
+        rs.add_text("orig", BASE)
+        m = rs.add_if_new_text("copy", COPY)
+        assert m.key == "orig" and m.resemblance == pytest.approx(r)
+        html_fp, _ = rs.sign("<p>" + BASE + "</p>", html=True)
+        assert html_fp == fp
+    # a fingerprint-only store signs too (its texts' sketches exist)
+    assert db.sign(BASE) == (fp, sk)
+    with pytest.raises(ValueError):
+        neardup.resemblance(sk, sk[:-1])
+    with pytest.raises(TypeError):
+        neardup.resemblance(sk)
