@@ -236,3 +236,30 @@ expect_err_match 'take k, tables and resemblance from DB'
 "$ND" shard init sfp --shards 2 --docs 1e5 >/dev/null
 run "$ND" shard info sfp
 check "no min_resemblance line in a fingerprint-only store" -z "$(printf '%s\n' "$out" | grep min_resemblance)"
+
+# ---- an interrupted import into a resemblance store keeps (and counts)
+# the groups written before the signal
+"$ND" init rsi --k 3 --docs 1e5 --resemblance >/dev/null
+mkfifo in.fifo
+set -m # a background job of a script otherwise ignores SIGINT
+"$ND" import rsi --format tsv in.fifo > imp.out 2> imp.err &
+pid=$!
+exec 3>in.fifo
+head -4100 big.tsv >&3
+for _ in $(seq 100); do
+    n=$("$ND" stats rsi 2>/dev/null | awk -F'\t' '$1 == "documents" { print $2 }')
+    [ "${n:-0}" -ge 4096 ] && break
+    sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+code=$?
+set +m
+exec 3>&-
+check "interrupted import: exit status 130 ($code)" "$code" -eq 130
+check "it counts the group written: [$(cat imp.err)]" "$(cat imp.err)" = \
+    "neardup: import: interrupted; 4096 documents imported before it (a resemblance store is written as it is read)"
+run "$ND" stats rsi
+expect_out_match '^documents	4096$'
+expect_out_match '^sketches	4096$'
+expect_exit 0 "$ND" verify rsi
