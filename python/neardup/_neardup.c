@@ -51,6 +51,8 @@ static PyStructSequence_Field batch_fields[] = {
     {"distance", "Hamming distance to the batch document (int)"},
     {"index", "position of the earlier batch document matched, or None when the "
               "match is a stored document"},
+    {"resemblance", "estimated resemblance to the match (float; a store created with "
+                    "min_resemblance), else None; an attribute only, not part of the tuple"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc batch_desc = {

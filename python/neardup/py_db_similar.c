@@ -154,7 +154,7 @@ static PyObject *sketch_bytes(const nd_sketch *sk)
     return PyBytes_FromStringAndSize((const char *)b, SKETCH_WIRE);
 }
 
-static int sketch_from(PyObject *o, nd_sketch *out, const char *name)
+int pynd_sketch_from(PyObject *o, nd_sketch *out, const char *name)
 {
     Py_buffer v;
     if (PyObject_GetBuffer(o, &v, PyBUF_SIMPLE) < 0) return -1;
@@ -197,7 +197,8 @@ PyObject *pynd_mod_resemblance(PyObject *mod, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_TypeError, "resemblance() takes 2 arguments (%zd given)", nargs);
         return NULL;
     }
-    if (sketch_from(args[0], &x, "resemblance") < 0 || sketch_from(args[1], &y, "resemblance") < 0)
+    if (pynd_sketch_from(args[0], &x, "resemblance") < 0 ||
+        pynd_sketch_from(args[1], &y, "resemblance") < 0)
         return NULL;
     return PyFloat_FromDouble(nd_sketch_resemblance(&x, &y));
 }

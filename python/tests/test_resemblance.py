@@ -98,3 +98,39 @@ def test_sign_and_resemblance(tmp_path, db):
         neardup.resemblance(sk, sk[:-1])
     with pytest.raises(TypeError):
         neardup.resemblance(sk)
+
+
+def test_batch_and_add_many_with_sketches(tmp_path, db):
+    """Documents (key, fp, score, time, sketch) from sign(): batch decides
+    by resemblance in such a store (BatchMatch.resemblance), add_many
+    stores the sketches; without a sketch such a store refuses them."""
+    with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
+                          min_resemblance=0.85) as rs:
+        fp0, sk0 = rs.sign(BASE)
+        fp1, sk1 = rs.sign(COPY)
+        fp2, sk2 = rs.sign(shuffled(BASE))
+        docs = [("orig", fp0, 0.0, 1000, sk0), ("copy", fp1, 0.0, 1000, sk1),
+                ("shuffled", fp2, 0.0, 1000, sk2)]
+        out = rs.batch(docs)
+        assert out[0] is None and out[2] is None
+        assert out[1].key == "orig" and out[1].index == 0
+        assert out[1].resemblance == pytest.approx(neardup.resemblance(sk0, sk1))
+        assert len(tuple(out[1])) == 4
+        assert len(rs) == 0
+        out = rs.batch(docs, add=True)
+        assert out[1].key == "orig" and len(rs) == 3  # every document stored
+        m = rs.add_if_new_text("again", COPY)
+        assert m.key in ("copy", "orig") and m.resemblance >= 0.85
+        rs.add_many([("many", fp1, 0.0, None, sk1)])
+        assert rs.query_text(COPY)[0].resemblance == 1.0
+        rs.verify()
+        with pytest.raises(neardup.InvalidArgumentError):
+            rs.batch([("bare", fp0)])
+        with pytest.raises(neardup.InvalidArgumentError):
+            rs.add_many([("bare", fp0, 0.0, None, None)])
+        with pytest.raises(ValueError, match="document 0: sketch"):
+            rs.batch([("short", fp0, 0.0, None, sk0[:10])])
+        assert len(rs) == 5
+    # a fingerprint-only store takes and ignores sketches: no resemblance
+    out = db.batch([("a", fp0, 0.0, None, sk0), ("b", fp0, 0.0, None, sk0)])
+    assert out[0] is None and out[1].index == 0 and out[1].resemblance is None
