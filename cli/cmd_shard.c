@@ -346,7 +346,7 @@ static int shard_split(int argc, char **argv)
         return cli_usage_fail("shard split", "expected a database and a directory");
     if (a.shards == 0) return cli_usage_fail("shard split", "--shards S is required");
     if (a.has_k || a.tables || a.min_resemblance > 0)
-        return cli_fail("shard split: the shards take k, tables and resemblance from DB");
+        return cli_fail("shard split: the shards take k and tables from DB (and its resemblance)");
     const char *dbpath = argv[optind], *dir = argv[optind + 1];
     unsigned S = (unsigned)a.shards;
     if ((rc = cli_open_db(&src, dbpath, ND_DB_READONLY))) return rc;

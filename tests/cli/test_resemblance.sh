@@ -231,7 +231,7 @@ for s in 0 1 2; do
 done
 check "split copied every sketch ($sk)" "$sk" -eq 41
 expect_exit 1 "$ND" shard split rp ssx --shards 2 --resemblance
-expect_err_match 'take k, tables and resemblance from DB'
+expect_err_match 'take k and tables from DB \(and its resemblance\)'
 # a fingerprint-only shard store prints no resemblance line
 "$ND" shard init sfp --shards 2 --docs 1e5 >/dev/null
 run "$ND" shard info sfp
