@@ -18,7 +18,8 @@
 # Per corpus: the corpus (quality_corpus.py), its exact truth
 # (quality_truth.py, checked by brute force on its first documents), today's
 # engine with default options (`neardup init --k 3` + `add --format jsonl`
-# in corpus order; `dedupe --format jsonl --out pairs`), every design
+# in corpus order; `dedupe --format jsonl --out pairs`), the resemblance
+# store (`init --k 3 --resemblance` + `add`), every design
 # simulated (quality_sim), all judged alike (quality_score.py); then the
 # tables (quality_report.py).
 set -euo pipefail
@@ -85,9 +86,16 @@ for c in "${corpora[@]}"; do
         "$W/$c.jsonl" > "$O.engine.pairs" 2> "$O.err" || { cat "$O.err" >&2; exit 1; }
     tail -1 "$O.err"
     rm -rf "$O.db"
+    # the store that verifies by resemblance, as a user runs it
+    "$ND" init "$O.db" --k 3 --resemblance > /dev/null
+    /usr/bin/time -f "$c: resemblance store add: %e s wall" "$ND" add "$O.db" --format jsonl \
+        "$W/$c.jsonl" > "$O.resemblance.stream" 2> "$O.err" || { cat "$O.err" >&2; exit 1; }
+    tail -1 "$O.err"
+    rm -rf "$O.db"
 
     "$SIM" "$W/$c.texts" "$O" --truth "$W/$c.truth" "${designs[@]}" | sed "s/^SIM\t/SIM\t$c\t/" >> "$R"
-    outs=("stream:engine=$O.engine.stream" "pairs:engine=$O.engine.pairs")
+    outs=("stream:engine=$O.engine.stream" "pairs:engine=$O.engine.pairs"
+          "stream:resemblance=$O.resemblance.stream")
     for d in "${designs[@]}"; do
         l=${d//,/_}
         outs+=("stream:$l=$O.$l.stream" "pairs:$l=$O.$l.pairs")

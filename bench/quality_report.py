@@ -10,7 +10,8 @@ bench/quality.sh collects:
         candidates<TAB>pair candidates<TAB>cand J>=0.9<TAB>cand 0.8-0.9<TAB>
         P(0.9)<TAB>P(0.8)<TAB>sketch us<TAB>band us<TAB>shared
                                                    (quality_sim, CORPUS added)
-The label "engine" is today's neardup with default options.
+The label "engine" is today's neardup with default options; "resemblance"
+its store created with --resemblance (the stream only).
 
 Tables: the corpora; the engine's figures in issue 34's layout; per
 design the worst figure over the corpora of each measure (targets: stream
@@ -69,14 +70,18 @@ def main(argv):
     if any(("engine" == k[2]) for k in result):
         print("\n### Today's engine (default options)\n")
         rows = []
-        for use, name in (("stream", "stream (`init --k 3`, `add --format jsonl`)"),
-                          ("pairs", "`dedupe --out pairs`")):
+        for use, label, name in (
+                ("stream", "engine", "stream (`init --k 3`, `add --format jsonl`)"),
+                ("stream", "resemblance", "stream (`init --k 3 --resemblance`, `add`)"),
+                ("pairs", "engine", "`dedupe --out pairs`")):
+            if not any((c, use, label) in result for c in corpora):
+                continue
             for m in range(3):
                 rows.append([name + ": " + MEASURES[m]] +
-                            [fmt(result[(c, use, "engine")][m]) if (c, use, "engine") in result
+                            [fmt(result[(c, use, label)][m]) if (c, use, label) in result
                              else "-" for c in corpora])
         print(table(["measure"] + corpora, rows))
-    designs = [d for d in order if d != "engine"]
+    designs = [d for d in order if d not in ("engine", "resemblance")]
     if designs:
         print("\n### Designs: the worst corpus of each measure\n")
         rows = []

@@ -106,7 +106,7 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         {"json", no_argument, 0, 'j'},         {"format", required_argument, 0, 'F'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 'T'},
         {"skip-bad", no_argument, 0, 'b'},     {"min-resemblance", required_argument, 0, 'R'},
-        {"resemblance", no_argument, 0, 'E'},  {0, 0, 0, 0}};
+        {"resemblance", no_argument, 0, 'S'},  {0, 0, 0, 0}};
     unsigned long v;
     int opt;
     char cmd[32];
@@ -147,7 +147,6 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
                 return cli_usage_fail("shard", "%s: --chunk must be a positive count, got '%s'", sub,
                                 optarg);
             break;
-        case 'j': a->json = 1; break;
         case 'R': {
             char *end = NULL;
             double r = strtod(optarg, &end);
@@ -157,7 +156,8 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
             a->min_resemblance = r;
             break;
         }
-        case 'E': a->min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
+        case 'S': a->min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
+        case 'j': a->json = 1; break;
         case 'F':
             if (in_format_parse(optarg, &a->fmt))
                 return cli_usage_fail("shard", "%s: --format must be fp, jsonl, tsv, files or warc, "

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,11 +147,12 @@ int kv_probe(const char *path)
     struct stat st;
     if (stat(path, &st) != 0) return 0;
     if (!S_ISDIR(st.st_mode)) return -1;
-    char *cur = malloc(strlen(path) + 16);
-    if (!cur) return 0;
-    sprintf(cur, "%s/CURRENT", path);
-    int have = stat(cur, &st) == 0;
-    free(cur);
+    /* No allocation: one that failed would read as "no database" (and an
+     * open of a store then as ND_ENOTFOUND, not ND_ENOMEM). */
+    int dfd = open(path, O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) return 0;
+    int have = fstatat(dfd, "CURRENT", &st, 0) == 0;
+    close(dfd);
     return have ? 1 : 0;
 }
 

@@ -64,7 +64,13 @@ void nd_sketch_dispose(nd_sketch_builder *b)
 
 /* Keep h for the rounds. When the list is full, repeats are dropped
  * first (sort, unique); it grows only when over half of it is distinct,
- * so it holds at most about twice the set's distinct hashes. */
+ * so it holds at most about twice the set's distinct hashes. It starts at
+ * HOLD_FIRST hashes (32 KiB): every bin is reached after about 256 ln 256
+ * = 1,420 distinct features, so a text without many repeats never sorts
+ * (a first list of 1,024 made every text of 1,024 to 1,600 features sort
+ * it: about a third of nd_db_sign's time on texts of 30-2,000 words,
+ * bench/bench_resemble). */
+#define HOLD_FIRST 4096u
 static void hold(nd_sketch_builder *b, uint64_t h)
 {
     if (b->n_held == b->cap_held) {
@@ -76,7 +82,7 @@ static void hold(nd_sketch_builder *b, uint64_t h)
             b->n_held = m;
         }
         if (2 * b->n_held >= b->cap_held) {
-            size_t cap = b->cap_held ? 2 * b->cap_held : 1024;
+            size_t cap = b->cap_held ? 2 * b->cap_held : HOLD_FIRST;
             uint64_t *v = realloc(b->held, cap * sizeof *v);
             if (!v) {
                 b->oom = 1;

@@ -8,7 +8,11 @@
  * (nd_shards_batch, and its parts check, decide and add) answers as
  * nd_batch on one database holding the same documents, also when storing
  * and beyond the plan's k; the loader puts every document in its shard.
+ * Shards that verify by resemblance: the manifest records R, a batch over
+ * them answers as nd_db_batch on one resemblance store, and two parts'
+ * checks merged and decided by nd_shards_decide_similar as the whole.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +23,12 @@
 
 #include <neardup.h>
 
+#include "db_fixture.h"
 #include "oracle.h"
+#include "similar_corpus.h"
 #include "tmpdir.h"
+
+#define SIM_R 0.85
 
 static char dir[64];
 
@@ -408,6 +416,133 @@ static void test_loader(void **state)
     nd_shards_loader_free(NULL);
 }
 
+/* A sharded store of resemblance shards answers a batch as one store. */
+static void test_resemblance_shards(void **state)
+{
+    db_fixture *fx = *state;
+    char one[160], dir[160];
+    snprintf(one, sizeof one, "%s/one", fx->dir);
+    snprintf(dir, sizeof dir, "%s/sharded", fx->dir);
+    nd_db *db = fx->db = open_store(one, SIM_R);
+    corpus *c = make_corpus(db);
+    size_t first = c->n / 4, rest = c->n - first;
+    nd_shards_options so = ND_SHARDS_OPTIONS_INIT;
+    so.flags = ND_SHARDS_CREATE;
+    so.db_flags = ND_DB_NO_BACKGROUND;
+    so.shards = 3;
+    so.k = SIM_K;
+    so.has_k = 1;
+    so.tables = 4;
+    so.expected_docs = 100000;
+    so.min_resemblance = SIM_R;
+    nd_shards *s = NULL;
+    assert_int_equal(nd_shards_open(&s, dir, &so), ND_OK);
+    for (unsigned i = 0; i < 3; i++)
+        assert_true(nd_db_min_resemblance(nd_shards_db(s, i)) == SIM_R);
+    char man[ND_SHARDS_MANIFEST_MAX];
+    assert_int_equal(nd_shards_manifest(man, sizeof man, s), ND_OK);
+    assert_non_null(strstr(man, "\nresemblance sketch1;r=0.84999999999999998\n"));
+    nd_batch_item *a = calloc(c->n, sizeof *a), *b = calloc(c->n, sizeof *b);
+    /* (a and b hold c->n items: the last check is of the whole corpus) */
+    nd_results *ka = NULL, *kb = NULL;
+    assert_int_equal(nd_results_new(&ka), ND_OK);
+    assert_int_equal(nd_results_new(&kb), ND_OK);
+    /* the first quarter stored (every document: items need not say new) */
+    assert_int_equal(nd_db_add_many(db, c->doc, first), ND_OK);
+    assert_int_equal(nd_shards_add(s, c->doc, a, first), ND_OK);
+    nd_doc bare = c->doc[first];
+    bare.sketch = NULL;
+    assert_int_equal(nd_shards_check(b, kb, s, &bare, 1, SIM_K), ND_EINVAL);
+    assert_int_equal(nd_db_batch(a, ka, db, c->doc + first, rest, SIM_K, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_shards_batch(b, kb, s, c->doc + first, rest, SIM_K, ND_BATCH_ADD), ND_OK);
+    size_t dups = 0;
+    for (size_t j = 0; j < rest; j++) {
+        assert_int_equal(a[j].dup, b[j].dup);
+        if (!a[j].dup) continue;
+        dups++;
+        assert_int_equal(a[j].dist, b[j].dist);
+        assert_true(a[j].match_fp == b[j].match_fp && a[j].match_index == b[j].match_index);
+        assert_true(a[j].resemblance == b[j].resemblance);
+        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
+        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
+    }
+    assert_true(dups > rest / 4);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t d;
+        assert_int_equal(nd_db_verify(nd_shards_db(s, i)), ND_OK);
+        assert_int_equal(nd_db_counts(&d, NULL, nd_shards_db(s, i)), ND_OK);
+        total += d;
+    }
+    assert_int_equal(total, c->n);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    /* reopened, the manifest's threshold is checked against each shard;
+     * a check-only batch over the whole store equals two parts' checks
+     * merged (most resemblant, then nd_match_order) and decided by
+     * nd_shards_decide_similar, as neardup-mpi batch does */
+    nd_shards_options oo = ND_SHARDS_OPTIONS_INIT;
+    oo.db_flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_shards_open(&s, dir, &oo), ND_OK);
+    nd_doc *q = malloc(c->n * sizeof *q);
+    nd_signature *qs = malloc(c->n * sizeof *qs);
+    rng = 0x55;
+    for (size_t i = 0; i < c->n; i++) { /* fresh copies under new keys */
+        sim_text e;
+        edit_text(&e, &c->t[i % ORIGINALS], 0.02);
+        sign(&qs[i], db, &e);
+        q[i] = (nd_doc){"q", 1, qs[i].fp, 0, 0, &qs[i].sketch};
+    }
+    assert_int_equal(nd_shards_batch(a, ka, s, q, c->n, SIM_K, 0), ND_OK);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    nd_shards *part[2];
+    nd_batch_item *pi[2] = {calloc(c->n, sizeof *a), calloc(c->n, sizeof *a)};
+    nd_results *pk[2];
+    for (unsigned p = 0; p < 2; p++) {
+        oo.part = p;
+        oo.parts = 2;
+        assert_int_equal(nd_shards_open(&part[p], dir, &oo), ND_OK);
+        assert_int_equal(nd_results_new(&pk[p]), ND_OK);
+        assert_int_equal(nd_shards_check(pi[p], pk[p], part[p], q, c->n, SIM_K), ND_OK);
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const nd_batch_item *x = &pi[0][i], *y = &pi[1][i];
+        nd_match mx = {x->match_fp, x->dist, x->match_key, x->match_key_len, 0, 0, 0};
+        nd_match my = {y->match_fp, y->dist, y->match_key, y->match_key_len, 0, 0, 0};
+        b[i] = !y->dup || (x->dup && (x->resemblance > y->resemblance ||
+                                      (x->resemblance == y->resemblance &&
+                                       nd_match_order(&mx, &my) < 0)))
+                   ? *x
+                   : *y;
+    }
+    assert_int_equal(nd_shards_decide_similar(b, q, c->n, SIM_K, 0), ND_EINVAL);
+    assert_int_equal(nd_shards_decide_similar(b, q, c->n, SIM_K, SIM_R), ND_OK);
+    size_t batch_matches = 0;
+    for (size_t j = 0; j < c->n; j++) {
+        assert_int_equal(a[j].dup, b[j].dup);
+        if (!a[j].dup) continue;
+        batch_matches += a[j].match_index != ND_BATCH_STORED;
+        assert_true(a[j].match_index == b[j].match_index && a[j].resemblance == b[j].resemblance);
+        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
+        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
+    }
+    assert_true(batch_matches > 0);
+    for (unsigned p = 0; p < 2; p++) {
+        assert_int_equal(nd_shards_close(part[p]), ND_OK);
+        nd_results_free(pk[p]);
+        free(pi[p]);
+    }
+    free(q);
+    free(qs);
+    so.min_resemblance = NAN;
+    snprintf(dir, sizeof dir, "%s/bad", fx->dir);
+    assert_int_equal(nd_shards_open(&s, dir, &so), ND_EINVAL);
+    nd_results_free(ka);
+    nd_results_free(kb);
+    free(a);
+    free(b);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +551,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mismatch_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_like_one_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loader, setup, teardown),
+        DB_FIXTURE_TEST(test_resemblance_shards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,8 @@
  * with them (verify passes; the families are empty once all is deleted);
  * documents without a sketch are refused by every writer; R survives a
  * reopen and another R is refused; batch, import, the loader and backup
- * answer as one-by-one adds do; verify finds damage to the families; a
+ * answer as one-by-one adds do (sharded stores: test_shards.c); verify
+ * finds damage to the families; a
  * fingerprint-only store answers as before, resemblance -1 everywhere.
  */
 #include <math.h>
@@ -31,163 +32,11 @@
 #include "db_core.h"
 #include "db_fixture.h"
 #include "neardup.h"
+#include "similar_corpus.h"
 #include "storage.h"
 
 #define R 0.85
-#define K 3u
-
-/* ---- texts ------------------------------------------------------------- */
-
-#define VOCAB 2000
-#define MAX_WORDS 700
-
-static char vocab[VOCAB][12];
-static uint64_t rng = 0x1234567;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double unif(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
-
-static void make_vocab(void)
-{
-    static const char *syl[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa",
-                                "do", "gi", "hu", "be", "fo", "ly"};
-    for (int i = 0; i < VOCAB; i++) {
-        vocab[i][0] = '\0';
-        unsigned n = 2 + (unsigned)(rnd() % 3);
-        for (unsigned s = 0; s < n; s++) strcat(vocab[i], syl[rnd() % 16]);
-    }
-}
-
-/* Skewed toward the first words, as real text is. */
-static uint32_t word(void)
-{
-    double u = unif();
-    return (uint32_t)(u * u * VOCAB);
-}
-
-typedef struct text {
-    uint32_t w[MAX_WORDS];
-    size_t n;
-} text;
-
-static void random_text(text *t, size_t n)
-{
-    t->n = n;
-    for (size_t i = 0; i < n; i++) t->w[i] = word();
-}
-
-/* Each word replaced, deleted, or followed by an inserted one with
- * probability rate (a third each). */
-static void edit_text(text *out, const text *in, double rate)
-{
-    out->n = 0;
-    for (size_t i = 0; i < in->n && out->n < MAX_WORDS - 1; i++) {
-        if (unif() >= rate) {
-            out->w[out->n++] = in->w[i];
-            continue;
-        }
-        switch (rnd() % 3) {
-        case 0: out->w[out->n++] = word(); break;
-        case 1: break;
-        default:
-            out->w[out->n++] = in->w[i];
-            out->w[out->n++] = word();
-        }
-    }
-}
-
-static void sign(nd_signature *sig, nd_db *db, const text *t)
-{
-    char buf[MAX_WORDS * 13];
-    size_t len = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t l = strlen(vocab[t->w[i]]);
-        memcpy(buf + len, vocab[t->w[i]], l);
-        len += l;
-        buf[len++] = ' ';
-    }
-    assert_int_equal(nd_db_sign(sig, db, buf, len, 0), ND_OK);
-}
-
-/* ---- the corpus ---------------------------------------------------------- */
-
-#define ORIGINALS 48
-#define RATES 5
-static const double rates[RATES] = {0.003, 0.01, 0.03, 0.08, 0.3};
-#define TWINS 12
-#define CORPUS (ORIGINALS * (1 + RATES) + TWINS)
-
-typedef struct corpus {
-    text t[ORIGINALS];
-    nd_signature sig[CORPUS];
-    char key[CORPUS][16];
-    nd_doc doc[CORPUS];
-    size_t n;
-} corpus;
-
-static void corpus_add(corpus *c, const char *key, const nd_signature *sig)
-{
-    size_t i = c->n++;
-    c->sig[i] = *sig;
-    snprintf(c->key[i], sizeof c->key[i], "%s", key);
-    c->doc[i] = (nd_doc){c->key[i], strlen(c->key[i]), sig->fp, (double)i, 1000 + (int64_t)i,
-                         &c->sig[i].sketch};
-}
-
-static corpus *make_corpus(nd_db *db)
-{
-    corpus *c = calloc(1, sizeof *c);
-    char key[16];
-    assert_non_null(c);
-    rng = 0x1234567; /* the same corpus in every test */
-    make_vocab();
-    for (int o = 0; o < ORIGINALS; o++) {
-        nd_signature sig;
-        text e;
-        /* a third short (30-60 words), the rest 100-400 */
-        random_text(&c->t[o], o % 3 == 0 ? 30 + rnd() % 31 : 100 + rnd() % 301);
-        sign(&sig, db, &c->t[o]);
-        snprintf(key, sizeof key, "o%02d", o);
-        corpus_add(c, key, &sig);
-        for (int r = 0; r < RATES; r++) {
-            edit_text(&e, &c->t[o], rates[r]);
-            sign(&sig, db, &e);
-            snprintf(key, sizeof key, "c%02d.%d", o, r);
-            corpus_add(c, key, &sig);
-        }
-    }
-    for (int w = 0; w < TWINS; w++) { /* fp one bit from o(w)'s, sketch of another text */
-        nd_signature sig;
-        text t;
-        random_text(&t, 80);
-        sign(&sig, db, &t);
-        sig.fp = c->sig[w * (1 + RATES)].fp ^ (1ull << (w % 64));
-        snprintf(key, sizeof key, "t%02d", w);
-        corpus_add(c, key, &sig);
-    }
-    return c;
-}
-
-static nd_db *open_store(const char *path, double r)
-{
-    nd_db *db = NULL;
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
-    o.k = K;
-    o.has_k = 1;
-    o.tables = 4;
-    o.expected_docs = 100000;
-    o.min_resemblance = r;
-    assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
-    return db;
-}
+#define K SIM_K
 
 /* ---- the oracle ---------------------------------------------------------- */
 
@@ -251,7 +100,8 @@ static void bands_below_cap(const nd_doc *docs, size_t n)
     for (size_t i = 0; i < n; i++)
         for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
             size_t same = 0;
-            for (size_t j = 0; j < n; j++) same += docs[j].sketch->band[b] == docs[i].sketch->band[b];
+            for (size_t j = 0; j < n; j++)
+                same += docs[j].sketch->band[b] == docs[i].sketch->band[b];
             assert_true(same <= ND_DB_BAND_CANDIDATES);
         }
 }
@@ -262,7 +112,7 @@ static void check_all(nd_db *db, nd_results *res, corpus *c, oracle_stats *st)
     for (size_t i = 0; i < c->n; i++) check_query(db, res, c->doc, c->n, &c->doc[i], K, st);
     for (int o = 0; o < ORIGINALS; o += 2) { /* copies not stored */
         nd_signature sig;
-        text e;
+        sim_text e;
         edit_text(&e, &c->t[o], o % 4 ? 0.05 : 0.3);
         sign(&sig, db, &e);
         nd_doc q = {"q", 1, sig.fp, 0, 0, &sig.sketch};
@@ -674,132 +524,6 @@ static void test_import_loader_backup(void **state)
     free(c);
 }
 
-/* A sharded store of resemblance shards answers a batch as one store. */
-static void test_shards(void **state)
-{
-    db_fixture *fx = *state;
-    char one[160], dir[160];
-    snprintf(one, sizeof one, "%s/one", fx->dir);
-    snprintf(dir, sizeof dir, "%s/sharded", fx->dir);
-    nd_db *db = fx->db = open_store(one, R);
-    corpus *c = make_corpus(db);
-    size_t first = c->n / 4, rest = c->n - first;
-    nd_shards_options so = ND_SHARDS_OPTIONS_INIT;
-    so.flags = ND_SHARDS_CREATE;
-    so.db_flags = ND_DB_NO_BACKGROUND;
-    so.shards = 3;
-    so.k = K;
-    so.has_k = 1;
-    so.tables = 4;
-    so.expected_docs = 100000;
-    so.min_resemblance = R;
-    nd_shards *s = NULL;
-    assert_int_equal(nd_shards_open(&s, dir, &so), ND_OK);
-    for (unsigned i = 0; i < 3; i++) assert_true(nd_db_min_resemblance(nd_shards_db(s, i)) == R);
-    char man[ND_SHARDS_MANIFEST_MAX];
-    assert_int_equal(nd_shards_manifest(man, sizeof man, s), ND_OK);
-    assert_non_null(strstr(man, "\nresemblance sketch1;r=0.84999999999999998\n"));
-    nd_batch_item *a = calloc(c->n, sizeof *a), *b = calloc(c->n, sizeof *b);
-    /* (a and b hold c->n items: the last check is of the whole corpus) */
-    nd_results *ka = NULL, *kb = NULL;
-    assert_int_equal(nd_results_new(&ka), ND_OK);
-    assert_int_equal(nd_results_new(&kb), ND_OK);
-    /* the first quarter stored (every document: items need not say new) */
-    assert_int_equal(nd_db_add_many(db, c->doc, first), ND_OK);
-    assert_int_equal(nd_shards_add(s, c->doc, a, first), ND_OK);
-    nd_doc bare = c->doc[first];
-    bare.sketch = NULL;
-    assert_int_equal(nd_shards_check(b, kb, s, &bare, 1, K), ND_EINVAL);
-    assert_int_equal(nd_db_batch(a, ka, db, c->doc + first, rest, K, ND_BATCH_ADD), ND_OK);
-    assert_int_equal(nd_shards_batch(b, kb, s, c->doc + first, rest, K, ND_BATCH_ADD), ND_OK);
-    size_t dups = 0;
-    for (size_t j = 0; j < rest; j++) {
-        assert_int_equal(a[j].dup, b[j].dup);
-        if (!a[j].dup) continue;
-        dups++;
-        assert_int_equal(a[j].dist, b[j].dist);
-        assert_true(a[j].match_fp == b[j].match_fp && a[j].match_index == b[j].match_index);
-        assert_true(a[j].resemblance == b[j].resemblance);
-        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
-        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
-    }
-    assert_true(dups > rest / 4);
-    uint64_t total = 0;
-    for (unsigned i = 0; i < 3; i++) {
-        uint64_t d;
-        assert_int_equal(nd_db_verify(nd_shards_db(s, i)), ND_OK);
-        assert_int_equal(nd_db_counts(&d, NULL, nd_shards_db(s, i)), ND_OK);
-        total += d;
-    }
-    assert_int_equal(total, c->n);
-    assert_int_equal(nd_shards_close(s), ND_OK);
-    /* reopened, the manifest's threshold is checked against each shard;
-     * a check-only batch over the whole store equals two parts' checks
-     * merged (most resemblant, then nd_match_order) and decided by
-     * nd_shards_decide_similar, as neardup-mpi batch does */
-    nd_shards_options oo = ND_SHARDS_OPTIONS_INIT;
-    oo.db_flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_shards_open(&s, dir, &oo), ND_OK);
-    nd_doc *q = malloc(c->n * sizeof *q);
-    nd_signature *qs = malloc(c->n * sizeof *qs);
-    rng = 0x55;
-    for (size_t i = 0; i < c->n; i++) { /* fresh copies under new keys */
-        text e;
-        edit_text(&e, &c->t[i % ORIGINALS], 0.02);
-        sign(&qs[i], db, &e);
-        q[i] = (nd_doc){"q", 1, qs[i].fp, 0, 0, &qs[i].sketch};
-    }
-    assert_int_equal(nd_shards_batch(a, ka, s, q, c->n, K, 0), ND_OK);
-    assert_int_equal(nd_shards_close(s), ND_OK);
-    nd_shards *part[2];
-    nd_batch_item *pi[2] = {calloc(c->n, sizeof *a), calloc(c->n, sizeof *a)};
-    nd_results *pk[2];
-    for (unsigned p = 0; p < 2; p++) {
-        oo.part = p;
-        oo.parts = 2;
-        assert_int_equal(nd_shards_open(&part[p], dir, &oo), ND_OK);
-        assert_int_equal(nd_results_new(&pk[p]), ND_OK);
-        assert_int_equal(nd_shards_check(pi[p], pk[p], part[p], q, c->n, K), ND_OK);
-    }
-    for (size_t i = 0; i < c->n; i++) {
-        const nd_batch_item *x = &pi[0][i], *y = &pi[1][i];
-        nd_match mx = {x->match_fp, x->dist, x->match_key, x->match_key_len, 0, 0, 0};
-        nd_match my = {y->match_fp, y->dist, y->match_key, y->match_key_len, 0, 0, 0};
-        b[i] = !y->dup || (x->dup && (x->resemblance > y->resemblance ||
-                                      (x->resemblance == y->resemblance &&
-                                       nd_match_order(&mx, &my) < 0)))
-                   ? *x
-                   : *y;
-    }
-    assert_int_equal(nd_shards_decide_similar(b, q, c->n, K, 0), ND_EINVAL);
-    assert_int_equal(nd_shards_decide_similar(b, q, c->n, K, R), ND_OK);
-    size_t batch_matches = 0;
-    for (size_t j = 0; j < c->n; j++) {
-        assert_int_equal(a[j].dup, b[j].dup);
-        if (!a[j].dup) continue;
-        batch_matches += a[j].match_index != ND_BATCH_STORED;
-        assert_true(a[j].match_index == b[j].match_index && a[j].resemblance == b[j].resemblance);
-        assert_int_equal(a[j].match_key_len, b[j].match_key_len);
-        assert_memory_equal(a[j].match_key, b[j].match_key, a[j].match_key_len);
-    }
-    assert_true(batch_matches > 0);
-    for (unsigned p = 0; p < 2; p++) {
-        assert_int_equal(nd_shards_close(part[p]), ND_OK);
-        nd_results_free(pk[p]);
-        free(pi[p]);
-    }
-    free(q);
-    free(qs);
-    so.min_resemblance = NAN;
-    snprintf(dir, sizeof dir, "%s/bad", fx->dir);
-    assert_int_equal(nd_shards_open(&s, dir, &so), ND_EINVAL);
-    nd_results_free(ka);
-    nd_results_free(kb);
-    free(a);
-    free(b);
-    free(c);
-}
-
 /* ---- damage and repair --------------------------------------------------- */
 
 static void damage(nd_db *db, int cf, const void *key, size_t klen, const void *val, size_t vlen)
@@ -917,7 +641,6 @@ int main(void)
         DB_FIXTURE_TEST(test_reopen_and_mismatch),
         DB_FIXTURE_TEST(test_batch_as_one_by_one),
         DB_FIXTURE_TEST(test_import_loader_backup),
-        DB_FIXTURE_TEST(test_shards),
         DB_FIXTURE_TEST(test_verify_finds_damage),
         DB_FIXTURE_TEST(test_fingerprint_only),
     };

@@ -263,3 +263,18 @@ run "$ND" stats rsi
 expect_out_match '^documents	4096$'
 expect_out_match '^sketches	4096$'
 expect_exit 0 "$ND" verify rsi
+
+# sharded stores of resemblance shards: texts signed, sketches in each shard
+expect_exit 0 "$ND" shard init sh --shards 3 --docs 1e5 --resemblance
+expect_out_match 'min resemblance 0\.85$'
+expect_exit 0 "$ND" shard import sh --format tsv docs.tsv
+expect_exit 1 "$ND" shard import sh one.fp
+expect_err_match 'records need text, not a fingerprint'
+sketches=0
+for s in sh/shard-*; do
+    run "$ND" stats "$s"
+    expect_out_match '^min_resemblance	0\.85$'
+    sketches=$((sketches + $(printf '%s\n' "$out" | awk -F'\t' '$1 == "sketches" { print $2 }')))
+    expect_exit 0 "$ND" verify "$s"
+done
+check "every imported document has its sketch in its shard ($sketches)" "$sketches" -eq 4

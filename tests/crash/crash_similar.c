@@ -81,7 +81,8 @@ static void make_sketch(nd_sketch *sk, int round, int thread, uint64_t s)
     for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
         sk->band[b] = (uint32_t)rnd(round, thread, base, 200 + b);
     if (base != s) {
-        for (int j = 0; j < 6; j++) sk->bin[rnd(round, thread, s, 300 + j) % ND_SKETCH_BYTES] ^= 0x11;
+        for (int j = 0; j < 6; j++)
+            sk->bin[rnd(round, thread, s, 300 + (uint64_t)j) % ND_SKETCH_BYTES] ^= 0x11;
         sk->band[rnd(round, thread, s, 400) % ND_SKETCH_BANDS] ^= 1;
     }
 }
@@ -245,7 +246,7 @@ static void apply(docstate *st, int round, int thread, uint64_t i)
         else st[o.key] = (docstate){1, o.source};
     } else {
         op_b(&o, i);
-        for (int j = 0; j < GROUP; j++) st[o.key + (uint64_t)j] = (docstate){1, o.key + (uint64_t)j};
+        for (uint64_t j = 0; j < GROUP; j++) st[o.key + j] = (docstate){1, o.key + j};
     }
 }
 
@@ -366,13 +367,15 @@ int main(int argc, char **argv)
         ro.flags = ND_DB_NO_BACKGROUND;
         rc = nd_db_open(&db, g_db, &ro);
         if (rc < 0) {
-            fprintf(stderr, "FAIL: round %d: reopen: %s: %s\n", round, nd_strerror(rc), nd_errmsg());
+            fprintf(stderr, "FAIL: round %d: reopen: %s: %s\n", round, nd_strerror(rc),
+                    nd_errmsg());
             fails++;
             break;
         }
         int ok = 1;
         if ((rc = nd_db_verify(db)) < 0) {
-            fprintf(stderr, "FAIL: round %d: verify: %s: %s\n", round, nd_strerror(rc), nd_errmsg());
+            fprintf(stderr, "FAIL: round %d: verify: %s: %s\n", round, nd_strerror(rc),
+                    nd_errmsg());
             ok = 0;
         }
         uint64_t present[2] = {0, 0};

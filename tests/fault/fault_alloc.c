@@ -12,6 +12,11 @@
  * acknowledged delete gone, while a document of the failed call is
  * either absent or whole.
  * Prints one line per step: the allocations it makes and the N tried.
+ *
+ * usage: fault_alloc [STRIDE [resemblance]]: with "resemblance", the
+ * store verifies by resemblance (every document with a synthetic sketch,
+ * add_if_new and query through their document forms), so the sketch and
+ * band entries must be all or nothing with their document too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +36,7 @@
 typedef struct entry {
     char key[32];
     uint64_t fp;
+    nd_sketch sketch; /* a resemblance store's: random, from fp */
     int64_t time;
     int present;
 } entry;
@@ -39,6 +45,7 @@ static entry oracle[MAX_DOCS];
 static size_t n_oracle;
 static char dir[64], path[128], backup_path[160];
 static unsigned failures;
+static int resemblance; /* the store verifies by resemblance */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next_fp(void)
@@ -64,7 +71,23 @@ static nd_doc new_doc(int64_t time)
     e->fp = next_fp();
     e->time = time;
     e->present = -1;
-    return (nd_doc){ e->key, strlen(e->key), e->fp, 1.0, time };
+    uint64_t z = e->fp;
+    for (unsigned i = 0; i < ND_SKETCH_BYTES; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        e->sketch.bin[i] = (uint8_t)(z >> 56);
+    }
+    for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        e->sketch.band[b] = (uint32_t)(z >> 32);
+    }
+    return (nd_doc){ e->key, strlen(e->key), e->fp, 1.0, time, resemblance ? &e->sketch : NULL };
+}
+
+/* nd_db_add, or in a resemblance store the document with its sketch. */
+static int add_one(nd_db *db, const nd_doc *d)
+{
+    return resemblance ? nd_db_add_many(db, d, 1)
+                       : nd_db_add(db, d->key, d->key_len, d->fp, d->score, d->time);
 }
 
 /* Settle the pending documents: acknowledged (ok) or unknown. */
@@ -82,6 +105,7 @@ static int open_db(nd_db **db, const char *p, unsigned flags)
     o.k = 3;
     o.expected_docs = 1000;
     o.threads = 1;
+    o.min_resemblance = resemblance && (flags & ND_DB_CREATE) ? 0.85 : 0;
     return nd_db_open(db, p, &o);
 }
 
@@ -119,7 +143,7 @@ typedef int (*step_fn)(nd_db **db);
 static int step_add(nd_db **db)
 {
     nd_doc d = new_doc(1000);
-    return nd_db_add(*db, d.key, d.key_len, d.fp, d.score, d.time);
+    return add_one(*db, &d);
 }
 
 static int step_add_if_new(nd_db **db)
@@ -128,7 +152,8 @@ static int step_add_if_new(nd_db **db)
     int rc = nd_results_new(&res);
     if (rc != ND_OK) return rc;
     nd_doc d = new_doc(1000);
-    rc = nd_db_add_if_new(res, *db, d.key, d.key_len, d.fp, d.score, d.time, 3);
+    rc = resemblance ? nd_db_add_doc_if_new(res, *db, &d, 3)
+                     : nd_db_add_if_new(res, *db, d.key, d.key_len, d.fp, d.score, d.time, 3);
     if (rc == ND_OK && nd_results_count(res) != 0) rc = ND_EINTERNAL; /* fps are far apart */
     nd_results_free(res);
     return rc;
@@ -167,7 +192,9 @@ static int step_batch(nd_db **db)
     nd_results *keys = NULL;
     for (int i = 0; i < 4; i++) docs[i] = new_doc(1000);
     docs[3].fp = docs[2].fp ^ 1; /* a duplicate of the batch's third */
-    oracle[n_oracle - 1].present = 0;
+    oracle[n_oracle - 1].fp = docs[3].fp;
+    docs[3].sketch = docs[2].sketch; /* (resemblance 1; such a store keeps it too) */
+    if (!resemblance) oracle[n_oracle - 1].present = 0;
     int rc = nd_results_new(&keys);
     if (rc == ND_OK) rc = nd_db_batch(items, keys, *db, docs, 4, 3, ND_BATCH_ADD);
     if (rc == ND_OK && (items[3].dup != 1 || items[0].dup || items[1].dup || items[2].dup))
@@ -183,6 +210,12 @@ static int query_fp(nd_db *db, uint64_t fp)
     if (rc == ND_OK) rc = nd_db_query(res, db, fp ^ 3, 3, NULL);
     if (rc == ND_OK && (nd_results_count(res) != 1 || nd_results_get(res, 0)->fp != fp))
         rc = ND_EINTERNAL;
+    if (rc == ND_OK && resemblance) { /* by its sketch, far from its fingerprint */
+        nd_doc q = {"q", 1, ~fp, 0, 0, &oracle[0].sketch};
+        rc = nd_db_query_doc(res, db, &q, 3, NULL);
+        if (rc == ND_OK && (nd_results_count(res) != 1 || nd_results_get(res, 0)->fp != fp))
+            rc = ND_EINTERNAL;
+    }
     nd_results_free(res);
     return rc;
 }
@@ -197,7 +230,7 @@ static int prepare_victim(nd_db *db, int64_t time)
 {
     nd_doc d = new_doc(time);
     victim = &oracle[n_oracle - 1];
-    int rc = nd_db_add(db, d.key, d.key_len, d.fp, d.score, d.time);
+    int rc = add_one(db, &d);
     victim->present = rc == ND_OK;
     return rc;
 }
@@ -379,6 +412,7 @@ static void run_create(uint64_t stride)
 int main(int argc, char **argv)
 {
     uint64_t stride = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
+    resemblance = argc > 2 && strcmp(argv[2], "resemblance") == 0;
     if (stride == 0) stride = 1;
     tmpdir_make(dir);
     snprintf(path, sizeof path, "%s/db", dir);
@@ -389,7 +423,7 @@ int main(int argc, char **argv)
     /* a few documents, folded into the tables, for the steps to meet */
     for (int i = 0; i < 8; i++) {
         nd_doc d = new_doc(1000);
-        if (nd_db_add(db, d.key, d.key_len, d.fp, d.score, d.time) != ND_OK) abort();
+        if (add_one(db, &d) != ND_OK) abort();
     }
     settle(0, 1);
     if (nd_db_compact(db) != ND_OK || nd_db_close(db) != ND_OK) abort();

@@ -1,0 +1,497 @@
+/*
+ * bench_resemble.c — what a resemblance store costs (issue 34, item 5):
+ * the same stream of texts into a fingerprint-only store and into a
+ * resemblance store, their rates, disk per document and the planted
+ * copies each catches. Only <neardup.h> is used.
+ *
+ *   bench_resemble [--n N] [--rounds R] [--dir D] [--seed S] [--k K]
+ *                  [--batch B] [--only fp|rs] [--compact] [--check]
+ *   bench_resemble --jsonl FILE --mb M [--seed S]
+ *
+ * The texts (brs_gen.c): Zipf words from a 50,000-word vocabulary, 30 to
+ * 2,000 words a text (log-uniform), 10% of them planted copies of an
+ * earlier text with 1-10% of their words substituted, inserted or
+ * deleted. They are generated in batches of B (default 4096) between the
+ * timed parts: generation is not in any rate. Each batch is then
+ * signed (fp: nd_fingerprint under the store's options; rs: nd_db_sign,
+ * fingerprint and sketch from one tokenisation) and streamed into the
+ * store one document at a time (fp: nd_db_add_if_new; rs:
+ * nd_db_add_doc_if_new), k = K (default 3) for both, a fresh store of
+ * expected_docs N each run, rounds alternating fp, rs. Rates per run:
+ * wall = documents / wall seconds of the timed parts (sign + add); CPU =
+ * documents / CPU seconds of the whole process from open to close (RocksDB's
+ * background threads included) less the main thread's CPU generating texts
+ * and tallying.
+ * The table gives medians over the rounds, and rs/fp ratios.
+ * Disk: nd_db_stats after the stream (disk_bytes: the directory's files;
+ * sketch_bytes: keys and values of the sketch and band families); with
+ * --compact, also after nd_db_compact in the first round.
+ * Catches: a planted copy is caught when the store calls it a duplicate
+ * naming a text of its family (the same original); by the exact 3-shingle
+ * resemblance J to its source (nd_features, nd_resemblance: computed once,
+ * untimed). "false" counts originals called duplicates.
+ * --check: exit 1 unless the resemblance store catches at least 90% of the
+ * copies of J >= 0.9 and more than the fingerprint-only store.
+ * --jsonl: write the same texts as JSONL ({"id":"d<i>","text":...}) until M
+ * MB (1e6 bytes), for `neardup dedupe`.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <neardup.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "brs_gen.h"
+
+enum { FP = 0, RS = 1 };
+static const char *const store_name[2] = {"fp-only", "resemblance"};
+
+/* J classes of planted copies: >= 0.9, [0.85, 0.9), < 0.85. */
+enum { JHI, JMID, JLO, NCLASS };
+
+typedef struct run {
+    double wall, sign_wall, add_wall, cpu;
+    uint64_t docs, dups, false_dups, copies[NCLASS], caught[NCLASS];
+    nd_stats st;
+    int has_compact;
+    nd_stats st_compact;
+} run;
+
+typedef struct bench {
+    uint64_t n, seed, batch;
+    unsigned k;
+    const char *dir;
+    brs_gen g;
+    float *jtrue;             /* per text: J to its source; NaN not yet known */
+    char *buf;                /* a batch of texts */
+    size_t buf_cap;
+    size_t *off, *len;
+    nd_signature *sig;
+    uint64_t *match;          /* per text of a batch: its match's id, or UINT64_MAX */
+    uint64_t *hash[2];        /* feature hashes of a copy and of its source */
+    size_t hash_n[2], hash_cap[2];
+} bench;
+
+static double clock_s(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "bench_resemble: out of memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+static void die_nd(const char *what, int rc)
+{
+    fprintf(stderr, "bench_resemble: %s: %s: %s\n", what, nd_strerror(rc), nd_errmsg());
+    exit(1);
+}
+
+static void key_of(unsigned char key[8], uint64_t id)
+{
+    for (int b = 0; b < 8; b++) key[b] = (unsigned char)(id >> (56 - 8 * b));
+}
+
+static uint64_t id_of(const char *key, size_t len)
+{
+    uint64_t id = 0;
+    for (size_t b = 0; b < len && b < 8; b++) id = id << 8 | (unsigned char)key[b];
+    return id;
+}
+
+/* --- exact resemblance of a planted copy to its source (untimed) --- */
+
+static int which_hash;
+static bench *hash_bench;
+
+static void collect(uint64_t h, int32_t w, void *payload)
+{
+    (void)w;
+    (void)payload;
+    bench *b = hash_bench;
+    int s = which_hash;
+    if (b->hash_n[s] == b->hash_cap[s]) {
+        b->hash_cap[s] = b->hash_cap[s] ? 2 * b->hash_cap[s] : 4096;
+        b->hash[s] = xrealloc(b->hash[s], b->hash_cap[s] * sizeof(uint64_t));
+    }
+    b->hash[s][b->hash_n[s]++] = h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void hashes_of(bench *b, int s, const char *text, size_t len, const nd_fp_options *o)
+{
+    b->hash_n[s] = 0;
+    which_hash = s;
+    hash_bench = b;
+    int rc = nd_features(text, len, o, collect, NULL);
+    if (rc != ND_OK) die_nd("nd_features", rc);
+    qsort(b->hash[s], b->hash_n[s], sizeof(uint64_t), cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < b->hash_n[s]; i++)
+        if (m == 0 || b->hash[s][m - 1] != b->hash[s][i]) b->hash[s][m++] = b->hash[s][i];
+    b->hash_n[s] = m;
+}
+
+static double exact_j(bench *b, uint64_t i, const char *text, size_t len, uint64_t source,
+                      const nd_fp_options *o)
+{
+    static char *src;
+    if (!src) src = xrealloc(NULL, BRS_MAX_TEXT);
+    size_t sl = brs_text(&b->g, source, src, NULL);
+    (void)i;
+    hashes_of(b, 0, text, len, o);
+    hashes_of(b, 1, src, sl, o);
+    return nd_resemblance(b->hash[0], b->hash_n[0], b->hash[1], b->hash_n[1]);
+}
+
+/* --- one run: the stream into a fresh store --- */
+
+static int one_run(bench *b, int which, int compact, run *out)
+{
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", b->dir, which == FP ? "fp" : "rs");
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) return fprintf(stderr, "bench_resemble: cannot remove %s\n", path), -1;
+
+    double cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), gen_cpu = 0;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.k = b->k;
+    o.expected_docs = b->n;
+    o.min_resemblance = which == RS ? ND_DB_DEFAULT_MIN_RESEMBLANCE : 0;
+    nd_db *db = NULL;
+    nd_results *res = NULL;
+    int rc = nd_db_open(&db, path, &o);
+    if (rc != ND_OK) die_nd("nd_db_open", rc);
+    if ((rc = nd_results_new(&res)) != ND_OK) die_nd("nd_results_new", rc);
+    nd_fp_options fpo;
+    if ((rc = nd_db_fp_options(&fpo, db)) != ND_OK) die_nd("nd_db_fp_options", rc);
+
+    double report_at = 0, t_start = clock_s(CLOCK_MONOTONIC);
+    for (uint64_t start = 0; start < b->n; start += b->batch) {
+        uint64_t m = b->n - start < b->batch ? b->n - start : b->batch;
+        /* Generate the batch (untimed). */
+        double g0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        size_t used = 0;
+        for (uint64_t j = 0; j < m; j++) {
+            if (b->buf_cap - used < BRS_MAX_TEXT) {
+                b->buf_cap = 2 * b->buf_cap + BRS_MAX_TEXT;
+                b->buf = xrealloc(b->buf, b->buf_cap);
+            }
+            brs_info info;
+            b->off[j] = used;
+            b->len[j] = brs_text(&b->g, start + j, b->buf + used, &info);
+            if (info.is_copy && isnan(b->jtrue[start + j]))
+                b->jtrue[start + j] = (float)exact_j(b, start + j, b->buf + used, b->len[j],
+                                                     info.source, &fpo);
+            used += b->len[j];
+        }
+        gen_cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - g0;
+
+        /* Sign, then stream (timed). */
+        double t0 = clock_s(CLOCK_MONOTONIC);
+        for (uint64_t j = 0; j < m; j++) {
+            const char *text = b->buf + b->off[j];
+            if (which == RS) rc = nd_db_sign(&b->sig[j], db, text, b->len[j], 0);
+            else rc = nd_fingerprint(&b->sig[j].fp, text, b->len[j], &fpo);
+            if (rc != ND_OK) die_nd(which == RS ? "nd_db_sign" : "nd_fingerprint", rc);
+        }
+        double t1 = clock_s(CLOCK_MONOTONIC);
+        for (uint64_t j = 0; j < m; j++) {
+            uint64_t id = start + j;
+            unsigned char key[8];
+            key_of(key, id);
+            if (which == RS) {
+                nd_doc d = {key, 8, b->sig[j].fp, 0, (int64_t)id, &b->sig[j].sketch};
+                rc = nd_db_add_doc_if_new(res, db, &d, b->k);
+            } else {
+                rc = nd_db_add_if_new(res, db, key, 8, b->sig[j].fp, 0, (int64_t)id, b->k);
+            }
+            if (rc != ND_OK) {
+                if (which == RS && rc == ND_EINVAL && id == 0) {
+                    fprintf(stderr, "bench_resemble: resemblance store not available: %s\n",
+                            nd_errmsg());
+                    nd_results_free(res);
+                    nd_db_close(db);
+                    return 1;
+                }
+                die_nd(which == RS ? "nd_db_add_doc_if_new" : "nd_db_add_if_new", rc);
+            }
+            b->match[j] = nd_results_count(res) > 0
+                              ? id_of(nd_results_get(res, 0)->key, nd_results_get(res, 0)->key_len)
+                              : UINT64_MAX;
+        }
+        double t2 = clock_s(CLOCK_MONOTONIC);
+        /* Tally (untimed, its CPU left out as generation's). */
+        double g1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        for (uint64_t j = 0; j < m; j++) {
+            uint64_t id = start + j;
+            int dup = b->match[j] != UINT64_MAX, same = 0;
+            brs_info info, mi;
+            brs_info_of(&b->g, id, &info);
+            if (dup) {
+                brs_info_of(&b->g, b->match[j], &mi);
+                same = mi.root == info.root;
+            }
+            out->dups += (uint64_t)dup;
+            if (info.is_copy) {
+                float J = b->jtrue[id];
+                int c = J >= 0.9f ? JHI : J >= 0.85f ? JMID : JLO;
+                out->copies[c]++;
+                out->caught[c] += (uint64_t)same;
+            } else {
+                out->false_dups += (uint64_t)dup;
+            }
+        }
+        gen_cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - g1;
+        out->sign_wall += t1 - t0;
+        out->add_wall += t2 - t1;
+        out->docs += m;
+        if (t2 - t_start >= report_at) {
+            fprintf(stderr, "  %s: %llu docs, %.0f docs/s (wall, timed parts)\n",
+                    store_name[which], (unsigned long long)out->docs,
+                    out->docs / (out->sign_wall + out->add_wall));
+            report_at = t2 - t_start + 60;
+        }
+    }
+    out->wall = out->sign_wall + out->add_wall;
+    if ((rc = nd_db_stats(&out->st, db)) != ND_OK) die_nd("nd_db_stats", rc);
+    nd_results_free(res);
+    /* The close (memtable flush) counts as the store's work. */
+    if (compact) {
+        /* Compaction is not stream work: its CPU is left out of the rate. */
+        double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        if ((rc = nd_db_compact(db)) != ND_OK) die_nd("nd_db_compact", rc);
+        if ((rc = nd_db_stats(&out->st_compact, db)) != ND_OK) die_nd("nd_db_stats", rc);
+        out->has_compact = 1;
+        gen_cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    }
+    if ((rc = nd_db_close(db)) != ND_OK) die_nd("nd_db_close", rc);
+    out->cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - gen_cpu;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) fprintf(stderr, "bench_resemble: cannot remove %s\n", path);
+    return 0;
+}
+
+/* --- report --- */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef double (*metric_fn)(const run *r);
+static double m_wall(const run *r) { return r->docs / r->wall; }
+static double m_cpu(const run *r) { return r->docs / r->cpu; }
+static double m_sign(const run *r) { return 1e6 * r->sign_wall / r->docs; }
+static double m_add(const run *r) { return 1e6 * r->add_wall / r->docs; }
+
+static double med_of(const run *r, size_t n, metric_fn f, double *lo, double *hi)
+{
+    double v[64];
+    for (size_t i = 0; i < n; i++) v[i] = f(&r[i]);
+    double m = median(v, n);
+    *lo = v[0];
+    *hi = v[n - 1];
+    return m;
+}
+
+static double share(uint64_t a, uint64_t b) { return b ? (double)a / b : NAN; }
+
+static void report(const bench *b, run *runs[2], size_t nr[2])
+{
+    printf("\n%llu texts (seed %llu, %llu planted copies), k=%u, %zu+%zu runs, "
+           "medians (min-max):\n\n", (unsigned long long)b->n, (unsigned long long)b->seed,
+           (unsigned long long)(runs[0] && nr[0] ? runs[0][0].copies[0] + runs[0][0].copies[1] +
+                                runs[0][0].copies[2] : runs[1][0].copies[0] +
+                                runs[1][0].copies[1] + runs[1][0].copies[2]),
+           b->k, nr[0], nr[1]);
+    static const struct { const char *name; metric_fn f; const char *fmt; } ms[] = {
+        {"docs/s, wall (sign + add)", m_wall, "%.0f"},
+        {"docs/s, CPU (process)", m_cpu, "%.0f"},
+        {"us a doc signing (wall)", m_sign, "%.2f"},
+        {"us a doc adding (wall)", m_add, "%.2f"},
+    };
+    printf("| figure | fp-only | resemblance | rs / fp |\n| --- | ---: | ---: | ---: |\n");
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        double med[2] = {NAN, NAN}, lo[2], hi[2];
+        char cell[2][128];
+        for (int s = 0; s < 2; s++) {
+            snprintf(cell[s], sizeof cell[s], "-");
+            if (!nr[s]) continue;
+            med[s] = med_of(runs[s], nr[s], ms[i].f, &lo[s], &hi[s]);
+            char a[32], l[32], h[32];
+            snprintf(a, sizeof a, ms[i].fmt, med[s]);
+            snprintf(l, sizeof l, ms[i].fmt, lo[s]);
+            snprintf(h, sizeof h, ms[i].fmt, hi[s]);
+            snprintf(cell[s], sizeof cell[s], "%s (%s-%s)", a, l, h);
+        }
+        printf("| %s | %s | %s | %.2f |\n", ms[i].name, cell[0], cell[1], med[1] / med[0]);
+    }
+    for (int s = 0; s < 2; s++) {
+        if (!nr[s]) continue;
+        const run *r = &runs[s][0];
+        double d = (double)r->st.documents;
+        printf("| %s: disk bytes a doc after the stream | %s%.1f%s |\n", store_name[s],
+               s ? "| " : "", r->st.disk_bytes / d, s ? " |" : " | |");
+        if (s) printf("| resemblance: sketch+band bytes a doc (logical), band keys a doc | | "
+                      "%.1f, %.2f | |\n", r->st.sketch_bytes / d, r->st.band_keys / d);
+        if (r->has_compact)
+            printf("| %s: disk bytes a doc after nd_db_compact | %s%.1f%s |\n", store_name[s],
+                   s ? "| " : "", r->st_compact.disk_bytes / d, s ? " |" : " | |");
+    }
+    printf("\nplanted copies caught (a dup naming a text of the same family), first run:\n\n");
+    printf("| store | J >= 0.9 | 0.85 <= J < 0.9 | J < 0.85 | originals called dup |\n"
+           "| --- | ---: | ---: | ---: | ---: |\n");
+    for (int s = 0; s < 2; s++) {
+        if (!nr[s]) continue;
+        const run *r = &runs[s][0];
+        printf("| %s | %.4f (%llu) | %.4f (%llu) | %.4f (%llu) | %.5f (%llu) |\n", store_name[s],
+               share(r->caught[JHI], r->copies[JHI]), (unsigned long long)r->copies[JHI],
+               share(r->caught[JMID], r->copies[JMID]), (unsigned long long)r->copies[JMID],
+               share(r->caught[JLO], r->copies[JLO]), (unsigned long long)r->copies[JLO],
+               share(r->false_dups, r->docs - r->copies[0] - r->copies[1] - r->copies[2]),
+               (unsigned long long)r->false_dups);
+    }
+    fflush(stdout);
+}
+
+/* --- JSONL corpus --- */
+
+static int write_jsonl(bench *b, const char *file, double mb)
+{
+    FILE *f = fopen(file, "w");
+    if (!f) return perror(file), 2;
+    char *text = xrealloc(NULL, BRS_MAX_TEXT);
+    double bytes = 0;
+    uint64_t i = 0;
+    for (; bytes < mb * 1e6; i++) {
+        size_t len = brs_text(&b->g, i, text, NULL);
+        int h = fprintf(f, "{\"id\":\"d%llu\",\"text\":\"", (unsigned long long)i);
+        size_t w = 0;
+        for (size_t c = 0; c < len; c++) {
+            if (text[c] == '\n') { fputs("\\n", f); w += 2; }
+            else { fputc(text[c], f); w++; }
+        }
+        fputs("\"}\n", f);
+        bytes += h + (double)w + 3;
+    }
+    free(text);
+    if (fclose(f) != 0) return perror(file), 2;
+    fprintf(stderr, "bench_resemble: %llu texts, %.0f bytes in %s\n", (unsigned long long)i,
+            bytes, file);
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_resemble [--n N] [--rounds R] [--dir D] [--seed S] [--k K]\n"
+                    "                      [--batch B] [--only fp|rs] [--compact] [--check]\n"
+                    "       bench_resemble --jsonl FILE --mb M [--seed S]\n");
+}
+
+int main(int argc, char **argv)
+{
+    bench b = {.n = 100000, .seed = 1, .batch = 4096, .k = 3, .dir = "/tmp/nd-bench-resemble"};
+    unsigned rounds = 3;
+    int only = -1, compact = 0, check = 0;
+    const char *jsonl = NULL;
+    double mb = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--compact") == 0) { compact = 1; continue; }
+        if (strcmp(a, "--check") == 0) { check = 1; continue; }
+        if (!v) { usage(); return 2; }
+        i++;
+        if (strcmp(a, "--n") == 0) b.n = (uint64_t)strtod(v, NULL);
+        else if (strcmp(a, "--rounds") == 0) rounds = (unsigned)atoi(v);
+        else if (strcmp(a, "--dir") == 0) b.dir = v;
+        else if (strcmp(a, "--seed") == 0) b.seed = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--k") == 0) b.k = (unsigned)atoi(v);
+        else if (strcmp(a, "--batch") == 0) b.batch = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--only") == 0 && strcmp(v, "fp") == 0) only = FP;
+        else if (strcmp(a, "--only") == 0 && strcmp(v, "rs") == 0) only = RS;
+        else if (strcmp(a, "--jsonl") == 0) jsonl = v;
+        else if (strcmp(a, "--mb") == 0) mb = strtod(v, NULL);
+        else { usage(); return 2; }
+    }
+    brs_gen_init(&b.g, b.seed);
+    if (jsonl) {
+        int r = write_jsonl(&b, jsonl, mb);
+        brs_gen_dispose(&b.g);
+        return r;
+    }
+    if (b.n == 0 || b.batch == 0 || rounds == 0 || rounds > 64) { usage(); return 2; }
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", b.dir);
+    if (system(cmd) != 0) return fprintf(stderr, "bench_resemble: cannot make %s\n", b.dir), 2;
+    b.jtrue = xrealloc(NULL, b.n * sizeof *b.jtrue);
+    for (uint64_t i = 0; i < b.n; i++) b.jtrue[i] = NAN;
+    b.off = xrealloc(NULL, b.batch * sizeof *b.off);
+    b.len = xrealloc(NULL, b.batch * sizeof *b.len);
+    b.sig = xrealloc(NULL, b.batch * sizeof *b.sig);
+    b.match = xrealloc(NULL, b.batch * sizeof *b.match);
+    run *runs[2] = {xrealloc(NULL, rounds * sizeof(run)), xrealloc(NULL, rounds * sizeof(run))};
+    size_t nr[2] = {0, 0};
+    int have[2] = {only != RS, only != FP};
+    for (unsigned r = 0; r < rounds; r++)
+        for (int s = 0; s < 2; s++) {
+            if (!have[s]) continue;
+            fprintf(stderr, "bench_resemble: round %u, %s store, %llu texts\n", r + 1,
+                    store_name[s], (unsigned long long)b.n);
+            int rc = one_run(&b, s, compact && r == 0, &runs[s][nr[s]]);
+            if (rc < 0) return 2;
+            if (rc > 0) { have[s] = 0; continue; }
+            const run *x = &runs[s][nr[s]++];
+            fprintf(stderr, "  %s: %.0f docs/s wall, %.0f docs/s CPU, %.1f disk bytes a doc\n",
+                    store_name[s], m_wall(x), m_cpu(x),
+                    (double)x->st.disk_bytes / (double)x->st.documents);
+        }
+    if (!nr[0] && !nr[1]) return 1;
+    report(&b, runs, nr);
+    int fail = 0;
+    if (check) {
+        double rs = nr[1] ? share(runs[1][0].caught[JHI], runs[1][0].copies[JHI]) : 0;
+        double fp = nr[0] ? share(runs[0][0].caught[JHI], runs[0][0].copies[JHI]) : 0;
+        fail = !(nr[0] && nr[1] && rs >= 0.9 && rs > fp);
+        printf("check: copies of J >= 0.9 caught: resemblance %.4f, fp-only %.4f: %s\n", rs, fp,
+               fail ? "FAIL" : "ok");
+    }
+    free(runs[0]);
+    free(runs[1]);
+    free(b.jtrue);
+    free(b.off);
+    free(b.len);
+    free(b.sig);
+    free(b.match);
+    free(b.buf);
+    free(b.hash[0]);
+    free(b.hash[1]);
+    brs_gen_dispose(&b.g);
+    return fail;
+}
