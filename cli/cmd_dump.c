@@ -1,7 +1,8 @@
 /*
  * cmd_dump.c — `neardup dump DB`: every stored document, streamed from one
  * snapshot through nd_foreach_doc, in a format import reads back (see
- * doc_io.h).
+ * doc_io.h). A resemblance store's sketches are not dumped: they cannot
+ * be turned back into texts, which such a store needs (see usage).
  */
 #include "cli.h"
 #include "doc_io.h"
@@ -22,10 +23,12 @@ static const char usage[] =
     "         time is import's --time); a key byte that is not valid UTF-8\n"
     "         is written as \\u00XX, so such a key does not come back byte for\n"
     "         byte: use tsv to copy a store\n"
-    "A store created with --min-resemblance also holds a sketch per document,\n"
-    "which is not dumped (it cannot give back the text): its dump imports into\n"
-    "a fingerprint-only store; copy such a store with `backup`, or import the\n"
-    "texts again.\n";
+    "A store created with --min-resemblance dumps the same lines: its sketches\n"
+    "are summaries of the texts, not the texts, and cannot be made back into\n"
+    "them, so they are left out. Such a dump imports into a fingerprint-only\n"
+    "store; a resemblance store refuses it (its records carry fingerprints, and\n"
+    "it needs texts): copy one with `backup` or `shard split`, or import the\n"
+    "texts again. A note on stderr says so.\n";
 
 typedef struct dump_ctx {
     int json;
@@ -64,6 +67,10 @@ int cmd_dump(int argc, char **argv)
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_READONLY);
     if (rc) return rc;
+    if (nd_db_min_resemblance(db) > 0)
+        fprintf(stderr, "neardup: dump: '%s' verifies by resemblance: the dump holds no "
+                        "sketches and imports into a fingerprint-only store only (a "
+                        "resemblance store needs the texts; `backup` copies it)\n", path);
     int nrc = nd_foreach_doc(db, put_one, &c);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_fail("dump: writing the output: %s", strerror(errno ? errno : EIO));

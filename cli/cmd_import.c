@@ -13,6 +13,12 @@
  * the loader is freed, which removes its temporary files, and nothing is
  * imported (with --steps, the steps done stay). Once the commit has begun
  * it runs to its end: the import is then complete.
+ *
+ * Into a resemblance store the loader writes each piece it is given at
+ * once, in atomic groups of ND_DB_IMPORT_GROUP documents with their
+ * sketches and band keys (neardup.h, nd_loader): the reader hands it one
+ * group at a time, and whatever was handed over before a bad record or an
+ * interrupt stays imported and is counted.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -29,8 +35,10 @@ static const char usage[] =
     "Load documents fast, without the near-duplicate check (use `add` or\n"
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
     "replaced; with repeated keys the last one wins. Into a store created with\n"
-    "--min-resemblance: texts only (each signed: fingerprint and sketch), written\n"
-    "in atomic groups of 4096 documents through the online path.\n"
+    "--min-resemblance: texts only (each signed: fingerprint and sketch; not\n"
+    "--format dump or fp), written as read in atomic groups of 4096 documents\n"
+    "through the online path, so a bad record, an interrupt or a crash keeps\n"
+    "the groups written before it (the summary counts them).\n"
     "  --format   fp (default), jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
@@ -134,7 +142,10 @@ int cmd_import(int argc, char **argv)
     rc = cli_open_db(&c.db, path, flags | ND_DB_NO_BACKGROUND);
     if (rc) return rc;
     nd_db_fp_options(&fo, c.db);
-    if (nd_db_min_resemblance(c.db) > 0) ro.sign_db = c.db; /* texts signed */
+    /* A resemblance store: texts signed, and the loader writes what it is
+     * given at once (groups of ND_DB_IMPORT_GROUP): hand it groups. */
+    int groups = nd_db_min_resemblance(c.db) > 0;
+    if (groups) ro.sign_db = c.db;
     ro.fo = &fo;
     ro.progress = &prog;
     if (!steps) {
@@ -145,7 +156,7 @@ int cmd_import(int argc, char **argv)
             return rc;
         }
         /* The reader hands over pieces; the loader sorts whole chunks. */
-        ro.chunk = cli_load_piece(load_chunk);
+        ro.chunk = groups ? ND_DB_IMPORT_GROUP : cli_load_piece(load_chunk);
         c.auto_chunk = 0;
     }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));
@@ -161,11 +172,15 @@ int cmd_import(int argc, char **argv)
         else c.steps = 1;
         late_signal = cli_interrupted();
     }
-    if (c.loader && rc != CLI_EXIT_OK) c.imported = 0;
+    if (c.loader && rc != CLI_EXIT_OK && !groups) c.imported = 0;
     nd_loader_free(c.loader); /* removes the temporary files */
     double secs = cli_progress_end(&prog);
     if (rc == CLI_EXIT_INTERRUPTED) {
-        if (steps && c.imported)
+        if (groups && c.imported)
+            fprintf(stderr, "neardup: import: interrupted; %llu %s imported before it (a "
+                            "resemblance store is written as it is read)\n",
+                    (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"));
+        else if (steps && c.imported)
             fprintf(stderr, "neardup: import: interrupted; %llu %s imported in %llu %s before it\n",
                     (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"),
                     (unsigned long long)c.steps, cli_plural(c.steps, "step", "steps"));

@@ -25,12 +25,11 @@ static const char usage[] =
     "  --tables T    force the number of permuted tables (see `neardup plan`)\n"
     "  --run-size R  fingerprints per compressed run (default 128)\n"
     "  --features F  fingerprint features recorded in the database\n"
-    "  --min-resemblance R  verify by resemblance (0 < R <= 1): keep per document\n"
-    "                a min-hash sketch and band keys (about 0.4 KB), and call a\n"
-    "                document a near-duplicate when its estimated word-shingle\n"
-    "                resemblance to a stored one is >= R, however far its\n"
-    "                fingerprint lies; inputs must be texts (see README,\n"
-    "                \"Resemblance\")\n"
+    "  --min-resemblance R  a near-duplicate is a text sharing >= R (0 < R <= 1) of\n"
+    "                its word shingles with a stored one, however far its fingerprint\n"
+    "                lies (edited copies); inputs must be texts. Cost: a sketch and\n"
+    "                band keys, about 300 bytes a document, and a slower add\n"
+    "                (README, \"Resemblance\")\n"
     "  --resemblance the same with R = 0.85, the measured default\n"
     "  --json        print the chosen plan as JSON\n";
 

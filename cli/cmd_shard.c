@@ -2,6 +2,7 @@
  * cmd_shard.c — `neardup shard`: create, fill and inspect sharded stores.
  *
  *   shard init DIR --shards S [--k K] [--docs N] [--tables T] [--features F]
+ *              [--resemblance | --min-resemblance R]
  *   shard split DB DIR --shards S [--docs N] [--chunk M]
  *   shard import DIR INPUT... [--format F] [--html] [--time T] [--chunk M]
  *   shard info DIR [--json]
@@ -51,16 +52,19 @@ static const char usage[] =
     "manifest DIR/" ND_SHARDS_MANIFEST_NAME " (shard count, plan, fingerprint\n"
     "configuration, and the rule placing a document: FNV-1a-64(key) mod S).\n"
     "Each shard is a complete database (verify, backup, compact it alone).\n"
-    "  init    create DIR with S empty shards (--k, --tables, --features as\n"
-    "          for `neardup init`; --docs is the whole store's expected size;\n"
-    "          --resemblance, --min-resemblance R: every shard verifies by\n"
-    "          resemblance, as `neardup init` says)\n"
+    "  init    create DIR with S empty shards (--k, --tables, --features,\n"
+    "          --resemblance and --min-resemblance as for `neardup init`: every\n"
+    "          shard then verifies by resemblance; --docs is the whole store's\n"
+    "          expected size)\n"
     "  split   copy every document of database DB into a new store DIR with\n"
-    "          the same k, tables and fingerprint configuration\n"
+    "          the same k, tables and fingerprint configuration (and the same\n"
+    "          resemblance threshold, sketches copied, when DB has one)\n"
     "  import  bulk-load documents into the shards of their keys, without the\n"
     "          near-duplicate check (as `neardup import`: texts fingerprinted\n"
     "          with the store's configuration, a key already stored replaced,\n"
-    "          with repeated keys the last one wins)\n"
+    "          with repeated keys the last one wins; resemblance shards need\n"
+    "          texts, which are signed, and are written as they are read, in\n"
+    "          atomic groups: a bad record keeps what was written before it)\n"
     "  split and import sort each shard's documents in chunks spilled to\n"
     "  temporary files in the shard, then write the shards once each, one\n"
     "  after the other. A bad record, or a crash before the shards are\n"
@@ -74,7 +78,8 @@ static const char usage[] =
     "             and spilled (about 220 bytes each plus twice the key: a\n"
     "             chunk is written while the next fills; default 8M / S, at\n"
     "             least 100k)\n"
-    "  info    print the manifest and each shard's document count\n"
+    "  info    print the manifest (min_resemblance too, for resemblance shards)\n"
+    "          and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
     "";
 
@@ -89,7 +94,7 @@ typedef struct shard_args {
     in_format fmt;
     int64_t time;
     nd_fp_options fo;
-    double min_resemblance;
+    double min_resemblance; /* init: 0, or the shards' threshold */
 } shard_args;
 
 static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
@@ -340,7 +345,8 @@ static int shard_split(int argc, char **argv)
     if (argc - optind != 2)
         return cli_usage_fail("shard split", "expected a database and a directory");
     if (a.shards == 0) return cli_usage_fail("shard split", "--shards S is required");
-    if (a.has_k || a.tables) return cli_fail("shard split: the shards take k and tables from DB");
+    if (a.has_k || a.tables || a.min_resemblance > 0)
+        return cli_fail("shard split: the shards take k and tables from DB (and its resemblance)");
     const char *dbpath = argv[optind], *dir = argv[optind + 1];
     unsigned S = (unsigned)a.shards;
     if ((rc = cli_open_db(&src, dbpath, ND_DB_READONLY))) return rc;
@@ -362,6 +368,8 @@ static int shard_split(int argc, char **argv)
     o.tables = p.tables;
     o.expected_docs = a.docs;
     o.fp = &fo;
+    /* a resemblance store's shards are too: foreach_doc hands the sketches */
+    o.min_resemblance = nd_db_min_resemblance(src);
     if ((rc = create_store(&l.sh, dir, &o, "split"))) goto cleanup;
     nd_shards_info_get(&m, l.sh);
     l.shards = S;
@@ -386,9 +394,11 @@ static int shard_split(int argc, char **argv)
         rc = cli_fail_nd(nrc, "shard split");
         goto incomplete;
     }
-    printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables)\n", dbpath, dir,
+    printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables", dbpath, dir,
            (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"), S,
            cli_plural(S, "shard", "shards"), m.k, m.tables);
+    if (o.min_resemblance > 0) printf(", min resemblance %g", o.min_resemblance);
+    printf(")\n");
     goto cleanup;
 incomplete:
     fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
@@ -468,6 +478,23 @@ static int open_manifest(nd_shards **out, const char *dir, const char *sub)
     return rc < 0 ? shards_fail(rc, sub) : CLI_EXIT_OK;
 }
 
+/* The threshold of resemblance shards, from the manifest's "resemblance
+ * sketchV;r=R" line (nd_shards_info has no field for it); 0 without. */
+static double manifest_resemblance(const nd_shards *sh)
+{
+    char text[ND_SHARDS_MANIFEST_MAX + 1];
+    if (nd_shards_manifest(text, sizeof text, sh) < 0) return 0;
+    for (const char *line = text; *line;) {
+        unsigned version;
+        double r;
+        if (sscanf(line, "resemblance sketch%u;r=%lf", &version, &r) == 2) return r;
+        const char *nl = strchr(line, '\n');
+        if (!nl) break;
+        line = nl + 1;
+    }
+    return 0;
+}
+
 static int shard_info(int argc, char **argv)
 {
     shard_args a = {0};
@@ -479,17 +506,21 @@ static int shard_info(int argc, char **argv)
     const char *dir = argv[optind];
     if ((rc = open_manifest(&sh, dir, "info"))) return rc;
     nd_shards_info_get(&m, sh);
-    if (a.json)
+    double r = manifest_resemblance(sh);
+    if (a.json) {
         printf("{\"shards\":%u,\"assign\":\"" ND_SHARDS_ASSIGN_RULE "\",\"k\":%u,\"tables\":%u,"
-               "\"docs\":%llu,\"fingerprint\":\"%s\",\"format\":%u,\"fp_version\":%u,"
-               "\"documents\":[",
+               "\"docs\":%llu,\"fingerprint\":\"%s\",\"format\":%u,\"fp_version\":%u,",
                m.shards, m.k, m.tables, (unsigned long long)m.expected_docs, m.fingerprint,
                m.format, m.fp_version);
-    else
+        if (r > 0) printf("\"min_resemblance\":%g,", r);
+        printf("\"documents\":[");
+    } else {
         printf("shards\t%u\nassign\t" ND_SHARDS_ASSIGN_RULE "\nk\t%u\ntables\t%u\ndocs\t%llu\n"
                "fingerprint\t%s\nformat\t%u\nfp-version\t%u\n",
                m.shards, m.k, m.tables, (unsigned long long)m.expected_docs, m.fingerprint,
                m.format, m.fp_version);
+        if (r > 0) printf("min_resemblance\t%g\n", r);
+    }
     uint64_t total = 0;
     /* One shard open at a time: a store may have thousands. */
     for (unsigned s = 0; s < m.shards && rc == CLI_EXIT_OK; s++) {

@@ -33,8 +33,15 @@ A usage error is one line ending with \\(lqsee 'neardup COMMAND \\-\\-help'\\(rq
 SIGINT or SIGTERM ends a command with a line saying so. \\fBimport\\fR,
 \\fBadd\\fR and \\fBbatch\\fR first stop at the next document, remove their
 temporary files and say what became of their work (\\fBimport\\fR imports
-nothing; what \\fBadd\\fR printed is stored); a second signal ends them at
-once.
+nothing, except into a resemblance store, which keeps the groups written;
+what \\fBadd\\fR printed is stored); a second signal ends them at once.
+.PP
+A store created with \\fBinit \\-\\-resemblance\\fR (or
+\\fB\\-\\-min\\-resemblance\\fR \\fIR\\fR) verifies by resemblance: a document
+is a near-duplicate of the stored one sharing the largest estimated share
+(at least \\fIR\\fR) of its word shingles, however far its fingerprint lies.
+Such a store needs texts, not fingerprints, and its decision lines end
+with that resemblance (see \\fBadd\\fR).
 """
 
 ENVIRONMENT = [
@@ -61,6 +68,8 @@ neardup fingerprint page.html | neardup add crawl.nd
 neardup query crawl.nd \\-\\-text page.txt
 neardup expire crawl.nd \\-\\-older\\-than 90d \\-\\-dry\\-run
 neardup dump crawl.nd > crawl.tsv
+neardup init pages.nd \\-\\-resemblance
+neardup add pages.nd \\-\\-format jsonl pages.jsonl
 neardup dedupe \\-\\-format jsonl \\-\\-out keep corpus.jsonl
 .fi
 """

@@ -164,14 +164,16 @@ static int read_batch(batch *b, batch_reader *br, uint64_t max)
         uint64_t fp = rec.fp;
         if (br->signer) { /* the sketch too, from the same tokenisation */
             nd_signature sig;
-            int nrc = rec.has_fp ? ND_EINVAL
-                                 : nd_db_sign(&sig, br->signer, rec.text, rec.text_len,
-                                              br->html || rec.is_html ? ND_FP_HTML : 0);
+            if (rec.has_fp) { /* the message of the single-machine commands */
+                rc = mpi_note(CLI_EXIT_USAGE, "%s:%llu: %s", rec.file,
+                              (unsigned long long)rec.line, CLI_NEEDS_TEXT);
+                goto done;
+            }
+            int nrc = nd_db_sign(&sig, br->signer, rec.text, rec.text_len,
+                                 br->html || rec.is_html ? ND_FP_HTML : 0);
             if (nrc < 0) {
                 rc = mpi_note(CLI_EXIT_USAGE, "%s:%llu: %s: %s", rec.file,
-                              (unsigned long long)rec.line,
-                              rec.has_fp ? "a fingerprint without text" : nd_strerror(nrc),
-                              rec.has_fp ? "a resemblance store needs the text" : nd_errmsg());
+                              (unsigned long long)rec.line, nd_strerror(nrc), nd_errmsg());
                 goto done;
             }
             fp = sig.fp;

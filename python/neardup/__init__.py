@@ -55,6 +55,7 @@ from ._neardup import (
     dedupe,
     distance,
     fingerprint,
+    resemblance,
 )
 
 __all__ = [
@@ -88,4 +89,5 @@ __all__ = [
     "dedupe",
     "distance",
     "fingerprint",
+    "resemblance",
 ]

@@ -36,9 +36,14 @@ Key = Union[str, bytes, bytearray, memoryview]
 Text = Union[str, bytes, bytearray, memoryview]
 Time = Union[int, float, datetime.datetime, None]
 PathLike = Union[str, bytes, os.PathLike]
-# (key, fingerprint), (key, fingerprint, score) or (key, fingerprint, score, time)
+# (key, fingerprint), (key, fingerprint, score) or (key, fingerprint, score, time),
+# or (key, fingerprint, score, time, sketch) with Database.sign's sketch (bytes),
+# which a store created with min_resemblance requires of every document
 DocumentTuple = Union[
-    Tuple[Key, int], Tuple[Key, int, float], Tuple[Key, int, float, Time]
+    Tuple[Key, int],
+    Tuple[Key, int, float],
+    Tuple[Key, int, float, Time],
+    Tuple[Key, int, float, Time, Union[bytes, None]],
 ]
 
 # ---- errors -----------------------------------------------------------------
@@ -109,6 +114,8 @@ class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
     def distance(self) -> int: ...
     @property
     def index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
+    @property
+    def resemblance(self) -> float | None: ...  # a store created with min_resemblance (an attribute, not in the tuple)
 
 # ---- fingerprints -------------------------------------------------------------
 
@@ -133,6 +140,11 @@ def fingerprint(
 
 def distance(a: int, b: int, /) -> int:
     """Hamming distance between two fingerprints."""
+
+def resemblance(a: bytes, b: bytes, /) -> float:
+    """Estimated resemblance in [0, 1] (the share of word shingles two
+    texts have in common) of the texts behind two sketches, as
+    Database.sign returns them; standard error about 0.025 near 0.85."""
 
 # ---- the database -------------------------------------------------------------
 
@@ -228,6 +240,11 @@ class Database:
         returns the closest stored document (ties: smaller fingerprint, then
         key) and stores nothing; if that match is `key` itself, its
         last-seen time is refreshed to `time`."""
+    def sign(self, text: Text, html: bool = False) -> tuple[int, bytes]:
+        """(fingerprint, sketch) of a text under the store's options, from
+        one tokenisation: what add_text stores for it. The sketch (176
+        bytes: 128 of min-hash bins, then 12 band keys as big-endian
+        uint32) compares with resemblance(); any store signs texts."""
     def add_text(
         self, key: Key, text: Text, score: float = 0.0, time: Time = None, *, html: bool = False
     ) -> None:
@@ -281,7 +298,11 @@ class Database:
         each were add_if_new'ed in order: answer i is None when document i
         is new, else its closest match -- a stored document (index None) or
         an earlier new document of the batch (its index). add=True stores
-        the new ones, atomically with the check."""
+        the new ones, atomically with the check. In a store created with
+        min_resemblance every document carries its sketch (fingerprint and
+        sketch from sign(text)): a match is the most resemblant stored or
+        earlier document of resemblance >= the store's (BatchMatch.
+        resemblance), and add=True stores every document."""
     def get(self, key: Key, /) -> Document | None:
         """The stored document of key, or None."""
     def __contains__(self, key: Key) -> bool: ...

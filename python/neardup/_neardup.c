@@ -51,6 +51,8 @@ static PyStructSequence_Field batch_fields[] = {
     {"distance", "Hamming distance to the batch document (int)"},
     {"index", "position of the earlier batch document matched, or None when the "
               "match is a stored document"},
+    {"resemblance", "estimated resemblance to the match (float; a store created with "
+                    "min_resemblance), else None; an attribute only, not part of the tuple"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc batch_desc = {
@@ -161,6 +163,9 @@ static PyMethodDef module_methods[] = {
      "title_weight=None, stopwords=None)\n--\n\nThe 64-bit simhash of a text (str or bytes)."},
     {"distance", (PyCFunction)(void (*)(void))mod_distance, METH_FASTCALL,
      "distance($module, a, b, /)\n--\n\nHamming distance between two fingerprints."},
+    {"resemblance", (PyCFunction)(void (*)(void))pynd_mod_resemblance, METH_FASTCALL,
+     "resemblance($module, a, b, /)\n--\n\nEstimated resemblance in [0, 1] of the texts "
+     "behind two sketches (Database.sign's)."},
     {"dedupe", (PyCFunction)(void (*)(void))pynd_mod_dedupe, METH_VARARGS | METH_KEYWORDS,
      "dedupe($module, docs, *, k=None, min_resemblance=None, min_containment=None, "
      "keep='first', out='pairs', memory=None, features=None, html=False, scratch_dir=None, "

@@ -657,6 +657,10 @@ static PyMethodDef db_methods[] = {
      SIG("verify", "", "Check every invariant (CorruptError names the first problem).")},
     {"backup", (PyCFunction)db_backup, METH_O,
      SIG("backup", ", directory, /", "Write a consistent checkpoint into a new directory.")},
+    {"sign", FAST(pynd_db_sign),
+     SIG("sign", ", text, html=False",
+         "(fingerprint, sketch): a text's fingerprint and its resemblance sketch (176 bytes) "
+         "under the store's options, from one tokenisation (nd_db_sign).")},
     {"add_text", FAST(pynd_db_add_text),
      SIG("add_text", ", key, text, score=0.0, time=None, *, html=False",
          "Store the document of a text (with its sketch in a store created with "

@@ -1,6 +1,7 @@
 /*
- * py_db_similar.c — Database methods that take texts: add_text,
- * add_if_new_text, query_text, and the min_resemblance attribute.
+ * py_db_similar.c — Database methods that take texts: sign, add_text,
+ * add_if_new_text, query_text, the min_resemblance attribute, and the
+ * module's resemblance() of two signed sketches.
  *
  * A text is signed under the store's options (nd_db_sign: fingerprint and
  * sketch from one tokenisation, with the GIL released), then given to the
@@ -10,6 +11,8 @@
  * fingerprint calls on the text's fingerprint.
  */
 #include "py_neardup.h"
+
+#include <string.h>
 
 /* Sign text (a str or bytes-like) for self's store; the GIL is released
  * for the signing. @return 0, or -1 with an exception. */
@@ -130,6 +133,74 @@ done:
     pynd_db_leave(self);
     pynd_db_results_done(self, res);
     return list;
+}
+
+/* A sketch as bytes: its ND_SKETCH_BYTES bins, then its ND_SKETCH_BANDS
+ * band keys as big-endian uint32 (176 bytes; the layout of the store's
+ * sketch family without its version byte), and back. */
+#define SKETCH_WIRE (ND_SKETCH_BYTES + 4 * ND_SKETCH_BANDS)
+
+static PyObject *sketch_bytes(const nd_sketch *sk)
+{
+    unsigned char b[SKETCH_WIRE];
+    memcpy(b, sk->bin, ND_SKETCH_BYTES);
+    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++) {
+        unsigned char *p = b + ND_SKETCH_BYTES + 4 * i;
+        p[0] = (unsigned char)(sk->band[i] >> 24);
+        p[1] = (unsigned char)(sk->band[i] >> 16);
+        p[2] = (unsigned char)(sk->band[i] >> 8);
+        p[3] = (unsigned char)sk->band[i];
+    }
+    return PyBytes_FromStringAndSize((const char *)b, SKETCH_WIRE);
+}
+
+int pynd_sketch_from(PyObject *o, nd_sketch *out, const char *name)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(o, &v, PyBUF_SIMPLE) < 0) return -1;
+    if (v.len != SKETCH_WIRE) {
+        PyErr_Format(PyExc_ValueError, "%s: a sketch is %d bytes (Database.sign), got %zd", name,
+                     SKETCH_WIRE, v.len);
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    const unsigned char *b = v.buf;
+    memcpy(out->bin, b, ND_SKETCH_BYTES);
+    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++) {
+        const unsigned char *p = b + ND_SKETCH_BYTES + 4 * i;
+        out->band[i] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    }
+    PyBuffer_Release(&v);
+    return 0;
+}
+
+PyObject *pynd_db_sign(pynd_db *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"text", "html", NULL};
+    PyObject *a[2];
+    nd_signature sig;
+    if (pynd_parse("sign", args, nargs, kwnames, names, 1, 2, a) < 0) return NULL;
+    if (pynd_db_enter(self) < 0) return NULL;
+    int rc = sign(self, a[0], a[1], &sig);
+    pynd_db_leave(self);
+    if (rc < 0) return NULL;
+    PyObject *sk = sketch_bytes(&sig.sketch);
+    if (!sk) return NULL;
+    return Py_BuildValue("(KN)", (unsigned long long)sig.fp, sk);
+}
+
+PyObject *pynd_mod_resemblance(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    nd_sketch x, y;
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "resemblance() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (pynd_sketch_from(args[0], &x, "resemblance") < 0 ||
+        pynd_sketch_from(args[1], &y, "resemblance") < 0)
+        return NULL;
+    return PyFloat_FromDouble(nd_sketch_resemblance(&x, &y));
 }
 
 PyObject *pynd_db_get_min_resemblance(pynd_db *self, void *closure)

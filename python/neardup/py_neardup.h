@@ -169,6 +169,13 @@ PyObject *pynd_db_add_if_new_text(pynd_db *self, PyObject *const *args, Py_ssize
 PyObject *pynd_db_query_text(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames);
 PyObject *pynd_db_get_min_resemblance(pynd_db *self, void *closure);
+/* Database.sign(text, html=False) -> (fingerprint, sketch bytes), and the
+ * module's resemblance(sketch_a, sketch_b): the estimate of two sketches. */
+PyObject *pynd_db_sign(pynd_db *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *pynd_mod_resemblance(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+/* A sketch from its 176 bytes (Database.sign's layout) into *out.
+ * @return 0, or -1 with ValueError (naming name) or TypeError set. */
+int pynd_sketch_from(PyObject *o, nd_sketch *out, const char *name);
 
 /* Iteration (py_db_iter.c): `iter(db)`, and close()'s stop of every live
  * iterator (waits for their reader threads, with the GIL released). */

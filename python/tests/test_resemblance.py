@@ -68,3 +68,69 @@ def test_fingerprint_store_text_calls(db):
     m = db.add_if_new_text("same", BASE)
     assert m.key == "orig" and m.distance == 0 and m.resemblance is None
     assert [x.key for x in db.query_text(BASE, k=0)] == ["orig"]
+
+
+def test_sign_and_resemblance(tmp_path, db):
+    """sign() gives what add_text stores (one tokenisation): the store's
+    fingerprint and a 176-byte sketch; resemblance() of two sketches is
+    the estimate a resemblance store decides by."""
+    with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
+                          min_resemblance=0.85) as rs:
+        fp, sk = rs.sign(BASE)
+        assert fp == rs.fingerprint(BASE) == neardup.fingerprint(BASE)
+        assert isinstance(sk, bytes) and len(sk) == 176
+        assert rs.sign(BASE.encode()) == (fp, sk)
+        fp2, sk2 = rs.sign(COPY)
+        assert neardup.distance(fp, fp2) > rs.k
+        r = neardup.resemblance(sk, sk2)
+        assert 0.85 <= r < 1.0
+        assert neardup.resemblance(sk, sk) == 1.0
+        assert neardup.resemblance(sk, rs.sign(shuffled(BASE))[1]) < 0.5
+        # the store's decision reports the same estimate
+        rs.add_text("orig", BASE)
+        m = rs.add_if_new_text("copy", COPY)
+        assert m.key == "orig" and m.resemblance == pytest.approx(r)
+        html_fp, _ = rs.sign("<p>" + BASE + "</p>", html=True)
+        assert html_fp == fp
+    # a fingerprint-only store signs too (its texts' sketches exist)
+    assert db.sign(BASE) == (fp, sk)
+    with pytest.raises(ValueError):
+        neardup.resemblance(sk, sk[:-1])
+    with pytest.raises(TypeError):
+        neardup.resemblance(sk)
+
+
+def test_batch_and_add_many_with_sketches(tmp_path, db):
+    """Documents (key, fp, score, time, sketch) from sign(): batch decides
+    by resemblance in such a store (BatchMatch.resemblance), add_many
+    stores the sketches; without a sketch such a store refuses them."""
+    with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
+                          min_resemblance=0.85) as rs:
+        fp0, sk0 = rs.sign(BASE)
+        fp1, sk1 = rs.sign(COPY)
+        fp2, sk2 = rs.sign(shuffled(BASE))
+        docs = [("orig", fp0, 0.0, 1000, sk0), ("copy", fp1, 0.0, 1000, sk1),
+                ("shuffled", fp2, 0.0, 1000, sk2)]
+        out = rs.batch(docs)
+        assert out[0] is None and out[2] is None
+        assert out[1].key == "orig" and out[1].index == 0
+        assert out[1].resemblance == pytest.approx(neardup.resemblance(sk0, sk1))
+        assert len(tuple(out[1])) == 4
+        assert len(rs) == 0
+        out = rs.batch(docs, add=True)
+        assert out[1].key == "orig" and len(rs) == 3  # every document stored
+        m = rs.add_if_new_text("again", COPY)
+        assert m.key in ("copy", "orig") and m.resemblance >= 0.85
+        rs.add_many([("many", fp1, 0.0, None, sk1)])
+        assert rs.query_text(COPY)[0].resemblance == 1.0
+        rs.verify()
+        with pytest.raises(neardup.InvalidArgumentError):
+            rs.batch([("bare", fp0)])
+        with pytest.raises(neardup.InvalidArgumentError):
+            rs.add_many([("bare", fp0, 0.0, None, None)])
+        with pytest.raises(ValueError, match="document 0: sketch"):
+            rs.batch([("short", fp0, 0.0, None, sk0[:10])])
+        assert len(rs) == 5
+    # a fingerprint-only store takes and ignores sketches: no resemblance
+    out = db.batch([("a", fp0, 0.0, None, sk0), ("b", fp0, 0.0, None, sk0)])
+    assert out[0] is None and out[1].index == 0 and out[1].resemblance is None

@@ -49,3 +49,15 @@ expect_out_eq "$(printf 'shingles\nshingles:3')"
 touch somefile.fp
 run complete_words add db some
 expect_out_eq somefile.fp
+
+# resemblance stores: the options complete, the page explains them
+run complete_words init db --min
+expect_out_eq --min-resemblance
+run complete_words init db --res
+expect_out_eq --resemblance
+run complete_words shard init dir --min
+expect_out_eq --min-resemblance
+check "the man page describes resemblance stores" \
+    -n "$(grep -F 'verifies by resemblance' "$MANPAGE")"
+check "the man page shows init --min-resemblance" \
+    -n "$(grep -F -- '\-\-min\-resemblance R' "$MANPAGE")"
