@@ -49,6 +49,13 @@ int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_
 int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketch *sk,
                   int64_t time)
 {
+    nd_doc d = {rec->key, rec->key_len, fp, rec->has_score ? rec->score : 0, time, sk};
+    return cli_docs_push_doc(l, &d);
+}
+
+int cli_docs_push_doc(cli_docs *l, const nd_doc *doc)
+{
+    const nd_sketch *sk = doc->sketch;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4096;
         nd_doc *d = realloc(l->d, cap * sizeof *d);
@@ -70,9 +77,9 @@ int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketc
             return -1;
         }
     }
-    if (l->alen + rec->key_len + 1 > l->acap) {
+    if (l->alen + doc->key_len + 1 > l->acap) {
         size_t cap = l->acap ? l->acap : 1 << 16;
-        while (cap < l->alen + rec->key_len + 1) cap *= 2;
+        while (cap < l->alen + doc->key_len + 1) cap *= 2;
         char *a = realloc(l->arena, cap);
         if (!a) {
             cli_fail("out of memory holding %zu keys", l->n);
@@ -81,12 +88,12 @@ int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketc
         l->arena = a;
         l->acap = cap;
     }
-    memcpy(l->arena + l->alen, rec->key, rec->key_len);
-    l->arena[l->alen + rec->key_len] = '\0';
+    memcpy(l->arena + l->alen, doc->key, doc->key_len);
+    l->arena[l->alen + doc->key_len] = '\0';
     l->koff[l->n] = l->alen;
-    l->d[l->n] = (nd_doc){NULL, rec->key_len, fp, rec->has_score ? rec->score : 0, time};
+    l->d[l->n] = (nd_doc){NULL, doc->key_len, doc->fp, doc->score, doc->time};
     if (sk) l->sk[l->n] = *sk;
-    l->alen += rec->key_len + 1;
+    l->alen += doc->key_len + 1;
     l->n++;
     return 0;
 }
@@ -177,6 +184,17 @@ size_t cli_load_piece(size_t chunk)
 {
     enum { PIECE_MAX = 1000000 };
     return chunk && chunk < PIECE_MAX ? chunk : PIECE_MAX;
+}
+
+int cli_inputs_live(char **paths, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        int got = strcmp(paths[i], "-") == 0 ? fstat(0, &st) : stat(paths[i], &st);
+        if (got == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)))
+            return 1;
+    }
+    return 0;
 }
 
 uint64_t cli_inputs_size(char **paths, int n)

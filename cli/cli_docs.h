@@ -46,6 +46,9 @@ int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_
  * last-seen time; -1 when out of memory (printed). */
 int cli_docs_push(cli_docs *l, const in_record *rec, uint64_t fp, const nd_sketch *sk,
                   int64_t time);
+/* Append a document (its key bytes copied, its sketch copied when it has
+ * one); -1 when out of memory (printed). */
+int cli_docs_push_doc(cli_docs *l, const nd_doc *d);
 /* Point every document's key into the arena (call before using l->d). */
 void cli_docs_seal(cli_docs *l);
 void cli_docs_clear(cli_docs *l);
@@ -85,6 +88,10 @@ double cli_progress_end(cli_progress *p);
  * loader's default): at most a chunk, so that chunks fill exactly, and at
  * most 1M, since the piece is held beside the loader's chunk. */
 size_t cli_load_piece(size_t chunk);
+
+/* 1 when an input is live: "-" on a pipe, socket or terminal, or a path
+ * naming a FIFO, socket or terminal (what in_source reads as it comes). */
+int cli_inputs_live(char **paths, int n);
 
 /* Sum of the sizes of regular files among paths (0 if any is stdin). */
 uint64_t cli_inputs_size(char **paths, int n);

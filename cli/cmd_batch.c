@@ -37,6 +37,10 @@ static const char usage[] =
     "             own score and time)\n"
     "  --progress a progress line on stderr even when it is not a terminal\n"
     "             (by default: when stderr is a terminal and stdout is not)\n"
+    "On a pipe or terminal each line is answered as it comes; without --add the\n"
+    "new documents seen so far (every document in a resemblance store) are kept\n"
+    "in memory and checked again with each arriving group, so the stream answers\n"
+    "as one batch (for a long-lived stream, `add` or `batch --add` cost less).\n"
     "A summary line goes to stderr: `neardup: batch: N new, N dup, N bad in T s`.\n"
     "A bad record stops the run (exit 1) unless --skip-bad: nothing of the\n"
     "batch is stored (with --chunk, nothing of the chunk it is in).\n";
@@ -48,22 +52,51 @@ typedef struct batch_ctx {
     int json;
     uint64_t added, dups;
     cli_progress *prog;
+    /* A live input without --add: the earlier documents that count for the
+     * later ones (the new ones; every one in a resemblance store), checked
+     * again with each group so that the stream answers as one batch. */
+    int keep_prior;
+    cli_docs prior;
 } batch_ctx;
+
+/* The documents to check: prior's then l's, in one array (*all: l->d
+ * itself when there is no prior). */
+static int with_prior(nd_doc **all, batch_ctx *c, cli_docs *l)
+{
+    size_t np = c->keep_prior ? c->prior.n : 0;
+    *all = l->d;
+    if (np == 0) return CLI_EXIT_OK;
+    *all = malloc((np + l->n) * sizeof **all);
+    if (!*all) return cli_fail_nd(ND_ENOMEM, "batch: %zu documents", np + l->n);
+    cli_docs_seal(&c->prior);
+    memcpy(*all, c->prior.d, np * sizeof **all);
+    memcpy(*all + np, l->d, l->n * sizeof **all);
+    return CLI_EXIT_OK;
+}
 
 static int run_chunk(cli_docs *l, void *payload)
 {
     batch_ctx *c = payload;
     if (l->n == 0) return CLI_EXIT_OK;
-    nd_batch_item *out = malloc(l->n * sizeof *out);
-    if (!out) return cli_fail_nd(ND_ENOMEM, "batch: %zu documents", l->n);
+    size_t np = c->keep_prior ? c->prior.n : 0;
+    nd_doc *all;
+    int rc = with_prior(&all, c, l);
+    if (rc) return rc;
+    nd_batch_item *items = malloc((np + l->n) * sizeof *items);
+    if (!items) {
+        if (all != l->d) free(all);
+        return cli_fail_nd(ND_ENOMEM, "batch: %zu documents", l->n);
+    }
     /* one call: say what the wait is */
     cli_progress_note(c->prog, "batch: checking %zu %s...", l->n,
                       cli_plural(l->n, "document", "documents"));
-    int rc = nd_batch(out, c->keys, c->db, l->d, l->n, c->k, c->flags);
+    rc = nd_batch(items, c->keys, c->db, all, np + l->n, c->k, c->flags);
+    if (all != l->d) free(all);
     if (rc < 0) {
-        free(out);
+        free(items);
         return cli_fail_nd(rc, "batch");
     }
+    nd_batch_item *out = items + np;
     for (size_t i = 0; i < l->n; i++) {
         cli_print_decision(stdout, c->json, l->d[i].key, l->d[i].key_len, out[i].dup,
                            out[i].match_key, out[i].match_key_len, out[i].dist,
@@ -72,7 +105,15 @@ static int run_chunk(cli_docs *l, void *payload)
         else c->added++;
     }
     fflush(stdout);
-    free(out);
+    /* After the printing: the matches' keys may point into prior's arena,
+     * which growing moves. */
+    int every = nd_db_min_resemblance(c->db) > 0;
+    for (size_t i = 0; c->keep_prior && i < l->n; i++)
+        if ((every || !out[i].dup) && cli_docs_push_doc(&c->prior, &l->d[i]) < 0) {
+            free(items);
+            return CLI_EXIT_DB;
+        }
+    free(items);
     return CLI_EXIT_OK;
 }
 
@@ -144,10 +185,13 @@ int cmd_batch(int argc, char **argv)
     c.prog = &prog;
     cli_progress_start_mode(&prog, "batch: reading",
                             cli_inputs_size(argv + optind + 1, argc - optind - 1), progress);
-    /* With --add, answer a pipe or terminal line by line: stored documents
-     * are seen by later calls, so the answers are those of one batch.
-     * Without it, documents compared only within a call must share one. */
-    ro.live = (c.flags & ND_BATCH_ADD) != 0;
+    /* Answer a pipe or terminal line by line. With --add stored documents
+     * are seen by later calls, so the answers are those of one batch;
+     * without it the earlier documents that count are kept and checked
+     * again with each group (keep_prior). A regular file is one call (or
+     * one a --chunk, each on its own, as before). */
+    ro.live = 1;
+    c.keep_prior = !(c.flags & ND_BATCH_ADD) && cli_inputs_live(argv + optind + 1, argc - optind - 1);
     rc = cli_read_docs(&docs, argv + optind + 1, argc - optind - 1, &ro, run_chunk, &c, &read, &bad);
     if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
     double secs = cli_progress_end(&prog);
@@ -162,6 +206,7 @@ int cmd_batch(int argc, char **argv)
 cleanup:
     nd_results_free(c.keys);
     cli_docs_dispose(&docs);
+    cli_docs_dispose(&c.prior);
     int crc = cli_close_db(c.db, path);
     return rc ? rc : crc;
 }

@@ -179,16 +179,28 @@ for line, want in ((FP % (0x1234567812345678, "bz1"), r"new\tbz1"),
 c.write(z.flush())
 c.close()
 
-# batch without --add: one batch, whatever the pauses (the second line is a
-# near-duplicate of the first, which is not stored)
+# batch without --add on a pipe: each line answered as it comes, the
+# stream still one batch (the second line is a near-duplicate of the
+# first, which is not stored; the third of nothing; the fourth of the
+# third), and the answers those of the same lines given as a file
 db = init("batch2.nd")
 c = Conversation(["batch", db, "-"])
-c.write((FP % (0x5555555555555555, "p1")).encode())
-time.sleep(0.3)
-c.write((FP % (0x5555555555555554, "p2")).encode())
+lines = [FP % (0x5555555555555555, "p1"), FP % (0x5555555555555554, "p2"),
+         FP % (0x9999999999999999, "p3"), FP % (0x9999999999999998, "p4")]
+wants = [r"new\tp1", r"dup\tp2\tp1\t1", r"new\tp3", r"dup\tp4\tp3\t1"]
+for line, want in zip(lines, wants):
+    c.ask(line.encode(), want, "batch without --add")
 c.close()
-if c.rest != ["new\tp1", "dup\tp2\tp1\t1"]:
-    fail("batch without --add: %r" % c.rest)
+with open(os.path.join(DIR, "batch2.fp"), "w") as f:
+    f.write("".join(lines))
+whole = subprocess.run([ND, "batch", db, os.path.join(DIR, "batch2.fp")], capture_output=True)
+if whole.stdout.decode().splitlines() != ["new\tp1", "dup\tp2\tp1\t1", "new\tp3", "dup\tp4\tp3\t1"]:
+    fail("batch without --add, the same lines as a file: %r" % whole.stdout)
+else:
+    ok()
+st = subprocess.run([ND, "stats", db], capture_output=True)
+if b"documents\t0\n" not in st.stdout:
+    fail("batch without --add stored documents: %r" % st.stdout)
 else:
     ok()
 
