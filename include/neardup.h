@@ -1057,9 +1057,10 @@ typedef struct nd_sketch {
  *  nd_sketch_begin, nd_sketch_add for every feature hash (repeats are
  *  harmless), nd_sketch_finish; nd_sketch_dispose at the end. The builder
  *  keeps the hashes it was given while some bin is still empty (the
- *  rounds need them), at most about twice the set's distinct hashes:
- *  about 12 KB for a short text, nothing more once all 256 bins are
- *  filled (on average after 1,600 distinct features). */
+ *  rounds need them): a list of 4,096 hashes (32 KB) at first, grown
+ *  only when over half of it is distinct (so at most about twice the
+ *  set's distinct hashes), and none kept once all 256 bins are filled
+ *  (on average after 1,600 distinct features). */
 typedef struct nd_sketch_builder {
     uint64_t min[ND_SKETCH_BINS]; /* private */
     uint64_t *held;               /* private */
