@@ -70,7 +70,15 @@ run() {
         "$@" > "$work/out" 2> "$work/err"
     rc=$?
     what="$name, call $n failing with $err"
-    if [ "$rc" -eq 0 ]; then ok
+    if [ "$rc" -eq 134 ] && grep -q 'AssertFalseAndGetStatusForPrevError' "$work/err"; then
+        # RocksDB 7.8's own assertion (Debian builds it with asserts on): a
+        # log writer that saw the failed write is flushed once more by its
+        # destructor when the database closes. Rare (it depends on which
+        # file the Nth call lands in); the store must still verify and
+        # hold everything acknowledged, checked below. README, "Limits".
+        echo "note: $what: RocksDB 7.8 asserted at close (known, README Limits)"
+        ok
+    elif [ "$rc" -eq 0 ]; then ok
     elif [ "$rc" -ne 2 ]; then bad "$what: exit $rc: $(tail -2 "$work/err")"
     elif [ "$err" = ENOSPC ] && grep -qi 'no space left' "$work/err"; then ok
     elif [ "$err" = EIO ] && grep -qiE 'i/o error|input/output error' "$work/err"; then ok
