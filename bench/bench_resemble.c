@@ -408,6 +408,17 @@ static int write_jsonl(bench *b, const char *file, double mb)
     return 0;
 }
 
+/* A count: digits or a float, with an optional K or M suffix (1M, 2.5M);
+ * 0 for anything else, which the caller refuses. */
+static uint64_t count_arg(const char *v)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (*end == 'K' || *end == 'k') x *= 1e3, end++;
+    else if (*end == 'M' || *end == 'm') x *= 1e6, end++;
+    return end == v || *end || x < 1 ? 0 : (uint64_t)x;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_resemble [--n N] [--rounds R] [--dir D] [--seed S] [--k K]\n"
@@ -428,7 +439,12 @@ int main(int argc, char **argv)
         if (strcmp(a, "--check") == 0) { check = 1; continue; }
         if (!v) { usage(); return 2; }
         i++;
-        if (strcmp(a, "--n") == 0) b.n = (uint64_t)strtod(v, NULL);
+        if (strcmp(a, "--n") == 0) {
+            if (!(b.n = count_arg(v))) {
+                fprintf(stderr, "bench_resemble: --n must be a count like 1000000 or 1M, got '%s'\n", v);
+                return 2;
+            }
+        }
         else if (strcmp(a, "--rounds") == 0) rounds = (unsigned)atoi(v);
         else if (strcmp(a, "--dir") == 0) b.dir = v;
         else if (strcmp(a, "--seed") == 0) b.seed = strtoull(v, NULL, 10);
