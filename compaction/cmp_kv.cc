@@ -79,8 +79,7 @@ static int make_profile(kv_db *db, kv_prof *p, const kv_profile *pr)
     if (pr->memtable_bloom > 0)
         rocksdb_options_set_memtable_prefix_bloom_size_ratio(p->opts, pr->memtable_bloom);
     if (pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, pr->file_size);
-    if (pr->hash_buckets && pr->prefix_len)
-        rocksdb_options_set_hash_skip_list_rep(p->opts, pr->hash_buckets, 4, 4);
+    if (pr->l0_files) rocksdb_options_set_level0_file_num_compaction_trigger(p->opts, (int)pr->l0_files);
     if (db->mem.limited) {
         mem_fit(p->opts, &db->mem);
         if (!pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, db->mem.file);
@@ -118,8 +117,7 @@ static int make_options(kv_db *db, const kv_open_opts *o)
 
     rocksdb_options_set_create_if_missing(db->opts, 1);
     /* Writes are serialised by the engine's writer lock: concurrent
-     * memtable inserts would gain nothing, and a hashed memtable
-     * (kv_profile.hash_buckets) does not take them. */
+     * memtable inserts would gain nothing. */
     rocksdb_options_set_allow_concurrent_memtable_write(db->opts, 0);
     rocksdb_options_set_create_missing_column_families(db->opts, 1);
     rocksdb_options_set_keep_log_file_num(db->opts, 3);

@@ -50,10 +50,7 @@ typedef struct kv_profile {
                               * version 5, XXH3 block checksums, every index
                               * entry a restart point (what cmp_direct.c parses) */
     uint64_t file_size;      /* target size of a compaction's files; 0: RocksDB's */
-    unsigned hash_buckets;   /* with prefix_len: memtables hash the prefix into
-                              * this many buckets, each a small skip list (an
-                              * insert costs a bucket, not a search of the whole
-                              * memtable); 0: one skip list */
+    unsigned l0_files;       /* level-0 files that start a compaction; 0: RocksDB's 4 */
 } kv_profile;
 
 typedef struct kv_open_opts {

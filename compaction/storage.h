@@ -7,13 +7,15 @@
  * through the headers included here: the store and its batches
  * (cmp_store.h), reads of its families (cmp_read.h), tables (cmp_table.h),
  * their folds and merges (cmp_fold.h), full scans (cmp_scan.h), new
- * generations (cmp_regen.h), and the arrays reads fill (cmp_u64s.h).
+ * generations (cmp_regen.h), band entries in bulk (cmp_band.h), and the
+ * arrays reads fill (cmp_u64s.h).
  * cmp_layout.h says how a store lies in its database. This header
  * declares nothing of its own.
  */
 #ifndef ND_STORAGE_H
 #define ND_STORAGE_H
 
+#include "cmp_band.h"
 #include "cmp_fold.h"
 #include "cmp_layout.h"
 #include "cmp_read.h"

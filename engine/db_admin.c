@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bands.h"
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_mirrored.h"
@@ -31,6 +32,7 @@ int nd_db_compact(nd_db *db)
 {
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_fold_all(db, 1));
+    ND_FORWARD(db_bands_flush_now(db));
     /* The fold deleted fresh keys and rewritten runs, expire deleted
      * documents: RocksDB keeps their bytes until its files are compacted. */
     return st_compact_files(db->store);
@@ -61,13 +63,22 @@ int nd_db_counts(uint64_t *docs, uint64_t *fingerprints, const nd_db *db)
 }
 
 /* Entries of family cf and the bytes of their keys and values; with
- * check (the band family), each key is a band entry's and its value empty. */
+ * check (the band family), each key is a band entry's and its value empty.
+ * The band family's count includes the entries in memory: written first
+ * (a writable store), or added (a read-only one). */
 static int family_count(nd_db *db, int cf, int check, uint64_t *n, uint64_t *bytes)
 {
     st_iter *it;
     int rc = ND_OK;
     *n = 0;
     if (bytes) *bytes = 0;
+    if (cf == ST_CF_BAND) {
+        uint64_t un, ub;
+        ND_FORWARD(db_bands_flush_now(db));
+        ND_FORWARD(db_bands_unflushed(db, &un, &ub));
+        *n = un;
+        if (bytes) *bytes = ub;
+    }
     ND_FORWARD(st_iter_new_scan(&it, db->store, cf));
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
@@ -181,7 +192,7 @@ cleanup:
 
 /* A resemblance store's document key: a well-formed sketch, and its band
  * entries. */
-static int sketch_check(nd_db *db, const char *k, size_t klen, uint8_t *bk)
+static int sketch_check(nd_db *db, const char *k, size_t klen)
 {
     char *v = NULL;
     size_t vlen;
@@ -195,13 +206,11 @@ static int sketch_check(nd_db *db, const char *k, size_t klen, uint8_t *bk)
     free(v);
     if (rc < 0) return nd_err_wrap(rc, "document '%.*s'", show, k);
     for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
-        rc = st_get(db->store, ST_CF_BAND, bk, db_band_key_encode(bk, b, sk.band[b], k, klen), &v,
-                    &vlen);
-        if (rc == ND_ENOTFOUND)
+        int has;
+        ND_FORWARD(db_bands_has(db, b, sk.band[b], k, klen, &has));
+        if (!has)
             return nd_err_set(ND_ECORRUPT, "document '%.*s' lacks the entry of its band %u",
                               show, k, b);
-        ND_FORWARD(rc);
-        free(v);
     }
     return ND_OK;
 }
@@ -212,7 +221,7 @@ static int sketch_check(nd_db *db, const char *k, size_t klen, uint8_t *bk)
 static int docs_check(nd_db *db, uint64_t *ndocs)
 {
     st_iter *it;
-    uint8_t *rk = malloc(DB_BAND_PREFIX_LEN + 8 + ND_MAX_KEY_LEN);
+    uint8_t *rk = malloc(8 + ND_MAX_KEY_LEN);
     int rc;
     *ndocs = 0;
     ND_RETURN_IF(!rk, ND_ENOMEM, "verify: out of memory");
@@ -241,7 +250,7 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
         if (!same)
             ND_FAIL(ND_ECORRUPT, "document '%.*s': its rev entry holds another score or time",
                     (int)(klen > 80 ? 80 : klen), k);
-        if (db->min_resemblance > 0) ND_TRY(sketch_check(db, k, klen, rk));
+        if (db->min_resemblance > 0) ND_TRY(sketch_check(db, k, klen));
         (*ndocs)++;
     }
     rc = st_iter_status(it);

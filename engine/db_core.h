@@ -14,6 +14,7 @@
  *   db_query.c, db_results.c nd_query, nd_get and the probes under them
  *   db_fold.c                the fold service (fresh entries -> runs), its thread
  *   db_mirrored.c            new fingerprints logged for the fresh mirror
+ *   db_bands.c               recent band entries, in memory and logged
  *   db_core.c                this header: record codecs, checks, the writer
  *                            lock, counters record, reader pool, table entries
  *
@@ -141,6 +142,9 @@ struct nd_db {
     /* nd_batch probes batches of at most this many documents and merges
      * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
     size_t batch_probes_max;
+    /* Band entries a resemblance store keeps in memory before it writes
+     * them (db_bands.c); 0: DB_BANDS_MAX. Tests set it to choose. */
+    size_t bands_max;
     /* nd_db_options.threads (0: one a CPU, at most 8): nd_batch's workers
      * and whether a loader's passes overlap (db_threads). */
     unsigned threads;
@@ -148,6 +152,7 @@ struct nd_db {
     db_writer write;
     db_commits commits;
     db_mirror mirror;
+    struct db_bands *bands; /* a resemblance store's recent band entries (db_bands.c) */
     db_folder fold;
     db_readers readers;
 };

@@ -47,6 +47,7 @@
 
 #include "db_core.h"
 #include "db_fold.h"
+#include "db_bands.h"
 #include "db_mirrored.h"
 #include "load_files.h"
 #include "nd_endian.h"
@@ -345,6 +346,7 @@ static void free_db(nd_db *db)
     st_close(db->store);
     pthread_mutex_destroy(&db->write.mu);
     pthread_mutex_destroy(&db->mirror.mu);
+    db_bands_free(db);
     st_u64s_dispose(&db->mirror.fps);
     pthread_mutex_destroy(&db->readers.mu);
     pthread_mutex_destroy(&db->fold.mu);
@@ -447,6 +449,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
         if (format < ND_FORMAT_VERSION && !db->readonly) ND_TRY(upgrade_format(db));
     }
     ND_TRY(db_mirrored_open(db)); /* before the counts: they include its entries */
+    ND_TRY(db_bands_open(db));
     ND_TRY(db_fold_open(db));
     if (!db->readonly) db_load_sweep(db);
     if (!db->readonly && !(opts->flags & ND_DB_NO_BACKGROUND)) {
@@ -470,6 +473,8 @@ int nd_db_close(nd_db *db)
         /* Not needed for durability (the records are written), but the
          * next open then has nothing to replay. */
         rc = db_mirrored_flush_now(db);
+        int brc = db_bands_flush_now(db);
+        if (rc == ND_OK) rc = brc;
     }
     free_db(db);
     return rc;

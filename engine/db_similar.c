@@ -5,9 +5,10 @@
  * (db_similar.h). In a fingerprint-only store the public calls are the
  * fingerprint calls.
  *
- * A check gathers candidates from two sources: the band family (a prefix
- * seek of band || band key per band of the document's sketch, at most
- * ND_DB_BAND_CANDIDATES documents each, in key order) and the tables
+ * A check gathers candidates from two sources: the band entries (those
+ * in memory and a prefix seek of band || band key in the family, per band
+ * of the document's sketch, at most ND_DB_BAND_CANDIDATES documents each,
+ * in key order: db_bands.c) and the tables
  * (nd_db_query within k). The same document may come from both and from
  * several bands: candidates are made unique by key. Each is read whole
  * (docs for one found by its band, the sketch family for all: point
@@ -16,7 +17,7 @@
  * resemblance is dropped and an edited short text far beyond k is found.
  *
  * A document's stored sketch and its band entries are written and removed
- * with it by the transaction (db_txn.c). nd_db_add_doc_if_new checks and
+ * with it by the transaction (db_txn.c, db_bands.c). nd_db_add_doc_if_new checks and
  * stores under the writer lock, one transaction, so of two racing
  * near-duplicates the second finds the first; it stores the document in
  * both cases (a store indexes every document). The batch decides its
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bands.h"
 #include "db_core.h"
 #include "db_results.h"
 #include "db_similar.h"
@@ -77,35 +79,6 @@ static int cand_cmp(const void *a, const void *b)
     if (x->key_len != y->key_len) return x->key_len < y->key_len ? -1 : 1;
     if ((x->dist == DIST_UNKNOWN) != (y->dist == DIST_UNKNOWN)) return x->dist == DIST_UNKNOWN;
     return (i > j) - (i < j);
-}
-
-/* The documents sharing a band key with sk, at most ND_DB_BAND_CANDIDATES
- * a band, appended to c with an unknown distance. */
-static int band_candidates(nd_db *db, const nd_sketch *sk, nd_results *c)
-{
-    st_iter *it;
-    uint8_t prefix[DB_BAND_PREFIX_LEN];
-    int rc = ND_OK;
-    ND_FORWARD(st_iter_new_band(&it, db->store));
-    for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
-        unsigned n = 0;
-        db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
-        for (st_iter_seek(it, prefix, sizeof prefix); st_iter_valid(it) && rc == ND_OK;
-             st_iter_next(it)) {
-            size_t klen;
-            const char *k = st_iter_key(it, &klen);
-            if (klen < sizeof prefix || memcmp(k, prefix, sizeof prefix) != 0) break;
-            if (klen == sizeof prefix) {
-                rc = nd_err_set(ND_ECORRUPT, "band family: an entry of band %u without a key", b);
-                break;
-            }
-            if (n++ == ND_DB_BAND_CANDIDATES) break;
-            rc = results_push(c, 0, DIST_UNKNOWN, k + sizeof prefix, klen - sizeof prefix, 0, 0);
-        }
-    }
-    if (rc == ND_OK) rc = st_iter_status(it);
-    st_iter_free(it);
-    return rc;
 }
 
 /* Fill in a band candidate's fingerprint, distance, score and time from
@@ -174,15 +147,21 @@ static int verify_candidates(nd_results *out, nd_db *db, const nd_doc *doc, nd_r
 
 /* The stored near-duplicates of doc (doc->sketch set): candidates from
  * the bands and the tables, verified, into out (cleared), most resemblant
- * first, at most limit (0: all); first: the first verified only. */
+ * first, at most limit (0: all); first: the first verified only.
+ * fp_stored (may be NULL): whether a stored document has doc's
+ * fingerprint (the tables' answer holds them all, at distance 0). */
 static int similar_query(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k, int first,
-                         size_t limit)
+                         size_t limit, int *fp_stored)
 {
     nd_results c = {0};
     int rc;
     nd_results_clear(out);
     ND_TRY(nd_db_query(&c, db, doc->fp, k, NULL));
-    ND_TRY(band_candidates(db, doc->sketch, &c));
+    if (fp_stored) {
+        *fp_stored = 0;
+        for (size_t i = 0; i < c.n; i++) *fp_stored |= c.m[i].dist == 0;
+    }
+    ND_TRY(db_bands_candidates(db, doc->sketch, &c, DIST_UNKNOWN));
     ND_TRY(verify_candidates(out, db, doc, &c, first));
     ND_TRY(results_finish_resemblance(out, limit));
 cleanup:
@@ -218,7 +197,7 @@ int nd_db_query_doc(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k,
                  "nd_db_query_doc: ND_QUERY_FP_ONLY in a resemblance store (documents are "
                  "verified by their sketches)");
     ND_FORWARD(check_doc(db, doc, k, "nd_db_query_doc"));
-    return similar_query(out, db, doc, k, (opts->flags & ND_QUERY_FIRST) != 0, opts->limit);
+    return similar_query(out, db, doc, k, (opts->flags & ND_QUERY_FIRST) != 0, opts->limit, NULL);
 }
 
 int nd_db_add_doc_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k)
@@ -233,9 +212,10 @@ int nd_db_add_doc_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned
     ND_FORWARD(check_doc(db, doc, k, "nd_db_add_doc_if_new"));
     /* Check and store under the writer lock: a racing near-duplicate
      * stored by another thread is either seen here or sees this one. */
+    int fp_stored;
     ND_TRY(db_txn_begin(&t, db, 0));
-    ND_TRY(similar_query(out, db, doc, k, 0, 1));
-    ND_TRY(db_txn_stage_add(&t, doc, 0));
+    ND_TRY(similar_query(out, db, doc, k, 0, 1, &fp_stored));
+    ND_TRY(db_txn_stage_add(&t, doc, !fp_stored));
     ND_TRY(db_txn_commit(&t));
 cleanup:
     rc = db_txn_end(&t, rc);
@@ -391,7 +371,7 @@ static int stored_best(size_t *at, nd_results *keys, nd_results *tmp, nd_db *db,
                        const nd_doc *doc, unsigned k)
 {
     *at = SIZE_MAX;
-    ND_FORWARD(similar_query(tmp, db, doc, k, 0, 1));
+    ND_FORWARD(similar_query(tmp, db, doc, k, 0, 1, NULL));
     if (!nd_results_count(tmp)) return ND_OK;
     const nd_match *m = nd_results_get(tmp, 0);
     ND_FORWARD(results_push(keys, m->fp, m->dist, m->key, m->key_len, m->score, m->time));

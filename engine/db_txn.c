@@ -124,7 +124,6 @@ static int sketch_drop(db_txn *t, const void *key, size_t klen)
     char *v = NULL;
     size_t vlen;
     nd_sketch sk;
-    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
     int rc = st_batch_get(t->db->store, b, ST_CF_SKETCH, key, klen, &v, &vlen);
     if (rc == ND_ENOTFOUND) return ND_OK;
     ND_FORWARD(rc);
@@ -133,24 +132,19 @@ static int sketch_drop(db_txn *t, const void *key, size_t klen)
     if (rc < 0)
         return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
                            (const char *)key);
-    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
-        ND_FORWARD(st_batch_delete(b, ST_CF_BAND, bk,
-                                   db_band_key_encode(bk, i, sk.band[i], key, klen)));
+    ND_FORWARD(db_bands_stage_drop(t->db, b, &t->bands, key, klen, &sk));
     return st_batch_delete(b, ST_CF_SKETCH, key, klen);
 }
 
-/* Stage key's sketch and its band entries. */
+/* Stage key's sketch and its band entries (logged for the band memory:
+ * db_bands.c). */
 static int sketch_put(db_txn *t, const void *key, size_t klen, const nd_sketch *sk)
 {
     st_batch *b = t->b;
     uint8_t val[DB_SKETCH_VALUE_LEN];
-    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
     db_sketch_encode(val, sk);
     ND_FORWARD(st_batch_put(b, ST_CF_SKETCH, key, klen, val, sizeof val));
-    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
-        ND_FORWARD(st_batch_put(b, ST_CF_BAND, bk,
-                                db_band_key_encode(bk, i, sk->band[i], key, klen), "", 0));
-    return ND_OK;
+    return db_bands_stage_put(t->db, b, &t->bands, key, klen, sk);
 }
 
 /* Unlink key from fingerprint old (rev entry; the tables if it was the
@@ -321,7 +315,9 @@ static int commit(db_txn *t, const uint64_t *stored)
 {
     nd_db *db = t->db;
     ND_FORWARD(db_mirrored_stage(db, t->b, &t->defer, &t->adopt));
+    ND_FORWARD(db_bands_prepare(db, &t->bands));
     ND_FORWARD(write_counted(db, t->b, t->docs, t->fps, t->fresh, stored));
+    db_bands_apply(db, &t->bands);
     /* Forget first: after a flush at this commit, a fingerprint gone
      * and logged again is in adopt alone. */
     db_mirrored_forget(db, &t->gone);
@@ -354,6 +350,7 @@ int db_txn_end(db_txn *t, int rc)
     st_u64s_dispose(&t->defer);
     st_u64s_dispose(&t->adopt);
     st_u64s_dispose(&t->gone);
+    db_band_ops_dispose(&t->bands);
     if (rc == ND_OK && t->locked && t->committed && t->fresh) db_fold_kick(db);
     *t = (db_txn){0};
     return rc;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db_bands.h"
 #include "neardup.h"
 #include "storage.h"
 
@@ -45,6 +46,7 @@ typedef struct db_txn {
     st_u64s defer;      /* new fingerprints whose table entries wait for the commit */
     st_u64s adopt;      /* those the commit logged for the mirror */
     st_u64s gone;       /* logged fingerprints the staged changes remove */
+    db_band_ops bands;  /* sketches staged and dropped, for the band memory */
     unsigned flags;
     int locked;         /* begin took the writer lock */
     int committed;

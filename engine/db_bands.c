@@ -1,0 +1,565 @@
+/*
+ * db_bands.c — a resemblance store's recent band entries: in memory,
+ * logged in meta, written to the band family in bulk (db_bands.h).
+ *
+ * Why: a document has 12 band entries (band || band key || key), each a
+ * random insert into the band family's memtable, and RocksDB's flush
+ * then sorts them again: at 200k texts those inserts, their sort and the
+ * seeks through the memtables were 34 us of a 62-us add, and the flush
+ * thread alone 36% of the process's CPU (bench_resemble, perf). A
+ * commit now writes one meta record per sketch, "bands." || BE64(n) ->
+ * the document key (n counts up: the records are appended), and gives
+ * the entries to a hash table in memory, where checks find them at
+ * once. Every DB_BANDS_MAX entries, and before anything counts the band
+ * family (stats, verify, compact) or at a writable close, the flush
+ * writes them, sorted, in one file RocksDB takes in whole
+ * (st_band_ingest), then deletes the records with one range deletion.
+ *
+ * A crash loses nothing: a record is written with its document's sketch,
+ * atomically, and the next open reads the document's sketch again for
+ * each record and gives its entries to memory (a record whose document
+ * is gone adds nothing). The file is not atomic with the records'
+ * deletion: a crash between leaves entries both written and logged, and
+ * the next flush writes them again (the same keys, harmless).
+ *
+ * A removal (a replacement, a deletion, an expiry) stages deletions of
+ * the old sketch's entries in the family, whichever of memory or family
+ * holds them, and drops them from memory after the write. A deletion
+ * that reaches the family before the entry's file cannot hide it: the
+ * file holds only what memory still held at the flush, and a later
+ * insertion of the same entry is newer than the deletion.
+ *
+ * Concurrency: writers (the writer lock) stage, prepare, apply and
+ * flush; checks read the memory under its read lock, and apply and the
+ * flush's clearing take its write lock.
+ */
+#include "db_bands.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_core.h"
+#include "db_results.h"
+#include "nd_endian.h"
+#include "nd_error.h"
+
+/* Entries in memory before a flush (nd_db.bands_max): 2^21, 174,762
+ * documents, about 70 MB. Fewer entries make more, smaller files, and a
+ * check seeks each: at 1M texts (bench_resemble) an add took 134 us with
+ * 2^19 and 93 with 2^21 (86 with the family's compaction after each
+ * file, cmp_gen.c). */
+#define DB_BANDS_MAX (1u << 21)
+
+#define LOG_PREFIX "bands."
+#define LOG_PREFIX_LEN 6
+#define LOG_LEN (LOG_PREFIX_LEN + 8)
+
+#define NONE UINT32_MAX
+/* A band entry in memory: b << 32 | band key, and its document's key
+ * (shared by its 12 entries) in keys. */
+typedef struct band_ent {
+    uint64_t band;
+    uint64_t key_off;
+    uint32_t key_len;
+    uint32_t next; /* the next entry of its hash chain, or NONE */
+} band_ent;
+
+struct db_bands {
+    pthread_rwlock_t lock;
+    band_ent *e;       /* appended; a removed entry leaves its chain (dead) */
+    unsigned char *dead;
+    size_t n, cap, live;
+    uint32_t *head;    /* chains by band; nhead a power of 2, >= 2 n */
+    size_t nhead;
+    char *keys;
+    size_t kn, kcap;
+    uint64_t seq;      /* the next record's number */
+    uint64_t logged;   /* records since the last flush */
+};
+
+static size_t slot(const db_bands *m, uint64_t band)
+{
+    return (size_t)((band * 0x9E3779B97F4A7C15ull) >> 40) & (m->nhead - 1);
+}
+
+static int same_key(const db_bands *m, const band_ent *x, const void *key, size_t klen)
+{
+    return x->key_len == klen && memcmp(m->keys + x->key_off, key, klen) == 0;
+}
+
+/* The live entry (band, key), or NONE. */
+static uint32_t find(const db_bands *m, uint64_t band, const void *key, size_t klen)
+{
+    for (uint32_t i = m->head[slot(m, band)]; i != NONE; i = m->e[i].next)
+        if (m->e[i].band == band && same_key(m, &m->e[i], key, klen)) return i;
+    return NONE;
+}
+
+static void link_entry(db_bands *m, uint32_t i)
+{
+    size_t s = slot(m, m->e[i].band);
+    m->e[i].next = m->head[s];
+    m->head[s] = i;
+}
+
+/* Room for entries more entries and bytes more key bytes (write lock
+ * held, or the memory not yet shared). */
+static int reserve(db_bands *m, size_t entries, size_t bytes)
+{
+    if (m->n + entries > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        while (cap < m->n + entries) cap *= 2;
+        ND_RETURN_IF(cap >= NONE, ND_ELIMIT, "band entries in memory: %zu", cap);
+        band_ent *e = realloc(m->e, cap * sizeof *e);
+        if (e) m->e = e;
+        unsigned char *d = e ? realloc(m->dead, cap) : NULL;
+        ND_RETURN_IF(!d, ND_ENOMEM, "out of memory for %zu band entries", cap);
+        m->dead = d;
+        m->cap = cap;
+    }
+    if (m->kn + bytes > m->kcap) {
+        size_t cap = m->kcap ? m->kcap : 65536;
+        while (cap < m->kn + bytes) cap *= 2;
+        char *k = realloc(m->keys, cap);
+        ND_RETURN_IF(!k, ND_ENOMEM, "out of memory for %zu bytes of band keys", cap);
+        m->keys = k;
+        m->kcap = cap;
+    }
+    if (m->nhead == 0 || 2 * (m->n + entries) > m->nhead) {
+        size_t nh = m->nhead ? m->nhead : 8192;
+        while (nh < 2 * (m->n + entries)) nh *= 2;
+        uint32_t *h = malloc(nh * sizeof *h);
+        ND_RETURN_IF(!h, ND_ENOMEM, "out of memory for %zu band chains", nh);
+        free(m->head);
+        m->head = h;
+        m->nhead = nh;
+        memset(h, 0xff, nh * sizeof *h);
+        for (size_t i = 0; i < m->n; i++)
+            if (!m->dead[i]) link_entry(m, (uint32_t)i);
+    }
+    return ND_OK;
+}
+
+/* Unlink entry i from its chain: it is dead. */
+static void drop_entry(db_bands *m, uint32_t i)
+{
+    uint32_t *p = &m->head[slot(m, m->e[i].band)];
+    while (*p != i) p = &m->e[*p].next;
+    *p = m->e[i].next;
+    m->dead[i] = 1;
+    m->live--;
+}
+
+/* ---- a transaction's changes ------------------------------------------ */
+
+enum { OP_PUT = 1, OP_DROP = 2 };
+/* An op: u8 kind, u32 key length, the band keys (ND_SKETCH_BANDS u32),
+ * the key. */
+#define OP_HEAD (1 + 4 + 4 * ND_SKETCH_BANDS)
+
+static int ops_push(db_band_ops *ops, int kind, const void *key, size_t klen,
+                    const nd_sketch *sk)
+{
+    size_t need = OP_HEAD + klen;
+    if (ops->len + need > ops->cap) {
+        size_t cap = ops->cap ? 2 * ops->cap : 4096;
+        while (cap < ops->len + need) cap *= 2;
+        unsigned char *buf = realloc(ops->buf, cap);
+        ND_RETURN_IF(!buf, ND_ENOMEM, "out of memory staging band entries");
+        ops->buf = buf;
+        ops->cap = cap;
+    }
+    unsigned char *p = ops->buf + ops->len;
+    uint32_t kl = (uint32_t)klen;
+    p[0] = (unsigned char)kind;
+    memcpy(p + 1, &kl, 4);
+    memcpy(p + 5, sk->band, 4 * ND_SKETCH_BANDS);
+    memcpy(p + OP_HEAD, key, klen);
+    ops->len += need;
+    if (kind == OP_PUT) {
+        ops->entries += ND_SKETCH_BANDS;
+        ops->bytes += klen;
+    }
+    return ND_OK;
+}
+
+void db_band_ops_dispose(db_band_ops *ops)
+{
+    free(ops->buf);
+    *ops = (db_band_ops){0};
+}
+
+static void log_key(uint8_t out[LOG_LEN], uint64_t n)
+{
+    memcpy(out, LOG_PREFIX, LOG_PREFIX_LEN);
+    nd_store_be64(out + LOG_PREFIX_LEN, n);
+}
+
+int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+                       const nd_sketch *sk)
+{
+    uint8_t rk[LOG_LEN];
+    log_key(rk, db->bands->seq);
+    ND_FORWARD(st_batch_put(b, ST_CF_META, rk, sizeof rk, key, klen));
+    db->bands->seq++;
+    db->bands->logged++;
+    return ops_push(ops, OP_PUT, key, klen, sk);
+}
+
+int db_bands_stage_drop(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+                        const nd_sketch *sk)
+{
+    (void)db;
+    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+    for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
+        ND_FORWARD(st_batch_delete(b, ST_CF_BAND, bk,
+                                   db_band_key_encode(bk, i, sk->band[i], key, klen)));
+    return ops_push(ops, OP_DROP, key, klen, sk);
+}
+
+int db_bands_prepare(nd_db *db, const db_band_ops *ops)
+{
+    db_bands *m = db->bands;
+    if (!m || ops->len == 0) return ND_OK;
+    size_t max = db->bands_max ? db->bands_max : DB_BANDS_MAX;
+    if (m->live && m->live + ops->entries > max) ND_FORWARD(db_bands_flush(db));
+    pthread_rwlock_wrlock(&m->lock);
+    int rc = reserve(m, ops->entries, ops->bytes);
+    pthread_rwlock_unlock(&m->lock);
+    return rc;
+}
+
+/* Apply ops to m (write lock held, room reserved). */
+static void apply(db_bands *m, const db_band_ops *ops)
+{
+    for (size_t at = 0; at < ops->len;) {
+        const unsigned char *p = ops->buf + at;
+        uint32_t klen, band[ND_SKETCH_BANDS];
+        memcpy(&klen, p + 1, 4);
+        memcpy(band, p + 5, sizeof band);
+        const char *key = (const char *)p + OP_HEAD;
+        at += OP_HEAD + klen;
+        uint64_t off = m->kn;
+        int copied = 0;
+        for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
+            uint64_t bk = (uint64_t)b << 32 | band[b];
+            uint32_t i = find(m, bk, key, klen);
+            if (p[0] == OP_DROP) {
+                if (i != NONE) drop_entry(m, i);
+                continue;
+            }
+            if (i != NONE) continue; /* logged twice (an open reads every record) */
+            if (!copied) {
+                memcpy(m->keys + m->kn, key, klen);
+                m->kn += klen;
+                copied = 1;
+            }
+            i = (uint32_t)m->n++;
+            m->e[i] = (band_ent){bk, off, klen, NONE};
+            m->dead[i] = 0;
+            link_entry(m, i);
+            m->live++;
+        }
+    }
+}
+
+void db_bands_apply(nd_db *db, const db_band_ops *ops)
+{
+    db_bands *m = db->bands;
+    if (!m || ops->len == 0) return;
+    pthread_rwlock_wrlock(&m->lock);
+    apply(m, ops);
+    pthread_rwlock_unlock(&m->lock);
+}
+
+/* ---- the flush ---------------------------------------------------------- */
+
+static _Thread_local const db_bands *sort_m;
+
+/* By the entry's key in the family: band, band key, document key. */
+static int ent_cmp(const void *a, const void *b)
+{
+    const band_ent *x = &sort_m->e[*(const uint32_t *)a], *y = &sort_m->e[*(const uint32_t *)b];
+    if (x->band != y->band) return x->band < y->band ? -1 : 1;
+    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(sort_m->keys + x->key_off, sort_m->keys + y->key_off, l);
+    if (c) return c;
+    return (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+typedef struct flush_walk {
+    const db_bands *m;
+    const uint32_t *idx;
+    size_t n, at;
+    uint8_t key[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+} flush_walk;
+
+static int flush_next(void *payload, const void **key, size_t *klen)
+{
+    flush_walk *w = payload;
+    if (w->at == w->n) return 0;
+    const band_ent *x = &w->m->e[w->idx[w->at++]];
+    *klen = db_band_key_encode(w->key, (unsigned)(x->band >> 32), (uint32_t)x->band,
+                               w->m->keys + x->key_off, x->key_len);
+    *key = w->key;
+    return 1;
+}
+
+int db_bands_flush(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m || (m->live == 0 && m->logged == 0)) return ND_OK;
+    st_batch *b = NULL;
+    flush_walk *w = malloc(sizeof *w);
+    uint32_t *idx = malloc((m->live ? m->live : 1) * sizeof *idx);
+    uint8_t lo[LOG_LEN], hi[LOG_LEN];
+    int rc;
+    size_t live = m->live;
+    if (!w || !idx) ND_FAIL(ND_ENOMEM, "out of memory");
+    /* Writers are serialised: nothing changes m meanwhile, and the
+     * records are those of m, no more. */
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->dead[i]) idx[n++] = (uint32_t)i;
+    sort_m = m;
+    qsort(idx, n, sizeof *idx, ent_cmp);
+    *w = (flush_walk){.m = m, .idx = idx, .n = n};
+    ND_TRY(st_band_ingest(db->store, flush_next, w));
+    ND_TRY(st_batch_new_plain(&b, db->store));
+    log_key(lo, 0);
+    memcpy(hi, lo, LOG_LEN);
+    hi[LOG_PREFIX_LEN - 1]++; /* "bands/": just past every record */
+    ND_TRY(st_batch_delete_range(b, ST_CF_META, lo, sizeof lo, hi, sizeof hi));
+    ND_TRY(st_write(db->store, b, db->sync));
+    pthread_rwlock_wrlock(&m->lock);
+    m->n = m->live = m->kn = 0;
+    memset(m->head, 0xff, m->nhead * sizeof *m->head);
+    pthread_rwlock_unlock(&m->lock);
+    m->logged = 0;
+cleanup:
+    if (rc < 0) rc = nd_err_wrap(rc, "writing %zu band entries", live);
+    st_batch_free(b);
+    free(idx);
+    free(w);
+    return rc;
+}
+
+int db_bands_flush_now(nd_db *db)
+{
+    if (!db->bands || db->readonly) return ND_OK;
+    db_write_lock(db);
+    int rc = db_bands_flush(db);
+    db_write_unlock(db);
+    return rc;
+}
+
+/* ---- reads ---------------------------------------------------------------- */
+
+static _Thread_local const db_bands *cand_m;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const band_ent *x = &cand_m->e[*(const uint32_t *)a], *y = &cand_m->e[*(const uint32_t *)b];
+    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(cand_m->keys + x->key_off, cand_m->keys + y->key_off, l);
+    if (c) return c;
+    return (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+/* Memory's entries of band key bk, sorted by document key, into *mk. */
+static int memory_band(const db_bands *m, uint64_t bk, uint32_t **mk, size_t *n, size_t *cap)
+{
+    *n = 0;
+    for (uint32_t i = m->head[slot(m, bk)]; i != NONE; i = m->e[i].next) {
+        if (m->e[i].band != bk) continue;
+        if (*n == *cap) {
+            size_t c = *cap ? 2 * *cap : 16;
+            uint32_t *v = realloc(*mk, c * sizeof *v);
+            ND_RETURN_IF(!v, ND_ENOMEM, "check: out of memory for band candidates");
+            *mk = v;
+            *cap = c;
+        }
+        (*mk)[(*n)++] = i;
+    }
+    cand_m = m;
+    if (*n > 1) qsort(*mk, *n, sizeof **mk, key_cmp);
+    return ND_OK;
+}
+
+int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned dist_unknown)
+{
+    db_bands *m = db->bands;
+    st_iter *it;
+    uint8_t prefix[DB_BAND_PREFIX_LEN];
+    uint32_t *mk = NULL;
+    size_t nm = 0, cap = 0;
+    int rc = ND_OK;
+    ND_FORWARD(st_iter_new_band(&it, db->store));
+    if (m) pthread_rwlock_rdlock(&m->lock);
+    for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
+        unsigned taken = 0;
+        size_t at = 0;
+        if (m) rc = memory_band(m, (uint64_t)b << 32 | sk->band[b], &mk, &nm, &cap);
+        db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
+        st_iter_seek(it, prefix, sizeof prefix);
+        /* The two sources merged in key order, each document once. */
+        while (rc == ND_OK && taken < ND_DB_BAND_CANDIDATES) {
+            const char *fk = NULL, *k;
+            size_t fl = 0, kl;
+            if (st_iter_valid(it)) {
+                const char *ik = st_iter_key(it, &fl);
+                if (fl > sizeof prefix && memcmp(ik, prefix, sizeof prefix) == 0) {
+                    fk = ik + sizeof prefix;
+                    fl -= sizeof prefix;
+                } else if (fl == sizeof prefix && memcmp(ik, prefix, sizeof prefix) == 0) {
+                    rc = nd_err_set(ND_ECORRUPT, "band family: an entry of band %u without a key",
+                                    b);
+                    break;
+                }
+            }
+            const band_ent *x = at < nm ? &m->e[mk[at]] : NULL;
+            if (!fk && !x) break;
+            int cmp = !x ? -1 : !fk ? 1 : 0; /* < 0: the family's is first */
+            if (fk && x) {
+                size_t l = fl < x->key_len ? fl : x->key_len;
+                cmp = memcmp(fk, m->keys + x->key_off, l);
+                if (!cmp) cmp = (fl > x->key_len) - (fl < x->key_len);
+            }
+            if (cmp < 0) {
+                k = fk;
+                kl = fl;
+            } else {
+                k = m->keys + x->key_off;
+                kl = x->key_len;
+                at++;
+            }
+            rc = results_push(c, 0, dist_unknown, k, kl, 0, 0);
+            if (cmp <= 0) st_iter_next(it); /* the family's taken (or in both) */
+            taken++;
+        }
+    }
+    if (m) pthread_rwlock_unlock(&m->lock);
+    if (rc == ND_OK) rc = st_iter_status(it);
+    st_iter_free(it);
+    free(mk);
+    return rc;
+}
+
+int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t klen, int *out)
+{
+    db_bands *m = db->bands;
+    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+    *out = 0;
+    if (m) {
+        pthread_rwlock_rdlock(&m->lock);
+        *out = find(m, (uint64_t)b << 32 | band, key, klen) != NONE;
+        pthread_rwlock_unlock(&m->lock);
+        if (*out) return ND_OK;
+    }
+    char *v = NULL;
+    size_t vlen;
+    int rc = st_get(db->store, ST_CF_BAND, bk, db_band_key_encode(bk, b, band, key, klen), &v,
+                    &vlen);
+    free(v);
+    if (rc == ND_ENOTFOUND) return ND_OK;
+    ND_FORWARD(rc);
+    *out = 1;
+    return ND_OK;
+}
+
+int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes)
+{
+    db_bands *m = db->bands;
+    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
+    int rc = ND_OK;
+    *n = *bytes = 0;
+    if (!m) return ND_OK;
+    pthread_rwlock_rdlock(&m->lock);
+    for (size_t i = 0; i < m->n && rc == ND_OK; i++) {
+        const band_ent *x = &m->e[i];
+        if (m->dead[i]) continue;
+        size_t kl = db_band_key_encode(bk, (unsigned)(x->band >> 32), (uint32_t)x->band,
+                                       m->keys + x->key_off, x->key_len);
+        char *v = NULL;
+        size_t vlen;
+        rc = st_get(db->store, ST_CF_BAND, bk, kl, &v, &vlen);
+        free(v);
+        if (rc == ND_ENOTFOUND) {
+            (*n)++;
+            *bytes += kl;
+            rc = ND_OK;
+        }
+    }
+    pthread_rwlock_unlock(&m->lock);
+    return rc;
+}
+
+/* ---- open and free ------------------------------------------------------ */
+
+void db_bands_free(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m) return;
+    pthread_rwlock_destroy(&m->lock);
+    free(m->e);
+    free(m->dead);
+    free(m->head);
+    free(m->keys);
+    free(m);
+    db->bands = NULL;
+}
+
+/* Record k (klen bytes) -> key v: its sketch's entries into ops. */
+static int reload_record(nd_db *db, db_band_ops *ops, const char *k, size_t klen, const char *v,
+                         size_t vlen)
+{
+    char *sv = NULL;
+    size_t slen;
+    nd_sketch sk;
+    if (klen != LOG_LEN || vlen == 0 || vlen > ND_MAX_KEY_LEN)
+        return nd_err_set(ND_ECORRUPT, "database %s: malformed band record in meta (%zu, %zu bytes)",
+                          db->path, klen, vlen);
+    uint64_t n = nd_load_be64(k + LOG_PREFIX_LEN);
+    if (n >= db->bands->seq) db->bands->seq = n + 1;
+    db->bands->logged++;
+    int rc = st_get(db->store, ST_CF_SKETCH, v, vlen, &sv, &slen);
+    if (rc == ND_ENOTFOUND) return ND_OK; /* deleted since */
+    ND_FORWARD(rc);
+    rc = db_sketch_decode(sv, slen, &sk);
+    free(sv);
+    if (rc < 0) return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(vlen > 80 ? 80 : vlen), v);
+    return ops_push(ops, OP_PUT, v, vlen, &sk);
+}
+
+int db_bands_open(nd_db *db)
+{
+    if (db->min_resemblance <= 0) return ND_OK;
+    db_bands *m = calloc(1, sizeof *m);
+    ND_RETURN_IF(!m, ND_ENOMEM, "nd_open: out of memory");
+    pthread_rwlock_init(&m->lock, NULL);
+    db->bands = m;
+    db_band_ops ops = {0};
+    st_iter *it = NULL;
+    uint8_t lo[LOG_LEN], hi[LOG_LEN];
+    int rc;
+    log_key(lo, 0);
+    memcpy(hi, lo, LOG_LEN);
+    hi[LOG_PREFIX_LEN - 1]++;
+    ND_TRY(reserve(m, 0, 0));
+    ND_TRY(st_iter_new_bounded(&it, db->store, ST_CF_META, lo, hi, sizeof lo, NULL));
+    for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = st_iter_key(it, &klen);
+        const char *v = st_iter_value(it, &vlen);
+        ND_TRY(reload_record(db, &ops, k, klen, v, vlen));
+    }
+    ND_TRY(st_iter_status(it));
+    ND_TRY(reserve(m, ops.entries, ops.bytes));
+    apply(m, &ops); /* not shared yet */
+    rc = ND_OK;
+cleanup:
+    st_iter_free(it);
+    db_band_ops_dispose(&ops);
+    return rc;
+}

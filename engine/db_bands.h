@@ -1,0 +1,72 @@
+/*
+ * db_bands.h — a resemblance store's recent band entries: in memory,
+ * logged in meta, written to the band family in bulk (db_bands.c; engine
+ * internal). Declares what db_bands.c defines.
+ *
+ * A transaction stages a document's sketch with db_bands_stage_put (its
+ * log record joins the batch) and an old sketch's removal with
+ * db_bands_stage_drop (deletions of its band entries join the batch);
+ * both note the change in the transaction's db_band_ops. Before the write
+ * db_bands_prepare makes room (and may flush); after it db_bands_apply
+ * gives the changes to the memory, where checks find them at once.
+ */
+#ifndef ND_DB_BANDS_H
+#define ND_DB_BANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neardup.h"
+#include "storage.h"
+
+typedef struct db_bands db_bands; /* the memory (nd_db.bands) */
+
+/* A transaction's changes to the band entries, in staging order. */
+typedef struct db_band_ops {
+    unsigned char *buf;
+    size_t len, cap;
+    size_t entries; /* band entries the puts add */
+    size_t bytes;   /* key bytes the puts add */
+} db_band_ops;
+
+/* Load the log into memory (a resemblance store's open, after meta; a
+ * read-only store too). ND_ECORRUPT for a malformed record. */
+int db_bands_open(nd_db *db);
+/* Free the memory (a no-op without one). Does not flush. */
+void db_bands_free(nd_db *db);
+
+/* Stage document key's sketch sk as new (writer lock held): its log
+ * record into b, the change into ops. */
+int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+                       const nd_sketch *sk);
+/* Stage the removal of key's band entries of sketch sk (a replacement,
+ * a deletion or an expiry): their deletions into b, the change into ops. */
+int db_bands_stage_drop(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+                        const nd_sketch *sk);
+/* Before the write of ops (writer lock held): flush when the memory
+ * would pass its bound, and make room for ops so that db_bands_apply
+ * cannot fail. On failure nothing was written but perhaps a flush. */
+int db_bands_prepare(nd_db *db, const db_band_ops *ops);
+/* After the write of ops (writer lock held): the memory follows it. */
+void db_bands_apply(nd_db *db, const db_band_ops *ops);
+void db_band_ops_dispose(db_band_ops *ops);
+
+/* Write every band entry in memory to the band family and drop the log
+ * (writer lock held; a no-op when none or in a fingerprint-only store).
+ * db_bands_flush_now takes the lock. */
+int db_bands_flush(nd_db *db);
+int db_bands_flush_now(nd_db *db);
+
+/* The documents sharing a band key with sk, at most ND_DB_BAND_CANDIDATES
+ * a band key (the first in key order, memory and family together),
+ * appended to c with distance dist_unknown. */
+int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned dist_unknown);
+
+/* Is band entry (b, band, key) in the memory or the family? *out 1 or 0. */
+int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t klen, int *out);
+/* Entries in memory that the family lacks (0 after a flush), and their
+ * key bytes: what a count of the family misses in a store that cannot
+ * flush (read-only). */
+int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes);
+
+#endif /* ND_DB_BANDS_H */

@@ -1,0 +1,179 @@
+/*
+ * test_bands.c — a resemblance store's recent band entries (engine/
+ * db_bands.c): they live in memory and a meta log until a flush writes
+ * them to the band family; checks find them in both, merged in key order
+ * under ND_DB_BAND_CANDIDATES; removals reach both; a flush comes by
+ * itself past nd_db.bands_max; a store opened again (or read-only beside
+ * its writer) reads the log back; stats and verify count both.
+ * Documents here carry made-up sketches (every band key the same within a
+ * document), so which documents share band keys is chosen exactly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "db_bands.h"
+#include "db_core.h"
+#include "db_fixture.h"
+#include "neardup.h"
+
+#define NDOCS 100
+
+typedef struct docs {
+    char key[NDOCS][16];
+    nd_sketch sk[NDOCS];
+    nd_doc d[NDOCS];
+} docs;
+
+/* Document i: key "d%03d", a fingerprint far from every other's (k 0
+ * finds only itself), and a sketch whose every byte and band key is
+ * group g's: documents of one group resemble each other wholly. */
+static void make_doc(docs *c, int i, unsigned g)
+{
+    snprintf(c->key[i], sizeof c->key[i], "d%03d", i);
+    memset(&c->sk[i], (int)(0x10 + g), sizeof c->sk[i]);
+    for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) c->sk[i].band[b] = 0x1000 + g;
+    c->d[i] = (nd_doc){c->key[i], strlen(c->key[i]), 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1),
+                       1.0, 10, &c->sk[i]};
+}
+
+static nd_db *open_rs(const char *path, unsigned flags)
+{
+    nd_db *db = NULL;
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = flags | ND_DB_NO_BACKGROUND;
+    o.tables = 4;
+    o.min_resemblance = 0.8;
+    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    return db;
+}
+
+static uint64_t band_keys(nd_db *db)
+{
+    nd_stats st;
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
+    return st.band_keys;
+}
+
+/* The keys nd_db_query_doc finds for doc, at k 0, in key order. */
+static size_t found(nd_db *db, nd_results *r, const nd_doc *doc, char out[][16])
+{
+    assert_int_equal(nd_db_query_doc(r, db, doc, 0, NULL), ND_OK);
+    size_t n = nd_results_count(r);
+    for (size_t i = 0; i < n; i++) {
+        const nd_match *m = nd_results_get(r, i);
+        assert_true(m->key_len < 16);
+        memcpy(out[i], m->key, m->key_len);
+        out[i][m->key_len] = 0;
+    }
+    qsort(out, n, 16, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* Memory and family together: a check finds a group's documents whether
+ * their entries wait in memory or were written, and at most
+ * ND_DB_BAND_CANDIDATES of them, the first in key order. */
+static void test_memory_and_family(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16];
+    for (int i = 0; i < NDOCS; i++) make_doc(&c, i, i < 90 ? 0 : 1);
+    /* 40 of group 0 written to the family, 50 more in memory */
+    assert_int_equal(nd_db_add_many(db, c.d, 40), ND_OK);
+    assert_int_equal(db_bands_flush_now(db), ND_OK);
+    assert_int_equal(nd_db_add_many(db, c.d + 40, NDOCS - 40), ND_OK);
+    size_t n = found(db, fx->res, &c.d[95], got);
+    assert_int_equal(n, 10); /* group 1: all in memory */
+    assert_string_equal(got[0], "d090");
+    n = found(db, fx->res, &c.d[0], got);
+    assert_int_equal(n, ND_DB_BAND_CANDIDATES); /* 90 share its band keys */
+    for (size_t i = 0; i < n; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "d%03u", (unsigned)i);
+        assert_string_equal(got[i], want); /* the first 64 by key */
+    }
+    /* stats write the memory first: 12 entries a document */
+    assert_int_equal(band_keys(db), (uint64_t)NDOCS * ND_SKETCH_BANDS);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    assert_int_equal(found(db, fx->res, &c.d[95], got), 10);
+}
+
+/* Removals: a deletion and a replacement reach entries in memory and in
+ * the family alike, and nothing comes back at the next flush. */
+static void test_removals(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16];
+    for (int i = 0; i < 20; i++) make_doc(&c, i, (unsigned)i % 2);
+    assert_int_equal(nd_db_add_many(db, c.d, 10), ND_OK);
+    assert_int_equal(db_bands_flush_now(db), ND_OK);
+    assert_int_equal(nd_db_add_many(db, c.d + 10, 10), ND_OK);
+    /* delete d002 (family) and d012 (memory); d004 (family) and d014
+     * (memory) move to group 1 with a new sketch and fingerprint */
+    assert_int_equal(nd_db_delete(db, "d002", 4), ND_OK);
+    assert_int_equal(nd_db_delete(db, "d012", 4), ND_OK);
+    docs *r = &c;
+    for (int i = 4; i <= 14; i += 10) {
+        make_doc(r, i, 1);
+        r->d[i].fp ^= 1;
+        assert_int_equal(nd_db_add_many(db, &r->d[i], 1), ND_OK);
+    }
+    char want0[][16] = {"d000", "d006", "d008", "d010", "d016", "d018"};
+    for (int round = 0; round < 2; round++) { /* before and after a flush */
+        size_t n = found(db, fx->res, &c.d[0], got);
+        assert_int_equal(n, 6);
+        for (size_t i = 0; i < n; i++) assert_string_equal(got[i], want0[i]);
+        assert_int_equal(found(db, fx->res, &c.d[1], got), 12);
+        assert_int_equal(band_keys(db), 18u * ND_SKETCH_BANDS);
+        assert_int_equal(nd_db_verify(db), ND_OK);
+    }
+}
+
+/* The log: a store opened again reads back what memory held (here
+ * without a flush at close: the writer is left open and a read-only
+ * store beside it reads the same log), and a flush comes by itself past
+ * bands_max. */
+static void test_log_and_limit(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16];
+    db->bands_max = 5 * ND_SKETCH_BANDS; /* a flush every 5 documents or so */
+    for (int i = 0; i < 23; i++) make_doc(&c, i, (unsigned)i % 3);
+    for (int i = 0; i < 23; i++) assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+    assert_int_equal(nd_db_delete(db, "d021", 4), ND_OK);
+    /* a reader beside the writer: its memory is the writer's log */
+    nd_db *ro = open_rs(fx->path, ND_DB_READONLY);
+    for (int g = 0; g < 3; g++) {
+        assert_int_equal(found(ro, fx->res, &c.d[g], got), g == 1 ? 8 : 7);
+        assert_int_equal(found(db, fx->res, &c.d[g], got), g == 1 ? 8 : 7);
+    }
+    assert_int_equal(band_keys(ro), 22u * ND_SKETCH_BANDS);
+    assert_int_equal(nd_db_verify(ro), ND_OK);
+    assert_int_equal(nd_close(ro), ND_OK);
+    /* closed and opened again: the close wrote the memory */
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    db = fx->db = open_rs(fx->path, 0);
+    assert_int_equal(found(db, fx->res, &c.d[1], got), 8);
+    assert_int_equal(band_keys(db), 22u * ND_SKETCH_BANDS);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        DB_FIXTURE_TEST(test_memory_and_family),
+        DB_FIXTURE_TEST(test_removals),
+        DB_FIXTURE_TEST(test_log_and_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
