@@ -28,9 +28,10 @@ int cli_fail_nd(int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    const char *detail = nd_errmsg();
-    fprintf(stderr, ": %s%s%s\n", nd_strerror(rc), detail[0] ? ": " : "",
-            detail);
+    const char *detail = nd_errmsg(), *what = nd_strerror(rc);
+    /* "out of memory: out of memory for ..." says it once */
+    if (strncmp(detail, what, strlen(what)) == 0) what = "";
+    fprintf(stderr, ": %s%s%s\n", what, what[0] && detail[0] ? ": " : "", detail);
     return (rc == ND_EINVAL || rc == ND_ELIMIT) ? CLI_EXIT_USAGE : CLI_EXIT_DB;
 }
 

@@ -42,6 +42,9 @@ limited() {
     check "ulimit -v $v $*: exit $code (0 or 2; 134 is an abort, 137 a hang)" \
         "$code" -eq 0 -o "$code" -eq 2
     if [ "$code" -eq 2 ]; then check "ulimit -v $v $*: exit 2 without a message" -n "$err"; fi
+    # the error's name once, not "out of memory: out of memory ..."
+    check "ulimit -v $v $*: a message repeats itself: $err" \
+        "$(printf '%s' "$err" | grep -c 'out of memory: out of memory')" -eq 0
 }
 # every key of column 2 of FILE is in keys.txt
 all_there() { [ -z "$(cut -f2 "$1" | grep -vxFf keys.txt | head -n1)" ]; }
