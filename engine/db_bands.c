@@ -3,10 +3,9 @@
  * logged in meta, written to the band family in bulk (db_bands.h).
  *
  * Why: a document has 12 band entries (band || band key || key), each a
- * random insert into the band family's memtable, and RocksDB's flush
- * then sorts them again: at 200k texts those inserts, their sort and the
- * seeks through the memtables were 34 us of a 62-us add, and the flush
- * thread alone 36% of the process's CPU (bench_resemble, perf). A
+ * random insert into the band family's memtable (hashed by prefix, so
+ * RocksDB's flush copied each memtable into a sorted skip list: 36% of
+ * the process's CPU at 200k texts, bench_resemble under perf). A
  * commit now writes one meta record per sketch, "bands." || BE64(n) ->
  * the document key (n counts up: the records are appended), and gives
  * the entries to a hash table in memory, where checks find them at
@@ -24,10 +23,10 @@
  *
  * A removal (a replacement, a deletion, an expiry) stages deletions of
  * the old sketch's entries in the family, whichever of memory or family
- * holds them, and drops them from memory after the write. A deletion
- * that reaches the family before the entry's file cannot hide it: the
- * file holds only what memory still held at the flush, and a later
- * insertion of the same entry is newer than the deletion.
+ * holds them, and drops them from memory after the write. Either way the
+ * deletions are right: an entry the family held is older than them, and
+ * a file written later holds only what memory still holds then, entries
+ * added again since the removal.
  *
  * Concurrency: writers (the writer lock) stage, prepare, apply and
  * flush; checks read the memory under its read lock, and apply and the
