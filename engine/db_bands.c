@@ -393,9 +393,16 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
     uint8_t prefix[DB_BAND_PREFIX_LEN];
     uint32_t *mk = NULL;
     size_t nm = 0, cap = 0;
-    int rc = ND_OK;
-    ND_FORWARD(st_iter_new_band(&it, db->store));
+    int rc;
+    /* The memory first, then the family's view: a flush clears the
+     * memory only after its file is in, so what a clear removes is in a
+     * view taken after it. */
     if (m) pthread_rwlock_rdlock(&m->lock);
+    rc = st_iter_new_band(&it, db->store);
+    if (rc < 0) {
+        if (m) pthread_rwlock_unlock(&m->lock);
+        return rc;
+    }
     for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
         unsigned taken = 0;
         size_t at = 0;
