@@ -20,7 +20,8 @@ typedef int (*st_band_next_fn)(void *payload, const void **key, size_t *klen);
  * written twice is harmless (the same key, the same empty value). May make
  * RocksDB flush the family's memtable first (it holds deletions). Writers
  * serialised (the file's name is the fresh keys' one: st_table_ingest_keys
- * runs under the same writer lock). ND_EINVAL for keys out of order. */
+ * runs under the same writer lock). Keys out of order: the file writer's
+ * error, nothing ingested. */
 int st_band_ingest(st_store *s, st_band_next_fn next, void *payload);
 
 #endif /* CMP_BAND_H */

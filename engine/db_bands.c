@@ -55,19 +55,20 @@
 #define LOG_LEN (LOG_PREFIX_LEN + 8)
 
 #define NONE UINT32_MAX
+/* key_len of an entry removed (it has left its chain). */
+#define DEAD UINT32_MAX
 /* A band entry in memory: b << 32 | band key, and its document's key
  * (shared by its 12 entries) in keys. */
 typedef struct band_ent {
     uint64_t band;
     uint64_t key_off;
-    uint32_t key_len;
-    uint32_t next; /* the next entry of its hash chain, or NONE */
+    uint32_t key_len; /* or DEAD */
+    uint32_t next;    /* the next entry of its hash chain, or NONE */
 } band_ent;
 
 struct db_bands {
     pthread_rwlock_t lock;
-    band_ent *e;       /* appended; a removed entry leaves its chain (dead) */
-    unsigned char *dead;
+    band_ent *e;       /* appended; a removed entry leaves its chain (DEAD) */
     size_t n, cap, live;
     uint32_t *head;    /* chains by band; nhead a power of 2, >= 2 n */
     size_t nhead;
@@ -111,10 +112,8 @@ static int reserve(db_bands *m, size_t entries, size_t bytes)
         while (cap < m->n + entries) cap *= 2;
         ND_RETURN_IF(cap >= NONE, ND_ELIMIT, "band entries in memory: %zu", cap);
         band_ent *e = realloc(m->e, cap * sizeof *e);
-        if (e) m->e = e;
-        unsigned char *d = e ? realloc(m->dead, cap) : NULL;
-        ND_RETURN_IF(!d, ND_ENOMEM, "out of memory for %zu band entries", cap);
-        m->dead = d;
+        ND_RETURN_IF(!e, ND_ENOMEM, "out of memory for %zu band entries", cap);
+        m->e = e;
         m->cap = cap;
     }
     if (m->kn + bytes > m->kcap) {
@@ -135,7 +134,7 @@ static int reserve(db_bands *m, size_t entries, size_t bytes)
         m->nhead = nh;
         memset(h, 0xff, nh * sizeof *h);
         for (size_t i = 0; i < m->n; i++)
-            if (!m->dead[i]) link_entry(m, (uint32_t)i);
+            if (m->e[i].key_len != DEAD) link_entry(m, (uint32_t)i);
     }
     return ND_OK;
 }
@@ -146,7 +145,7 @@ static void drop_entry(db_bands *m, uint32_t i)
     uint32_t *p = &m->head[slot(m, m->e[i].band)];
     while (*p != i) p = &m->e[*p].next;
     *p = m->e[i].next;
-    m->dead[i] = 1;
+    m->e[i].key_len = DEAD;
     m->live--;
 }
 
@@ -206,10 +205,9 @@ int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key
     return ops_push(ops, OP_PUT, key, klen, sk);
 }
 
-int db_bands_stage_drop(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t klen,
                         const nd_sketch *sk)
 {
-    (void)db;
     uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
     for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
         ND_FORWARD(st_batch_delete(b, ST_CF_BAND, bk,
@@ -256,7 +254,6 @@ static void apply(db_bands *m, const db_band_ops *ops)
             }
             i = (uint32_t)m->n++;
             m->e[i] = (band_ent){bk, off, klen, NONE};
-            m->dead[i] = 0;
             link_entry(m, i);
             m->live++;
         }
@@ -320,7 +317,7 @@ int db_bands_flush(nd_db *db)
      * records are those of m, no more. */
     size_t n = 0;
     for (size_t i = 0; i < m->n; i++)
-        if (!m->dead[i]) idx[n++] = (uint32_t)i;
+        if (m->e[i].key_len != DEAD) idx[n++] = (uint32_t)i;
     sort_m = m;
     qsort(idx, n, sizeof *idx, ent_cmp);
     *w = (flush_walk){.m = m, .idx = idx, .n = n};
@@ -484,7 +481,7 @@ int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes)
     pthread_rwlock_rdlock(&m->lock);
     for (size_t i = 0; i < m->n && rc == ND_OK; i++) {
         const band_ent *x = &m->e[i];
-        if (m->dead[i]) continue;
+        if (x->key_len == DEAD) continue;
         size_t kl = db_band_key_encode(bk, (unsigned)(x->band >> 32), (uint32_t)x->band,
                                        m->keys + x->key_off, x->key_len);
         char *v = NULL;
@@ -509,7 +506,6 @@ void db_bands_free(nd_db *db)
     if (!m) return;
     pthread_rwlock_destroy(&m->lock);
     free(m->e);
-    free(m->dead);
     free(m->head);
     free(m->keys);
     free(m);

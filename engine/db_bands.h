@@ -41,7 +41,7 @@ int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key
                        const nd_sketch *sk);
 /* Stage the removal of key's band entries of sketch sk (a replacement,
  * a deletion or an expiry): their deletions into b, the change into ops. */
-int db_bands_stage_drop(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
+int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t klen,
                         const nd_sketch *sk);
 /* Before the write of ops (writer lock held): flush when the memory
  * would pass its bound, and make room for ops so that db_bands_apply

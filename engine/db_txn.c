@@ -132,7 +132,7 @@ static int sketch_drop(db_txn *t, const void *key, size_t klen)
     if (rc < 0)
         return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
                            (const char *)key);
-    ND_FORWARD(db_bands_stage_drop(t->db, b, &t->bands, key, klen, &sk));
+    ND_FORWARD(db_bands_stage_drop(b, &t->bands, key, klen, &sk));
     return st_batch_delete(b, ST_CF_SKETCH, key, klen);
 }
 
