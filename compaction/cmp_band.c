@@ -23,7 +23,7 @@ int st_band_ingest(st_store *s, st_band_next_fn next, void *payload)
     const void *k;
     size_t klen;
     int rc, more;
-    char *path = st_store_file(s, ST_FILE_INGEST);
+    char *path = st_store_file(s, ST_FILE_BAND_INGEST);
     if (!path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     ND_TRY(kv_sst_new(&w, st_store_kv(s), cmp_gen_profile(ST_CF_BAND), path, what));
     /* The file writer refuses a key out of order: no second check here. */

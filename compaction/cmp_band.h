@@ -18,10 +18,10 @@ typedef int (*st_band_next_fn)(void *payload, const void **key, size_t *klen);
  * of a memtable insert each. Not atomic with any other write: the caller
  * keeps its durable record of the entries until this returned; a key
  * written twice is harmless (the same key, the same empty value). May make
- * RocksDB flush the family's memtable first (it holds deletions). Writers
- * serialised (the file's name is the fresh keys' one: st_table_ingest_keys
- * runs under the same writer lock). Keys out of order: the file writer's
- * error, nothing ingested. */
+ * RocksDB flush the family's memtable first (it holds deletions). One
+ * call at a time (its file has one name, ST_FILE_BAND_INGEST), which may
+ * run beside the store's other writes. Keys out of order: the file
+ * writer's error, nothing ingested. */
 int st_band_ingest(st_store *s, st_band_next_fn next, void *payload);
 
 #endif /* CMP_BAND_H */

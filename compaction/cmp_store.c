@@ -414,11 +414,12 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
     ND_TRY(open_db(s, state == 0, o->ntables, o->resemblance, o->cache_bytes));
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
-        const char *names[3] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST};
-        for (int i = 0; i < 3 + ST_CF_MAX; i++) {
+        const char *names[4] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST,
+                                ST_FILE_BAND_INGEST};
+        for (int i = 0; i < 4 + ST_CF_MAX; i++) {
             char fork[32];
-            if (i >= 3) snprintf(fork, sizeof fork, ST_FILE_REGEN_FORK, i - 3);
-            char *tmp = st_store_file(s, i < 3 ? names[i] : fork);
+            if (i >= 4) snprintf(fork, sizeof fork, ST_FILE_REGEN_FORK, i - 4);
+            char *tmp = st_store_file(s, i < 4 ? names[i] : fork);
             if (!tmp) ND_FAIL(ND_ENOMEM, "storage: out of memory");
             (void)unlink(tmp);
             free(tmp);

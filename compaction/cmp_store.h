@@ -172,11 +172,13 @@ int st_fills_cache(st_store *s);
 /* Files of the store's directory that a crash may leave behind (removed
  * at a writable open): a family written into a new generation (or a
  * table's runs rewritten in place) and its deletions, a fork's family
- * (%d: its number), the fresh keys on their way in. */
+ * (%d: its number), the fresh keys and the band entries on their way in
+ * (two names: a band flush runs beside the writer, cmp_band.c). */
 #define ST_FILE_REGEN "regen.sst.tmp"
 #define ST_FILE_REGEN_DEL "regen-del.sst.tmp"
 #define ST_FILE_REGEN_FORK "regen-%d.sst.tmp"
 #define ST_FILE_INGEST "fresh-keys.sst.tmp"
+#define ST_FILE_BAND_INGEST "band-entries.sst.tmp"
 
 /* The store's key-value database, and its mirror of the fresh spaces. */
 struct kv_db *st_store_kv(st_store *s);

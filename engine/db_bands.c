@@ -9,28 +9,41 @@
  * commit now writes one meta record per sketch, "bands." || BE64(n) ->
  * the document key (n counts up: the records are appended), and gives
  * the entries to a hash table in memory, where checks find them at
- * once. Every DB_BANDS_MAX entries, and before anything counts the band
- * family (stats, verify, compact) or at a writable close, the flush
- * writes them, sorted, in one file RocksDB takes in whole
- * (st_band_ingest), then deletes the records with one range deletion.
+ * once. Every DB_BANDS_MAX entries the memory is frozen and a flush
+ * writes it, sorted, in one file RocksDB takes in whole (st_band_ingest),
+ * then deletes its records with one range deletion; before anything
+ * counts the band family (stats, verify, compact) and at a writable close
+ * everything is written at once.
+ *
+ * The flush runs on a thread of its own (unless nd_db_options.threads is
+ * 1) while the writer goes on filling a second table: sorting and writing
+ * 4M entries takes seconds, which one add used to wait for. Checks read
+ * both tables and the family. One flush is in flight at most (a writer
+ * that fills its table first waits), so memory holds at most twice
+ * DB_BANDS_MAX entries. A flush that fails leaves its table and records
+ * as they were; the next writer that needs the room writes it on its own
+ * thread, and fails with the cause if it fails again.
  *
  * A crash loses nothing: a record is written with its document's sketch,
  * atomically, and the next open reads the document's sketch again for
  * each record and gives its entries to memory (a record whose document
  * is gone adds nothing). The file is not atomic with the records'
  * deletion: a crash between leaves entries both written and logged, and
- * the next flush writes them again (the same keys, harmless).
+ * the next flush writes them again (the same keys, harmless). A flush
+ * deletes the records of its own table only (numbers below frz_end): the
+ * writer's later records, even one staged as the flush began, stay.
  *
  * A removal (a replacement, a deletion, an expiry) stages deletions of
  * the old sketch's entries in the family, whichever of memory or family
- * holds them, and drops them from memory after the write. Either way the
- * deletions are right: an entry the family held is older than them, and
- * a file written later holds only what memory still holds then, entries
- * added again since the removal.
+ * holds them, and drops them from memory after the write. It first waits
+ * for the flush in flight, which may hold the entries: its deletions must
+ * be newer than the file, and a file written later holds only what
+ * memory still holds then, entries added again since the removal.
  *
- * Concurrency: writers (the writer lock) stage, prepare, apply and
- * flush; checks read the memory under its read lock, and apply and the
- * flush's clearing take its write lock.
+ * Concurrency: writers (the writer lock) stage, prepare, apply, freeze
+ * and write synchronously; the flush thread owns the frozen table while
+ * busy (flush_mu) and clears it under the memory's write lock; checks
+ * read the memory under its read lock.
  */
 #include "db_bands.h"
 
@@ -43,12 +56,14 @@
 #include "nd_endian.h"
 #include "nd_error.h"
 
-/* Entries in memory before a flush (nd_db.bands_max): 2^21, 174,762
- * documents, about 70 MB. Fewer entries make more, smaller files, and a
- * check seeks each: at 1M texts (bench_resemble) an add took 134 us with
- * 2^19 and 93 with 2^21 (86 with the family's compaction after each
- * file, cmp_gen.c). */
-#define DB_BANDS_MAX (1u << 21)
+/* Entries a table holds before it is frozen and written
+ * (nd_db.bands_max): 2^22, 349,525 documents, 16 bytes each plus about 4
+ * in chains and the keys (8-byte keys: about 85 MB a table, two at most).
+ * Fewer entries make more, smaller files, and a check seeks each: at 1M
+ * texts (bench_resemble) an add took 134 us with 2^19, 93 with 2^21 and
+ * 66 with 2^23 written on the writer's thread (bench/README.md,
+ * "Resemblance cost"). */
+#define DB_BANDS_MAX (1u << 22)
 
 #define LOG_PREFIX "bands."
 #define LOG_PREFIX_LEN 6
@@ -56,56 +71,75 @@
 
 #define NONE UINT32_MAX
 /* key_len of an entry removed (it has left its chain). */
-#define DEAD UINT32_MAX
-/* A band entry in memory: b << 32 | band key, and its document's key
- * (shared by its 12 entries) in keys. */
+#define DEAD UINT16_MAX
+/* A band entry in memory, 16 bytes: band b and its band key, its
+ * document's key (shared by its 12 entries) in keys. */
 typedef struct band_ent {
-    uint64_t band;
-    uint64_t key_off;
-    uint32_t key_len; /* or DEAD */
+    uint32_t bkey;
+    uint32_t key_off;
     uint32_t next;    /* the next entry of its hash chain, or NONE */
+    uint16_t key_len; /* or DEAD (ND_MAX_KEY_LEN < DEAD) */
+    uint8_t band;
+    uint8_t unused;
 } band_ent;
 
-struct db_bands {
-    pthread_rwlock_t lock;
+/* One table of entries: a hash table by band, chained. */
+typedef struct band_mem {
     band_ent *e;       /* appended; a removed entry leaves its chain (DEAD) */
     size_t n, cap, live;
-    uint32_t *head;    /* chains by band; nhead a power of 2, >= 2 n */
+    uint32_t *head;    /* chains by band; nhead a power of 2, >= n */
     size_t nhead;
     char *keys;
     size_t kn, kcap;
+} band_mem;
+
+struct db_bands {
+    /* Readers take it to read act and frz, writers to change them. */
+    pthread_rwlock_t lock;
+    band_mem act;      /* entries logged since the last flush began */
+    band_mem frz;      /* entries being written to the family (frozen) */
+    int frozen;        /* frz waits to be written, or is being written */
     uint64_t seq;      /* the next record's number */
-    uint64_t logged;   /* records since the last flush */
+    uint64_t logged;   /* records of act */
+    uint64_t frz_end;  /* the records below this number are frz's */
+    /* The flush thread: busy while it writes frz (flush_mu). */
+    pthread_mutex_t flush_mu;
+    pthread_cond_t flush_cv;
+    pthread_t thread;
+    int started, stop, busy;
 };
 
-static size_t slot(const db_bands *m, uint64_t band)
+static uint64_t ent_band(const band_ent *x) { return (uint64_t)x->band << 32 | x->bkey; }
+
+static size_t slot(const band_mem *m, uint64_t band)
 {
     return (size_t)((band * 0x9E3779B97F4A7C15ull) >> 40) & (m->nhead - 1);
 }
 
-static int same_key(const db_bands *m, const band_ent *x, const void *key, size_t klen)
+static int same_key(const band_mem *m, const band_ent *x, const void *key, size_t klen)
 {
     return x->key_len == klen && memcmp(m->keys + x->key_off, key, klen) == 0;
 }
 
 /* The live entry (band, key), or NONE. */
-static uint32_t find(const db_bands *m, uint64_t band, const void *key, size_t klen)
+static uint32_t find(const band_mem *m, uint64_t band, const void *key, size_t klen)
 {
+    if (m->nhead == 0) return NONE;
     for (uint32_t i = m->head[slot(m, band)]; i != NONE; i = m->e[i].next)
-        if (m->e[i].band == band && same_key(m, &m->e[i], key, klen)) return i;
+        if (ent_band(&m->e[i]) == band && same_key(m, &m->e[i], key, klen)) return i;
     return NONE;
 }
 
-static void link_entry(db_bands *m, uint32_t i)
+static void link_entry(band_mem *m, uint32_t i)
 {
-    size_t s = slot(m, m->e[i].band);
+    size_t s = slot(m, ent_band(&m->e[i]));
     m->e[i].next = m->head[s];
     m->head[s] = i;
 }
 
 /* Room for entries more entries and bytes more key bytes (write lock
  * held, or the memory not yet shared). */
-static int reserve(db_bands *m, size_t entries, size_t bytes)
+static int reserve(band_mem *m, size_t entries, size_t bytes)
 {
     if (m->n + entries > m->cap) {
         size_t cap = m->cap ? m->cap : 4096;
@@ -119,14 +153,15 @@ static int reserve(db_bands *m, size_t entries, size_t bytes)
     if (m->kn + bytes > m->kcap) {
         size_t cap = m->kcap ? m->kcap : 65536;
         while (cap < m->kn + bytes) cap *= 2;
+        ND_RETURN_IF(cap > UINT32_MAX, ND_ELIMIT, "band keys in memory: %zu bytes", cap);
         char *k = realloc(m->keys, cap);
         ND_RETURN_IF(!k, ND_ENOMEM, "out of memory for %zu bytes of band keys", cap);
         m->keys = k;
         m->kcap = cap;
     }
-    if (m->nhead == 0 || 2 * (m->n + entries) > m->nhead) {
+    if (m->nhead == 0 || m->n + entries > m->nhead) {
         size_t nh = m->nhead ? m->nhead : 8192;
-        while (nh < 2 * (m->n + entries)) nh *= 2;
+        while (nh < m->n + entries) nh *= 2;
         uint32_t *h = malloc(nh * sizeof *h);
         ND_RETURN_IF(!h, ND_ENOMEM, "out of memory for %zu band chains", nh);
         free(m->head);
@@ -140,13 +175,28 @@ static int reserve(db_bands *m, size_t entries, size_t bytes)
 }
 
 /* Unlink entry i from its chain: it is dead. */
-static void drop_entry(db_bands *m, uint32_t i)
+static void drop_entry(band_mem *m, uint32_t i)
 {
-    uint32_t *p = &m->head[slot(m, m->e[i].band)];
+    uint32_t *p = &m->head[slot(m, ent_band(&m->e[i]))];
     while (*p != i) p = &m->e[*p].next;
     *p = m->e[i].next;
     m->e[i].key_len = DEAD;
     m->live--;
+}
+
+/* Empty m, keeping its room. */
+static void mem_clear(band_mem *m)
+{
+    m->n = m->live = m->kn = 0;
+    if (m->head) memset(m->head, 0xff, m->nhead * sizeof *m->head);
+}
+
+static void mem_free(band_mem *m)
+{
+    free(m->e);
+    free(m->head);
+    free(m->keys);
+    *m = (band_mem){0};
 }
 
 /* ---- a transaction's changes ------------------------------------------ */
@@ -178,6 +228,8 @@ static int ops_push(db_band_ops *ops, int kind, const void *key, size_t klen,
     if (kind == OP_PUT) {
         ops->entries += ND_SKETCH_BANDS;
         ops->bytes += klen;
+    } else {
+        ops->drops++;
     }
     return ND_OK;
 }
@@ -215,69 +267,16 @@ int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t k
     return ops_push(ops, OP_DROP, key, klen, sk);
 }
 
-int db_bands_prepare(nd_db *db, const db_band_ops *ops)
-{
-    db_bands *m = db->bands;
-    if (!m || ops->len == 0) return ND_OK;
-    size_t max = db->bands_max ? db->bands_max : DB_BANDS_MAX;
-    if (m->live && m->live + ops->entries > max) ND_FORWARD(db_bands_flush(db));
-    pthread_rwlock_wrlock(&m->lock);
-    int rc = reserve(m, ops->entries, ops->bytes);
-    pthread_rwlock_unlock(&m->lock);
-    return rc;
-}
-
-/* Apply ops to m (write lock held, room reserved). */
-static void apply(db_bands *m, const db_band_ops *ops)
-{
-    for (size_t at = 0; at < ops->len;) {
-        const unsigned char *p = ops->buf + at;
-        uint32_t klen, band[ND_SKETCH_BANDS];
-        memcpy(&klen, p + 1, 4);
-        memcpy(band, p + 5, sizeof band);
-        const char *key = (const char *)p + OP_HEAD;
-        at += OP_HEAD + klen;
-        uint64_t off = m->kn;
-        int copied = 0;
-        for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
-            uint64_t bk = (uint64_t)b << 32 | band[b];
-            uint32_t i = find(m, bk, key, klen);
-            if (p[0] == OP_DROP) {
-                if (i != NONE) drop_entry(m, i);
-                continue;
-            }
-            if (i != NONE) continue; /* logged twice (an open reads every record) */
-            if (!copied) {
-                memcpy(m->keys + m->kn, key, klen);
-                m->kn += klen;
-                copied = 1;
-            }
-            i = (uint32_t)m->n++;
-            m->e[i] = (band_ent){bk, off, klen, NONE};
-            link_entry(m, i);
-            m->live++;
-        }
-    }
-}
-
-void db_bands_apply(nd_db *db, const db_band_ops *ops)
-{
-    db_bands *m = db->bands;
-    if (!m || ops->len == 0) return;
-    pthread_rwlock_wrlock(&m->lock);
-    apply(m, ops);
-    pthread_rwlock_unlock(&m->lock);
-}
-
 /* ---- the flush ---------------------------------------------------------- */
 
-static _Thread_local const db_bands *sort_m;
+static _Thread_local const band_mem *sort_m;
 
 /* By the entry's key in the family: band, band key, document key. */
 static int ent_cmp(const void *a, const void *b)
 {
     const band_ent *x = &sort_m->e[*(const uint32_t *)a], *y = &sort_m->e[*(const uint32_t *)b];
-    if (x->band != y->band) return x->band < y->band ? -1 : 1;
+    uint64_t bx = ent_band(x), by = ent_band(y);
+    if (bx != by) return bx < by ? -1 : 1;
     size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
     int c = memcmp(sort_m->keys + x->key_off, sort_m->keys + y->key_off, l);
     if (c) return c;
@@ -285,7 +284,7 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 typedef struct flush_walk {
-    const db_bands *m;
+    const band_mem *m;
     const uint32_t *idx;
     size_t n, at;
     uint8_t key[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
@@ -296,49 +295,121 @@ static int flush_next(void *payload, const void **key, size_t *klen)
     flush_walk *w = payload;
     if (w->at == w->n) return 0;
     const band_ent *x = &w->m->e[w->idx[w->at++]];
-    *klen = db_band_key_encode(w->key, (unsigned)(x->band >> 32), (uint32_t)x->band,
-                               w->m->keys + x->key_off, x->key_len);
+    *klen = db_band_key_encode(w->key, x->band, x->bkey, w->m->keys + x->key_off, x->key_len);
     *key = w->key;
     return 1;
+}
+
+/* Write frz to the family, delete its records, empty it. Runs on the
+ * flush thread (frz is its own while busy) or on a writer with nothing
+ * in flight. On failure frz and its records stay: checks still find its
+ * entries, and the next settle tries again. */
+static int write_frozen(nd_db *db)
+{
+    db_bands *m = db->bands;
+    band_mem *f = &m->frz;
+    st_batch *b = NULL;
+    flush_walk *w = malloc(sizeof *w);
+    uint32_t *idx = malloc((f->live ? f->live : 1) * sizeof *idx);
+    uint8_t lo[LOG_LEN], hi[LOG_LEN];
+    int rc;
+    if (!w || !idx) ND_FAIL(ND_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->e[i].key_len != DEAD) idx[n++] = (uint32_t)i;
+    sort_m = f;
+    qsort(idx, n, sizeof *idx, ent_cmp);
+    *w = (flush_walk){.m = f, .idx = idx, .n = n};
+    ND_TRY(st_band_ingest(db->store, flush_next, w));
+    ND_TRY(st_batch_new_plain(&b, db->store));
+    log_key(lo, 0);
+    log_key(hi, m->frz_end);
+    ND_TRY(st_batch_delete_range(b, ST_CF_META, lo, sizeof lo, hi, sizeof hi));
+    ND_TRY(st_write(db->store, b, db->sync));
+    pthread_rwlock_wrlock(&m->lock);
+    mem_clear(f);
+    pthread_rwlock_unlock(&m->lock);
+    m->frozen = 0;
+cleanup:
+    if (rc < 0) rc = nd_err_wrap(rc, "writing %zu band entries", f->live);
+    st_batch_free(b);
+    free(idx);
+    free(w);
+    return rc;
+}
+
+static void *flush_main(void *p)
+{
+    nd_db *db = p;
+    db_bands *m = db->bands;
+    pthread_mutex_lock(&m->flush_mu);
+    for (;;) {
+        if (m->busy) {
+            pthread_mutex_unlock(&m->flush_mu);
+            (void)write_frozen(db); /* a failure: settle tries again, and tells */
+            pthread_mutex_lock(&m->flush_mu);
+            m->busy = 0;
+            pthread_cond_broadcast(&m->flush_cv);
+        } else if (m->stop) {
+            break;
+        } else {
+            pthread_cond_wait(&m->flush_cv, &m->flush_mu);
+        }
+    }
+    pthread_mutex_unlock(&m->flush_mu);
+    return NULL;
+}
+
+/* Wait for the flush in flight; write frz here if that flush failed
+ * (writer lock held). After ND_OK nothing is frozen. */
+static int settle(nd_db *db)
+{
+    db_bands *m = db->bands;
+    pthread_mutex_lock(&m->flush_mu);
+    while (m->busy) pthread_cond_wait(&m->flush_cv, &m->flush_mu);
+    pthread_mutex_unlock(&m->flush_mu);
+    return m->frozen ? write_frozen(db) : ND_OK;
+}
+
+/* Make act's entries frz's (writer lock held, nothing frozen). pending:
+ * the records a transaction has staged and not yet written (the last
+ * numbers): they stay act's. */
+static void freeze(db_bands *m, uint64_t pending)
+{
+    pthread_rwlock_wrlock(&m->lock);
+    band_mem t = m->frz; /* empty, its room kept */
+    m->frz = m->act;
+    m->act = t;
+    pthread_rwlock_unlock(&m->lock);
+    m->frz_end = m->seq - pending;
+    m->logged = pending;
+    m->frozen = 1;
+}
+
+/* Start writing frz: on the flush thread when this handle may use one
+ * more thread (nd_db_options.threads), else here (writer lock held). */
+static int start_write(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m->started && db_threads(db) > 1 &&
+        pthread_create(&m->thread, NULL, flush_main, db) == 0)
+        m->started = 1;
+    if (!m->started) return write_frozen(db);
+    pthread_mutex_lock(&m->flush_mu);
+    m->busy = 1;
+    pthread_cond_signal(&m->flush_cv);
+    pthread_mutex_unlock(&m->flush_mu);
+    return ND_OK;
 }
 
 int db_bands_flush(nd_db *db)
 {
     db_bands *m = db->bands;
-    if (!m || (m->live == 0 && m->logged == 0)) return ND_OK;
-    st_batch *b = NULL;
-    flush_walk *w = malloc(sizeof *w);
-    uint32_t *idx = malloc((m->live ? m->live : 1) * sizeof *idx);
-    uint8_t lo[LOG_LEN], hi[LOG_LEN];
-    int rc;
-    size_t live = m->live;
-    if (!w || !idx) ND_FAIL(ND_ENOMEM, "out of memory");
-    /* Writers are serialised: nothing changes m meanwhile, and the
-     * records are those of m, no more. */
-    size_t n = 0;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->e[i].key_len != DEAD) idx[n++] = (uint32_t)i;
-    sort_m = m;
-    qsort(idx, n, sizeof *idx, ent_cmp);
-    *w = (flush_walk){.m = m, .idx = idx, .n = n};
-    ND_TRY(st_band_ingest(db->store, flush_next, w));
-    ND_TRY(st_batch_new_plain(&b, db->store));
-    log_key(lo, 0);
-    memcpy(hi, lo, LOG_LEN);
-    hi[LOG_PREFIX_LEN - 1]++; /* "bands/": just past every record */
-    ND_TRY(st_batch_delete_range(b, ST_CF_META, lo, sizeof lo, hi, sizeof hi));
-    ND_TRY(st_write(db->store, b, db->sync));
-    pthread_rwlock_wrlock(&m->lock);
-    m->n = m->live = m->kn = 0;
-    memset(m->head, 0xff, m->nhead * sizeof *m->head);
-    pthread_rwlock_unlock(&m->lock);
-    m->logged = 0;
-cleanup:
-    if (rc < 0) rc = nd_err_wrap(rc, "writing %zu band entries", live);
-    st_batch_free(b);
-    free(idx);
-    free(w);
-    return rc;
+    if (!m) return ND_OK;
+    ND_FORWARD(settle(db));
+    if (m->act.live == 0 && m->logged == 0) return ND_OK;
+    freeze(m, 0);
+    return write_frozen(db);
 }
 
 int db_bands_flush_now(nd_db *db)
@@ -350,36 +421,111 @@ int db_bands_flush_now(nd_db *db)
     return rc;
 }
 
-/* ---- reads ---------------------------------------------------------------- */
+/* ---- a transaction's write ---------------------------------------------- */
 
-static _Thread_local const db_bands *cand_m;
-
-static int key_cmp(const void *a, const void *b)
+int db_bands_prepare(nd_db *db, const db_band_ops *ops)
 {
-    const band_ent *x = &cand_m->e[*(const uint32_t *)a], *y = &cand_m->e[*(const uint32_t *)b];
-    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
-    int c = memcmp(cand_m->keys + x->key_off, cand_m->keys + y->key_off, l);
-    if (c) return c;
-    return (x->key_len > y->key_len) - (x->key_len < y->key_len);
+    db_bands *m = db->bands;
+    if (!m || ops->len == 0) return ND_OK;
+    size_t max = db->bands_max ? db->bands_max : DB_BANDS_MAX;
+    if (m->act.live && m->act.live + ops->entries > max) {
+        ND_FORWARD(settle(db)); /* one flush in flight at most: memory stays bounded */
+        freeze(m, ops->entries / ND_SKETCH_BANDS);
+        ND_FORWARD(start_write(db));
+    }
+    /* A removal's deletions must come after the file of any entry it
+     * removes, or the file would bring the entry back. */
+    if (ops->drops) ND_FORWARD(settle(db));
+    pthread_rwlock_wrlock(&m->lock);
+    int rc = reserve(&m->act, ops->entries, ops->bytes);
+    pthread_rwlock_unlock(&m->lock);
+    return rc;
 }
 
-/* Memory's entries of band key bk, sorted by document key, into *mk. */
-static int memory_band(const db_bands *m, uint64_t bk, uint32_t **mk, size_t *n, size_t *cap)
+/* Apply ops to act (write lock held, room reserved; nothing frozen if
+ * ops remove). */
+static void apply(band_mem *m, const db_band_ops *ops)
 {
-    *n = 0;
+    for (size_t at = 0; at < ops->len;) {
+        const unsigned char *p = ops->buf + at;
+        uint32_t klen, band[ND_SKETCH_BANDS];
+        memcpy(&klen, p + 1, 4);
+        memcpy(band, p + 5, sizeof band);
+        const char *key = (const char *)p + OP_HEAD;
+        at += OP_HEAD + klen;
+        uint32_t off = (uint32_t)m->kn;
+        int copied = 0;
+        for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) {
+            uint32_t i = find(m, (uint64_t)b << 32 | band[b], key, klen);
+            if (p[0] == OP_DROP) {
+                if (i != NONE) drop_entry(m, i);
+                continue;
+            }
+            if (i != NONE) continue; /* logged twice (an open reads every record) */
+            if (!copied) {
+                memcpy(m->keys + m->kn, key, klen);
+                m->kn += klen;
+                copied = 1;
+            }
+            i = (uint32_t)m->n++;
+            m->e[i] = (band_ent){band[b], off, NONE, (uint16_t)klen, (uint8_t)b, 0};
+            link_entry(m, i);
+            m->live++;
+        }
+    }
+}
+
+void db_bands_apply(nd_db *db, const db_band_ops *ops)
+{
+    db_bands *m = db->bands;
+    if (!m || ops->len == 0) return;
+    pthread_rwlock_wrlock(&m->lock);
+    apply(&m->act, ops);
+    pthread_rwlock_unlock(&m->lock);
+}
+
+/* ---- reads ---------------------------------------------------------------- */
+
+/* A document key in memory. */
+typedef struct key_ref {
+    const char *key;
+    size_t len;
+} key_ref;
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    size_t l = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->key, y->key, l);
+    if (c) return c;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+/* Append the documents of band bk in m to *refs. */
+static int collect(const band_mem *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
+{
+    if (m->nhead == 0) return ND_OK;
     for (uint32_t i = m->head[slot(m, bk)]; i != NONE; i = m->e[i].next) {
-        if (m->e[i].band != bk) continue;
+        if (ent_band(&m->e[i]) != bk) continue;
         if (*n == *cap) {
             size_t c = *cap ? 2 * *cap : 16;
-            uint32_t *v = realloc(*mk, c * sizeof *v);
+            key_ref *v = realloc(*refs, c * sizeof *v);
             ND_RETURN_IF(!v, ND_ENOMEM, "check: out of memory for band candidates");
-            *mk = v;
+            *refs = v;
             *cap = c;
         }
-        (*mk)[(*n)++] = i;
+        (*refs)[(*n)++] = (key_ref){m->keys + m->e[i].key_off, m->e[i].key_len};
     }
-    cand_m = m;
-    if (*n > 1) qsort(*mk, *n, sizeof **mk, key_cmp);
+    return ND_OK;
+}
+
+/* Memory's documents of band bk (act's and frz's), sorted by key. */
+static int memory_band(const db_bands *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
+{
+    *n = 0;
+    ND_FORWARD(collect(&m->act, bk, refs, n, cap));
+    ND_FORWARD(collect(&m->frz, bk, refs, n, cap));
+    if (*n > 1) qsort(*refs, *n, sizeof **refs, ref_cmp);
     return ND_OK;
 }
 
@@ -388,7 +534,7 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
     db_bands *m = db->bands;
     st_iter *it;
     uint8_t prefix[DB_BAND_PREFIX_LEN];
-    uint32_t *mk = NULL;
+    key_ref *mk = NULL;
     size_t nm = 0, cap = 0;
     int rc;
     /* The memory first, then the family's view: a flush clears the
@@ -421,20 +567,16 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
                     break;
                 }
             }
-            const band_ent *x = at < nm ? &m->e[mk[at]] : NULL;
+            const key_ref *x = at < nm ? &mk[at] : NULL;
             if (!fk && !x) break;
             int cmp = !x ? -1 : !fk ? 1 : 0; /* < 0: the family's is first */
-            if (fk && x) {
-                size_t l = fl < x->key_len ? fl : x->key_len;
-                cmp = memcmp(fk, m->keys + x->key_off, l);
-                if (!cmp) cmp = (fl > x->key_len) - (fl < x->key_len);
-            }
+            if (fk && x) cmp = ref_cmp(&(key_ref){fk, fl}, x);
             if (cmp < 0) {
                 k = fk;
                 kl = fl;
             } else {
-                k = m->keys + x->key_off;
-                kl = x->key_len;
+                k = x->key;
+                kl = x->len;
                 at++;
             }
             rc = results_push(c, 0, dist_unknown, k, kl, 0, 0);
@@ -455,8 +597,9 @@ int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t k
     uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
     *out = 0;
     if (m) {
+        uint64_t full = (uint64_t)b << 32 | band;
         pthread_rwlock_rdlock(&m->lock);
-        *out = find(m, (uint64_t)b << 32 | band, key, klen) != NONE;
+        *out = find(&m->act, full, key, klen) != NONE || find(&m->frz, full, key, klen) != NONE;
         pthread_rwlock_unlock(&m->lock);
         if (*out) return ND_OK;
     }
@@ -471,29 +614,36 @@ int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t k
     return ND_OK;
 }
 
-int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes)
+/* Count m's live entries the family lacks into *n and *bytes. */
+static int unflushed(nd_db *db, const band_mem *m, uint64_t *n, uint64_t *bytes)
 {
-    db_bands *m = db->bands;
     uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
-    int rc = ND_OK;
-    *n = *bytes = 0;
-    if (!m) return ND_OK;
-    pthread_rwlock_rdlock(&m->lock);
-    for (size_t i = 0; i < m->n && rc == ND_OK; i++) {
+    for (size_t i = 0; i < m->n; i++) {
         const band_ent *x = &m->e[i];
         if (x->key_len == DEAD) continue;
-        size_t kl = db_band_key_encode(bk, (unsigned)(x->band >> 32), (uint32_t)x->band,
-                                       m->keys + x->key_off, x->key_len);
+        size_t kl = db_band_key_encode(bk, x->band, x->bkey, m->keys + x->key_off, x->key_len);
         char *v = NULL;
         size_t vlen;
-        rc = st_get(db->store, ST_CF_BAND, bk, kl, &v, &vlen);
+        int rc = st_get(db->store, ST_CF_BAND, bk, kl, &v, &vlen);
         free(v);
         if (rc == ND_ENOTFOUND) {
             (*n)++;
             *bytes += kl;
-            rc = ND_OK;
+        } else if (rc < 0) {
+            return rc;
         }
     }
+    return ND_OK;
+}
+
+int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes)
+{
+    db_bands *m = db->bands;
+    *n = *bytes = 0;
+    if (!m) return ND_OK;
+    pthread_rwlock_rdlock(&m->lock);
+    int rc = unflushed(db, &m->act, n, bytes);
+    if (rc == ND_OK) rc = unflushed(db, &m->frz, n, bytes);
     pthread_rwlock_unlock(&m->lock);
     return rc;
 }
@@ -504,10 +654,18 @@ void db_bands_free(nd_db *db)
 {
     db_bands *m = db->bands;
     if (!m) return;
+    if (m->started) { /* after its flush, if one is in flight */
+        pthread_mutex_lock(&m->flush_mu);
+        m->stop = 1;
+        pthread_cond_signal(&m->flush_cv);
+        pthread_mutex_unlock(&m->flush_mu);
+        pthread_join(m->thread, NULL);
+    }
+    pthread_mutex_destroy(&m->flush_mu);
+    pthread_cond_destroy(&m->flush_cv);
     pthread_rwlock_destroy(&m->lock);
-    free(m->e);
-    free(m->head);
-    free(m->keys);
+    mem_free(&m->act);
+    mem_free(&m->frz);
     free(m);
     db->bands = NULL;
 }
@@ -540,6 +698,8 @@ int db_bands_open(nd_db *db)
     db_bands *m = calloc(1, sizeof *m);
     ND_RETURN_IF(!m, ND_ENOMEM, "nd_open: out of memory");
     pthread_rwlock_init(&m->lock, NULL);
+    pthread_mutex_init(&m->flush_mu, NULL);
+    pthread_cond_init(&m->flush_cv, NULL);
     db->bands = m;
     db_band_ops ops = {0};
     st_iter *it = NULL;
@@ -548,7 +708,7 @@ int db_bands_open(nd_db *db)
     log_key(lo, 0);
     memcpy(hi, lo, LOG_LEN);
     hi[LOG_PREFIX_LEN - 1]++;
-    ND_TRY(reserve(m, 0, 0));
+    ND_TRY(reserve(&m->act, 0, 0));
     ND_TRY(st_iter_new_bounded(&it, db->store, ST_CF_META, lo, hi, sizeof lo, NULL));
     for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
@@ -557,8 +717,8 @@ int db_bands_open(nd_db *db)
         ND_TRY(reload_record(db, &ops, k, klen, v, vlen));
     }
     ND_TRY(st_iter_status(it));
-    ND_TRY(reserve(m, ops.entries, ops.bytes));
-    apply(m, &ops); /* not shared yet */
+    ND_TRY(reserve(&m->act, ops.entries, ops.bytes));
+    apply(&m->act, &ops); /* not shared yet */
     rc = ND_OK;
 cleanup:
     st_iter_free(it);

@@ -7,8 +7,10 @@
  * log record joins the batch) and an old sketch's removal with
  * db_bands_stage_drop (deletions of its band entries join the batch);
  * both note the change in the transaction's db_band_ops. Before the write
- * db_bands_prepare makes room (and may flush); after it db_bands_apply
- * gives the changes to the memory, where checks find them at once.
+ * db_bands_prepare makes room (it may freeze the memory and start its
+ * flush on the flush thread, and waits for the flush in flight before a
+ * removal); after it db_bands_apply gives the changes to the memory,
+ * where checks find them at once.
  */
 #ifndef ND_DB_BANDS_H
 #define ND_DB_BANDS_H
@@ -27,12 +29,14 @@ typedef struct db_band_ops {
     size_t len, cap;
     size_t entries; /* band entries the puts add */
     size_t bytes;   /* key bytes the puts add */
+    size_t drops;   /* removals */
 } db_band_ops;
 
 /* Load the log into memory (a resemblance store's open, after meta; a
  * read-only store too). ND_ECORRUPT for a malformed record. */
 int db_bands_open(nd_db *db);
-/* Free the memory (a no-op without one). Does not flush. */
+/* Free the memory (a no-op without one), after the flush thread's
+ * flush in flight. Does not flush what remains. */
 void db_bands_free(nd_db *db);
 
 /* Stage document key's sketch sk as new (writer lock held): its log
@@ -43,17 +47,18 @@ int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key
  * a deletion or an expiry): their deletions into b, the change into ops. */
 int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t klen,
                         const nd_sketch *sk);
-/* Before the write of ops (writer lock held): flush when the memory
- * would pass its bound, and make room for ops so that db_bands_apply
- * cannot fail. On failure nothing was written but perhaps a flush. */
+/* Before the write of ops (writer lock held): start a flush when the
+ * memory would pass its bound, and make room for ops so that
+ * db_bands_apply cannot fail. On failure nothing was written but perhaps
+ * a flush. */
 int db_bands_prepare(nd_db *db, const db_band_ops *ops);
 /* After the write of ops (writer lock held): the memory follows it. */
 void db_bands_apply(nd_db *db, const db_band_ops *ops);
 void db_band_ops_dispose(db_band_ops *ops);
 
-/* Write every band entry in memory to the band family and drop the log
- * (writer lock held; a no-op when none or in a fingerprint-only store).
- * db_bands_flush_now takes the lock. */
+/* Write every band entry in memory to the band family and drop the log,
+ * the flush in flight first (writer lock held; a no-op when none or in a
+ * fingerprint-only store). db_bands_flush_now takes the lock. */
 int db_bands_flush(nd_db *db);
 int db_bands_flush_now(nd_db *db);
 

@@ -358,7 +358,10 @@ typedef struct nd_db_options {
                                 beside the caller when threads > 1).
                                 0 = one per online CPU, at most 8; 1 =
                                 every call on its calling thread only, e.g.
-                                where other processes share the CPUs;
+                                where other processes share the CPUs (a
+                                resemblance store then also writes its
+                                band entries on the writer's thread, not
+                                its flush thread);
                                 at most 64. Answers never depend on it. */
     const char *scratch_dir;/**< (version 2) with ND_DB_READONLY: the
                                 directory under which a reader makes its

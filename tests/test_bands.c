@@ -3,8 +3,10 @@
  * db_bands.c): they live in memory and a meta log until a flush writes
  * them to the band family; checks find them in both, merged in key order
  * under ND_DB_BAND_CANDIDATES; removals reach both; a flush comes by
- * itself past nd_db.bands_max; a store opened again (or read-only beside
- * its writer) reads the log back; stats and verify count both.
+ * itself past nd_db.bands_max, on the flush thread beside checks and
+ * writes (or on the writer's with one thread), and a failed one is
+ * retried and told; a store opened again (or read-only beside its writer)
+ * reads the log back; stats and verify count both.
  * Documents here carry made-up sketches (every band key the same within a
  * document), so which documents share band keys is chosen exactly.
  */
@@ -14,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "db_bands.h"
@@ -41,16 +45,20 @@ static void make_doc(docs *c, int i, unsigned g)
                        1.0, 10, &c->sk[i]};
 }
 
-static nd_db *open_rs(const char *path, unsigned flags)
+static nd_db *open_rs_threads(const char *path, unsigned flags, unsigned threads)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = flags | ND_DB_NO_BACKGROUND;
+    o.threads = threads;
     o.tables = 4;
     o.min_resemblance = 0.8;
     assert_int_equal(nd_open(&db, path, &o), ND_OK);
     return db;
 }
+
+/* A flush thread (threads 2), whatever the machine. */
+static nd_db *open_rs(const char *path, unsigned flags) { return open_rs_threads(path, flags, 2); }
 
 static uint64_t band_keys(nd_db *db)
 {
@@ -168,12 +176,92 @@ static void test_log_and_limit(void **state)
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
+/* Flushes every 3 documents, on the flush thread (threads 2) or the
+ * writer's (1), while documents are added, deleted and replaced: after
+ * each step a check finds exactly the live members of the group it
+ * touched (entries in memory, frozen or written), and at the end no
+ * removed entry came back with a later file (stats and verify count 12 a
+ * live document). */
+static void flush_beside_writes(db_fixture *fx, unsigned threads)
+{
+    nd_db *db = fx->db = open_rs_threads(fx->path, ND_DB_CREATE, threads);
+    static docs c;
+    char got[NDOCS][16];
+    int group[NDOCS]; /* a live document's group, or -1 */
+    enum { GROUPS = 5 };
+    db->bands_max = 3 * ND_SKETCH_BANDS;
+    for (int i = 0; i < NDOCS; i++) group[i] = -1;
+    for (int i = 0; i < NDOCS; i++) {
+        int g = i % GROUPS, touched = g;
+        make_doc(&c, i, (unsigned)g);
+        assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+        group[i] = g;
+        if (i % 4 == 3) { /* delete the one added two before */
+            assert_int_equal(nd_db_delete(db, c.key[i - 2], strlen(c.key[i - 2])), ND_OK);
+            touched = group[i - 2];
+            group[i - 2] = -1;
+        } else if (i % 5 == 4 && group[i - 1] >= 0) { /* replace the one before */
+            int to = (group[i - 1] + 1) % GROUPS;
+            touched = group[i - 1];
+            make_doc(&c, i - 1, (unsigned)to);
+            c.d[i - 1].fp ^= 1;
+            assert_int_equal(nd_db_add_many(db, &c.d[i - 1], 1), ND_OK);
+            group[i - 1] = to;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            int gg = pass ? g : touched, members = 0, first = -1;
+            for (int j = 0; j <= i; j++)
+                if (group[j] == gg && members++ == 0) first = j;
+            if (first < 0) continue;
+            assert_int_equal(found(db, fx->res, &c.d[first], got), (size_t)members);
+        }
+    }
+    int live = 0;
+    for (int i = 0; i < NDOCS; i++) live += group[i] >= 0;
+    assert_int_equal(band_keys(db), (uint64_t)live * ND_SKETCH_BANDS);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+}
+
+static void test_flush_thread(void **state) { flush_beside_writes(*state, 2); }
+static void test_flush_writer_thread(void **state) { flush_beside_writes(*state, 1); }
+
+/* A flush that fails on the flush thread (its file cannot be made: a
+ * directory has its name) keeps its entries where checks find them; the
+ * next write that needs the memory retries it, and fails naming it; once
+ * the cause is gone the retry writes them and nothing is lost. */
+static void test_flush_failure(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16], blocker[200];
+    db->bands_max = 2 * ND_SKETCH_BANDS;
+    snprintf(blocker, sizeof blocker, "%s/band-entries.sst.tmp", fx->path);
+    assert_int_equal(mkdir(blocker, 0700), 0);
+    for (int i = 0; i < 5; i++) make_doc(&c, i, 0);
+    /* d002 freezes d000-d001, whose write fails on the thread */
+    for (int i = 0; i < 4; i++) assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+    assert_int_equal(found(db, fx->res, &c.d[0], got), 4);
+    /* d004 needs the memory: the retry fails and says so */
+    assert_int_not_equal(nd_db_add_many(db, &c.d[4], 1), ND_OK);
+    assert_non_null(strstr(nd_errmsg(), "band entries"));
+    assert_int_equal(found(db, fx->res, &c.d[0], got), 4);
+    assert_int_equal(rmdir(blocker), 0);
+    assert_int_equal(nd_db_add_many(db, &c.d[4], 1), ND_OK);
+    assert_int_equal(found(db, fx->res, &c.d[0], got), 5);
+    assert_int_equal(band_keys(db), 5u * ND_SKETCH_BANDS);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         DB_FIXTURE_TEST(test_memory_and_family),
         DB_FIXTURE_TEST(test_removals),
         DB_FIXTURE_TEST(test_log_and_limit),
+        DB_FIXTURE_TEST(test_flush_thread),
+        DB_FIXTURE_TEST(test_flush_writer_thread),
+        DB_FIXTURE_TEST(test_flush_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
