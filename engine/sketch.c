@@ -16,7 +16,12 @@
  * features needs about (256 / n) ln 256 more rounds of n hashes each, so
  * about 1,400 hashes however short the text. The builder keeps the
  * hashes only while a bin is empty; once every bin is reached (about
- * 1,600 distinct features) it drops them and adding is a compare.
+ * 1,600 distinct features) it drops them and adding is a compare. The
+ * rounds' hashing vectorises (an AVX-512 clone on x86-64). Measured on
+ * random sets, a whole sketch takes about 4.7 us at 30 features, 6-7 us
+ * at 60-500, 9 us at 1,500 and 15 us at 3,000 (1.1-1.5 times faster than
+ * the scalar rounds with branches; noisy, on 2 shared cores), and
+ * bench_resemble's signing 20-21 us a doc against 22-23.5.
  *
  * Callers: the public API (nd_sketch_*), the engine's signature pass
  * (dedupe_feat.c, the store's nd_db_sign).
@@ -98,37 +103,112 @@ static void hold(nd_sketch_builder *b, uint64_t h)
 void nd_sketch_add(nd_sketch_builder *b, uint64_t h)
 {
     unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
-    uint64_t v = h / ND_SKETCH_BINS;
-    if (b->min[bin] == EMPTY) b->empty--;
-    if (v < b->min[bin]) b->min[bin] = v;
+    uint64_t v = h / ND_SKETCH_BINS, old = b->min[bin];
+    /* no branches on the bin: whether it was empty, or is lowered, is
+     * close to a coin toss while a text's first few hundred hashes come */
+    b->empty -= old == EMPTY;
+    b->min[bin] = v < old ? v : old;
     if (b->empty == 0) { /* every bin reached: the rounds will not run */
         b->n_held = 0;
         b->oom = 0;
         return;
     }
-    if (!b->oom) hold(b, h);
+    if (b->n_held < b->cap_held && !b->oom)
+        b->held[b->n_held++] = h;
+    else if (!b->oom)
+        hold(b, h);
 }
 
-/* Fill the bins round 0 left empty (neardup.h states the rule). round[i]
- * is the round that filled bin i. */
+/* Fill the bins round 0 left empty (neardup.h states the rule).
+ *
+ * The rounds' hashes are computed in batches by round_hashes, with no
+ * branch or table look-up so that it vectorises, then taken bin by bin
+ * without a data-dependent branch (the bins still open change every
+ * round, so such a branch is hard to predict): a closed bin's mask turns
+ * the value into EMPTY, which never lowers it, and a bin still open holds
+ * EMPTY, so the round's least value lands in it directly. The bins a
+ * round reached are listed (with repeats) and closed when the round ends,
+ * not before: a round is one minimum over all held hashes. A short text
+ * hashes several rounds in one batch, as a round of 30 hashes is too
+ * short a loop to pay for itself; the hashes of rounds after the last
+ * are wasted (half a batch on average). */
+#define BATCH 256u
+
+/* A clone for AVX-512 (x86-64-v4), chosen at load time: its 64-bit
+ * multiply hashes 8 values at once; baseline x86-64 has no such multiply,
+ * so the default clone stays scalar. target_clones needs ifunc (glibc on
+ * ELF) and GCC 11 or clang 14 for the arch name. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && \
+    (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 11)
+#define HASH_CLONES __attribute__((target_clones("default", "arch=x86-64-v4")))
+#else
+#define HASH_CLONES
+#endif
+HASH_CLONES
+static void round_hashes(uint64_t *restrict out, const uint64_t *restrict held, size_t n,
+                         unsigned first_round, unsigned rounds)
+{
+    for (unsigned j = 0; j < rounds; j++) {
+        uint64_t salt = (uint64_t)(first_round + j) * ROUND_MIX;
+        uint64_t *o = out + j * n;
+        size_t f = 0;
+        /* blocks of a fixed 8 hashes: -O2's cheap vectoriser takes them */
+        for (; f + 8 <= n; f += 8)
+            for (unsigned k = 0; k < 8; k++) o[f + k] = mix64(held[f + k] ^ salt);
+        for (; f < n; f++) o[f] = mix64(held[f] ^ salt);
+    }
+}
+
+/* Lower val by the hashes that fall in an open bin; list those bins. */
+static size_t take_hashes(uint64_t *restrict val, uint8_t *restrict reached,
+                          const uint64_t *restrict closed, const uint64_t *restrict hash,
+                          size_t n)
+{
+    size_t n_reached = 0;
+    for (size_t f = 0; f < n; f++) {
+        unsigned bin = (unsigned)(hash[f] % ND_SKETCH_BINS);
+        uint64_t v = hash[f] / ND_SKETCH_BINS | closed[bin];
+        val[bin] = v < val[bin] ? v : val[bin];
+        reached[n_reached] = (uint8_t)bin;
+        n_reached += closed[bin] == 0;
+    }
+    return n_reached;
+}
+
 static void fill_rounds(uint64_t *val, const nd_sketch_builder *b)
 {
-    unsigned round[ND_SKETCH_BINS], empty = b->empty;
+    unsigned round[ND_SKETCH_BINS], empty = b->empty, n_filled = 0;
+    uint64_t closed[ND_SKETCH_BINS]; /* 0 while a bin is open, else EMPTY */
+    uint64_t hash[BATCH];
+    uint8_t reached[BATCH], filled[ND_SKETCH_BINS];
     for (unsigned i = 0; i < ND_SKETCH_BINS; i++) {
         val[i] = b->min[i];
         round[i] = b->min[i] == EMPTY ? UINT32_MAX : 0;
+        closed[i] = b->min[i] == EMPTY ? 0 : EMPTY;
     }
-    for (unsigned r = 1; empty > 0; r++) {
-        for (size_t f = 0; f < b->n_held; f++) {
-            uint64_t h = mix64(b->held[f] ^ ((uint64_t)r * ROUND_MIX));
-            unsigned bin = (unsigned)(h % ND_SKETCH_BINS);
-            if (round[bin] < r) continue; /* filled in an earlier round */
-            if (round[bin] == UINT32_MAX) {
-                round[bin] = r;
-                val[bin] = h / ND_SKETCH_BINS;
-                empty--;
-            } else if (h / ND_SKETCH_BINS < val[bin]) {
-                val[bin] = h / ND_SKETCH_BINS;
+    size_t n = b->n_held;
+    /* several rounds a batch for a short text, else a round in batches
+     * (n is 0 when round 0 reached every bin: no round runs) */
+    unsigned rounds = n && n < BATCH ? (unsigned)(BATCH / n) : 1;
+    size_t part = n < BATCH ? n : BATCH;
+    for (unsigned r = 1; empty > 0; r += rounds) {
+        for (size_t start = 0; start < n; start += part) {
+            size_t len = n - start < part ? n - start : part;
+            round_hashes(hash, b->held + start, len, r, rounds);
+            for (unsigned j = 0; j < rounds && empty > 0; j++) {
+                size_t n_reached = take_hashes(val, reached, closed, hash + j * len, len);
+                for (size_t i = 0; i < n_reached; i++) {
+                    unsigned bin = reached[i];
+                    if (round[bin] == UINT32_MAX) {
+                        round[bin] = r + j;
+                        filled[n_filled++] = (uint8_t)bin;
+                    }
+                }
+                if (start + len < n) continue; /* the round goes on */
+                /* closed only now: a bin stays open to the round's later batches */
+                for (unsigned i = 0; i < n_filled; i++) closed[filled[i]] = EMPTY;
+                empty -= n_filled;
+                n_filled = 0;
             }
         }
     }
