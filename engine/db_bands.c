@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_band_filter.h"
 #include "db_core.h"
 #include "db_results.h"
 #include "nd_endian.h"
@@ -107,6 +108,10 @@ struct db_bands {
     pthread_cond_t flush_cv;
     pthread_t thread;
     int started, stop, busy;
+    /* Which prefixes the family may hold (a writable store's), and
+     * whether the flush thread is to walk the family to learn them. */
+    db_band_filter filter;
+    int scan_pending;
 };
 
 static uint64_t ent_band(const band_ent *x) { return (uint64_t)x->band << 32 | x->bkey; }
@@ -315,8 +320,11 @@ static int write_frozen(nd_db *db)
     int rc;
     if (!w || !idx) ND_FAIL(ND_ENOMEM, "out of memory");
     size_t n = 0;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->e[i].key_len != DEAD) idx[n++] = (uint32_t)i;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->e[i].key_len == DEAD) continue;
+        idx[n++] = (uint32_t)i;
+        db_band_filter_add(&m->filter, f->e[i].band, f->e[i].bkey); /* before the file */
+    }
     sort_m = f;
     qsort(idx, n, sizeof *idx, ent_cmp);
     *w = (flush_walk){.m = f, .idx = idx, .n = n};
@@ -338,6 +346,30 @@ cleanup:
     return rc;
 }
 
+/* The flush in flight, on the flush thread (flush_mu held). */
+static void flush_frozen(nd_db *db)
+{
+    db_bands *m = db->bands;
+    pthread_mutex_unlock(&m->flush_mu);
+    (void)write_frozen(db); /* a failure: settle tries again, and tells */
+    pthread_mutex_lock(&m->flush_mu);
+    m->busy = 0;
+    pthread_cond_broadcast(&m->flush_cv);
+}
+
+/* Between steps of the filter's walk: a flush waits for none. Nonzero:
+ * the store is closing, give up. */
+static int scan_pause(void *p)
+{
+    nd_db *db = p;
+    db_bands *m = db->bands;
+    pthread_mutex_lock(&m->flush_mu);
+    if (m->busy) flush_frozen(db);
+    int stop = m->stop;
+    pthread_mutex_unlock(&m->flush_mu);
+    return stop;
+}
+
 static void *flush_main(void *p)
 {
     nd_db *db = p;
@@ -345,19 +377,32 @@ static void *flush_main(void *p)
     pthread_mutex_lock(&m->flush_mu);
     for (;;) {
         if (m->busy) {
-            pthread_mutex_unlock(&m->flush_mu);
-            (void)write_frozen(db); /* a failure: settle tries again, and tells */
-            pthread_mutex_lock(&m->flush_mu);
-            m->busy = 0;
-            pthread_cond_broadcast(&m->flush_cv);
+            flush_frozen(db);
         } else if (m->stop) {
             break;
+        } else if (m->scan_pending) {
+            m->scan_pending = 0;
+            pthread_mutex_unlock(&m->flush_mu);
+            /* A failed walk leaves the filter not ready: checks seek. */
+            (void)db_band_filter_scan(&m->filter, db->store, scan_pause, db);
+            pthread_mutex_lock(&m->flush_mu);
         } else {
             pthread_cond_wait(&m->flush_cv, &m->flush_mu);
         }
     }
     pthread_mutex_unlock(&m->flush_mu);
     return NULL;
+}
+
+/* Start the flush thread if this handle may use one more thread
+ * (nd_db_options.threads): 1 when it runs. */
+static int start_thread(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m->started && db_threads(db) > 1 &&
+        pthread_create(&m->thread, NULL, flush_main, db) == 0)
+        m->started = 1;
+    return m->started;
 }
 
 /* Wait for the flush in flight; write frz here if that flush failed
@@ -391,10 +436,7 @@ static void freeze(db_bands *m, uint64_t pending)
 static int start_write(nd_db *db)
 {
     db_bands *m = db->bands;
-    if (!m->started && db_threads(db) > 1 &&
-        pthread_create(&m->thread, NULL, flush_main, db) == 0)
-        m->started = 1;
-    if (!m->started) return write_frozen(db);
+    if (!start_thread(db)) return write_frozen(db);
     pthread_mutex_lock(&m->flush_mu);
     m->busy = 1;
     pthread_cond_signal(&m->flush_cv);
@@ -532,31 +574,29 @@ static int memory_band(const db_bands *m, uint64_t bk, key_ref **refs, size_t *n
 int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned dist_unknown)
 {
     db_bands *m = db->bands;
-    st_iter *it;
+    st_iter *it = NULL;
     uint8_t prefix[DB_BAND_PREFIX_LEN];
     key_ref *mk = NULL;
     size_t nm = 0, cap = 0;
-    int rc;
+    int rc = ND_OK;
     /* The memory first, then the family's view: a flush clears the
      * memory only after its file is in, so what a clear removes is in a
      * view taken after it. */
     if (m) pthread_rwlock_rdlock(&m->lock);
-    rc = st_iter_new_band(&it, db->store);
-    if (rc < 0) {
-        if (m) pthread_rwlock_unlock(&m->lock);
-        return rc;
-    }
     for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
         unsigned taken = 0;
         size_t at = 0;
         if (m) rc = memory_band(m, (uint64_t)b << 32 | sk->band[b], &mk, &nm, &cap);
+        /* the family only where the filter leaves the prefix possible */
+        int seek = !m || db_band_filter_may_hold(&m->filter, b, sk->band[b]);
+        if (seek && !it && (rc = st_iter_new_band(&it, db->store)) < 0) break;
         db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
-        st_iter_seek(it, prefix, sizeof prefix);
+        if (seek) st_iter_seek(it, prefix, sizeof prefix);
         /* The two sources merged in key order, each document once. */
         while (rc == ND_OK && taken < ND_DB_BAND_CANDIDATES) {
             const char *fk = NULL, *k;
             size_t fl = 0, kl;
-            if (st_iter_valid(it)) {
+            if (seek && st_iter_valid(it)) {
                 const char *ik = st_iter_key(it, &fl);
                 if (fl > sizeof prefix && memcmp(ik, prefix, sizeof prefix) == 0) {
                     fk = ik + sizeof prefix;
@@ -585,7 +625,7 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
         }
     }
     if (m) pthread_rwlock_unlock(&m->lock);
-    if (rc == ND_OK) rc = st_iter_status(it);
+    if (rc == ND_OK && it) rc = st_iter_status(it);
     st_iter_free(it);
     free(mk);
     return rc;
@@ -666,6 +706,7 @@ void db_bands_free(nd_db *db)
     pthread_rwlock_destroy(&m->lock);
     mem_free(&m->act);
     mem_free(&m->frz);
+    db_band_filter_free(&m->filter);
     free(m);
     db->bands = NULL;
 }
@@ -690,6 +731,33 @@ static int reload_record(nd_db *db, db_band_ops *ops, const char *k, size_t klen
     free(sv);
     if (rc < 0) return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(vlen > 80 ? 80 : vlen), v);
     return ops_push(ops, OP_PUT, v, vlen, &sk);
+}
+
+/* A writable store's filter: ready at once over an empty family, else
+ * after the flush thread's walk (none with one thread: checks seek). */
+static int filter_open(nd_db *db)
+{
+    db_bands *m = db->bands;
+    st_iter *it = NULL;
+    ND_FORWARD(db_band_filter_init(&m->filter, DB_BAND_FILTER_BITS_LOG2));
+    if (!m->filter.words) return ND_OK;
+    ND_FORWARD(st_iter_new_scan(&it, db->store, ST_CF_BAND));
+    st_iter_seek_first(it);
+    int empty = !st_iter_valid(it), rc = st_iter_status(it);
+    st_iter_free(it);
+    ND_FORWARD(rc);
+    if (empty) {
+        atomic_store(&m->filter.ready, 1);
+    } else {
+        m->scan_pending = 1; /* before the thread can look */
+        (void)start_thread(db);
+    }
+    return ND_OK;
+}
+
+int db_bands_filter_ready(nd_db *db)
+{
+    return db->bands && db->bands->filter.words && atomic_load(&db->bands->filter.ready);
 }
 
 int db_bands_open(nd_db *db)
@@ -719,6 +787,7 @@ int db_bands_open(nd_db *db)
     ND_TRY(st_iter_status(it));
     ND_TRY(reserve(&m->act, ops.entries, ops.bytes));
     apply(&m->act, &ops); /* not shared yet */
+    if (!db->readonly) ND_TRY(filter_open(db));
     rc = ND_OK;
 cleanup:
     st_iter_free(it);

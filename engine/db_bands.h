@@ -74,4 +74,8 @@ int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t k
  * flush (read-only). */
 int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes);
 
+/* Whether checks may skip the family's seek of a prefix (the filter of a
+ * writable store, once built: db_band_filter.h). For tests. */
+int db_bands_filter_ready(nd_db *db);
+
 #endif /* ND_DB_BANDS_H */

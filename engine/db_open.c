@@ -342,11 +342,11 @@ cleanup:
 
 static void free_db(nd_db *db)
 {
+    db_bands_free(db); /* joins its thread, which reads the store */
     for (unsigned i = 0; i < db->readers.n; i++) st_reader_free(db->readers.pool[i]);
     st_close(db->store);
     pthread_mutex_destroy(&db->write.mu);
     pthread_mutex_destroy(&db->mirror.mu);
-    db_bands_free(db);
     st_u64s_dispose(&db->mirror.fps);
     pthread_mutex_destroy(&db->readers.mu);
     pthread_mutex_destroy(&db->fold.mu);

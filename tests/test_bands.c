@@ -6,7 +6,9 @@
  * itself past nd_db.bands_max, on the flush thread beside checks and
  * writes (or on the writer's with one thread), and a failed one is
  * retried and told; a store opened again (or read-only beside its writer)
- * reads the log back; stats and verify count both.
+ * reads the log back; stats and verify count both; the filter of the
+ * prefixes the family holds is ready over an empty family, or after its
+ * walk at a reopen, and checks find the same through it.
  * Documents here carry made-up sketches (every band key the same within a
  * document), so which documents share band keys is chosen exactly.
  */
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -253,6 +256,68 @@ static void test_flush_failure(void **state)
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
+/* Wait (at most 20 s) for the filter's walk of a reopened store. */
+static int filter_ready_soon(nd_db *db)
+{
+    for (int i = 0; i < 2000 && !db_bands_filter_ready(db); i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return db_bands_filter_ready(db);
+}
+
+/* The filter: ready at creation (an empty family); at a reopen after its
+ * walk (threads 2), never with one thread or read-only (checks seek).
+ * Whichever, a check finds each group's live documents, before and after
+ * more documents are added, deleted and flushed. */
+static void test_filter(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16];
+    int live[4] = {0};
+    assert_true(db_bands_filter_ready(db));
+    db->bands_max = 4 * ND_SKETCH_BANDS;
+    for (int i = 0; i < 60; i++) {
+        make_doc(&c, i, (unsigned)i % 3);
+        assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+        live[i % 3]++;
+    }
+    for (int g = 0; g < 3; g++) assert_int_equal(found(db, fx->res, &c.d[g], got), (size_t)live[g]);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        db = fx->db = open_rs_threads(fx->path, 0, threads);
+        if (threads == 1) assert_false(db_bands_filter_ready(db));
+        else assert_true(filter_ready_soon(db));
+        db->bands_max = 4 * ND_SKETCH_BANDS;
+        for (int g = 0; g < 3; g++)
+            assert_int_equal(found(db, fx->res, &c.d[g], got), (size_t)live[g]);
+        /* a new group, an old one grown, a deletion, all flushed or not */
+        for (int i = 60 + 10 * (int)(threads - 1); i < 70 + 10 * (int)(threads - 1); i++) {
+            int g = i % 2 ? 3 : 0;
+            make_doc(&c, i, (unsigned)g);
+            assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+            live[g]++;
+        }
+        assert_int_equal(nd_db_delete(db, c.key[3 * threads], 4), ND_OK); /* group 0 */
+        live[0]--;
+        for (int round = 0; round < 2; round++) {
+            for (int g = 0; g < 4; g++) {
+                int first = g == 0 ? 0 : g == 3 ? 61 : g;
+                assert_int_equal(found(db, fx->res, &c.d[first], got), (size_t)live[g]);
+            }
+            assert_int_equal(db_bands_flush_now(db), ND_OK);
+        }
+        assert_int_equal(nd_db_verify(db), ND_OK);
+        assert_int_equal(db_fixture_close(fx), ND_OK);
+    }
+    nd_db *ro = open_rs(fx->path, ND_DB_READONLY);
+    assert_false(db_bands_filter_ready(ro));
+    assert_int_equal(found(ro, fx->res, &c.d[61], got), (size_t)live[3]);
+    assert_int_equal(nd_close(ro), ND_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +327,7 @@ int main(void)
         DB_FIXTURE_TEST(test_flush_thread),
         DB_FIXTURE_TEST(test_flush_writer_thread),
         DB_FIXTURE_TEST(test_flush_failure),
+        DB_FIXTURE_TEST(test_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
