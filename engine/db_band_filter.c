@@ -27,10 +27,18 @@ static int address_space_limited(void)
     return getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
 }
 
+unsigned db_band_filter_size(uint64_t docs)
+{
+    unsigned l = DB_BAND_FILTER_MIN_LOG2;
+    while (l < DB_BAND_FILTER_MAX_LOG2 && ((uint64_t)1 << l) < docs * ND_SKETCH_BANDS * 16) l++;
+    return l;
+}
+
 int db_band_filter_init(db_band_filter *f, unsigned bits_log2)
 {
     *f = (db_band_filter){0};
     atomic_init(&f->ready, 0);
+    atomic_init(&f->set, 0);
     if (address_space_limited() || bits_log2 < 6 || bits_log2 > 40) return ND_OK;
     f->words = calloc((size_t)1 << (bits_log2 - 6), sizeof *f->words);
     f->bits_log2 = bits_log2;
@@ -54,8 +62,17 @@ static uint64_t bit_of(const db_band_filter *f, unsigned b, uint32_t bkey)
 void db_band_filter_add(db_band_filter *f, unsigned b, uint32_t bkey)
 {
     if (!f->words) return;
-    uint64_t i = bit_of(f, b, bkey);
-    atomic_fetch_or_explicit(&f->words[i >> 6], 1ull << (i & 63), memory_order_relaxed);
+    uint64_t i = bit_of(f, b, bkey), bit = 1ull << (i & 63);
+    if (!(atomic_fetch_or_explicit(&f->words[i >> 6], bit, memory_order_relaxed) & bit))
+        atomic_fetch_add_explicit(&f->set, 1, memory_order_relaxed);
+}
+
+unsigned db_band_filter_grow_to(const db_band_filter *f)
+{
+    if (!f->words || !atomic_load(&f->ready) || f->bits_log2 >= DB_BAND_FILTER_MAX_LOG2) return 0;
+    if (atomic_load(&f->set) <= (uint64_t)1 << (f->bits_log2 - 3)) return 0;
+    unsigned l = f->bits_log2 + 2;
+    return l < DB_BAND_FILTER_MAX_LOG2 ? l : DB_BAND_FILTER_MAX_LOG2;
 }
 
 int db_band_filter_may_hold(const db_band_filter *f, unsigned b, uint32_t bkey)

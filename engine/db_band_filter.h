@@ -16,6 +16,13 @@
  * A filter is ready at once for a family that is empty when the store is
  * opened for writing, else after a walk over the family (db_band_filter_scan,
  * on the band flush thread) that sets the bits of what it finds.
+ *
+ * Size: from the documents stored at open (16 bits a prefix), at least
+ * 2^24 bits (2 MB); once an eighth of its bits are set the band thread
+ * builds one four times larger by the same walk while this one serves,
+ * up to 2^30 bits (128 MB: 11% of them set at 10M documents, 67% at
+ * 100M, where a set bit costs the seek). So a small store keeps a small
+ * filter, and a growing one stays useful.
  */
 #ifndef ND_DB_BAND_FILTER_H
 #define ND_DB_BAND_FILTER_H
@@ -29,17 +36,21 @@ typedef struct db_band_filter {
     _Atomic uint64_t *words; /* NULL: no filter (every prefix may be held) */
     unsigned bits_log2;
     atomic_int ready;
+    _Atomic uint64_t set; /* bits set */
 } db_band_filter;
 
-/* Bits of a filter by default: 2^30 (128 MB, its pages touched as bits
- * are set): with 12 prefixes a document, about 11% of the bits are set
- * at 10M documents and 67% at 100M (a set bit costs the seek). */
-#define DB_BAND_FILTER_BITS_LOG2 30u
+#define DB_BAND_FILTER_MIN_LOG2 24u
+#define DB_BAND_FILTER_MAX_LOG2 30u
 
+/* The size for a store of docs documents: log2 of its bits. */
+unsigned db_band_filter_size(uint64_t docs);
 /* A filter of 2^bits_log2 bits, not ready. Out of memory, or under an
  * address-space limit (RLIMIT_AS, where RocksDB's memory is planned and
- * 128 MB would crowd it): no filter, and ND_OK. */
+ * the filter would crowd it): no filter, and ND_OK. */
 int db_band_filter_init(db_band_filter *f, unsigned bits_log2);
+/* Whether f is ready, full enough to be replaced by a larger one, and
+ * not yet at the largest size: then its successor's log2 size, else 0. */
+unsigned db_band_filter_grow_to(const db_band_filter *f);
 void db_band_filter_free(db_band_filter *f);
 
 /* Note that the family will hold prefix (b, bkey) (before it does). */

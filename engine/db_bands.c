@@ -108,10 +108,14 @@ struct db_bands {
     pthread_cond_t flush_cv;
     pthread_t thread;
     int started, stop, busy;
-    /* Which prefixes the family may hold (a writable store's), and
-     * whether the flush thread is to walk the family to learn them. */
-    db_band_filter filter;
-    int scan_pending;
+    /* Which prefixes the family may hold (a writable store's); whether
+     * the flush thread is to walk the family to learn them, or to build
+     * a larger filter (next, while growing). filter_mu orders a flush's
+     * bits and file against the start and end of a growth. */
+    db_band_filter filter, next;
+    int scan_pending, grow_pending;
+    atomic_int growing;
+    pthread_mutex_t filter_mu;
 };
 
 static uint64_t ent_band(const band_ent *x) { return (uint64_t)x->band << 32 | x->bkey; }
@@ -320,15 +324,23 @@ static int write_frozen(nd_db *db)
     int rc;
     if (!w || !idx) ND_FAIL(ND_ENOMEM, "out of memory");
     size_t n = 0;
+    /* The bits before the file; a growth's walk starts before them (and
+     * the larger filter gets them too) or after the file is in. */
+    pthread_mutex_lock(&m->filter_mu);
+    int growing = atomic_load(&m->growing);
     for (size_t i = 0; i < f->n; i++) {
         if (f->e[i].key_len == DEAD) continue;
         idx[n++] = (uint32_t)i;
-        db_band_filter_add(&m->filter, f->e[i].band, f->e[i].bkey); /* before the file */
+        db_band_filter_add(&m->filter, f->e[i].band, f->e[i].bkey);
+        if (growing) db_band_filter_add(&m->next, f->e[i].band, f->e[i].bkey);
     }
     sort_m = f;
     qsort(idx, n, sizeof *idx, ent_cmp);
     *w = (flush_walk){.m = f, .idx = idx, .n = n};
-    ND_TRY(st_band_ingest(db->store, flush_next, w));
+    rc = st_band_ingest(db->store, flush_next, w);
+    int grow = db_band_filter_grow_to(&m->filter) != 0;
+    pthread_mutex_unlock(&m->filter_mu);
+    ND_TRY(rc);
     ND_TRY(st_batch_new_plain(&b, db->store));
     log_key(lo, 0);
     log_key(hi, m->frz_end);
@@ -338,6 +350,11 @@ static int write_frozen(nd_db *db)
     mem_clear(f);
     pthread_rwlock_unlock(&m->lock);
     m->frozen = 0;
+    if (grow) {
+        pthread_mutex_lock(&m->flush_mu);
+        m->grow_pending = 1; /* the thread's, if any */
+        pthread_mutex_unlock(&m->flush_mu);
+    }
 cleanup:
     if (rc < 0) rc = nd_err_wrap(rc, "writing %zu band entries", f->live);
     st_batch_free(b);
@@ -370,6 +387,35 @@ static int scan_pause(void *p)
     return stop;
 }
 
+/* Build a larger filter by a walk of the family while the current one
+ * serves, then put it in place (on the flush thread). A failed walk
+ * keeps the current one. */
+static void grow_filter(nd_db *db)
+{
+    db_bands *m = db->bands;
+    db_band_filter next, old;
+    unsigned l = db_band_filter_grow_to(&m->filter);
+    if (!l || db_band_filter_init(&next, l) != ND_OK || !next.words) return;
+    pthread_mutex_lock(&m->filter_mu);
+    m->next = next;
+    atomic_store(&m->growing, 1);
+    pthread_mutex_unlock(&m->filter_mu);
+    int rc = db_band_filter_scan(&m->next, db->store, scan_pause, db);
+    pthread_mutex_lock(&m->filter_mu);
+    pthread_rwlock_wrlock(&m->lock); /* no check reads either meanwhile */
+    if (rc == ND_OK && atomic_load(&m->next.ready)) {
+        old = m->filter;
+        m->filter = m->next;
+    } else {
+        old = m->next;
+    }
+    m->next = (db_band_filter){0};
+    atomic_store(&m->growing, 0);
+    pthread_rwlock_unlock(&m->lock);
+    pthread_mutex_unlock(&m->filter_mu);
+    db_band_filter_free(&old);
+}
+
 static void *flush_main(void *p)
 {
     nd_db *db = p;
@@ -385,6 +431,11 @@ static void *flush_main(void *p)
             pthread_mutex_unlock(&m->flush_mu);
             /* A failed walk leaves the filter not ready: checks seek. */
             (void)db_band_filter_scan(&m->filter, db->store, scan_pause, db);
+            pthread_mutex_lock(&m->flush_mu);
+        } else if (m->grow_pending) {
+            m->grow_pending = 0;
+            pthread_mutex_unlock(&m->flush_mu);
+            grow_filter(db);
             pthread_mutex_lock(&m->flush_mu);
         } else {
             pthread_cond_wait(&m->flush_cv, &m->flush_mu);
@@ -707,6 +758,8 @@ void db_bands_free(nd_db *db)
     mem_free(&m->act);
     mem_free(&m->frz);
     db_band_filter_free(&m->filter);
+    db_band_filter_free(&m->next);
+    pthread_mutex_destroy(&m->filter_mu);
     free(m);
     db->bands = NULL;
 }
@@ -739,7 +792,7 @@ static int filter_open(nd_db *db)
 {
     db_bands *m = db->bands;
     st_iter *it = NULL;
-    ND_FORWARD(db_band_filter_init(&m->filter, DB_BAND_FILTER_BITS_LOG2));
+    ND_FORWARD(db_band_filter_init(&m->filter, db_band_filter_size(db->write.docs)));
     if (!m->filter.words) return ND_OK;
     ND_FORWARD(st_iter_new_scan(&it, db->store, ST_CF_BAND));
     st_iter_seek_first(it);
@@ -755,9 +808,34 @@ static int filter_open(nd_db *db)
     return ND_OK;
 }
 
-int db_bands_filter_ready(nd_db *db)
+unsigned db_bands_filter_log2(nd_db *db)
 {
-    return db->bands && db->bands->filter.words && atomic_load(&db->bands->filter.ready);
+    db_bands *m = db->bands;
+    if (!m || !m->filter.words || !atomic_load(&m->filter.ready)) return 0;
+    pthread_rwlock_rdlock(&m->lock);
+    unsigned l = m->filter.bits_log2;
+    pthread_rwlock_unlock(&m->lock);
+    return l;
+}
+
+int db_bands_filter_reset(nd_db *db, unsigned bits_log2)
+{
+    db_bands *m = db->bands;
+    db_band_filter f, old;
+    ND_RETURN_IF(!m || !m->started, ND_EINVAL, "no band thread to walk the family");
+    ND_FORWARD(db_band_filter_init(&f, bits_log2));
+    pthread_mutex_lock(&m->filter_mu);
+    pthread_rwlock_wrlock(&m->lock);
+    old = m->filter;
+    m->filter = f;
+    pthread_rwlock_unlock(&m->lock);
+    pthread_mutex_unlock(&m->filter_mu);
+    db_band_filter_free(&old);
+    pthread_mutex_lock(&m->flush_mu);
+    m->scan_pending = 1;
+    pthread_cond_signal(&m->flush_cv);
+    pthread_mutex_unlock(&m->flush_mu);
+    return ND_OK;
 }
 
 int db_bands_open(nd_db *db)
@@ -768,6 +846,8 @@ int db_bands_open(nd_db *db)
     pthread_rwlock_init(&m->lock, NULL);
     pthread_mutex_init(&m->flush_mu, NULL);
     pthread_cond_init(&m->flush_cv, NULL);
+    pthread_mutex_init(&m->filter_mu, NULL);
+    atomic_init(&m->growing, 0);
     db->bands = m;
     db_band_ops ops = {0};
     st_iter *it = NULL;

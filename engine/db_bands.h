@@ -74,8 +74,12 @@ int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t k
  * flush (read-only). */
 int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes);
 
-/* Whether checks may skip the family's seek of a prefix (the filter of a
- * writable store, once built: db_band_filter.h). For tests. */
-int db_bands_filter_ready(nd_db *db);
+/* For tests. The log2 size of a writable store's filter once ready
+ * (checks skip the seek of a prefix whose bit is clear: db_band_filter.h),
+ * else 0. */
+unsigned db_bands_filter_log2(nd_db *db);
+/* Replace the filter by one of 2^bits_log2 bits that the band thread
+ * walks the family to fill (ND_EINVAL without the thread). */
+int db_bands_filter_reset(nd_db *db, unsigned bits_log2);
 
 #endif /* ND_DB_BANDS_H */

@@ -256,15 +256,17 @@ static void test_flush_failure(void **state)
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
-/* Wait (at most 20 s) for the filter's walk of a reopened store. */
-static int filter_ready_soon(nd_db *db)
+/* Wait (at most 20 s) for the filter's walk to end with a filter of at
+ * least 2^log2 bits. */
+static int filter_soon(nd_db *db, unsigned log2)
 {
-    for (int i = 0; i < 2000 && !db_bands_filter_ready(db); i++) {
+    for (int i = 0; i < 2000 && db_bands_filter_log2(db) < log2; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    return db_bands_filter_ready(db);
+    return db_bands_filter_log2(db) >= log2;
 }
+static int filter_ready_soon(nd_db *db) { return filter_soon(db, 1); }
 
 /* The filter: ready at creation (an empty family); at a reopen after its
  * walk (threads 2), never with one thread or read-only (checks seek).
@@ -277,7 +279,7 @@ static void test_filter(void **state)
     static docs c;
     char got[NDOCS][16];
     int live[4] = {0};
-    assert_true(db_bands_filter_ready(db));
+    assert_true(db_bands_filter_log2(db));
     db->bands_max = 4 * ND_SKETCH_BANDS;
     for (int i = 0; i < 60; i++) {
         make_doc(&c, i, (unsigned)i % 3);
@@ -288,7 +290,7 @@ static void test_filter(void **state)
     assert_int_equal(db_fixture_close(fx), ND_OK);
     for (unsigned threads = 1; threads <= 2; threads++) {
         db = fx->db = open_rs_threads(fx->path, 0, threads);
-        if (threads == 1) assert_false(db_bands_filter_ready(db));
+        if (threads == 1) assert_false(db_bands_filter_log2(db));
         else assert_true(filter_ready_soon(db));
         db->bands_max = 4 * ND_SKETCH_BANDS;
         for (int g = 0; g < 3; g++)
@@ -313,9 +315,53 @@ static void test_filter(void **state)
         assert_int_equal(db_fixture_close(fx), ND_OK);
     }
     nd_db *ro = open_rs(fx->path, ND_DB_READONLY);
-    assert_false(db_bands_filter_ready(ro));
+    assert_false(db_bands_filter_log2(ro));
     assert_int_equal(found(ro, fx->res, &c.d[61], got), (size_t)live[3]);
     assert_int_equal(nd_close(ro), ND_OK);
+}
+
+/* Document j's sketch under another key and a fingerprint far from all:
+ * only the band entries can find j. */
+static size_t found_by_bands(nd_db *db, nd_results *r, const docs *c, int j, char out[][16])
+{
+    nd_doc probe = c->d[j];
+    probe.key = "probe";
+    probe.key_len = 5;
+    probe.fp = ~c->d[j].fp;
+    return found(db, r, &probe, out);
+}
+
+/* Growth: a filter of 2^10 bits, filled by a walk, grows (to 2^12, by
+ * another walk while it serves) once an eighth of its bits are set; each
+ * document here has band keys of its own. Checks find every document by
+ * its band entries throughout, and after the growth. */
+static void test_filter_growth(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_rs(fx->path, ND_DB_CREATE);
+    static docs c;
+    char got[NDOCS][16];
+    db->bands_max = 2 * ND_SKETCH_BANDS;
+    for (int i = 0; i < 4; i++) {
+        make_doc(&c, i, (unsigned)i);
+        assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+    }
+    assert_int_equal(db_bands_flush_now(db), ND_OK);
+    assert_int_equal(db_bands_filter_reset(db, 10), ND_OK);
+    assert_true(filter_soon(db, 10));
+    for (int i = 4; i < 40; i++) { /* 480 prefixes: past 128 bits set */
+        make_doc(&c, i, (unsigned)i);
+        assert_int_equal(nd_db_add_many(db, &c.d[i], 1), ND_OK);
+        for (int j = 0; j <= i; j += 7)
+            assert_int_equal(found_by_bands(db, fx->res, &c, j, got), 1);
+    }
+    assert_true(filter_soon(db, 12));
+    assert_int_equal(db_bands_flush_now(db), ND_OK);
+    for (int j = 0; j < 40; j++) {
+        assert_int_equal(found_by_bands(db, fx->res, &c, j, got), 1);
+        assert_string_equal(got[0], c.key[j]);
+    }
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 int main(void)
@@ -328,6 +374,7 @@ int main(void)
         DB_FIXTURE_TEST(test_flush_writer_thread),
         DB_FIXTURE_TEST(test_flush_failure),
         DB_FIXTURE_TEST(test_filter),
+        DB_FIXTURE_TEST(test_filter_growth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
