@@ -30,7 +30,7 @@ static int address_space_limited(void)
 unsigned db_band_filter_size(uint64_t docs)
 {
     unsigned l = DB_BAND_FILTER_MIN_LOG2;
-    while (l < DB_BAND_FILTER_MAX_LOG2 && ((uint64_t)1 << l) < docs * ND_SKETCH_BANDS * 16) l++;
+    while (l < DB_BAND_FILTER_MAX_LOG2 && ((uint64_t)1 << l) < docs * ND_SKETCH_BANDS * 32) l++;
     return l;
 }
 
@@ -70,7 +70,7 @@ void db_band_filter_add(db_band_filter *f, unsigned b, uint32_t bkey)
 unsigned db_band_filter_grow_to(const db_band_filter *f)
 {
     if (!f->words || !atomic_load(&f->ready) || f->bits_log2 >= DB_BAND_FILTER_MAX_LOG2) return 0;
-    if (atomic_load(&f->set) <= (uint64_t)1 << (f->bits_log2 - 3)) return 0;
+    if (atomic_load(&f->set) <= (uint64_t)1 << (f->bits_log2 - 4)) return 0;
     unsigned l = f->bits_log2 + 2;
     return l < DB_BAND_FILTER_MAX_LOG2 ? l : DB_BAND_FILTER_MAX_LOG2;
 }

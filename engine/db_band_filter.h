@@ -17,8 +17,8 @@
  * opened for writing, else after a walk over the family (db_band_filter_scan,
  * on the band flush thread) that sets the bits of what it finds.
  *
- * Size: from the documents stored at open (16 bits a prefix), at least
- * 2^24 bits (2 MB); once an eighth of its bits are set the band thread
+ * Size: from the documents stored at open (32 bits a prefix), at least
+ * 2^26 bits (8 MB); once a sixteenth of its bits are set the band thread
  * builds one four times larger by the same walk while this one serves,
  * up to 2^30 bits (128 MB: 11% of them set at 10M documents, 67% at
  * 100M, where a set bit costs the seek). So a small store keeps a small
@@ -39,7 +39,7 @@ typedef struct db_band_filter {
     _Atomic uint64_t set; /* bits set */
 } db_band_filter;
 
-#define DB_BAND_FILTER_MIN_LOG2 24u
+#define DB_BAND_FILTER_MIN_LOG2 26u
 #define DB_BAND_FILTER_MAX_LOG2 30u
 
 /* The size for a store of docs documents: log2 of its bits. */

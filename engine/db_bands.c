@@ -1,6 +1,8 @@
 /*
  * db_bands.c — a resemblance store's recent band entries: in memory,
- * logged in meta, written to the band family in bulk (db_bands.h).
+ * logged in meta, written to the band family in bulk (db_bands.h; what
+ * checks read of them: db_bands_read.c; the state both share:
+ * db_bands_internal.h).
  *
  * Why: a document has 12 band entries (band || band key || key), each a
  * random insert into the band family's memtable (hashed by prefix, so
@@ -40,10 +42,15 @@
  * be newer than the file, and a file written later holds only what
  * memory still holds then, entries added again since the removal.
  *
+ * The flush thread also keeps the band filter (db_band_filter.h): it
+ * walks the family of a reopened store to fill it, and builds a larger
+ * one when it fills up; a check seeks only the prefixes it may hold.
+ *
  * Concurrency: writers (the writer lock) stage, prepare, apply, freeze
  * and write synchronously; the flush thread owns the frozen table while
  * busy (flush_mu) and clears it under the memory's write lock; checks
- * read the memory under its read lock.
+ * read the memory and the filter under its read lock; filter_mu orders a
+ * flush's bits and file against a growth's walk and swap.
  */
 #include "db_bands.h"
 
@@ -51,7 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_band_filter.h"
+#include "db_bands_internal.h"
 #include "db_core.h"
 #include "db_results.h"
 #include "nd_endian.h"
@@ -69,75 +76,6 @@
 #define LOG_PREFIX "bands."
 #define LOG_PREFIX_LEN 6
 #define LOG_LEN (LOG_PREFIX_LEN + 8)
-
-#define NONE UINT32_MAX
-/* key_len of an entry removed (it has left its chain). */
-#define DEAD UINT16_MAX
-/* A band entry in memory, 16 bytes: band b and its band key, its
- * document's key (shared by its 12 entries) in keys. */
-typedef struct band_ent {
-    uint32_t bkey;
-    uint32_t key_off;
-    uint32_t next;    /* the next entry of its hash chain, or NONE */
-    uint16_t key_len; /* or DEAD (ND_MAX_KEY_LEN < DEAD) */
-    uint8_t band;
-    uint8_t unused;
-} band_ent;
-
-/* One table of entries: a hash table by band, chained. */
-typedef struct band_mem {
-    band_ent *e;       /* appended; a removed entry leaves its chain (DEAD) */
-    size_t n, cap, live;
-    uint32_t *head;    /* chains by band; nhead a power of 2, >= n */
-    size_t nhead;
-    char *keys;
-    size_t kn, kcap;
-} band_mem;
-
-struct db_bands {
-    /* Readers take it to read act and frz, writers to change them. */
-    pthread_rwlock_t lock;
-    band_mem act;      /* entries logged since the last flush began */
-    band_mem frz;      /* entries being written to the family (frozen) */
-    int frozen;        /* frz waits to be written, or is being written */
-    uint64_t seq;      /* the next record's number */
-    uint64_t logged;   /* records of act */
-    uint64_t frz_end;  /* the records below this number are frz's */
-    /* The flush thread: busy while it writes frz (flush_mu). */
-    pthread_mutex_t flush_mu;
-    pthread_cond_t flush_cv;
-    pthread_t thread;
-    int started, stop, busy;
-    /* Which prefixes the family may hold (a writable store's); whether
-     * the flush thread is to walk the family to learn them, or to build
-     * a larger filter (next, while growing). filter_mu orders a flush's
-     * bits and file against the start and end of a growth. */
-    db_band_filter filter, next;
-    int scan_pending, grow_pending;
-    atomic_int growing;
-    pthread_mutex_t filter_mu;
-};
-
-static uint64_t ent_band(const band_ent *x) { return (uint64_t)x->band << 32 | x->bkey; }
-
-static size_t slot(const band_mem *m, uint64_t band)
-{
-    return (size_t)((band * 0x9E3779B97F4A7C15ull) >> 40) & (m->nhead - 1);
-}
-
-static int same_key(const band_mem *m, const band_ent *x, const void *key, size_t klen)
-{
-    return x->key_len == klen && memcmp(m->keys + x->key_off, key, klen) == 0;
-}
-
-/* The live entry (band, key), or NONE. */
-static uint32_t find(const band_mem *m, uint64_t band, const void *key, size_t klen)
-{
-    if (m->nhead == 0) return NONE;
-    for (uint32_t i = m->head[slot(m, band)]; i != NONE; i = m->e[i].next)
-        if (ent_band(&m->e[i]) == band && same_key(m, &m->e[i], key, klen)) return i;
-    return NONE;
-}
 
 static void link_entry(band_mem *m, uint32_t i)
 {
@@ -575,168 +513,6 @@ void db_bands_apply(nd_db *db, const db_band_ops *ops)
     pthread_rwlock_wrlock(&m->lock);
     apply(&m->act, ops);
     pthread_rwlock_unlock(&m->lock);
-}
-
-/* ---- reads ---------------------------------------------------------------- */
-
-/* A document key in memory. */
-typedef struct key_ref {
-    const char *key;
-    size_t len;
-} key_ref;
-
-static int ref_cmp(const void *a, const void *b)
-{
-    const key_ref *x = a, *y = b;
-    size_t l = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->key, y->key, l);
-    if (c) return c;
-    return (x->len > y->len) - (x->len < y->len);
-}
-
-/* Append the documents of band bk in m to *refs. */
-static int collect(const band_mem *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
-{
-    if (m->nhead == 0) return ND_OK;
-    for (uint32_t i = m->head[slot(m, bk)]; i != NONE; i = m->e[i].next) {
-        if (ent_band(&m->e[i]) != bk) continue;
-        if (*n == *cap) {
-            size_t c = *cap ? 2 * *cap : 16;
-            key_ref *v = realloc(*refs, c * sizeof *v);
-            ND_RETURN_IF(!v, ND_ENOMEM, "check: out of memory for band candidates");
-            *refs = v;
-            *cap = c;
-        }
-        (*refs)[(*n)++] = (key_ref){m->keys + m->e[i].key_off, m->e[i].key_len};
-    }
-    return ND_OK;
-}
-
-/* Memory's documents of band bk (act's and frz's), sorted by key. */
-static int memory_band(const db_bands *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
-{
-    *n = 0;
-    ND_FORWARD(collect(&m->act, bk, refs, n, cap));
-    ND_FORWARD(collect(&m->frz, bk, refs, n, cap));
-    if (*n > 1) qsort(*refs, *n, sizeof **refs, ref_cmp);
-    return ND_OK;
-}
-
-int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned dist_unknown)
-{
-    db_bands *m = db->bands;
-    st_iter *it = NULL;
-    uint8_t prefix[DB_BAND_PREFIX_LEN];
-    key_ref *mk = NULL;
-    size_t nm = 0, cap = 0;
-    int rc = ND_OK;
-    /* The memory first, then the family's view: a flush clears the
-     * memory only after its file is in, so what a clear removes is in a
-     * view taken after it. */
-    if (m) pthread_rwlock_rdlock(&m->lock);
-    for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
-        unsigned taken = 0;
-        size_t at = 0;
-        if (m) rc = memory_band(m, (uint64_t)b << 32 | sk->band[b], &mk, &nm, &cap);
-        /* the family only where the filter leaves the prefix possible */
-        int seek = !m || db_band_filter_may_hold(&m->filter, b, sk->band[b]);
-        if (seek && !it && (rc = st_iter_new_band(&it, db->store)) < 0) break;
-        db_band_key_encode(prefix, b, sk->band[b], NULL, 0);
-        if (seek) st_iter_seek(it, prefix, sizeof prefix);
-        /* The two sources merged in key order, each document once. */
-        while (rc == ND_OK && taken < ND_DB_BAND_CANDIDATES) {
-            const char *fk = NULL, *k;
-            size_t fl = 0, kl;
-            if (seek && st_iter_valid(it)) {
-                const char *ik = st_iter_key(it, &fl);
-                if (fl > sizeof prefix && memcmp(ik, prefix, sizeof prefix) == 0) {
-                    fk = ik + sizeof prefix;
-                    fl -= sizeof prefix;
-                } else if (fl == sizeof prefix && memcmp(ik, prefix, sizeof prefix) == 0) {
-                    rc = nd_err_set(ND_ECORRUPT, "band family: an entry of band %u without a key",
-                                    b);
-                    break;
-                }
-            }
-            const key_ref *x = at < nm ? &mk[at] : NULL;
-            if (!fk && !x) break;
-            int cmp = !x ? -1 : !fk ? 1 : 0; /* < 0: the family's is first */
-            if (fk && x) cmp = ref_cmp(&(key_ref){fk, fl}, x);
-            if (cmp < 0) {
-                k = fk;
-                kl = fl;
-            } else {
-                k = x->key;
-                kl = x->len;
-                at++;
-            }
-            rc = results_push(c, 0, dist_unknown, k, kl, 0, 0);
-            if (cmp <= 0) st_iter_next(it); /* the family's taken (or in both) */
-            taken++;
-        }
-    }
-    if (m) pthread_rwlock_unlock(&m->lock);
-    if (rc == ND_OK && it) rc = st_iter_status(it);
-    st_iter_free(it);
-    free(mk);
-    return rc;
-}
-
-int db_bands_has(nd_db *db, unsigned b, uint32_t band, const void *key, size_t klen, int *out)
-{
-    db_bands *m = db->bands;
-    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
-    *out = 0;
-    if (m) {
-        uint64_t full = (uint64_t)b << 32 | band;
-        pthread_rwlock_rdlock(&m->lock);
-        *out = find(&m->act, full, key, klen) != NONE || find(&m->frz, full, key, klen) != NONE;
-        pthread_rwlock_unlock(&m->lock);
-        if (*out) return ND_OK;
-    }
-    char *v = NULL;
-    size_t vlen;
-    int rc = st_get(db->store, ST_CF_BAND, bk, db_band_key_encode(bk, b, band, key, klen), &v,
-                    &vlen);
-    free(v);
-    if (rc == ND_ENOTFOUND) return ND_OK;
-    ND_FORWARD(rc);
-    *out = 1;
-    return ND_OK;
-}
-
-/* Count m's live entries the family lacks into *n and *bytes. */
-static int unflushed(nd_db *db, const band_mem *m, uint64_t *n, uint64_t *bytes)
-{
-    uint8_t bk[DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN];
-    for (size_t i = 0; i < m->n; i++) {
-        const band_ent *x = &m->e[i];
-        if (x->key_len == DEAD) continue;
-        size_t kl = db_band_key_encode(bk, x->band, x->bkey, m->keys + x->key_off, x->key_len);
-        char *v = NULL;
-        size_t vlen;
-        int rc = st_get(db->store, ST_CF_BAND, bk, kl, &v, &vlen);
-        free(v);
-        if (rc == ND_ENOTFOUND) {
-            (*n)++;
-            *bytes += kl;
-        } else if (rc < 0) {
-            return rc;
-        }
-    }
-    return ND_OK;
-}
-
-int db_bands_unflushed(nd_db *db, uint64_t *n, uint64_t *bytes)
-{
-    db_bands *m = db->bands;
-    *n = *bytes = 0;
-    if (!m) return ND_OK;
-    pthread_rwlock_rdlock(&m->lock);
-    int rc = unflushed(db, &m->act, n, bytes);
-    if (rc == ND_OK) rc = unflushed(db, &m->frz, n, bytes);
-    pthread_rwlock_unlock(&m->lock);
-    return rc;
 }
 
 /* ---- open and free ------------------------------------------------------ */

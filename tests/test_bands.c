@@ -332,7 +332,7 @@ static size_t found_by_bands(nd_db *db, nd_results *r, const docs *c, int j, cha
 }
 
 /* Growth: a filter of 2^10 bits, filled by a walk, grows (to 2^12, by
- * another walk while it serves) once an eighth of its bits are set; each
+ * another walk while it serves) once a sixteenth of its bits are set; each
  * document here has band keys of its own. Checks find every document by
  * its band entries throughout, and after the growth. */
 static void test_filter_growth(void **state)
