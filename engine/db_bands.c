@@ -247,6 +247,16 @@ static int flush_next(void *payload, const void **key, size_t *klen)
     return 1;
 }
 
+/* Raise one of the flush thread's requests (busy, scan_pending,
+ * grow_pending) and wake it. */
+static void kick(db_bands *m, int *request)
+{
+    pthread_mutex_lock(&m->flush_mu);
+    *request = 1;
+    pthread_cond_signal(&m->flush_cv);
+    pthread_mutex_unlock(&m->flush_mu);
+}
+
 /* Write frz to the family, delete its records, empty it. Runs on the
  * flush thread (frz is its own while busy) or on a writer with nothing
  * in flight. On failure frz and its records stay: checks still find its
@@ -288,11 +298,7 @@ static int write_frozen(nd_db *db)
     mem_clear(f);
     pthread_rwlock_unlock(&m->lock);
     m->frozen = 0;
-    if (grow) {
-        pthread_mutex_lock(&m->flush_mu);
-        m->grow_pending = 1; /* the thread's, if any */
-        pthread_mutex_unlock(&m->flush_mu);
-    }
+    if (grow) kick(m, &m->grow_pending); /* the thread's, if any */
 cleanup:
     if (rc < 0) rc = nd_err_wrap(rc, "writing %zu band entries", f->live);
     st_batch_free(b);
@@ -426,10 +432,7 @@ static int start_write(nd_db *db)
 {
     db_bands *m = db->bands;
     if (!start_thread(db)) return write_frozen(db);
-    pthread_mutex_lock(&m->flush_mu);
-    m->busy = 1;
-    pthread_cond_signal(&m->flush_cv);
-    pthread_mutex_unlock(&m->flush_mu);
+    kick(m, &m->busy);
     return ND_OK;
 }
 
@@ -607,10 +610,7 @@ int db_bands_filter_reset(nd_db *db, unsigned bits_log2)
     pthread_rwlock_unlock(&m->lock);
     pthread_mutex_unlock(&m->filter_mu);
     db_band_filter_free(&old);
-    pthread_mutex_lock(&m->flush_mu);
-    m->scan_pending = 1;
-    pthread_cond_signal(&m->flush_cv);
-    pthread_mutex_unlock(&m->flush_mu);
+    kick(m, &m->scan_pending);
     return ND_OK;
 }
 
