@@ -79,6 +79,7 @@ static int make_profile(kv_db *db, kv_prof *p, const kv_profile *pr)
     if (pr->memtable_bloom > 0)
         rocksdb_options_set_memtable_prefix_bloom_size_ratio(p->opts, pr->memtable_bloom);
     if (pr->file_size) rocksdb_options_set_target_file_size_base(p->opts, pr->file_size);
+    if (pr->universal) rocksdb_options_set_compaction_style(p->opts, rocksdb_universal_compaction);
     if (pr->l0_files) rocksdb_options_set_level0_file_num_compaction_trigger(p->opts, (int)pr->l0_files);
     if (db->mem.limited) {
         mem_fit(p->opts, &db->mem);

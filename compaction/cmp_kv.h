@@ -50,7 +50,10 @@ typedef struct kv_profile {
                               * version 5, XXH3 block checksums, every index
                               * entry a restart point (what cmp_direct.c parses) */
     uint64_t file_size;      /* target size of a compaction's files; 0: RocksDB's */
-    unsigned l0_files;       /* level-0 files that start a compaction; 0: RocksDB's 4 */
+    unsigned l0_files;       /* level-0 files that start a compaction; 0: RocksDB's 4.
+                              * With universal: the sorted runs that start one */
+    int universal;           /* universal compaction (merges runs of like size)
+                              * instead of leveled */
 } kv_profile;
 
 typedef struct kv_open_opts {
