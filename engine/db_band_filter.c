@@ -2,9 +2,12 @@
  * db_band_filter.c — which band prefixes the band family may hold
  * (db_band_filter.h).
  *
- * One bit a prefix, one hash (a bloom filter of k 1): a check's 12
- * look-ups are 12 cache misses, and most of a new document's prefixes
- * find a clear bit. Bits are set with atomic OR, so a check reads them
+ * Two bits a prefix in one 64-bit word (a blocked bloom filter of k 2):
+ * a check's 12 look-ups are 12 cache misses, as with one bit, and a
+ * filter a fifth full answers "may hold" for 4-5% of absent prefixes
+ * instead of 11% (10M documents in 2^30 bits), each a seek spared. One
+ * bit does better only past about 45M documents, where neither spares
+ * much. Bits are set with atomic OR, so a check reads them
  * without a lock; the band memory's lock orders a flush's bits before
  * the clearing of its table, which is what makes a check that no longer
  * finds an entry in memory see its bit.
@@ -39,7 +42,7 @@ int db_band_filter_init(db_band_filter *f, unsigned bits_log2)
     *f = (db_band_filter){0};
     atomic_init(&f->ready, 0);
     atomic_init(&f->set, 0);
-    if (address_space_limited() || bits_log2 < 6 || bits_log2 > 40) return ND_OK;
+    if (address_space_limited() || bits_log2 < 7 || bits_log2 > 40) return ND_OK;
     f->words = calloc((size_t)1 << (bits_log2 - 6), sizeof *f->words);
     f->bits_log2 = bits_log2;
     return ND_OK;
@@ -51,20 +54,25 @@ void db_band_filter_free(db_band_filter *f)
     f->words = NULL;
 }
 
-/* The bit of prefix (b, bkey): the band key is a hash already, but the
- * band's number must spread too. */
-static uint64_t bit_of(const db_band_filter *f, unsigned b, uint32_t bkey)
+/* The word of prefix (b, bkey) and its two bits: the band key is a hash
+ * already, but the band's number must spread too. The word comes from
+ * the product's top bits, the bits from the 12 below them (a
+ * multiplicative hash's low bits are weak). */
+static uint64_t word_of(const db_band_filter *f, unsigned b, uint32_t bkey, uint64_t *bits)
 {
     uint64_t x = ((uint64_t)b << 32 | bkey) * 0x9E3779B97F4A7C15ull;
-    return x >> (64 - f->bits_log2);
+    unsigned wl = f->bits_log2 - 6, lo = 64 - wl - 12;
+    *bits = 1ull << (x >> lo & 63) | 1ull << (x >> (lo + 6) & 63);
+    return x >> (64 - wl);
 }
 
 void db_band_filter_add(db_band_filter *f, unsigned b, uint32_t bkey)
 {
     if (!f->words) return;
-    uint64_t i = bit_of(f, b, bkey), bit = 1ull << (i & 63);
-    if (!(atomic_fetch_or_explicit(&f->words[i >> 6], bit, memory_order_relaxed) & bit))
-        atomic_fetch_add_explicit(&f->set, 1, memory_order_relaxed);
+    uint64_t bits, w = word_of(f, b, bkey, &bits);
+    uint64_t old = atomic_fetch_or_explicit(&f->words[w], bits, memory_order_relaxed);
+    unsigned fresh = (unsigned)__builtin_popcountll(bits & ~old);
+    if (fresh) atomic_fetch_add_explicit(&f->set, fresh, memory_order_relaxed);
 }
 
 unsigned db_band_filter_grow_to(const db_band_filter *f)
@@ -78,8 +86,8 @@ unsigned db_band_filter_grow_to(const db_band_filter *f)
 int db_band_filter_may_hold(const db_band_filter *f, unsigned b, uint32_t bkey)
 {
     if (!f->words || !atomic_load_explicit(&f->ready, memory_order_acquire)) return 1;
-    uint64_t i = bit_of(f, b, bkey);
-    return atomic_load_explicit(&f->words[i >> 6], memory_order_relaxed) >> (i & 63) & 1;
+    uint64_t bits, w = word_of(f, b, bkey, &bits);
+    return (atomic_load_explicit(&f->words[w], memory_order_relaxed) & bits) == bits;
 }
 
 int db_band_filter_scan(db_band_filter *f, st_store *s, int (*pause)(void *arg), void *arg)

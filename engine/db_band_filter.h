@@ -1,6 +1,6 @@
 /*
  * db_band_filter.h — which band prefixes (band || band key) a resemblance
- * store's band family may hold: one bit a hashed prefix, in memory
+ * store's band family may hold: two bits of one word a hashed prefix, in memory
  * (db_band_filter.c; engine internal, owned by db_bands.c).
  *
  * Why: a check seeks each of its 12 band prefixes in the family, and a
@@ -8,10 +8,10 @@
  * prefix from its files' bloom filters, but only after building an
  * iterator's view of every level: at 2.5-3.7M texts (bench_resemble
  * under perf) those seeks took 30% of the writer's time, and more as
- * levels are added. A clear bit here answers the same question for one
- * cache miss.
+ * levels are added. A clear bit (of two) here answers the same question
+ * for one cache miss.
  *
- * The rule: once ready, every prefix the family holds has its bit set
+ * The rule: once ready, every prefix the family holds has its bits set
  * (set before the file holding it is ingested; removals clear nothing).
  * A filter is ready at once for a family that is empty when the store is
  * opened for writing, else after a walk over the family (db_band_filter_scan,
@@ -20,9 +20,9 @@
  * Size: from the documents stored at open (32 bits a prefix), at least
  * 2^26 bits (8 MB); once a sixteenth of its bits are set the band thread
  * builds one four times larger by the same walk while this one serves,
- * up to 2^30 bits (128 MB: 11% of them set at 10M documents, 67% at
- * 100M, where a set bit costs the seek). So a small store keeps a small
- * filter, and a growing one stays useful.
+ * up to 2^30 bits (128 MB: 20% of them set at 10M documents, where 4-5%
+ * of absent prefixes still cost their seek; 91% at 100M, where most do).
+ * So a small store keeps a small filter, and a growing one stays useful.
  */
 #ifndef ND_DB_BAND_FILTER_H
 #define ND_DB_BAND_FILTER_H
