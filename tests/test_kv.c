@@ -328,6 +328,63 @@ static void test_files(void **state)
     tmpdir_remove(dir);
 }
 
+/* Keys in a family, counted by a walk. */
+static int count_keys(kv_db *db, kv_cf *cf)
+{
+    kv_iter *it = NULL;
+    int n = 0;
+    assert_int_equal(kv_iter_new_scan(&it, db, cf, NULL), ND_OK);
+    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) n++;
+    assert_int_equal(kv_iter_status(it), ND_OK);
+    kv_iter_free(it);
+    return n;
+}
+
+/* A family written with leveled compaction (its files compacted into
+ * level 1 and on) opens with universal compaction, as the band family of
+ * a store made before the band profile became universal does: every key
+ * is read, and ingests of files spanning the key range (past the 8 runs
+ * that start a compaction) and a full compaction keep them. */
+static void test_leveled_to_universal(void **state)
+{
+    (void)state;
+    static const kv_profile styles[2][1] = {
+        {{.compress = 1, .bloom_bits = 10, .prefix_len = 1, .l0_files = 1}},
+        {{.compress = 1, .bloom_bits = 10, .prefix_len = 1, .l0_files = 8, .universal = 1}}};
+    static const char *const fam[1] = {"bands"};
+    static const unsigned fam_profile[1] = {0};
+    char dir[64], path[128], file[160], key[32];
+    kv_db *db = NULL;
+    kv_cf *cf[1];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    for (int style = 0; style < 2; style++) {
+        kv_open_opts o = {.create = 1, .profiles = styles[style], .nprofiles = 1};
+        assert_int_equal(kv_open(&db, path, &o, 1, fam, fam_profile, cf), ND_OK);
+        assert_int_equal(count_keys(db, cf[0]), style * 10 * 100);
+        for (int f = 0; f < 10; f++) {
+            kv_sst *w = NULL;
+            snprintf(file, sizeof file, "%s/f%d-%d.sst", dir, style, f);
+            assert_int_equal(kv_sst_new(&w, db, 0, file, "a band file"), ND_OK);
+            for (int i = 0; i < 100; i++) {
+                int n = snprintf(key, sizeof key, "R%03d-%d-%02d", i, style, f);
+                assert_int_equal(kv_sst_put(w, key, (size_t)n, "", 0), ND_OK);
+            }
+            assert_int_equal(kv_sst_finish(w), ND_OK);
+            kv_sst_free(w);
+            const char *files[1] = {file};
+            assert_int_equal(kv_ingest(db, cf[0], files, 1, "ingesting"), ND_OK);
+        }
+        /* Leveled: into level 1 and on; universal: one run. */
+        assert_int_equal(kv_compact(db, cf[0], 1), ND_OK);
+        assert_int_equal(count_keys(db, cf[0]), (style + 1) * 10 * 100);
+        expect_get(db, cf[0], "R042-0-07", "");
+        kv_family_free(cf[0]);
+        kv_close(db);
+    }
+    tmpdir_remove(dir);
+}
+
 /* Flip one byte in the middle of the family's file. */
 static int flip_middle(void *payload, const kv_file *f)
 {
@@ -440,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_open_and_families),
         cmocka_unit_test(test_batches_and_iterators),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_leveled_to_universal),
         cmocka_unit_test(test_damage_marks_handle),
         cmocka_unit_test(test_mem_plan),
     };
