@@ -1,7 +1,7 @@
 /*
  * db_band_filter.h — which band prefixes (band || band key) a resemblance
- * store's band family may hold: two bits of one word a hashed prefix, in memory
- * (db_band_filter.c; engine internal, owned by db_bands.c).
+ * store's band family may hold: two bits of one word a hashed prefix, in
+ * memory (db_band_filter.c; engine internal, owned by db_bands.c).
  *
  * Why: a check seeks each of its 12 band prefixes in the family, and a
  * new document's are nearly all absent. RocksDB answers an absent
