@@ -101,6 +101,18 @@ static void expect_get(kv_db *db, kv_cf *cf, const char *key, const char *want)
     free(v);
 }
 
+/* Keys in a family, counted by a walk. */
+static int count_keys(kv_db *db, kv_cf *cf)
+{
+    kv_iter *it = NULL;
+    int n = 0;
+    assert_int_equal(kv_iter_new_scan(&it, db, cf, NULL), ND_OK);
+    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) n++;
+    assert_int_equal(kv_iter_status(it), ND_OK);
+    kv_iter_free(it);
+    return n;
+}
+
 static void test_open_and_families(void **state)
 {
     (void)state;
@@ -214,11 +226,7 @@ static void test_batches_and_iterators(void **state)
     assert_int_equal(n, 3);
     kv_iter_free(it);
     assert_int_equal(kv_iter_new_bounded(&it, db, cf[1], 1, "b", "e", 17, NULL), ND_EINVAL);
-    assert_int_equal(kv_iter_new_scan(&it, db, cf[1], NULL), ND_OK);
-    n = 0;
-    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) n++;
-    assert_int_equal(n, 6);
-    kv_iter_free(it);
+    assert_int_equal(count_keys(db, cf[1]), 6);
     assert_int_equal(kv_iter_new_prefix(&it, db, cf[1], 0), ND_OK);
     kv_iter_seek(it, "c", 1);
     assert_true(kv_iter_valid(it));
@@ -326,18 +334,6 @@ static void test_files(void **state)
     expect_get(db, cf[1], "Ra", "1");
     close_db(db, cf);
     tmpdir_remove(dir);
-}
-
-/* Keys in a family, counted by a walk. */
-static int count_keys(kv_db *db, kv_cf *cf)
-{
-    kv_iter *it = NULL;
-    int n = 0;
-    assert_int_equal(kv_iter_new_scan(&it, db, cf, NULL), ND_OK);
-    for (kv_iter_seek_first(it); kv_iter_valid(it); kv_iter_next(it)) n++;
-    assert_int_equal(kv_iter_status(it), ND_OK);
-    kv_iter_free(it);
-    return n;
 }
 
 /* A family written with leveled compaction (its files compacted into
