@@ -58,7 +58,7 @@ void bdb_phase_data(bdb_state *s)
     s->js = bdb_xmalloc(o->join * sizeof *s->js);
     for (uint64_t j = 0; j < o->join; j++) s->js[j] = bdb_join_elem(&s->g, o->join, j);
 
-    /* The planner's design for this size and --plan-k (what nd_open will
+    /* The planner's design for this size and --plan-k (what nd_db_open will
      * choose), and the reference's: the database's design when it is a
      * one-level k=3 one, else the best one-level k=3 design (a k=6 design
      * of 28 tables would not fit in RAM at 100M). */

@@ -4,7 +4,7 @@
  * Order (each phase's peak RSS is its own, see bdb_util.c):
  *  1. bulk load of the n stored fingerprints (document key: the index as 8
  *     big-endian bytes), regenerated chunk by chunk;
- *  2. disk figures (nd_stats_get) beside the entropy bound;
+ *  2. disk figures (nd_db_stats) beside the entropy bound;
  *  3. oracle checks of the sample at k = 3 and 6;
  *  4. warm online queries (the files read into the page cache first): k = 3
  *     and 6, 1 and 2 threads, after one untimed pass; every answer count
@@ -17,16 +17,16 @@
  *  7. self-join of the join set with nd_selfjoin;
  *  8. stream add_if_new (WAL, no fsync per document) on one thread, then
  *     the next as many documents on two threads, then as many again in
- *     groups through nd_batch with ND_BATCH_ADD (add_if_new's decisions,
+ *     groups through nd_db_batch with ND_BATCH_ADD (add_if_new's decisions,
  *     one write a group); the first two again on a handle opened with
  *     ND_DB_MMAP; then group commit:
- *     check each document of a group with nd_query, add the new ones with
- *     one nd_add_many on a handle opened with ND_DB_SYNC (one fsync per
- *     group), and a short run of nd_add_if_new with ND_DB_SYNC (one fsync
- *     per document) for scale, and nd_batch with ND_BATCH_ADD on that
+ *     check each document of a group with nd_db_query, add the new ones with
+ *     one nd_db_add_many on a handle opened with ND_DB_SYNC (one fsync per
+ *     group), and a short run of nd_db_add_if_new with ND_DB_SYNC (one fsync
+ *     per document) for scale, and nd_db_batch with ND_BATCH_ADD on that
  *     handle (one fsync per group).
- * bulk_load() and batch_run() hold the engine's bulk paths (nd_import,
- * nd_batch) beside the per-document stand-ins (--no-import, --no-batch).
+ * bulk_load() and batch_run() hold the engine's bulk paths (nd_db_import,
+ * nd_db_batch) beside the per-document stand-ins (--no-import, --no-batch).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
     opt.tables = (unsigned)s->o.tables;
     opt.fold_threshold = fold_threshold;
     nd_db *db = NULL;
-    ND_TRY(nd_open(&db, s->o.dir, &opt));
+    ND_TRY(nd_db_open(&db, s->o.dir, &opt));
     return db;
 }
 
@@ -66,11 +66,11 @@ static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshol
 
 
 /* Load ids [0, n) of the stored stream into a fresh database: with an
- * nd_loader (chunks of --load-group documents, default nd_import_step's
- * largest) as `neardup import` does; with --import-steps, nd_import in
+ * nd_loader (chunks of --load-group documents, default nd_db_import_step's
+ * largest) as `neardup import` does; with --import-steps, nd_db_import in
  * calls that grow with the store (the way before the loader); or
- * (--no-import, the stand-in used before either existed) nd_add_many of
- * 100000 without background folds. Then one nd_compact (a no-op after an
+ * (--no-import, the stand-in used before either existed) nd_db_add_many of
+ * 100000 without background folds. Then one nd_db_compact (a no-op after an
  * import). The caller times the whole; the label goes to the report. */
 static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
 {
@@ -78,7 +78,7 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     int import = !o->no_import, steps = import && o->import_steps, loader = import && !steps;
     nd_db *db = db_open(s, ND_DB_CREATE | ND_DB_EXCL | ND_DB_NO_BACKGROUND, UINT64_MAX);
     nd_loader *l = NULL;
-    size_t gmax = o->load_group ? o->load_group : import ? nd_import_step(o->n) : 100000;
+    size_t gmax = o->load_group ? o->load_group : import ? nd_db_import_step(o->n) : 100000;
     if (gmax > o->n) gmax = (size_t)o->n;
     nd_doc *docs = bdb_xmalloc(gmax * sizeof *docs);
     uint8_t(*keys)[8] = bdb_xmalloc(gmax * sizeof *keys);
@@ -86,7 +86,7 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     size_t calls = 0;
     if (loader) ND_TRY(nd_loader_new(&l, db, o->load_group));
     for (uint64_t base = 0; base < o->n; calls++) {
-        size_t g = o->load_group || !steps ? gmax : nd_import_step(base);
+        size_t g = o->load_group || !steps ? gmax : nd_db_import_step(base);
         size_t m = o->n - base < g ? (size_t)(o->n - base) : g;
         for (size_t i = 0; i < m; i++) {
             key_of(keys[i], base + i);
@@ -94,8 +94,8 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
         }
         double c0 = bdb_now();
         if (loader) ND_TRY(nd_loader_add(l, docs, m));
-        else if (import) ND_TRY(nd_import(db, docs, m));
-        else ND_TRY(nd_add_many(db, docs, m));
+        else if (import) ND_TRY(nd_db_import(db, docs, m));
+        else ND_TRY(nd_db_add_many(db, docs, m));
         call_last = bdb_now() - c0;
         if (base == 0) call_first = call_last;
         base += m;
@@ -103,9 +103,9 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     if (loader) { /* the last call is the commit */
         double c0 = bdb_now();
         uint64_t added = 0;
-        ND_TRY(nd_loader_commit(l, &added));
+        ND_TRY(nd_loader_finish(&added, l));
         call_last = bdb_now() - c0;
-        if (added != o->n) bdb_die("nd_loader_commit added %llu of %llu documents",
+        if (added != o->n) bdb_die("nd_loader_finish added %llu of %llu documents",
                                    (unsigned long long)added, (unsigned long long)o->n);
     }
     double t1 = bdb_now();
@@ -114,8 +114,8 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     bdb_metric("nd.load.last_call_s", call_last);
     bdb_metric("nd.load.calls", (double)calls);
     nd_loader_free(l);
-    ND_TRY(nd_compact(db));
-    ND_TRY(nd_close(db));
+    ND_TRY(nd_db_compact(db));
+    ND_TRY(nd_db_close(db));
     *add_s = t1 - t0;
     *compact_s = bdb_now() - t1;
     free(docs);
@@ -123,16 +123,16 @@ static const char *bulk_load(bdb_state *s, double *add_s, double *compact_s)
     static char label[160];
     if (loader)
         snprintf(label, sizeof label,
-                 "nd_loader in chunks of %zu documents (nd_loader_add, then nd_loader_commit: "
-                 "the last call), then nd_compact",
-                 o->load_group ? (size_t)o->load_group : nd_import_step(UINT64_MAX));
+                 "nd_loader in chunks of %zu documents (nd_loader_add, then nd_loader_finish: "
+                 "the last call), then nd_db_compact",
+                 o->load_group ? (size_t)o->load_group : nd_db_import_step(UINT64_MAX));
     else if (steps && !o->load_group)
         snprintf(label, sizeof label,
-                 "nd_import in %zu calls growing with the store (half of it, 1M..8M), "
-                 "then nd_compact", calls);
+                 "nd_db_import in %zu calls growing with the store (half of it, 1M..8M), "
+                 "then nd_db_compact", calls);
     else
-        snprintf(label, sizeof label, "%s in calls of %zu documents, then nd_compact",
-                 import ? "nd_import" : "nd_add_many (--no-import)", gmax);
+        snprintf(label, sizeof label, "%s in calls of %zu documents, then nd_db_compact",
+                 import ? "nd_db_import" : "nd_db_add_many (--no-import)", gmax);
     return label;
 }
 
@@ -149,7 +149,7 @@ static size_t nd_fn(void *ctx, unsigned tid, uint64_t q, unsigned k)
     nd_ctx *c = ctx;
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
     qo.flags = c->flags;
-    if (nd_query(c->res[tid], c->db, q, k, &qo) != ND_OK) return SIZE_MAX;
+    if (nd_db_query(c->res[tid], c->db, q, k, &qo) != ND_OK) return SIZE_MAX;
     return nd_results_count(c->res[tid]);
 }
 
@@ -201,7 +201,7 @@ static void timed_queries(bdb_state *s, nd_ctx *c, const char *label, unsigned k
     char name[96];
     double io0 = bdb_storage_read_mib();
     double wall = bdb_run_queries(nd_fn, c, s->qs, n, k, threads, lat, cnt);
-    if (wall < 0) bdb_die("nd_query: %s", nd_errmsg());
+    if (wall < 0) bdb_die("nd_db_query: %s", nd_errmsg());
     double io1 = bdb_storage_read_mib();
     snprintf(name, sizeof name, "nd.%s.k%u.t%u", label, k, threads);
     bdb_record_latency(name, lat, n, wall);
@@ -213,7 +213,7 @@ static void timed_queries(bdb_state *s, nd_ctx *c, const char *label, unsigned k
 
 static nd_db *reopen_cold(bdb_state *s, nd_db *db)
 {
-    ND_TRY(nd_close(db));
+    ND_TRY(nd_db_close(db));
     bdb_drop_cache(s->o.dir);
     return db_open(s, 0, 0);
 }
@@ -234,23 +234,23 @@ static void mapped_queries(bdb_state *s, const bdb_opts *o, double *lat, uint32_
     c.flags = ND_QUERY_FP_ONLY;
     timed_queries(s, &c, "query_mmap_fponly", 3, 1, o->q, lat, cnt);
     bdb_metric("rss.query_mmap_mib", bdb_rss_peak_mib());
-    ND_TRY(nd_close(c.db));
+    ND_TRY(nd_db_close(c.db));
     ctx_dispose(&c);
 }
 
 /* ---- 6. batch ---- */
 
 /* Outcome of one batch document: is a near-duplicate stored (or, with
- * nd_batch, an earlier new document of the batch), and the closest one. */
+ * nd_db_batch, an earlier new document of the batch), and the closest one. */
 typedef struct bres {
     uint64_t fp;   /* match fingerprint */
     size_t from;   /* earlier batch document matched, or SIZE_MAX (stored) */
     uint8_t dup, dist;
 } bres;
 
-/* Check n documents at distance k against the stored set: nd_batch (one
+/* Check n documents at distance k against the stored set: nd_db_batch (one
  * merge join per table), or (--no-batch, the stand-in used before it
- * existed) one nd_query per document (closest match only) on one thread. */
+ * existed) one nd_db_query per document (closest match only) on one thread. */
 static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, size_t n,
                              unsigned k, bres *out)
 {
@@ -264,7 +264,7 @@ static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, s
             key_of(keys[i], (4ull << 60) | i);
             docs[i] = (nd_doc){keys[i], 8, q[i], 0, 5};
         }
-        ND_TRY(nd_batch(it, kr, db, docs, n, k, 0));
+        ND_TRY(nd_db_batch(it, kr, db, docs, n, k, 0));
         for (size_t i = 0; i < n; i++)
             out[i] = (bres){it[i].match_fp,
                             it[i].match_index == ND_BATCH_STORED ? SIZE_MAX : it[i].match_index,
@@ -273,7 +273,7 @@ static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, s
         free(it);
         free(keys);
         free(docs);
-        return "nd_batch (check only)";
+        return "nd_db_batch (check only)";
     }
     nd_results *res;
     ND_TRY(nd_results_new(&res));
@@ -281,7 +281,7 @@ static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, s
     qo.flags = ND_QUERY_FP_ONLY;
     qo.limit = 1;
     for (size_t i = 0; i < n; i++) {
-        ND_TRY(nd_query(res, db, q[i], k, &qo));
+        ND_TRY(nd_db_query(res, db, q[i], k, &qo));
         out[i] = (bres){0, SIZE_MAX, 0, 0};
         if (nd_results_count(res)) {
             const nd_match *m = nd_results_get(res, 0);
@@ -289,7 +289,7 @@ static const char *batch_run(const bdb_state *s, nd_db *db, const uint64_t *q, s
         }
     }
     nd_results_free(res);
-    return "one nd_query per document, closest match, 1 thread (--no-batch)";
+    return "one nd_db_query per document, closest match, 1 thread (--no-batch)";
 }
 
 /* Every outcome against the reference's counts, the sample's distances
@@ -421,12 +421,12 @@ typedef struct stream_worker {
     int rc;
 } stream_worker;
 
-/* nd_add_if_new of the stream's document id; *added counts it if new. */
+/* nd_db_add_if_new of the stream's document id; *added counts it if new. */
 static int stream_add(nd_db *db, const bdb_gen *g, uint64_t id, nd_results *res, size_t *added)
 {
     uint8_t key[8];
     key_of(key, (1ull << 62) | id);
-    int rc = nd_add_if_new(res, db, key, 8, bdb_query(g, BDB_STREAM, id, NULL), 0, 2, 3);
+    int rc = nd_db_add_if_new(res, db, key, 8, bdb_query(g, BDB_STREAM, id, NULL), 0, 2, 3);
     if (rc == ND_OK) *added += nd_results_count(res) == 0;
     return rc;
 }
@@ -486,7 +486,7 @@ static void stream_one_thread(bdb_state *s, nd_db *db, uint64_t from, uint64_t n
 }
 
 /* n documents of the stream from id `from` on, o->group at a time through
- * nd_batch with ND_BATCH_ADD: each group checked against the stored set
+ * nd_db_batch with ND_BATCH_ADD: each group checked against the stored set
  * and within itself as add_if_new one by one would, its new documents
  * stored by one write (fsynced when db was opened with ND_DB_SYNC).
  * Metrics nd.NAME.docs_per_s, .group and .added. */
@@ -506,7 +506,7 @@ static void stream_batches(bdb_state *s, nd_db *db, uint64_t from, uint64_t n, c
             uint64_t fp = bdb_query(&s->g, BDB_STREAM, from + base + i, NULL);
             docs[i] = (nd_doc){keys[i], 8, fp, 0, 2};
         }
-        ND_TRY(nd_batch(items, match_keys, db, docs, m, 3, ND_BATCH_ADD));
+        ND_TRY(nd_db_batch(items, match_keys, db, docs, m, 3, ND_BATCH_ADD));
         for (size_t i = 0; i < m; i++) added += !items[i].dup;
     }
     double wall = bdb_now() - w0;
@@ -537,7 +537,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
     }
     stream_batches(s, db, 2 * o->stream, o->stream, "stream_batch");
     bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
-    ND_TRY(nd_close(db));
+    ND_TRY(nd_db_close(db));
 
     /* The single-document streams again with the tables mapped (ids past
      * every other stream's: stream_batch_sync's end at 3 * stream +
@@ -549,7 +549,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
         stream_one_thread(s, db, from, o->stream, "stream_mmap");
         stream_two_threads(s, db, from + o->stream, o->stream, "stream_mmap_t2");
         bdb_metric("rss.stream_mmap_mib", bdb_rss_peak_mib());
-        ND_TRY(nd_close(db));
+        ND_TRY(nd_db_close(db));
     }
 
     /* Group commit on a handle that fsyncs every write. */
@@ -565,7 +565,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
         size_t m = o->group_docs - base < g ? (size_t)(o->group_docs - base) : g, na = 0;
         for (size_t i = 0; i < m; i++) {
             uint64_t fp = bdb_query(&s->g, BDB_GROUP, base + i, NULL);
-            ND_TRY(nd_query(res, db, fp, 3, &qo));
+            ND_TRY(nd_db_query(res, db, fp, 3, &qo));
             if (nd_results_count(res)) continue;
             /* a near-duplicate inside the same group is not caught: the
              * group's documents are random, such pairs are negligible */
@@ -573,7 +573,7 @@ static void stream_phase(bdb_state *s, nd_db *db)
             docs[na] = (nd_doc){keys[na], 8, fp, 0, 3};
             na++;
         }
-        ND_TRY(nd_add_many(db, docs, na));
+        ND_TRY(nd_db_add_many(db, docs, na));
         added += na;
     }
     wall = bdb_now() - w0;
@@ -585,12 +585,12 @@ static void stream_phase(bdb_state *s, nd_db *db)
     for (uint64_t j = 0; j < o->fsync_docs; j++) {
         key_of(key, (3ull << 62) | j);
         uint64_t fp = bdb_query(&s->g, BDB_GROUP, o->group_docs + j, NULL);
-        ND_TRY(nd_add_if_new(res, db, key, 8, fp, 0, 4, 3));
+        ND_TRY(nd_db_add_if_new(res, db, key, 8, fp, 0, 4, 3));
     }
     wall = bdb_now() - w0;
     if (o->fsync_docs) bdb_metric("nd.stream_sync_each.docs_per_s", (double)o->fsync_docs / wall);
     stream_batches(s, db, 3 * o->stream, o->group_docs, "stream_batch_sync");
-    ND_TRY(nd_close(db));
+    ND_TRY(nd_db_close(db));
     free(docs);
     free(keys);
     nd_results_free(res);
@@ -623,7 +623,7 @@ void bdb_phase_neardup(bdb_state *s)
     nd_plan_info pi;
     ND_TRY(nd_db_plan(&pi, db));
     nd_stats st;
-    ND_TRY(nd_stats_get(&st, db));
+    ND_TRY(nd_db_stats(&st, db));
     double bpe = 0;
     for (unsigned i = 0; i < st.tables; i++) bpe += st.table[i].bits_per_entry;
     bpe /= st.tables ? st.tables : 1;
@@ -641,8 +641,8 @@ void bdb_phase_neardup(bdb_state *s)
                  (unsigned long long)st.fingerprints, (unsigned long long)o->n);
     if (o->verify) {
         t0 = bdb_now();
-        int rc = nd_verify(db);
-        if (rc != ND_OK) bdb_fail(s, "nd_verify: %s", nd_errmsg());
+        int rc = nd_db_verify(db);
+        if (rc != ND_OK) bdb_fail(s, "nd_db_verify: %s", nd_errmsg());
         bdb_metric("nd.verify_s", bdb_now() - t0);
     }
 
@@ -653,7 +653,7 @@ void bdb_phase_neardup(bdb_state *s)
     size_t cap = 0;
     for (size_t i = 0; i < s->ns; i++)
         for (unsigned k = 3; k <= 6; k += 3) {
-            if (nd_fn(&c, 0, s->qs[i], k) == SIZE_MAX) bdb_die("nd_query: %s", nd_errmsg());
+            if (nd_fn(&c, 0, s->qs[i], k) == SIZE_MAX) bdb_die("nd_db_query: %s", nd_errmsg());
             bdb_check_online(s, "neardup", i, k, buf, answer_fps(&c, &buf, &cap));
         }
 

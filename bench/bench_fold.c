@@ -10,16 +10,16 @@
  *                      [--replace 0|1]
  *   DB         a database bench_db left (bench_db --n 100M --keep --dir DB),
  *              opened without background folds
- *   --add N    first nd_add_if_new N documents of bench_db's stream (k=3),
+ *   --add N    first nd_db_add_if_new N documents of bench_db's stream (k=3),
  *              ids S.. (default 200M: not among a 100M database's)
  *   --threads T  the adds on T threads, thread i taking ids S + i, S + i + T,
  *              ... (default 1)
  *   --group G  the adds in groups of G documents through
- *              nd_batch(ND_BATCH_ADD) instead of one nd_add_if_new each
+ *              nd_db_batch(ND_BATCH_ADD) instead of one nd_db_add_if_new each
  *              (default 1: single adds)
- *   --check 1  the --add documents are only checked, not stored: nd_batch
+ *   --check 1  the --add documents are only checked, not stored: nd_db_batch
  *              without ND_BATCH_ADD, G documents a call
- *   --probes M nd_batch checks batches of at most M documents by probes and
+ *   --probes M nd_db_batch checks batches of at most M documents by probes and
  *              merges larger ones (db->batch_probes_max; default the
  *              engine's DB_BATCH_PROBES_MAX; 0: always the merge)
  *   --readonly 1  open with ND_DB_READONLY (with --check and --queries only)
@@ -28,7 +28,7 @@
  *   --queries Q  fingerprint-only k=3 queries of bench_db's query set at
  *              open, after the fold and after the compaction (default 5000)
  *   --mmap 1   open with ND_DB_MMAP (the tables read through mappings)
- *   --replace R  the adds are nd_add, not nd_add_if_new; with R = 1 every
+ *   --replace R  the adds are nd_db_add, not nd_db_add_if_new; with R = 1 every
  *              second one replaces the key of the add before it with the
  *              new document's fingerprint (a crawler storing a page again
  *              whose text changed): a new key, then a replaced one whose
@@ -87,7 +87,7 @@ static void queries(nd_db *db, const bdb_gen *g, size_t nq, const char *when)
     for (size_t j = 0; j < nq; j++) {
         uint64_t q = bdb_query(g, BDB_QUERY, j, NULL);
         double t0 = now_s();
-        TRY(nd_query(r, db, q, 3, &qo));
+        TRY(nd_db_query(r, db, q, 3, &qo));
         lat[j] = (now_s() - t0) * 1e6;
     }
     qsort(lat, nq, sizeof *lat, cmp_double);
@@ -110,9 +110,9 @@ typedef struct adder {
     const bdb_gen *g;
     uint64_t start, n;
     unsigned id, step;
-    size_t group; /* 1: nd_add_if_new; more: nd_batch(ND_BATCH_ADD) groups */
+    size_t group; /* 1: nd_db_add_if_new; more: nd_db_batch(ND_BATCH_ADD) groups */
     unsigned batch_flags; /* ND_BATCH_ADD, or 0 to check only (--check) */
-    int replace; /* -1 nd_add_if_new; 0 nd_add; 1 every second nd_add replaces the key before */
+    int replace; /* -1 nd_db_add_if_new; 0 nd_db_add; 1 every second nd_db_add replaces the key before */
 } adder;
 
 /* Stream document j's key (8 bytes; ids outside a bench_db store's). */
@@ -122,7 +122,7 @@ static void stream_key(uint8_t key[8], uint64_t j)
     for (int b = 0; b < 8; b++) key[b] = (uint8_t)(id >> (56 - 8 * b));
 }
 
-/* The thread's documents in groups of a->group through nd_batch. */
+/* The thread's documents in groups of a->group through nd_db_batch. */
 static void add_groups(const adder *a, nd_results *r)
 {
     nd_doc *docs = malloc(a->group * sizeof *docs);
@@ -134,7 +134,7 @@ static void add_groups(const adder *a, nd_results *r)
         stream_key(keys[m], a->start + j);
         docs[m] = (nd_doc){keys[m], 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2};
         if (++m == a->group || j + a->step >= a->n) {
-            TRY(nd_batch(out, r, a->db, docs, m, 3, a->batch_flags));
+            TRY(nd_db_batch(out, r, a->db, docs, m, 3, a->batch_flags));
             m = 0;
         }
     }
@@ -155,13 +155,13 @@ static void *adder_main(void *p)
         uint64_t i = 0;
         for (uint64_t j = a->id; j < a->n; j += a->step, i++) {
             if (!a->replace || i % 2 == 0) stream_key(key, a->start + j); /* else the key before */
-            TRY(nd_add(a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2));
+            TRY(nd_db_add(a->db, key, 8, bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2));
         }
     } else {
         for (uint64_t j = a->id; j < a->n; j += a->step) {
             uint8_t key[8];
             stream_key(key, a->start + j);
-            TRY(nd_add_if_new(r, a->db, key, 8,
+            TRY(nd_db_add_if_new(r, a->db, key, 8,
                               bdb_query(a->g, BDB_STREAM, a->start + j, NULL), 0, 2, 3));
         }
     }
@@ -227,10 +227,10 @@ int main(int argc, char **argv)
     o.flags = ND_DB_NO_BACKGROUND | (mmap ? ND_DB_MMAP : 0) | (readonly ? ND_DB_READONLY : 0);
     o.fold_threshold = UINT64_MAX;
     double t0 = now_s();
-    TRY(nd_open(&db, argv[1], &o));
+    TRY(nd_db_open(&db, argv[1], &o));
     db->batch_probes_max = probes;
     uint64_t nfps = 0, fresh = 0;
-    TRY(nd_db_count(db, NULL, &nfps));
+    TRY(nd_db_counts(NULL, &nfps, db));
     unsigned nt = db->plan.info.tables;
     for (unsigned t = 0; t < nt; t++) {
         uint64_t f;
@@ -259,9 +259,9 @@ int main(int argc, char **argv)
         for (unsigned i = 1; i < threads; i++) pthread_join(th[i], NULL);
         double secs = now_s() - t0;
         if (check)
-            printf("nd_batch (check only; probes up to %zu) in groups of %zu: ",
+            printf("nd_db_batch (check only; probes up to %zu) in groups of %zu: ",
                    db->batch_probes_max, group);
-        else if (group > 1) printf("nd_batch(ND_BATCH_ADD) in groups of %zu: ", group);
+        else if (group > 1) printf("nd_db_batch(ND_BATCH_ADD) in groups of %zu: ", group);
         else if (replace == 1) printf("add, every second replacing the key before: ");
         else if (replace == 0) printf("add, new keys only: ");
         else printf("add_if_new ");
@@ -290,6 +290,6 @@ int main(int argc, char **argv)
         printf("table compaction: %.1f s\n", now_s() - t0);
         queries(db, &g, nq, "after the compaction");
     }
-    TRY(nd_close(db));
+    TRY(nd_db_close(db));
     return 0;
 }

@@ -22,7 +22,7 @@
 #
 # Prints a Markdown table: ranks, fingerprints per shard, load time, wall
 # time of the batch run (mpirun start to exit), the check step (slowest
-# rank's nd_batch over its shards), the per-shard check rate, and the time
+# rank's nd_db_batch over its shards), the per-shard check rate, and the time
 # of one shard checked alone by the single-machine `neardup batch` (no
 # rank competing for the 2 cores: the per-shard cost the projection in
 # README.md is made from).

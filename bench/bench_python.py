@@ -8,11 +8,11 @@ API doing the same work on the same store.
 
 Makes (once; kept in DIR) a store of N fingerprints with bench_db, then
 alternates, for each round:
-  query       bench_query DIR N Q 3 (C: nd_query, timed call by call, p50)
+  query       bench_query DIR N Q 3 (C: nd_db_query, timed call by call, p50)
               against the same Q queries through Database.query (timed call
               by call with perf_counter_ns, p50); both run the queries twice
               and time the second pass;
-  add_if_new  bench_fold COPY --add A --queries 0 (C: nd_add_if_new of
+  add_if_new  bench_fold COPY --add A --queries 0 (C: nd_db_add_if_new of
               bench_db's stream from id 200M, 8-byte keys, docs/s) against
               the same documents through Database.add_if_new (docs/s), each
               on a fresh copy of the store opened without background folds;

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     }
     nd_db *db = NULL;
     nd_results *res = NULL;
-    int rc = nd_open(&db, argv[1], NULL);
+    int rc = nd_db_open(&db, argv[1], NULL);
     if (rc == ND_OK) rc = nd_results_new(&res);
     double *lat = bdb_xmalloc(q * sizeof *lat);
     size_t matches = 0;
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
         for (size_t j = 0; rc == ND_OK && j < q; j++) {
             uint64_t base, fp = bdb_query(&g, BDB_QUERY, from + j, &base);
             double t0 = bdb_now();
-            rc = nd_query(res, db, fp, k, &o);
+            rc = nd_db_query(res, db, fp, k, &o);
             lat[j] = (bdb_now() - t0) * 1e6;
             if (pass) matches += nd_results_count(res);
         }
@@ -65,6 +65,6 @@ int main(int argc, char **argv)
     }
     free(lat);
     nd_results_free(res);
-    nd_close(db);
+    nd_db_close(db);
     return rc == ND_OK ? 0 : 1;
 }

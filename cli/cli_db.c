@@ -15,7 +15,7 @@ int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned 
     o.flags = flags;
     o.threads = threads;
     o.scratch_dir = getenv("TMPDIR"); /* a reader's scratch directory (the library reads no environment) */
-    int rc = nd_open(out, path, &o);
+    int rc = nd_db_open(out, path, &o);
     if (rc < 0) {
         /* Whatever the cause (missing, a regular file, not a database,
          * busy), a database that cannot be opened is a database error. */
@@ -32,7 +32,7 @@ int cli_open_db(nd_db **out, const char *path, unsigned flags)
 
 int cli_close_db(nd_db *db, const char *path)
 {
-    int rc = nd_close(db);
+    int rc = nd_db_close(db);
     if (rc < 0) return cli_fail_nd(rc, "closing database '%s'", path);
     return CLI_EXIT_OK;
 }

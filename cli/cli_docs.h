@@ -1,6 +1,6 @@
 /*
  * cli_docs.h — documents read from inputs, held for a bulk call
- * (nd_import, nd_batch): records are fingerprinted (unless they carry a
+ * (nd_db_import, nd_db_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
  * terminal. Used by `import`, `batch` and `shard import`. Besides the
  * in_reader formats, `import` and `batch` read `dump`'s lines (doc_io.h,

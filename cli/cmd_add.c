@@ -2,7 +2,7 @@
  * cmd_add.c — `neardup add DB`: the crawler's online path from the shell.
  *
  * For each input document: fingerprint it (unless the record carries a
- * fingerprint), then nd_add_if_new with distance k. The result line is the
+ * fingerprint), then nd_db_add_if_new with distance k. The result line is the
  * acknowledgement: with --sync the database is opened with ND_DB_SYNC, so
  * the line is printed and flushed only after the document is durable.
  * SIGINT or SIGTERM stops the run between documents (cli_signals_defer),

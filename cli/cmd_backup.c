@@ -34,7 +34,7 @@ int cmd_backup(int argc, char **argv)
         nd_db *db;
         if (attempt) usleep(200000);
         if ((rc = cli_open_db(&db, path, ND_DB_READONLY))) return rc;
-        nrc = nd_backup(db, dir);
+        nrc = nd_db_backup(db, dir);
         rc = cli_close_db(db, path);
     }
     if (nrc < 0) return cli_fail_nd(nrc, "backup of '%s' into '%s'", path, dir);

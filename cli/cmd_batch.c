@@ -1,6 +1,6 @@
 /*
  * cmd_batch.c — `neardup batch DB INPUT...`: Manku's batch mode from the
- * shell. The input is read (and fingerprinted) whole, then one nd_batch
+ * shell. The input is read (and fingerprinted) whole, then one nd_db_batch
  * call checks it against the stored set and against itself; each document
  * gets the line `add` would print for it, in input order. SIGINT or
  * SIGTERM stops the read (cli_signals_defer); a chunk already checked is
@@ -90,7 +90,7 @@ static int run_chunk(cli_docs *l, void *payload)
     /* one call: say what the wait is */
     cli_progress_note(c->prog, "batch: checking %zu %s...", l->n,
                       cli_plural(l->n, "document", "documents"));
-    rc = nd_batch(items, c->keys, c->db, all, np + l->n, c->k, c->flags);
+    rc = nd_db_batch(items, c->keys, c->db, all, np + l->n, c->k, c->flags);
     if (all != l->d) free(all);
     if (rc < 0) {
         free(items);

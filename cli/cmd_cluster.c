@@ -236,7 +236,7 @@ static int lookup(cl_state *st, uint32_t doc, const char *file, size_t line)
     if (d->looked || !st->db) return CLI_EXIT_OK;
     d->looked = 1;
     const cl_name *k = &st->keys.v[doc];
-    int nrc = nd_get(st->res, st->db, k->s, k->len);
+    int nrc = nd_db_get(st->res, st->db, k->s, k->len);
     if (nrc == ND_ENOTFOUND) return CLI_EXIT_OK;
     if (nrc < 0) return cli_fail_nd(nrc, "%s:%zu: looking up '%s'", file, line, k->s);
     const nd_match *m = nd_results_get(st->res, 0);
@@ -419,7 +419,7 @@ int cmd_cluster(int argc, char **argv)
         if (rc) return rc;
     }
     nd_cluster_tier single = {UINT32_MAX, (unsigned)k};
-    nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+    nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
     o.top = top;
     o.tiers = tiers ? tiers : &single;
     o.n_tiers = tiers ? n_tiers : 1;
@@ -476,7 +476,7 @@ int cmd_cluster(int argc, char **argv)
         size_t deleted = 0, absent = 0;
         for (size_t i = 0; i < st.n_removed; i++) {
             const cl_name *key = &st.keys.v[st.removed[i]];
-            nrc = nd_delete(st.db, key->s, key->len);
+            nrc = nd_db_delete(st.db, key->s, key->len);
             if (nrc == ND_ENOTFOUND) absent++;
             else if (nrc < 0) {
                 fputc('\n', stderr);

@@ -21,7 +21,7 @@ int cmd_compact(int argc, char **argv)
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_NO_BACKGROUND);
     if (rc) return rc;
-    int nrc = nd_compact(db);
+    int nrc = nd_db_compact(db);
     if (nrc < 0) rc = cli_fail_nd(nrc, "compact '%s'", path);
     int crc = cli_close_db(db, path);
     return rc ? rc : crc;

@@ -106,13 +106,13 @@ static int open_db(nd_db **out, const char *path, unsigned k, int k_given, unsig
     o.flags = ND_DB_CREATE;
     o.k = k;
     o.fp = features_given ? fo : NULL;
-    int rc = nd_open(out, path, &o);
+    int rc = nd_db_open(out, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "dedupe: cannot open or create database '%s'", path);
     if (!k_given) return CLI_EXIT_OK;
     if ((rc = nd_db_plan(&plan, *out)) < 0)
         return cli_fail_nd(rc, "dedupe: reading the plan of database '%s'", path);
     if (plan.k == k) return CLI_EXIT_OK;
-    nd_close(*out);
+    nd_db_close(*out);
     *out = NULL;
     return cli_fail("dedupe: database '%s' has k = %u, but --k %u asks for k = %u (min(K, 8)); "
                     "give --k %u, or no --k to keep the store's", path, plan.k, k_opt, k, plan.k);
@@ -152,7 +152,7 @@ static int load_db(nd_db *db, const char *path, nd_dedupe *dd, size_t memory, si
     nrc = nd_dedupe_docs(dd, cli_load_piece(chunk), load_piece, &lc);
     if (nrc == ND_DEDUPE_STOPPED) nrc = lc.rc;
     if (nrc < 0) goto fail;
-    if ((nrc = nd_loader_commit(lc.l, NULL)) < 0) goto fail;
+    if ((nrc = nd_loader_finish(NULL, lc.l)) < 0) goto fail;
     if (line > 0) fprintf(stderr, "\r%*s\r", line, "");
     goto done;
 fail:

@@ -39,7 +39,7 @@ int cmd_delete(int argc, char **argv)
     if (rc) return rc;
     for (int i = first + 1; i < argc; i++) {
         size_t len = strlen(argv[i]);
-        int nrc = nd_delete(db, argv[i], len);
+        int nrc = nd_db_delete(db, argv[i], len);
         if (nrc == ND_ENOTFOUND) {
             missing++;
             fputs("missing\t", stdout);

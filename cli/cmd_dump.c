@@ -1,6 +1,6 @@
 /*
  * cmd_dump.c — `neardup dump DB`: every stored document, streamed from one
- * snapshot through nd_foreach_doc, in a format import reads back (see
+ * snapshot through nd_db_foreach_doc, in a format import reads back (see
  * doc_io.h). A resemblance store's sketches are not dumped: they cannot
  * be turned back into texts, which such a store needs (see usage).
  */
@@ -71,7 +71,7 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "neardup: dump: '%s' verifies by resemblance: the dump holds no "
                         "sketches and imports into a fingerprint-only store only (a "
                         "resemblance store needs the texts; `backup` copies it)\n", path);
-    int nrc = nd_foreach_doc(db, put_one, &c);
+    int nrc = nd_db_foreach_doc(db, put_one, &c);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_fail("dump: writing the output: %s", strerror(errno ? errno : EIO));
         rc = CLI_EXIT_DB;

@@ -1,6 +1,6 @@
 /*
  * cmd_expire.c — `neardup expire DB --older-than AGE`: retention. The
- * library decides what is expired (nd_expire; nd_db_foreach_expired lists the
+ * library decides what is expired (nd_db_expire; nd_db_foreach_expired lists the
  * same documents for --dry-run).
  */
 #include "cli.h"
@@ -85,8 +85,8 @@ int cmd_expire(int argc, char **argv)
         nrc = nd_db_foreach_expired(db, now - age, print_expired, &c);
         n = c.n;
     } else {
-        nrc = nd_expire(db, now - age, &n);
-        if (nrc == ND_OK && compact) nrc = nd_compact(db);
+        nrc = nd_db_expire(&n, db, now - age);
+        if (nrc == ND_OK && compact) nrc = nd_db_compact(db);
     }
     if (nrc < 0) rc = cli_fail_nd(nrc, "expire '%s'", path);
     else if (json) printf("{\"%s\":%llu}\n", dry ? "would_expire" : "expired", (unsigned long long)n);

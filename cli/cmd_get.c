@@ -38,7 +38,7 @@ int cmd_get(int argc, char **argv)
     }
     for (int i = first + 1; i < argc; i++) {
         size_t len = strlen(argv[i]);
-        int nrc = nd_get(res, db, argv[i], len);
+        int nrc = nd_db_get(res, db, argv[i], len);
         if (nrc == ND_ENOTFOUND) {
             missing++;
             fputs("neardup: missing\t", stderr);

@@ -5,7 +5,7 @@
  * By default the documents go through one nd_loader: chunks are sorted and
  * spilled, and the commit writes the store once, atomically (a bad record
  * or a crash before it imports nothing new). With --steps each chunk (1M,
- * growing with the store) is one nd_import call, written atomically: a
+ * growing with the store) is one nd_db_import call, written atomically: a
  * crash keeps every chunk that was reported and none of a chunk in flight,
  * but every step rewrites the whole store.
  *
@@ -83,14 +83,14 @@ static int flush_chunk(cli_docs *l, void *payload)
         c->imported += l->n;
         return CLI_EXIT_OK;
     }
-    int rc = nd_import(c->db, l->d, l->n);
+    int rc = nd_db_import(c->db, l->d, l->n);
     if (rc < 0) return cli_fail_nd(rc, "import: step %llu", (unsigned long long)c->steps + 1);
     c->imported += l->n;
     c->steps++;
     if (c->auto_chunk) {
         uint64_t stored = 0;
-        nd_db_count(c->db, &stored, NULL);
-        c->ro->chunk = nd_import_step(stored);
+        nd_db_counts(&stored, NULL, c->db);
+        c->ro->chunk = nd_db_import_step(stored);
     }
     return CLI_EXIT_OK;
 }
@@ -103,7 +103,7 @@ int cmd_import(int argc, char **argv)
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {"steps", no_argument, 0, 'S'},
         {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_import_step(0)};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_db_import_step(0)};
     import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
     int json = 0, steps = 0, opt, rc;
@@ -167,7 +167,7 @@ int cmd_import(int argc, char **argv)
         /* the commit is one call: say what the wait is */
         cli_progress_note(&prog, "%s: %llu docs read; writing the store...", prog.verb,
                           (unsigned long long)c.imported);
-        int lrc = nd_loader_commit(c.loader, NULL);
+        int lrc = nd_loader_finish(NULL, c.loader);
         if (lrc < 0) rc = cli_fail_nd(lrc, "import");
         else c.steps = 1;
         late_signal = cli_interrupted();
@@ -194,7 +194,7 @@ int cmd_import(int argc, char **argv)
         fprintf(stderr, "neardup: import: interrupted while the store was written, which "
                         "finished: the import is complete\n");
     uint64_t ndocs = 0, nfps = 0;
-    int have_stats = nd_db_count(c.db, &ndocs, &nfps) == ND_OK;
+    int have_stats = nd_db_counts(&ndocs, &nfps, c.db) == ND_OK;
     double rate = secs > 0 ? (double)c.imported / secs : 0;
     if (json && rc == CLI_EXIT_OK) {
         printf("{\"imported\":%llu,\"bad\":%llu,\"steps\":%llu,\"seconds\":%.3f,\"docs_per_s\":%.0f",

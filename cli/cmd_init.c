@@ -39,7 +39,7 @@ static const char usage[] =
 static int check_new(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) return CLI_EXIT_OK; /* nd_open creates it or says why not */
+    if (stat(path, &st) != 0) return CLI_EXIT_OK; /* nd_db_open creates it or says why not */
     if (!S_ISDIR(st.st_mode)) {
         cli_fail("init: '%s' already exists and is not a directory", path);
         return CLI_EXIT_DB;
@@ -133,7 +133,7 @@ int cmd_init(int argc, char **argv)
     if (rc) return rc;
     o.fp = &fo;
     nd_db *db = NULL;
-    rc = nd_open(&db, path, &o);
+    rc = nd_db_open(&db, path, &o);
     if (rc < 0) return cli_fail_nd(rc, "init: cannot create database '%s'", path);
     nd_plan_info p;
     char cfg[256] = "";

@@ -47,7 +47,7 @@ static int run_one(query_ctx *q, uint64_t fp, const nd_sketch *sk)
 {
     nd_doc d = {"", 0, fp, 0, 0, sk};
     int rc = sk ? nd_db_query_doc(q->res, q->db, &d, q->k, &q->qo)
-                : nd_query(q->res, q->db, fp, q->k, &q->qo);
+                : nd_db_query(q->res, q->db, fp, q->k, &q->qo);
     if (rc < 0) return cli_fail_nd(rc, "query %016llx", (unsigned long long)fp);
     for (size_t i = 0; i < nd_results_count(q->res); i++) {
         const nd_match *m = nd_results_get(q->res, i);

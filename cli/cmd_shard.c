@@ -17,7 +17,7 @@
  * last: an interrupted init or split leaves a directory that no command
  * accepts as a store.
  *
- * split (reading the source with nd_foreach_doc, a consistent snapshot)
+ * split (reading the source with nd_db_foreach_doc, a consistent snapshot)
  * and import load the shards through one nd_loader per shard: each
  * document goes to its shard's loader, which sorts full chunks and spills
  * them to temporary files in the shard; at the end the loaders are
@@ -379,7 +379,7 @@ static int shard_split(int argc, char **argv)
         goto incomplete;
     }
     if ((rc = load_start(&l, a.chunk, 0))) goto incomplete;
-    int nrc = nd_foreach_doc(src, split_cb, &l);
+    int nrc = nd_db_foreach_doc(src, split_cb, &l);
     if (l.rc) {
         rc = l.rc;
         goto incomplete;
@@ -528,7 +528,7 @@ static int shard_info(int argc, char **argv)
         uint64_t docs = 0;
         const char *path = path_of(sh, s);
         if ((rc = cli_open_db(&db, path, ND_DB_READONLY))) break;
-        int nrc = nd_db_count(db, &docs, NULL);
+        int nrc = nd_db_counts(&docs, NULL, db);
         if (nrc < 0) rc = cli_fail_nd(nrc, "shard info: counting '%s'", path);
         else if (a.json) printf("%s%llu", s ? "," : "", (unsigned long long)docs);
         else printf("shard-%03u\t%llu\n", s, (unsigned long long)docs);

@@ -36,7 +36,7 @@ int cmd_stats(int argc, char **argv)
     if (rc) return rc;
     static nd_stats st;
     nd_plan_info plan;
-    int nrc = nd_stats_get(&st, db);
+    int nrc = nd_db_stats(&st, db);
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "stats '%s'", path);
         goto done;

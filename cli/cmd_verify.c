@@ -25,7 +25,7 @@ int cmd_verify(int argc, char **argv)
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_READONLY);
     if (rc) return rc;
-    int nrc = nd_verify(db);
+    int nrc = nd_db_verify(db);
     if (nrc < 0) {
         rc = cli_fail_nd(nrc, "verify '%s'", path);
         if (rc == CLI_EXIT_USAGE) rc = CLI_EXIT_DB;

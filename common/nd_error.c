@@ -3,7 +3,7 @@
  *
  * The message buffer is a fixed thread-local array: setting an error never
  * allocates (so ND_ENOMEM is reportable) and nd_errmsg() works without a
- * database handle, e.g. after nd_open failed.
+ * database handle, e.g. after nd_db_open failed.
  */
 #include "nd_error.h"
 

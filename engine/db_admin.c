@@ -53,7 +53,7 @@ static int stats_cb(const uint64_t *e, size_t n, int is_run, size_t bytes, void 
 
 int nd_db_counts(uint64_t *docs, uint64_t *fingerprints, const nd_db *db)
 {
-    ND_RETURN_IF(!db, ND_EINVAL, "nd_db_count: NULL database");
+    ND_RETURN_IF(!db, ND_EINVAL, "nd_db_counts: NULL database");
     nd_db *m = (nd_db *)db; /* the lock is not part of the logical state */
     pthread_mutex_lock(&m->write.mu);
     if (docs) *docs = db->write.docs;
@@ -101,7 +101,7 @@ static int family_count(nd_db *db, int cf, int check, uint64_t *n, uint64_t *byt
 
 int nd_db_stats(nd_stats *out, nd_db *db)
 {
-    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_stats_get: NULL argument");
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_stats: NULL argument");
     memset(out, 0, sizeof *out);
     out->min_resemblance = db->min_resemblance;
     if (db->min_resemblance > 0) {
@@ -264,7 +264,7 @@ int nd_db_verify(nd_db *db)
 {
     digest rd = {0};
     uint64_t rev_entries, ndocs;
-    ND_RETURN_IF(!db, ND_EINVAL, "nd_verify: NULL database");
+    ND_RETURN_IF(!db, ND_EINVAL, "nd_db_verify: NULL database");
     ND_FORWARD(rev_digest(db, &rd, &rev_entries));
     for (unsigned t = 0; t < db->plan.info.tables; t++) {
         verify_table v = {db, t, {0}};
@@ -308,7 +308,7 @@ int nd_db_verify(nd_db *db)
 
 int nd_db_backup(nd_db *db, const char *dir)
 {
-    ND_RETURN_IF(!db || !dir || !*dir, ND_EINVAL, "nd_backup: NULL or empty argument");
+    ND_RETURN_IF(!db || !dir || !*dir, ND_EINVAL, "nd_db_backup: NULL or empty argument");
     return st_checkpoint(db->store, dir);
 }
 
@@ -335,7 +335,7 @@ int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
 {
     st_iter *it;
     int rc;
-    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_foreach_doc: NULL argument");
+    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_doc: NULL argument");
     ND_FORWARD(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;

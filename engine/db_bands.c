@@ -618,7 +618,7 @@ int db_bands_open(nd_db *db)
 {
     if (db->min_resemblance <= 0) return ND_OK;
     db_bands *m = calloc(1, sizeof *m);
-    ND_RETURN_IF(!m, ND_ENOMEM, "nd_open: out of memory");
+    ND_RETURN_IF(!m, ND_ENOMEM, "nd_db_open: out of memory");
     pthread_rwlock_init(&m->lock, NULL);
     pthread_mutex_init(&m->flush_mu, NULL);
     pthread_cond_init(&m->flush_cv, NULL);

@@ -12,7 +12,7 @@
  *
  * A small batch (db->batch_probes_max, DB_BATCH_PROBES_MAX documents), and
  * any batch for k above the plan's k, probes each document on its own
- * instead (db_match_fps, as nd_query), slices of the batch on up to 8
+ * instead (db_match_fps, as nd_db_query), slices of the batch on up to 8
  * threads (stored_probes). At 100M a block read costs about the same
  * either way when the batch is sparse, and the merge has fixed costs the
  * probes do not: its cursors need the mirror's waiting entries written to
@@ -24,7 +24,7 @@
  * 104k probed; 4096, 109k and 107k; 65536, 153k and 118k.
  *
  * Within the batch, nd_selfjoin gives every pair within k. The documents
- * are then decided in input order, as nd_add_if_new one by one would: a
+ * are then decided in input order, as nd_db_add_if_new one by one would: a
  * document is a duplicate when its best stored match or an earlier *new*
  * document lies within k; the closest wins (ties: fingerprint, then key).
  *
@@ -34,7 +34,7 @@
  * entries waiting in the mirror as a single add's do (db_mirrored_stage)
  * when there are at most DB_MIRRORED_CALL of them.
  *
- * Callers: the public API only (nd_batch). It reads through the query
+ * Callers: the public API only (nd_db_batch). It reads through the query
  * path (db_query.h) and writes through one transaction (db_txn.h).
  */
 #include <limits.h>
@@ -294,7 +294,7 @@ cleanup:
 }
 
 /* Best stored match of every document by its own probes (db_match_fps,
- * as nd_query: no snapshot, no cursor), the batch cut into slices. */
+ * as nd_db_query: no snapshot, no cursor), the batch cut into slices. */
 static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, best *bs)
 {
     unsigned nw = batch_workers(db, (unsigned)(n / PROBES_PER_WORKER < ND_MAX_TABLES
@@ -504,10 +504,10 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
     uint64_t *fps = NULL;
     db_txn txn = {0};
     int add = (flags & ND_BATCH_ADD) != 0, rc = ND_OK;
-    ND_RETURN_IF(!db || !keys || (n && (!out || !docs)), ND_EINVAL, "nd_batch: NULL argument");
+    ND_RETURN_IF(!db || !keys || (n && (!out || !docs)), ND_EINVAL, "nd_db_batch: NULL argument");
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);
-    ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_batch: %zu documents (limit 2^32-1)", n);
-    ND_RETURN_IF(flags & ~ND_BATCH_ADD, ND_EINVAL, "nd_batch: unknown flags 0x%x", flags);
+    ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "nd_db_batch: %zu documents (limit 2^32-1)", n);
+    ND_RETURN_IF(flags & ~ND_BATCH_ADD, ND_EINVAL, "nd_db_batch: unknown flags 0x%x", flags);
     if (add) {
         ND_FORWARD(db_check_writable(db));
         ND_FORWARD(db_check_docs(docs, n));

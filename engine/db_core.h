@@ -7,11 +7,11 @@
  *   db_open.c                open, create, close: starts and stops the rest
  *   db_admin.c               compaction, counts, stats, verify, backup
  *   db_load.c, load_*.c      the bulk loader
- *   db_import.c              nd_import, and the replacement path the loader shares
- *   db_batch.c               nd_batch (check, and with ND_BATCH_ADD store)
- *   db_write.c               nd_add_many, nd_add_if_new, nd_delete, nd_expire
+ *   db_import.c              nd_db_import, and the replacement path the loader shares
+ *   db_batch.c               nd_db_batch (check, and with ND_BATCH_ADD store)
+ *   db_write.c               nd_db_add_many, nd_db_add_if_new, nd_db_delete, nd_db_expire
  *   db_txn.c                 the write transaction every writer uses
- *   db_query.c, db_results.c nd_query, nd_get and the probes under them
+ *   db_query.c, db_results.c nd_db_query, nd_db_get and the probes under them
  *   db_fold.c                the fold service (fresh entries -> runs), its thread
  *   db_mirrored.c            new fingerprints logged for the fresh mirror
  *   db_bands.c               recent band entries, in memory and logged
@@ -26,7 +26,7 @@
  * Concurrency: RocksDB serves reads from any thread. Every write (add,
  * delete, refresh, fold step) is a read-modify-write of docs, rev, the
  * tables and the counters, so writers hold write.mu from their first read
- * to st_write (db_txn.c). Queries take no lock; nor does nd_add_if_new's
+ * to st_write (db_txn.c). Queries take no lock; nor does nd_db_add_if_new's
  * check, which is made good under write.mu (db->commits). fold.mu
  * keeps one fold at a time and is taken before write.mu, never after.
  */
@@ -55,12 +55,12 @@
  * key || document key. Its first DB_BAND_PREFIX_LEN bytes are what a
  * check seeks. */
 #define DB_BAND_PREFIX_LEN ST_CF_BAND_PREFIX
-/* The largest batch nd_batch checks by probes, not the merge (db_batch.c). */
+/* The largest batch nd_db_batch checks by probes, not the merge (db_batch.c). */
 #define DB_BATCH_PROBES_MAX 4096
-/* Fingerprints nd_add_if_new remembers it stored (db_recent). */
+/* Fingerprints nd_db_add_if_new remembers it stored (db_recent). */
 #define DB_RECENT 1024
 
-/* A fingerprint nd_add_if_new stored, and the epoch of its commit. */
+/* A fingerprint nd_db_add_if_new stored, and the epoch of its commit. */
 typedef struct db_recent {
     uint64_t epoch, fp;
 } db_recent;
@@ -74,7 +74,7 @@ typedef struct db_writer {
     uint64_t docs, fps; /* documents, distinct fingerprints */
 } db_writer;
 
-/* What commits tell nd_add_if_new's checks, which run outside the writer
+/* What commits tell nd_db_add_if_new's checks, which run outside the writer
  * lock and, under it, look only at what was committed since they began
  * (db_txn.c alone). epoch counts commits (raised under the lock once a
  * write is visible; read without it). The fingerprints add_if_new stored
@@ -126,7 +126,7 @@ typedef struct db_readers {
 } db_readers;
 
 struct nd_db {
-    /* Set by nd_open (db_open.c) and fixed until nd_close: read anywhere
+    /* Set by nd_db_open (db_open.c) and fixed until nd_db_close: read anywhere
      * without a lock. */
     st_store *store;
     nd_plan plan;
@@ -139,13 +139,13 @@ struct nd_db {
     char *stop_buf;        /* the stop words, each NUL-terminated */
     size_t stop_len;
     const char **stop_ptrs;
-    /* nd_batch probes batches of at most this many documents and merges
+    /* nd_db_batch probes batches of at most this many documents and merges
      * larger ones: DB_BATCH_PROBES_MAX; tests set it to choose. */
     size_t batch_probes_max;
     /* Band entries a resemblance store keeps in memory before it writes
      * them (db_bands.c); 0: DB_BANDS_MAX. Tests set it to choose. */
     size_t bands_max;
-    /* nd_db_options.threads (0: one a CPU, at most 8): nd_batch's workers
+    /* nd_db_options.threads (0: one a CPU, at most 8): nd_db_batch's workers
      * and whether a loader's passes overlap (db_threads). */
     unsigned threads;
 
@@ -200,7 +200,7 @@ int db_check_sketches(const nd_db *db, const nd_doc *docs, size_t n, const char 
 /* Take write.mu; release it with db_write_unlock. A writer that finds it
  * held spins up to DB_WRITE_SPIN_NS before it sleeps: a lock hand-over
  * through sleep and wake-up costs more than a stream's write holds it
- * (100M, two threads of nd_add_if_new: 44k voluntary context switches for
+ * (100M, two threads of nd_db_add_if_new: 44k voluntary context switches for
  * 100,000 adds and 127-132% CPU when sleeping at once). */
 void db_write_lock(nd_db *db);
 void db_write_unlock(nd_db *db);

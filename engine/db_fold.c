@@ -7,7 +7,7 @@
  * db_mirrored.c). A fold merges them into the compressed runs
  * (st_table_fold, st_table_refold). Writers count what they add
  * (fresh_pending, under the writer lock) and wake the background thread
- * once the backlog passes the threshold (db_fold_kick); nd_compact and
+ * once the backlog passes the threshold (db_fold_kick); nd_db_compact and
  * the bulk paths fold at once. Per table, fresh_live bounds the fresh
  * entries from above, so a query can skip the fresh space when it is 0.
  *
@@ -17,7 +17,7 @@
  * the fresh space from RocksDB the mirror's waiting entries get their
  * keys (db_mirrored_flush).
  *
- * Callers: the write path (db_txn.c wakes it), db_admin.c (nd_compact),
+ * Callers: the write path (db_txn.c wakes it), db_admin.c (nd_db_compact),
  * the bulk paths (db_import.c, db_load.c, load_commit.c fold with both
  * locks held) and db_open.c (starts and stops the thread).
  */
@@ -55,7 +55,7 @@ static void fresh_lower(nd_db *db, unsigned t, uint64_t n)
  * pass (st_table_refold: no seek per run, nothing through the WAL); else,
  * or if a write during that pass deleted or changed runs, run by run
  * (st_table_fold). What writers added during a refold stays fresh unless
- * all (nd_compact): folding it run by run would write the run space and
+ * all (nd_db_compact): folding it run by run would write the run space and
  * so take the table's direct reader away until a compaction.
  * fps: the store's fingerprints, one entry each. */
 #define REFOLD_RUNS 4
@@ -118,7 +118,7 @@ static void *bg_main(void *p)
         db->fold.kick = 0;
         pthread_mutex_unlock(&db->fold.bg_mu);
         /* A failed background fold leaves the tables as they were (each
-         * step is atomic); the next kick or nd_compact tries again. After
+         * step is atomic); the next kick or nd_db_compact tries again. After
          * a fold its rewritten runs are spread over new files, read
          * through RocksDB (10M, 4 tables: k=3 p50 25 -> 110 us) until a
          * compaction makes each table's runs one file again. */

@@ -1,9 +1,9 @@
 /*
  * db_import.c — bulk import: many documents in one pass per table.
  *
- * nd_add_many stages every document through an indexed batch and leaves
+ * nd_db_add_many stages every document through an indexed batch and leaves
  * its fingerprints as fresh entries for a later fold: fine for a stream,
- * slow for a crawl of millions. nd_import instead
+ * slow for a crawl of millions. nd_db_import instead
  *   1. keeps the last document of each key (the keys sorted: a key's
  *      documents are then neighbours),
  *   2. sends keys that are already stored through the ordinary staged path
@@ -30,7 +30,7 @@
  * A resemblance store imports through the transaction path instead
  * (db_similar_import): its sketches and band entries have no bulk pass.
  *
- * Callers: nd_import (public), and the loader (db_load.c, load_commit.c),
+ * Callers: nd_db_import (public), and the loader (db_load.c, load_commit.c),
  * which shares db_import_split, _order, _replace and _locked.
  */
 #include <stdlib.h>
@@ -51,7 +51,7 @@
  * entries with probability 1 - exp(-m R / N), 63% of the runs or more at
  * m R >= N. Merged through the batch, those runs would go through the
  * WAL, the memtables and later a compaction of the whole table (at 100M,
- * a last step of 3% took longer than a rewrite, and nd_compact after it
+ * a last step of 3% took longer than a rewrite, and nd_db_compact after it
  * rewrote 8.9 GB in 188 s). */
 #define IMPORT_REWRITE_SHARE 16
 
@@ -390,7 +390,7 @@ int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
 {
     int rc;
     ND_FORWARD(db_check_writable(db));
-    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_import: NULL documents");
+    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_db_import: NULL documents");
     ND_FORWARD(db_check_docs(docs, n));
     ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_import"));
     if (n == 0) return ND_OK;

@@ -1,7 +1,7 @@
 /*
  * db_import.h — the import's internal calls, shared with the bulk loader
  * (db_import.c; engine internal). Declares what db_import.c defines
- * besides the public nd_import and nd_import_step.
+ * besides the public nd_db_import and nd_db_import_step.
  */
 #ifndef ND_DB_IMPORT_H
 #define ND_DB_IMPORT_H
@@ -17,7 +17,7 @@
  * key order). */
 int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
                     size_t **fresh, size_t *nfresh);
-/* nd_import with fold.mu and write.mu held; *out_new (may be NULL) gets
+/* nd_db_import with fold.mu and write.mu held; *out_new (may be NULL) gets
  * the number of documents new to the store. */
 int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
 /* Replace the stored documents docs[idx[0..n)] through the staged path,

@@ -3,11 +3,11 @@
  * written into the store once.
  *
  * nd_loader_add buffers documents; each full chunk is spilled: stored keys
- * are replaced at once (as nd_import does), the others sorted in memory
+ * are replaced at once (as nd_db_import does), the others sorted in memory
  * and written to temporary files (load_spill.h): per table the distinct
  * permuted fingerprints, and the chunk's docs and rev entries in key
  * order. A writer task writes one chunk's files while the caller fills
- * the next chunk in a second set of buffers. nd_loader_commit then writes
+ * the next chunk in a second set of buffers. nd_loader_finish then writes
  * a new generation in one pass per family, each a k-way merge of the
  * chunks' files with the family as stored (load_commit.c).
  *
@@ -49,7 +49,7 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs)
     nd_loader *l = calloc(1, sizeof *l);
     ND_RETURN_IF(!l, ND_ENOMEM, "nd_loader_new: out of memory");
     l->db = db;
-    l->chunk_docs = chunk_docs ? chunk_docs : nd_import_step(UINT64_MAX);
+    l->chunk_docs = chunk_docs ? chunk_docs : nd_db_import_step(UINT64_MAX);
     if (l->chunk_docs > UINT32_MAX) l->chunk_docs = UINT32_MAX; /* sort_item's index */
     int rc = load_dir_create(db, &l->dir);
     if (rc < 0) {
@@ -308,9 +308,9 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n)
 
 int nd_loader_finish(uint64_t *out_new, nd_loader *l)
 {
-    ND_RETURN_IF(!l, ND_EINVAL, "nd_loader_commit: NULL loader");
+    ND_RETURN_IF(!l, ND_EINVAL, "nd_loader_finish: NULL loader");
     ND_RETURN_IF(l->state != LOADER_OPEN, ND_EINVAL,
-                 "nd_loader_commit: the loader was committed or failed");
+                 "nd_loader_finish: the loader was committed or failed");
     nd_db *db = l->db;
     int rc = ND_OK;
     if (out_new) *out_new = 0;

@@ -32,12 +32,12 @@
  * else is written; a read-only open leaves it as it was, still readable by
  * older builds.
  *
- * nd_open builds the handle bottom-up: the store (st_open), the meta
+ * nd_db_open builds the handle bottom-up: the store (st_open), the meta
  * records, the mirror's log (db_mirrored_open), the fresh counts
  * (db_fold_open), the sweep of unfinished loads (db_load_sweep), then
- * the background fold; nd_close undoes it top-down. Invariant: what the
+ * the background fold; nd_db_close undoes it top-down. Invariant: what the
  * handle holds outside its sub-structs (plan, fingerprint configuration,
- * run size, flags) is set here and fixed until nd_close. Callers: the
+ * run size, flags) is set here and fixed until nd_db_close. Callers: the
  * public API only.
  */
 #include <stddef.h>
@@ -106,7 +106,7 @@ static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const c
     if (words)
         for (size_t i = 0; i < n; i++) total += strlen(words[i]) + 1;
     db->stop_buf = malloc(total ? total : 1);
-    ND_RETURN_IF(!db->stop_buf, ND_ENOMEM, "nd_open: out of memory for stop words");
+    ND_RETURN_IF(!db->stop_buf, ND_ENOMEM, "nd_db_open: out of memory for stop words");
     if (words) {
         size_t at = 0;
         for (size_t i = 0; i < n; i++) {
@@ -122,7 +122,7 @@ static int keep_stopwords(nd_db *db, const char *const *words, size_t n, const c
                      "database %s: stopwords record is not NUL-terminated", db->path);
     }
     db->stop_ptrs = malloc((n ? n : 1) * sizeof *db->stop_ptrs);
-    ND_RETURN_IF(!db->stop_ptrs, ND_ENOMEM, "nd_open: out of memory for stop words");
+    ND_RETURN_IF(!db->stop_ptrs, ND_ENOMEM, "nd_db_open: out of memory for stop words");
     for (size_t i = 0, at = 0; i < n; i++) {
         db->stop_ptrs[i] = db->stop_buf + at;
         at += strlen(db->stop_buf + at) + 1;
@@ -363,7 +363,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
     nd_db_options def;
     nd_db *db = NULL;
     int rc;
-    ND_RETURN_IF(!out || !path || !*path, ND_EINVAL, "nd_open: NULL or empty argument");
+    ND_RETURN_IF(!out || !path || !*path, ND_EINVAL, "nd_db_open: NULL or empty argument");
     *out = NULL;
     if (!opts) {
         nd_db_options_init(&def, ND_DB_OPTIONS_VERSION);
@@ -389,7 +389,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
                  "db options: min_resemblance %g (0, or in (0, 1])", want_r);
 
     db = calloc(1, sizeof *db);
-    ND_RETURN_IF(!db, ND_ENOMEM, "nd_open: out of memory");
+    ND_RETURN_IF(!db, ND_ENOMEM, "nd_db_open: out of memory");
     pthread_mutex_init(&db->write.mu, NULL);
     pthread_mutex_init(&db->mirror.mu, NULL);
     pthread_mutex_init(&db->readers.mu, NULL);
@@ -397,7 +397,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
     pthread_mutex_init(&db->fold.bg_mu, NULL);
     pthread_cond_init(&db->fold.bg_cv, NULL);
     db->path = strdup(path);
-    if (!db->path) ND_FAIL(ND_ENOMEM, "nd_open: out of memory");
+    if (!db->path) ND_FAIL(ND_ENOMEM, "nd_db_open: out of memory");
     db->readonly = (opts->flags & ND_DB_READONLY) != 0;
     db->sync = (opts->flags & ND_DB_SYNC) != 0;
     db->fold.threshold = opts->fold_threshold;

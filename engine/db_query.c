@@ -16,8 +16,8 @@
  * Invariants: a query takes no lock; it reads through a pooled reader
  * (db_reader_get) whose views follow every write that returned before it
  * began, fresh entries from the mirror (skipped where db_fold_fresh_maybe
- * says a table has none). Callers: the public API (nd_query, nd_get),
- * nd_add_if_new (through nd_query), nd_batch (db_match_fps for probes,
+ * says a table has none). Callers: the public API (nd_db_query, nd_db_get),
+ * nd_db_add_if_new (through nd_db_query), nd_db_batch (db_match_fps for probes,
  * db_first_keys for its matches' keys).
  */
 #include <math.h>
@@ -265,7 +265,7 @@ int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_qu
     nd_query_options def = ND_QUERY_OPTIONS_INIT;
     st_u64s fps = {0};
     int rc;
-    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_query: NULL argument");
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_query: NULL argument");
     if (!opts) opts = &def;
     ND_RETURN_IF(opts->version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
                  "query options: version %u unknown", opts->version);
@@ -293,7 +293,7 @@ int nd_db_get(nd_results *out, nd_db *db, const void *key, size_t key_len)
     double score;
     int64_t time;
     int rc;
-    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_get: NULL argument");
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_get: NULL argument");
     ND_FORWARD(db_check_key(key, key_len));
     nd_results_clear(out);
     rc = st_get(db->store, ST_CF_DOCS, key, key_len, &v, &vlen);

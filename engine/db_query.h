@@ -1,6 +1,6 @@
 /*
  * db_query.h — the query path's internal calls (db_query.c; engine
- * internal), which nd_batch and nd_add_if_new share with nd_query.
+ * internal), which nd_db_batch and nd_db_add_if_new share with nd_db_query.
  */
 #ifndef ND_DB_QUERY_H
 #define ND_DB_QUERY_H

@@ -14,9 +14,9 @@
  *                  mirror's list and the fold backlog;
  *   db_txn_end     release the lock, free the batch and wake the fold when
  *                  the commit added fresh table entries.
- * Writers: nd_add_many, nd_add_if_new, nd_delete and nd_expire
- * (db_write.c), nd_batch with ND_BATCH_ADD (db_batch.c), the replacements
- * and commits of nd_import and the loader (db_import.c, load_commit.c).
+ * Writers: nd_db_add_many, nd_db_add_if_new, nd_db_delete and nd_db_expire
+ * (db_write.c), nd_db_batch with ND_BATCH_ADD (db_batch.c), the replacements
+ * and commits of nd_db_import and the loader (db_import.c, load_commit.c).
  *
  * One document touches up to four families: docs (key -> fp, score, time),
  * rev (fp || key -> score, time), every table (the permuted fp, once per
@@ -49,11 +49,11 @@
  * (db_mirrored_stage_remove); of any other, st_table_remove finds its
  * keys in the tables or the batch.
  *
- * nd_add_if_new checks before it takes the writer lock; every commit
+ * nd_db_add_if_new checks before it takes the writer lock; every commit
  * counts an epoch and notes the fingerprint add_if_new stored (or, any
  * other commit, that it cannot say), so that under the lock a check only
  * looks at what was committed since it began (db_txn_check_stands, for
- * nd_add_if_new in db_write.c): db->commits is this file's alone.
+ * nd_db_add_if_new in db_write.c): db->commits is this file's alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -356,7 +356,7 @@ int db_txn_end(db_txn *t, int rc)
     return rc;
 }
 
-/* ---- nd_add_if_new's checks ------------------------------------------- */
+/* ---- nd_db_add_if_new's checks ------------------------------------------- */
 
 uint64_t db_txn_epoch(const nd_db *db)
 {

@@ -79,7 +79,7 @@ void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps);
  * fingerprints removed, plus those logged) and the fold backlog follow
  * it. On failure nothing of the transaction is visible. */
 int db_txn_commit(db_txn *t);
-/* The commit of nd_add_if_new, whose transaction adds exactly the one
+/* The commit of nd_db_add_if_new, whose transaction adds exactly the one
  * new fingerprint fp: noted for the checks that run without the lock. */
 int db_txn_commit_checked(db_txn *t, uint64_t fp);
 /* Write what was staged as it is, no counters and no epoch: for
@@ -87,7 +87,7 @@ int db_txn_commit_checked(db_txn *t, uint64_t fp);
  * no fingerprint. */
 int db_txn_write(db_txn *t);
 
-/* nd_add_if_new's check without the writer lock: the epoch before it
+/* nd_db_add_if_new's check without the writer lock: the epoch before it
  * begins (db_txn_epoch), then, under the lock, whether it still stands:
  * is every commit since that epoch a fingerprint add_if_new stored that
  * the ring still holds, none of them within k of fp? */

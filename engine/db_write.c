@@ -1,10 +1,10 @@
 /*
  * db_write.c — the public writers of single documents and small groups:
- * nd_add_many (and nd_add), nd_delete, nd_add_if_new and nd_expire. Each
- * is one write transaction (db_txn.h) or, nd_expire, one per batch of
+ * nd_db_add_many (and nd_db_add), nd_db_delete, nd_db_add_if_new and nd_db_expire. Each
+ * is one write transaction (db_txn.h) or, nd_db_expire, one per batch of
  * expired keys.
  *
- * nd_add_if_new checks before it takes the writer lock, so the checks of
+ * nd_db_add_if_new checks before it takes the writer lock, so the checks of
  * several threads overlap; every commit counts an epoch and notes the
  * fingerprint add_if_new stored (or, any other commit, that it cannot
  * say: db_txn.c), so that under the lock a check only looks at what was
@@ -24,7 +24,7 @@ int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n)
     db_txn t = {0};
     int rc;
     ND_FORWARD(db_check_writable(db));
-    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_add_many: NULL documents");
+    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_db_add_many: NULL documents");
     ND_FORWARD(db_check_docs(docs, n));
     ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_add_many"));
     ND_TRY(db_txn_begin(&t, db, 0));
@@ -39,7 +39,7 @@ int nd_db_add(nd_db *db, const void *key, size_t key_len, uint64_t fp, double sc
     nd_doc d = {key, key_len, fp, score, time, NULL};
     ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");
     ND_FORWARD(db_check_sketches(db, &d, 1, "nd_db_add (a bare fingerprint)"));
-    return nd_add_many(db, &d, 1);
+    return nd_db_add_many(db, &d, 1);
 }
 
 int nd_db_delete(nd_db *db, const void *key, size_t key_len)
@@ -60,7 +60,7 @@ static int closest(nd_results *out, nd_db *db, uint64_t fp, unsigned k)
 {
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
     qo.limit = 1;
-    return nd_query(out, db, fp, k, &qo);
+    return nd_db_query(out, db, fp, k, &qo);
 }
 
 static int matched_key(const nd_results *out, const void *key, size_t key_len)
@@ -74,7 +74,7 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
 {
     db_txn t = {0};
     int rc = ND_OK;
-    ND_RETURN_IF(!out, ND_EINVAL, "nd_add_if_new: NULL results");
+    ND_RETURN_IF(!out, ND_EINVAL, "nd_db_add_if_new: NULL results");
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_check_key(key, key_len));
     ND_RETURN_IF(k > ND_MAX_K, ND_EINVAL, "distance k=%u (0..%u allowed)", k, ND_MAX_K);

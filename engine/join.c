@@ -26,7 +26,7 @@
  * one sort, as nd_selfjoin always does (it is the stream over an array
  * with no budget).
  *
- * Callers: the public API (nd_selfjoin, nd_selfjoin_stream) and nd_batch
+ * Callers: the public API (nd_selfjoin, nd_selfjoin_stream) and nd_db_batch
  * (the pairs within a batch).
  */
 #include <stdlib.h>

@@ -26,7 +26,7 @@
  * shared between two threads. At 10M documents the docs and rev passes
  * take about 6 s each, a table 0.7 s.
  *
- * Callers: db_load.c (nd_loader_commit), with db_exclusive_lock held.
+ * Callers: db_load.c (nd_loader_finish), with db_exclusive_lock held.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -98,7 +98,7 @@ static int open_shard(nd_db **out, nd_shards *s, unsigned i, unsigned flags,
         o.fp = create->fp;
         o.min_resemblance = s->m.min_resemblance;
     }
-    int rc = nd_open(out, path, &o);
+    int rc = nd_db_open(out, path, &o);
     if (rc < 0)
         return nd_err_wrap(rc, "%s shard %u '%s'", create ? "creating" : "opening", i, path);
     return ND_OK;
@@ -141,7 +141,7 @@ static int create_store(nd_shards *s, const nd_shards_options *o)
             int rc = shard_settings(&s->m.k, &s->m.tables, s->m.fp_config, sizeof s->m.fp_config,
                                     db);
             if (rc < 0) {
-                nd_close(db);
+                nd_db_close(db);
                 return rc;
             }
         }
@@ -149,7 +149,7 @@ static int create_store(nd_shards *s, const nd_shards_options *o)
             s->dbs[i] = db;
         } else {
             char path[PATH_CAP];
-            int rc = nd_close(db);
+            int rc = nd_db_close(db);
             if (rc < 0 && shard_path(path, sizeof path, s->dir, i) == ND_OK)
                 return nd_err_wrap(rc, "closing shard %u '%s'", i, path);
             if (rc < 0) return rc;
@@ -228,7 +228,7 @@ static int close_shards(nd_shards *s)
     int rc = ND_OK;
     for (unsigned i = 0; s->dbs && i < s->m.shards; i++) {
         if (!s->dbs[i]) continue;
-        int crc = nd_close(s->dbs[i]);
+        int crc = nd_db_close(s->dbs[i]);
         s->dbs[i] = NULL;
         if (crc < 0 && rc == ND_OK) {
             char path[PATH_CAP];

@@ -11,7 +11,7 @@
  * parts' answers and decides the batch, every part stores the new
  * documents of its shards (neardup-mpi batch does exactly this).
  *
- * The order of matches is nd_batch's: distance, then fingerprint, then
+ * The order of matches is nd_db_batch's: distance, then fingerprint, then
  * key, so the answer does not depend on how the shards are spread.
  *
  * A store of resemblance shards (the manifest's resemblance line) checks
@@ -61,12 +61,12 @@ static int consider(best *b, nd_results *keys, unsigned d, uint64_t fp, const ch
     return ND_OK;
 }
 
-/* The closest stored match on one shard of every document. nd_batch also
+/* The closest stored match on one shard of every document. nd_db_batch also
  * decides the batch against itself, and where an earlier new document
  * lies closer than anything stored, that batch match is all it reports.
  * Those documents go round again as a smaller batch (the first of them
  * always gets its stored answer, and usually nearly all do); a few left
- * over are probed one by one with nd_query. One probe costs about as much
+ * over are probed one by one with nd_db_query. One probe costs about as much
  * as a thousand documents of a merge, hence the rounds. */
 enum { CHECK_PROBE_BELOW = 64, CHECK_MAX_ROUNDS = 16 };
 
@@ -91,7 +91,7 @@ static int check_shard(best *bs, nd_results *keys, nd_db *db, const nd_doc *docs
             for (size_t j = 0; j < m; j++) sub[j] = docs[idx[j]];
             d = sub;
         }
-        ND_TRY(nd_batch(items, sk, db, d, m, k, 0));
+        ND_TRY(nd_db_batch(items, sk, db, d, m, k, 0));
         size_t next = 0;
         for (size_t j = 0; j < m; j++) {
             const nd_batch_item *it = &items[j];
@@ -107,7 +107,7 @@ static int check_shard(best *bs, nd_results *keys, nd_db *db, const nd_doc *docs
     }
     for (size_t j = 0; j < m; j++) {
         size_t i = idx[j];
-        ND_TRY(nd_query(res, db, docs[i].fp, k, NULL));
+        ND_TRY(nd_db_query(res, db, docs[i].fp, k, NULL));
         if (nd_results_count(res)) {
             const nd_match *mt = nd_results_get(res, 0);
             ND_TRY(consider(&bs[i], keys, mt->dist, mt->fp, mt->key, mt->key_len));
@@ -348,7 +348,7 @@ int nd_shards_decide_similar(nd_batch_item *items, const nd_doc *docs, size_t n,
 /* ---- nd_shards_add ---------------------------------------------------------- */
 
 /* A duplicate whose closest match is its own key, stored: its time is
- * refreshed, as nd_batch with ND_BATCH_ADD does. */
+ * refreshed, as nd_db_batch with ND_BATCH_ADD does. */
 static int refreshes(const nd_batch_item *it, const nd_doc *d)
 {
     return it->dup && it->match_index == ND_BATCH_STORED && it->match_key_len == d->key_len &&
@@ -372,12 +372,12 @@ static int add_shard(nd_db *db, const nd_shards *s, unsigned shard, const nd_doc
             buf[nd++] = *d;
             continue;
         }
-        ND_FORWARD(nd_get(res, db, d->key, d->key_len));
+        ND_FORWARD(nd_db_get(res, db, d->key, d->key_len));
         const nd_match *m = nd_results_get(res, 0);
-        ND_FORWARD(nd_add(db, d->key, d->key_len, m->fp, m->score, d->time));
+        ND_FORWARD(nd_db_add(db, d->key, d->key_len, m->fp, m->score, d->time));
     }
     if (nd == 0) return ND_OK;
-    return nd >= 100000 ? nd_import(db, buf, nd) : nd_add_many(db, buf, nd);
+    return nd >= 100000 ? nd_db_import(db, buf, nd) : nd_db_add_many(db, buf, nd);
 }
 
 int nd_shards_add(nd_shards *s, const nd_doc *docs, const nd_batch_item *items, size_t n)

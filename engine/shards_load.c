@@ -3,7 +3,7 @@
  * one nd_loader per shard, each document to the loader of its key's shard.
  *
  * Every shard's loader holds a chunk in memory, so the default chunk is
- * the single loader's (nd_import_step's largest, 8M) shared among the
+ * the single loader's (nd_db_import_step's largest, 8M) shared among the
  * shards: about 8M documents in memory in all, more only above 80 shards,
  * where the floor of 100000 a shard keeps each commit's merge to a few
  * files.
@@ -48,7 +48,7 @@ int nd_shards_loader_new(nd_shards_loader **out, nd_shards *s, size_t chunk_docs
     if (chunk_docs) {
         l->chunk = chunk_docs;
     } else {
-        size_t share = nd_import_step(UINT64_MAX) / info.shards;
+        size_t share = nd_db_import_step(UINT64_MAX) / info.shards;
         l->chunk = share > SHARD_CHUNK_MIN ? share : SHARD_CHUNK_MIN;
     }
     l->loaders = calloc(info.shards, sizeof *l->loaders);
@@ -90,7 +90,7 @@ int nd_shards_loader_commit(nd_shards_loader *l, unsigned shard, uint64_t *out_n
                  shard, l ? l->shards : 0);
     ND_RETURN_IF(l->committed[shard], ND_EINVAL, "nd_shards_loader_commit: shard %u twice", shard);
     l->committed[shard] = 1;
-    int rc = nd_loader_commit(l->loaders[shard], out_new);
+    int rc = nd_loader_finish(out_new, l->loaders[shard]);
     return rc < 0 ? shard_failed(rc, l, shard, "writing") : ND_OK;
 }
 

@@ -11,9 +11,9 @@
  *    (nd_db_open, nd_db_add, nd_loader_add, nd_results_get); one that reads
  *    a property is named for it (nd_db_plan, nd_db_stats); a stateless
  *    computation is named for its result (nd_fingerprint, nd_hamming,
- *    nd_selfjoin, nd_cluster). Macros and enum values are ND_*. The names
- *    of neardup 0.1 (nd_open, nd_add, nd_query...) remain as aliases: see
- *    "Old names" below;
+ *    nd_selfjoin, nd_cluster). Macros and enum values are ND_*. Each call
+ *    has one name: the aliases that stood for the names of 0.1 (nd_open,
+ *    nd_add, nd_query...) were removed before the first release;
  *  - every fallible function returns int: ND_OK (0) or a negative nd_error;
  *    nd_errmsg() then holds a one-line message naming what went wrong;
  *  - outputs come first, the single one called `out` (a buffer and its
@@ -40,8 +40,12 @@
  * ABI version functions, enum values, flags and options fields are only
  * added; a program built against an older header of the same ABI version
  * runs unchanged with a newer library. Removing or changing anything else
- * (a function's parameters, a result struct's layout, an alias leaving the
- * header) bumps ND_ABI_VERSION and the soname.
+ * (a function's parameters, a result struct's layout, a name leaving the
+ * header) bumps ND_ABI_VERSION and the soname, from the first release on.
+ * Before it (today) nothing has been released: the 0.1 aliases left the
+ * header without a bump, since they were macros and static inline
+ * functions, never symbols of the library, so no program linked against
+ * libneardup.so.2 depends on them.
  *
  * On-disk format (ND_FORMAT_VERSION, recorded in every database):
  *  - read: a build opens every format from 1 to its own, read-only or for
@@ -899,66 +903,6 @@ typedef int (*nd_doc_cb)(const nd_doc *doc, void *payload);
  *          negative value; ND_EINVAL (NULL db or cb); ND_EIO; ND_ECORRUPT. */
 int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload);
 
-/* ------------------------------------------------------------------ */
-/* Old names (deprecated aliases)                                      */
-/* ------------------------------------------------------------------ */
-
-/* The names of neardup 0.1, kept so that code written for it compiles
- * unchanged; new code uses the names above. Define ND_NO_OLD_NAMES before
- * including this header to leave them out (e.g. to check that a program
- * uses the new names only).
- * A plain rename is an object-like macro: the old name stands for the new
- * function itself, so calls, function pointers and address comparisons all
- * keep working, and there is no second prototype to keep in step. (A
- * static inline wrapper would give each translation unit a function of
- * its own at a different address, and a function-like macro could not be
- * named without calling it.) The three whose outputs moved to the front
- * are static inline functions that reorder the arguments. None is a symbol
- * of the shared library: a program built against 0.1 is rebuilt against
- * this header (ND_ABI_VERSION 1). Their contracts are those of the new
- * functions: in particular a callback of nd_foreach_doc that returns a
- * negative value now makes it return ND_ESTOPPED. */
-#ifndef ND_NO_OLD_NAMES
-#define nd_open nd_db_open
-#define nd_close nd_db_close
-#define nd_add nd_db_add
-#define nd_add_many nd_db_add_many
-#define nd_add_if_new nd_db_add_if_new
-#define nd_delete nd_db_delete
-#define nd_query nd_db_query
-#define nd_get nd_db_get
-#define nd_compact nd_db_compact
-#define nd_stats_get nd_db_stats
-#define nd_verify nd_db_verify
-#define nd_backup nd_db_backup
-#define nd_import nd_db_import
-#define nd_import_step nd_db_import_step
-#define nd_batch nd_db_batch
-#define nd_foreach_doc nd_db_foreach_doc
-
-/** Old nd_db_counts: the database first. */
-static inline int nd_db_count(const nd_db *db, uint64_t *docs, uint64_t *fingerprints)
-{
-    return nd_db_counts(docs, fingerprints, db);
-}
-
-/** Old nd_db_expire: the count last. */
-static inline int nd_expire(nd_db *db, int64_t before, uint64_t *out_deleted)
-{
-    return nd_db_expire(out_deleted, db, before);
-}
-
-/** Old nd_loader_finish: the count last. */
-static inline int nd_loader_commit(nd_loader *l, uint64_t *out_new)
-{
-    return nd_loader_finish(out_new, l);
-}
-
-/** Old name of nd_cluster_options (a typedef of the same struct). */
-typedef struct nd_cluster_options nd_cluster_opts;
-#define ND_CLUSTER_OPTS_VERSION ND_CLUSTER_OPTIONS_VERSION
-#define ND_CLUSTER_OPTS_INIT ND_CLUSTER_OPTIONS_INIT
-#endif /* ND_NO_OLD_NAMES */
 
 
 /* ------------------------------------------------------------------ */

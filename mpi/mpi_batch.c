@@ -13,11 +13,11 @@
  *     configuration) and broadcasts fingerprints, keys and scores; with
  *     --chunk N, N documents at a time, steps 3-7 running once per chunk;
  *  4. every rank finds, per document, the closest stored match over its
- *     shards (nd_shards_check: nd_batch's merge join, shard by shard)
+ *     shards (nd_shards_check: nd_db_batch's merge join, shard by shard)
  *     -> agreement;
  *  5. the per-rank best matches go to rank 0, which keeps, per document,
  *     the smallest (distance, fingerprint, key) over all shards;
- *  6. rank 0 decides the batch in input order exactly as nd_batch does on
+ *  6. rank 0 decides the batch in input order exactly as nd_db_batch does on
  *     one database (nd_shards_decide): a document is a duplicate when a
  *     stored match or an earlier *new* document lies within k, the closest
  *     winning (ties: fingerprint, then key);

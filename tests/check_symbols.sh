@@ -7,13 +7,13 @@
 #  - defines a symbol that does not start with nd_ (an internal function
 #    or a dependency's, e.g. st_open, db_commit, cmp_run_decode);
 #  - defines an nd_ symbol the header does not declare (an internal one
-#    such as nd_err_set, or an old name exported as a function);
+#    such as nd_err_set);
 #  - lacks a function the header declares (a public function compiled
 #    hidden: the library is built with hidden visibility and the header
 #    marks its declarations visible);
 # or when the soname's version is not the header's ND_ABI_VERSION.
-# The header is read after the preprocessor, without its old-name
-# aliases (ND_NO_OLD_NAMES), so comments and macros cannot confuse it.
+# The header is read after the preprocessor, so comments and macros
+# cannot confuse it.
 set -u
 lib=$1
 header=$2
@@ -30,7 +30,7 @@ nm -D --defined-only "$lib" | awk '{print $NF}' | sed 's/@.*//' |
 
 # Declared functions: every statement of the preprocessed header that is
 # not a typedef and names an nd_ identifier followed by "(".
-$cc -E -P -DND_NO_OLD_NAMES -x c "$header" >"$tmp/pp" ||
+$cc -E -P -x c "$header" >"$tmp/pp" ||
     { echo "check_symbols: cannot preprocess $header"; exit 1; }
 grep -v '^[[:space:]]*#' "$tmp/pp" | tr '\n' ' ' | tr ';' '\n' |
     grep -Ev '^[[:space:]]*typedef' |

@@ -44,10 +44,10 @@ static inline int db_fixture_setup(void **state)
     return 0;
 }
 
-/* Close fx->db (NULL: nothing to do) and forget it; nd_close's code. */
+/* Close fx->db (NULL: nothing to do) and forget it; nd_db_close's code. */
 static inline int db_fixture_close(db_fixture *fx)
 {
-    int rc = nd_close(fx->db);
+    int rc = nd_db_close(fx->db);
     fx->db = NULL;
     return rc;
 }

@@ -2,9 +2,6 @@
  * test_api.c — the rules neardup.h states for the whole API, as a caller
  * meets them.
  *
- * Old names: those of neardup 0.1 still compile and are the new functions
- * (plain renames are the same function; the three whose outputs moved to
- * the front reorder their arguments and give the same results).
  * Options: every options struct has an ND_*_INIT macro and an _init()
  * function that agree, and unknown versions are refused. nd_db_options of
  * version 1 (a caller built against the header before `threads` was
@@ -82,53 +79,6 @@ static nd_doc *make_docs(size_t n, const char *prefix, uint64_t seed, char (**ke
     return d;
 }
 
-/* ---- old names -------------------------------------------------------- */
-
-static void test_old_names(void **state)
-{
-    db_fixture *fx = *state;
-    /* Plain renames are the new functions themselves. */
-    int (*open_fn)(nd_db **, const char *, const nd_db_options *) = nd_open;
-    int (*add_fn)(nd_db *, const void *, size_t, uint64_t, double, int64_t) = nd_add;
-    int (*cb_fn)(nd_db *, nd_doc_cb, void *) = nd_foreach_doc;
-    size_t (*step_fn)(uint64_t) = nd_import_step;
-    assert_true(open_fn == nd_db_open);
-    assert_true(add_fn == nd_db_add);
-    assert_true(cb_fn == nd_db_foreach_doc);
-    assert_true(step_fn == nd_db_import_step);
-
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    char (*keys)[24];
-    nd_doc *d = make_docs(100, "k", 5, &keys);
-    for (size_t i = 0; i < 100; i++) d[i].time = i < 30 ? 10 : 100;
-    assert_int_equal(nd_add_many(fx->db, d, 100), ND_OK);
-
-    /* The reordered three: the same answers either way. */
-    uint64_t docs = 0, fps = 0, docs2 = 0, fps2 = 0;
-    assert_int_equal(nd_db_count(fx->db, &docs, &fps), ND_OK);
-    assert_int_equal(nd_db_counts(&docs2, &fps2, fx->db), ND_OK);
-    assert_true(docs == 100 && docs2 == 100 && fps == fps2);
-    uint64_t gone = 0;
-    assert_int_equal(nd_expire(fx->db, 20, &gone), ND_OK);
-    assert_true(gone == 30);
-    assert_int_equal(nd_db_expire(&gone, fx->db, 50), ND_OK);
-    assert_true(gone == 0);
-    nd_loader *l = NULL;
-    uint64_t added = 0;
-    assert_int_equal(nd_loader_new(&l, fx->db, 0), ND_OK);
-    assert_int_equal(nd_loader_add(l, d, 30), ND_OK);
-    assert_int_equal(nd_loader_commit(l, &added), ND_OK);
-    nd_loader_free(l);
-    assert_true(added == 30);
-    assert_int_equal(nd_db_counts(&docs, NULL, fx->db), ND_OK);
-    assert_true(docs == 100);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
-    free(d);
-    free(keys);
-}
-
 /* ---- options ---------------------------------------------------------- */
 
 static void test_options_init(void **state)
@@ -166,9 +116,6 @@ static void test_options_init(void **state)
     assert_int_equal(nd_db_options_init(&dbo, 0), ND_EINVAL);
     assert_int_equal(nd_query_options_init(NULL, ND_QUERY_OPTIONS_VERSION), ND_EINVAL);
     assert_int_equal(nd_cluster_options_init(NULL, ND_CLUSTER_OPTIONS_VERSION), ND_EINVAL);
-    /* The old cluster options name is the same struct. */
-    nd_cluster_opts old = ND_CLUSTER_OPTS_INIT;
-    assert_int_equal(old.version, ND_CLUSTER_OPTIONS_VERSION);
 }
 
 /* A caller built against version 1 of nd_db_options: its struct ends
@@ -376,7 +323,6 @@ static void test_match_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        DB_FIXTURE_TEST(test_old_names),
         cmocka_unit_test(test_options_init),
         DB_FIXTURE_TEST(test_db_options_version1),
         DB_FIXTURE_TEST(test_callback_rule),

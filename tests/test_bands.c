@@ -58,7 +58,7 @@ static nd_db *open_rs_threads(const char *path, unsigned flags, unsigned threads
     o.threads = threads;
     o.tables = 4;
     o.min_resemblance = 0.8;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;
 }
 
@@ -172,7 +172,7 @@ static void test_log_and_limit(void **state)
     }
     assert_int_equal(band_keys(ro), 22u * ND_SKETCH_BANDS);
     assert_int_equal(nd_db_verify(ro), ND_OK);
-    assert_int_equal(nd_close(ro), ND_OK);
+    assert_int_equal(nd_db_close(ro), ND_OK);
     /* closed and opened again: the close wrote the memory */
     assert_int_equal(db_fixture_close(fx), ND_OK);
     db = fx->db = open_rs(fx->path, 0);
@@ -319,7 +319,7 @@ static void test_filter(void **state)
     nd_db *ro = open_rs(fx->path, ND_DB_READONLY);
     assert_false(db_bands_filter_log2(ro));
     assert_int_equal(found(ro, fx->res, &c.d[61], got), (size_t)live[3]);
-    assert_int_equal(nd_close(ro), ND_OK);
+    assert_int_equal(nd_db_close(ro), ND_OK);
 }
 
 /* Document j's sketch under another key and a fingerprint far from all:

@@ -2,11 +2,11 @@
  * test_batch.c — bulk import and batch mode against the brute-force
  * oracle and against their one-by-one equivalents.
  *
- * Import: a store loaded by nd_import in several calls (duplicate keys in
+ * Import: a store loaded by nd_db_import in several calls (duplicate keys in
  * a call, keys replaced by a later call, shared fingerprints, a call on top
  * of fresh entries) answers every query like a popcount scan, verifies, and
  * counts documents and fingerprints right.
- * Batch: nd_batch decides every document exactly as nd_add_if_new called
+ * Batch: nd_db_batch decides every document exactly as nd_db_add_if_new called
  * in order would (status, match key, distance), for k within and beyond
  * the plan's k, over runs (small, so many), fresh entries and a mix; with
  * ND_BATCH_ADD the stored documents equal those of the one-by-one run.
@@ -42,7 +42,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
     o.tables = tables;
     o.run_size = run_size;
     o.expected_docs = 100000;
-    int rc = nd_open(&db, path, &o);
+    int rc = nd_db_open(&db, path, &o);
     if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
     assert_int_equal(rc, ND_OK);
     return db;
@@ -95,7 +95,7 @@ static void check_against(nd_db *db, const uint64_t *fps, size_t n, const uint64
                 for (size_t j = 0; j < w; j++) seen |= want[j] == fps[idx[i]];
                 if (!seen) want[w++] = fps[idx[i]];
             }
-            assert_int_equal(nd_query(res, db, qs[q], k, &qo), ND_OK);
+            assert_int_equal(nd_db_query(res, db, qs[q], k, &qo), ND_OK);
             assert_int_equal(nd_results_count(res), w);
             for (size_t i = 0; i < nd_results_count(res); i++) {
                 int seen = 0;
@@ -120,7 +120,7 @@ static void test_import_oracle(void **state)
     /* A few documents first, as fresh entries (not folded). */
     for (size_t i = 0; i < 50; i++) {
         sprintf(key, "d%zu", i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 1), ND_OK);
+        assert_int_equal(nd_db_add(db, key, strlen(key), fps[i], 0, 1), ND_OK);
     }
     /* Three imports: the first also holds keys that a later one moves to
      * their real fingerprint, and a duplicate key (the later one wins). */
@@ -146,16 +146,16 @@ static void test_import_oracle(void **state)
             }
         /* Two keys sharing a fingerprint. */
         docset_add(&s, part == 0 ? "shared-a" : part == 1 ? "shared-b" : "shared-c", fps[7]);
-        assert_int_equal(nd_import(db, s.d, s.n), ND_OK);
+        assert_int_equal(nd_db_import(db, s.d, s.n), ND_OK);
         if (part == 1) { /* what a switch of generations left is durable */
             db_fixture_close(fx);
             db = fx->db = open_db(fx->path, 3, 4, 8);
-            assert_int_equal(nd_verify(db), ND_OK);
+            assert_int_equal(nd_db_verify(db), ND_OK);
         }
     }
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, n + 3);
     /* distinct fingerprints of the oracle set */
     uint64_t distinct = 0;
@@ -166,9 +166,9 @@ static void test_import_oracle(void **state)
     }
     assert_int_equal(st.fingerprints, distinct);
     check_against(db, fps, n, qs, NQ, MAXD);
-    assert_int_equal(nd_compact(db), ND_OK);
+    assert_int_equal(nd_db_compact(db), ND_OK);
     check_against(db, fps, n, qs, NQ, MAXD);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     docset_free(&s);
     free(fps);
 }
@@ -202,12 +202,12 @@ static void store_base(nd_db *db, const uint64_t *fps, size_t n, int compact_hal
         sprintf(key, "s%zu", i);
         docset_add(&s, key, fps[i]);
     }
-    assert_int_equal(nd_import(db, s.d, s.n), ND_OK);
+    assert_int_equal(nd_db_import(db, s.d, s.n), ND_OK);
     for (size_t i = n / 2; i < n; i++) { /* the rest as fresh entries */
         sprintf(key, "s%zu", i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], 0, 1000), ND_OK);
+        assert_int_equal(nd_db_add(db, key, strlen(key), fps[i], 0, 1000), ND_OK);
     }
-    if (compact_half) assert_int_equal(nd_compact(db), ND_OK);
+    if (compact_half) assert_int_equal(nd_db_compact(db), ND_OK);
     docset_free(&s);
 }
 
@@ -256,11 +256,11 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     nd_results *keys, *res = fx->res;
     assert_int_equal(nd_results_new(&keys), ND_OK);
     /* Check only (no add) first: must equal the one-by-one decisions. */
-    assert_int_equal(nd_batch(out, keys, a, bt.d, bt.n, k, 0), ND_OK);
+    assert_int_equal(nd_db_batch(out, keys, a, bt.d, bt.n, k, 0), ND_OK);
     size_t dups = 0, batch_dups = 0;
     for (size_t i = 0; i < bt.n; i++) {
         const nd_doc *d = &bt.d[i];
-        assert_int_equal(nd_add_if_new(res, b, d->key, d->key_len, d->fp, d->score, d->time, k),
+        assert_int_equal(nd_db_add_if_new(res, b, d->key, d->key_len, d->fp, d->score, d->time, k),
                          ND_OK);
         int dup = nd_results_count(res) > 0;
         if (dup != out[i].dup)
@@ -280,13 +280,13 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     assert_true(batch_dups > 10);
     /* Now with ADD: same decisions, same stored documents as b. */
     nd_batch_item *out2 = calloc(bt.n, sizeof *out2);
-    assert_int_equal(nd_batch(out2, keys, a, bt.d, bt.n, k, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_db_batch(out2, keys, a, bt.d, bt.n, k, ND_BATCH_ADD), ND_OK);
     for (size_t i = 0; i < bt.n; i++) assert_int_equal(out2[i].dup, out[i].dup);
-    assert_int_equal(nd_verify(a), ND_OK);
+    assert_int_equal(nd_db_verify(a), ND_OK);
     doclist la = {calloc(NS + 1000, 24), calloc(NS + 1000, 8), 0};
     doclist lb = {calloc(NS + 1000, 24), calloc(NS + 1000, 8), 0};
-    assert_int_equal(nd_foreach_doc(a, collect_cb, &la), ND_OK);
-    assert_int_equal(nd_foreach_doc(b, collect_cb, &lb), ND_OK);
+    assert_int_equal(nd_db_foreach_doc(a, collect_cb, &la), ND_OK);
+    assert_int_equal(nd_db_foreach_doc(b, collect_cb, &lb), ND_OK);
     assert_int_equal(la.n, lb.n);
     for (size_t i = 0; i < la.n; i++) {
         assert_string_equal(la.keys[i], lb.keys[i]);
@@ -297,7 +297,7 @@ static void run_batch_case(db_fixture *fx, unsigned k, unsigned tables, unsigned
     free(out2);
     nd_results_free(keys);
     docset_free(&bt);
-    nd_close(b);
+    nd_db_close(b);
     free(stored);
 }
 
@@ -375,10 +375,10 @@ static void *writer_main(void *p)
     for (size_t i = 0; i < WRITER_MAX && !atomic_load(&w->stop); i++) {
         sprintf(key, "w%zu", i);
         uint64_t fp = w->fps ? w->fps[i] : oracle_next(&r);
-        if (nd_add(w->db, key, strlen(key), fp, 0, 1000) != ND_OK) w->failures++;
+        if (nd_db_add(w->db, key, strlen(key), fp, 0, 1000) != ND_OK) w->failures++;
         atomic_store(&w->acked, i + 1);
         if ((i + 1) % w->every == 0) {
-            if (nd_compact(w->db) != ND_OK) w->failures++;
+            if (nd_db_compact(w->db) != ND_OK) w->failures++;
             atomic_fetch_add(&w->folds, 1);
         }
     }
@@ -417,14 +417,14 @@ static void test_batch_threads(void **state)
     assert_int_equal(nd_results_new(&wkeys), ND_OK);
     set_threads(db, "1");
     db->batch_probes_max = 0; /* the merge */
-    assert_int_equal(nd_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
+    assert_int_equal(nd_db_batch(want, wkeys, db, bt.d, bt.n, 3, 0), ND_OK);
     size_t stored_dups = 0;
     for (size_t i = 0; i < bt.n; i++) stored_dups += want[i].dup && want[i].match_index == ND_BATCH_STORED;
     assert_true(stored_dups > 100);
     for (size_t c = 0; c < 8; c++) { /* merged, then probed */
         db->batch_probes_max = c < 4 ? 0 : SIZE_MAX;
         set_threads(db, counts[c % 4]);
-        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+        assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
     }
     /* Batches while the writer adds and folds, until it folded 10 times
@@ -439,14 +439,14 @@ static void test_batch_threads(void **state)
     for (; rounds < 8 || (atomic_load(&w.folds) < 10 && time(NULL) < give_up); rounds++) {
         set_threads(db, counts[rounds % 4]);
         db->batch_probes_max = rounds % 8 < 4 ? 0 : SIZE_MAX;
-        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+        assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
         assert_same_items(out, want, bt.n);
     }
     atomic_store(&w.stop, 1);
     pthread_join(th, NULL);
     assert_int_equal(w.failures, 0);
     assert_true(atomic_load(&w.folds) >= 10);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     set_threads(db, NULL);
     nd_results_free(wkeys);
     free(want);
@@ -458,7 +458,7 @@ static void test_batch_threads(void **state)
 /* A batch finds every document stored before it began, also those whose
  * table keys waited in the mirror when it began and were folded while it
  * walked the tables: the walk's cursors fall back to their snapshots
- * then, which nd_batch has made hold those keys (db_mirrored_flush); a
+ * then, which nd_db_batch has made hold those keys (db_mirrored_flush); a
  * probed batch (every other round) reads the mirror as a query does. */
 static void test_batch_waiting_during_folds(void **state)
 {
@@ -490,7 +490,7 @@ static void test_batch_waiting_during_folds(void **state)
     for (; rounds < 20 || (atomic_load(&w.folds) < 60 && time(NULL) < give_up); rounds++) {
         size_t m = atomic_load(&w.acked);
         db->batch_probes_max = rounds % 2 ? SIZE_MAX : 0; /* probes read the mirror itself */
-        assert_int_equal(nd_batch(out, fx->res, db, bt.d, m, 0, 0), ND_OK);
+        assert_int_equal(nd_db_batch(out, fx->res, db, bt.d, m, 0, 0), ND_OK);
         for (size_t i = 0; i < m; i++) {
             if (!out[i].dup) fprintf(stderr, "round %u: stored document w%zu not found\n", rounds, i);
             assert_true(out[i].dup);
@@ -501,7 +501,7 @@ static void test_batch_waiting_during_folds(void **state)
     pthread_join(th, NULL);
     set_threads(db, NULL);
     assert_int_equal(w.failures, 0);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     free(out);
     docset_free(&bt);
     free(base);
@@ -572,7 +572,7 @@ static void test_batch_thread_errors(void **state)
         saved_runs sv = {0};
         corrupt_table(db, t, &sv, 1);
         set_threads(db, "1");
-        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+        assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
         snprintf(msg1, sizeof msg1, "%s", nd_errmsg());
         char want[32];
         snprintf(want, sizeof want, "table %u, run ", t);
@@ -580,8 +580,8 @@ static void test_batch_thread_errors(void **state)
         for (size_t c = 0; c < 3; c++) {
             set_threads(db, counts[c]);
             /* another message on this thread first: the worker's must replace it */
-            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
-            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+            assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
+            assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
             assert_string_equal(nd_errmsg(), msg1);
             assert_int_equal(nd_results_count(keys), 0);
         }
@@ -589,17 +589,17 @@ static void test_batch_thread_errors(void **state)
         db->batch_probes_max = SIZE_MAX;
         for (size_t c = 0; c < 4; c++) {
             set_threads(db, c ? counts[c - 1] : "1");
-            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
-            assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
+            assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0x80), ND_EINVAL);
+            assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_ECORRUPT);
             assert_non_null(strstr(nd_errmsg(), want));
             assert_int_equal(nd_results_count(keys), 0);
         }
         db->batch_probes_max = 0;
         corrupt_table(db, t, &sv, 0);
         set_threads(db, "4");
-        assert_int_equal(nd_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
+        assert_int_equal(nd_db_batch(out, keys, db, bt.d, bt.n, 3, 0), ND_OK);
     }
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     set_threads(db, NULL);
     free(out);
     docset_free(&bt);
@@ -621,11 +621,11 @@ static void add_new_batch(nd_db *db, nd_results *res, oracle_rng *r, size_t n, s
         docset_add(&bt, key, oracle_next(r));
     }
     nd_batch_item *out = calloc(n, sizeof *out);
-    assert_int_equal(nd_batch(out, res, db, bt.d, n, 3, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_db_batch(out, res, db, bt.d, n, 3, ND_BATCH_ADD), ND_OK);
     for (size_t i = 0; i < n; i++) assert_false(out[i].dup);
     assert_int_equal(db->mirror.fps.n, want_mirrored);
     for (size_t i = 0; i < n; i++) {
-        assert_int_equal(nd_query(res, db, bt.d[i].fp, 0, NULL), ND_OK);
+        assert_int_equal(nd_db_query(res, db, bt.d[i].fp, 0, NULL), ND_OK);
         assert_int_equal(nd_results_count(res), 1);
         assert_string_equal(nd_results_get(res, 0)->key, (const char *)bt.d[i].key);
     }
@@ -648,7 +648,7 @@ static void test_batch_add_waits(void **state)
     add_new_batch(db, fx->res, &r, DB_MIRRORED_CALL + 1, 700, w + 700);
     db->batch_probes_max = 0;
     add_new_batch(db, fx->res, &r, 500, 10000, 500);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* Probed batches of stored fingerprints, cut into 1 to 4 slices: every
@@ -670,7 +670,7 @@ static void test_batch_probe_slices(void **state)
     for (size_t c = 0; c < 4; c++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             set_threads(db, counts[c]);
-            assert_int_equal(nd_batch(out, fx->res, db, docs, sizes[z], 3, 0), ND_OK);
+            assert_int_equal(nd_db_batch(out, fx->res, db, docs, sizes[z], 3, 0), ND_OK);
             for (size_t i = 0; i < sizes[z]; i++) {
                 assert_true(out[i].dup);
                 assert_true(out[i].match_index == ND_BATCH_STORED);
@@ -688,25 +688,25 @@ static void test_batch_errors(void **state)
     nd_results *keys = fx->res;
     nd_batch_item item;
     nd_doc d = {"x", 1, 1, 0, 0};
-    assert_int_equal(nd_batch(&item, keys, db, &d, 1, ND_MAX_K + 1, 0), ND_EINVAL);
-    assert_int_equal(nd_batch(&item, keys, db, &d, 1, 3, 0x80), ND_EINVAL);
-    assert_int_equal(nd_batch(&item, NULL, db, &d, 1, 3, 0), ND_EINVAL);
+    assert_int_equal(nd_db_batch(&item, keys, db, &d, 1, ND_MAX_K + 1, 0), ND_EINVAL);
+    assert_int_equal(nd_db_batch(&item, keys, db, &d, 1, 3, 0x80), ND_EINVAL);
+    assert_int_equal(nd_db_batch(&item, NULL, db, &d, 1, 3, 0), ND_EINVAL);
     d.key_len = 0;
-    assert_int_equal(nd_batch(&item, keys, db, &d, 1, 3, ND_BATCH_ADD), ND_EINVAL);
-    assert_int_equal(nd_import(db, &d, 1), ND_EINVAL);
+    assert_int_equal(nd_db_batch(&item, keys, db, &d, 1, 3, ND_BATCH_ADD), ND_EINVAL);
+    assert_int_equal(nd_db_import(db, &d, 1), ND_EINVAL);
     d.key_len = ND_MAX_KEY_LEN + 1;
-    assert_int_equal(nd_import(db, &d, 1), ND_ELIMIT);
-    assert_int_equal(nd_import(db, NULL, 0), ND_OK);
+    assert_int_equal(nd_db_import(db, &d, 1), ND_ELIMIT);
+    assert_int_equal(nd_db_import(db, NULL, 0), ND_OK);
 }
 
 /* Import calls grow with the store: half of it, from 1M to 8M. */
 static void test_import_step(void **state)
 {
     (void)state;
-    assert_int_equal(nd_import_step(0), 1000000);
-    assert_int_equal(nd_import_step(2100000), 1050000);
-    assert_int_equal(nd_import_step(10000000), 5000000);
-    assert_int_equal(nd_import_step(UINT64_MAX), 8000000);
+    assert_int_equal(nd_db_import_step(0), 1000000);
+    assert_int_equal(nd_db_import_step(2100000), 1050000);
+    assert_int_equal(nd_db_import_step(10000000), 5000000);
+    assert_int_equal(nd_db_import_step(UINT64_MAX), 8000000);
 }
 
 int main(void)

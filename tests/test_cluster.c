@@ -53,7 +53,7 @@ static uint64_t rnd(void)
     return rng_state = x;
 }
 
-static unsigned tier_k(const nd_cluster_opts *o, uint32_t qrank)
+static unsigned tier_k(const nd_cluster_options *o, uint32_t qrank)
 {
     if (!o || !o->n_tiers) return 3;
     for (size_t t = 0; t < o->n_tiers; t++)
@@ -62,7 +62,7 @@ static unsigned tier_k(const nd_cluster_opts *o, uint32_t qrank)
 }
 
 /* The rule, written the slow obvious way. */
-static void brute(rlist *out, const nd_cluster_item *it, size_t n, const nd_cluster_opts *o)
+static void brute(rlist *out, const nd_cluster_item *it, size_t n, const nd_cluster_options *o)
 {
     uint32_t *gone = malloc((n + 1) * sizeof *gone), n_gone = 0;
     size_t *sel = malloc((n + 1) * sizeof *sel);
@@ -159,7 +159,7 @@ static void test_random_vs_brute(void **state)
     size_t total = 0;
     for (int round = 0; round < 300; round++) {
         size_t n = make_items(it, dfp, dscore, DOCS, QUERIES, PER);
-        nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+        nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
         o.top = round % 3 == 0 ? 0 : 1 + rnd() % 12;
         if (round % 2) {
             o.tiers = tiers;
@@ -217,7 +217,7 @@ static void test_top_m(void **state)
     /* Five identical results; only the top 2 by rank are considered. */
     nd_cluster_item it[5];
     for (uint32_t i = 0; i < 5; i++) it[i] = (nd_cluster_item){0, 5 - i, i, 42, (double)i};
-    nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+    nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
     o.top = 2;
     rlist got = {0};
     assert_int_equal(nd_cluster(it, 5, &o, record, &got), ND_OK);
@@ -242,7 +242,7 @@ static void test_tiers_by_query_rank(void **state)
         {9, 1, 4, 0x0, 2},  {9, 2, 5, 0x3, 1},
     };
     nd_cluster_tier tiers[2] = {{1, 2}, {2, 1}}; /* query 3: "the rest" = last tier */
-    nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+    nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
     o.tiers = tiers;
     o.n_tiers = 2;
     rlist got = {0};
@@ -269,7 +269,7 @@ static void test_carry_over(void **state)
         {1, 1, 0 /* A */, 0xf0, 5}, {1, 2, 1 /* B */, 0xf1, 1},
         {2, 1, 1 /* B */, 0xf1, 9}, {2, 2, 3 /* D */, 0xf7, 2}, {2, 3, 2 /* C */, ~0ull, 3},
     };
-    nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+    nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
     nd_cluster_tier t = {1, 1};
     o.tiers = &t;
     o.n_tiers = 1;
@@ -292,7 +292,7 @@ static void test_bad_args(void **state)
     (void)state;
     nd_cluster_item it[3] = {{0, 1, 0, 0, 0}, {1, 1, 1, 0, 0}, {0, 2, 2, 0, 0}};
     rlist got = {0};
-    nd_cluster_opts o = ND_CLUSTER_OPTS_INIT;
+    nd_cluster_options o = ND_CLUSTER_OPTIONS_INIT;
     assert_int_equal(nd_cluster(NULL, 0, NULL, record, &got), ND_OK);
     assert_int_equal(nd_cluster(NULL, 1, NULL, record, &got), ND_EINVAL);
     assert_int_equal(nd_cluster(it, 2, NULL, NULL, NULL), ND_EINVAL);
@@ -300,7 +300,7 @@ static void test_bad_args(void **state)
     assert_non_null(strstr(nd_errmsg(), "not contiguous"));
     o.version = 2;
     assert_int_equal(nd_cluster(it, 2, &o, record, &got), ND_EINVAL);
-    o.version = ND_CLUSTER_OPTS_VERSION;
+    o.version = ND_CLUSTER_OPTIONS_VERSION;
     o.n_tiers = 1; /* NULL tiers */
     assert_int_equal(nd_cluster(it, 2, &o, record, &got), ND_EINVAL);
     nd_cluster_tier bad[2] = {{5, 3}, {5, 2}};

@@ -5,7 +5,7 @@
  * Exactness: for k in {0,1,2,3,4,6} and plans of several table counts,
  * random stores with planted neighbours at every distance 0..k+2 answer
  * every query distance 0..k+2 exactly as a popcount scan does — with fresh
- * entries, after nd_compact (small runs, so many of them), with a mix, and
+ * entries, after nd_db_compact (small runs, so many of them), with a mix, and
  * after close + reopen (read-only, reading the tables by pread, then
  * through mappings: ND_DB_MMAP).
  *
@@ -65,7 +65,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
     o.tables = tables;
     o.run_size = run_size;
     o.expected_docs = 100000;
-    int rc = nd_open(&db, path, &o);
+    int rc = nd_db_open(&db, path, &o);
     if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
     assert_int_equal(rc, ND_OK);
     return db;
@@ -76,12 +76,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The documents nd_query returns equal the oracle's, with distances. */
+/* The documents nd_db_query returns equal the oracle's, with distances. */
 static void check_query(nd_db *db, const uint64_t *fps, size_t n, uint64_t q, unsigned k,
                         size_t *scratch, nd_results *res)
 {
     size_t m = oracle_scan(fps, n, q, k, scratch);
-    assert_int_equal(nd_query(res, db, q, k, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, q, k, NULL), ND_OK);
     if (nd_results_count(res) != m)
         fprintf(stderr, "k=%u: got %zu, oracle %zu\n", k, nd_results_count(res), m);
     assert_int_equal(nd_results_count(res), m);
@@ -136,13 +136,13 @@ static void exactness_case(db_fixture *fx, unsigned k, unsigned tables)
     /* First half, then fold, then the rest fresh: a mix of runs and fresh. */
     for (size_t i = 0; i < n; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(db, key, strlen(key), fps[i], (double)i, 1000 + (int64_t)i), ND_OK);
-        if (i == n / 2) assert_int_equal(nd_compact(db), ND_OK);
+        assert_int_equal(nd_db_add(db, key, strlen(key), fps[i], (double)i, 1000 + (int64_t)i), ND_OK);
+        if (i == n / 2) assert_int_equal(nd_db_compact(db), ND_OK);
     }
     check_all(db, fps, n, qs, NQ, k);
-    assert_int_equal(nd_compact(db), ND_OK);
+    assert_int_equal(nd_db_compact(db), ND_OK);
     check_all(db, fps, n, qs, NQ, k);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     /* Read-only, then with the tables mapped: each table's runs are one
      * file then, read directly (by pread, then through the mapping). */
@@ -150,14 +150,14 @@ static void exactness_case(db_fixture *fx, unsigned k, unsigned tables)
     for (int i = 0; i < 2; i++) {
         nd_db_options o = ND_DB_OPTIONS_INIT;
         o.flags = ro[i];
-        assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+        assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
         unsigned major, minor;
         kv_version(&major, &minor);
         cmp_direct *d = st_table_direct(fx->db->store, tables - 1);
         if (cmp_direct_supports(major, minor)) assert_non_null(d);
         cmp_direct_unref(d);
         check_all(fx->db, fps, n, qs, NQ, k);
-        assert_int_equal(nd_verify(fx->db), ND_OK);
+        assert_int_equal(nd_db_verify(fx->db), ND_OK);
         db_fixture_close(fx);
     }
     tmpdir_remove(fx->path);
@@ -183,67 +183,67 @@ static void test_documents(void **state)
     nd_results *res = fx->res;
     nd_db *db = fx->db = open_db(fx->path, 3, 4, 8);
     uint64_t f = 0x0123456789abcdefull;
-    assert_int_equal(nd_add(db, "a", 1, f, 1.5, 10), ND_OK);
-    assert_int_equal(nd_add(db, "b", 1, f, 2.5, 20), ND_OK);
-    assert_int_equal(nd_query(res, db, f, 0, NULL), ND_OK);
+    assert_int_equal(nd_db_add(db, "a", 1, f, 1.5, 10), ND_OK);
+    assert_int_equal(nd_db_add(db, "b", 1, f, 2.5, 20), ND_OK);
+    assert_int_equal(nd_db_query(res, db, f, 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 2);
     assert_string_equal(nd_results_get(res, 0)->key, "a");
     assert_true(nd_results_get(res, 0)->score == 1.5);
     assert_int_equal(nd_results_get(res, 1)->time, 20);
     /* Deleting one document keeps the fingerprint for the other. */
-    assert_int_equal(nd_delete(db, "a", 1), ND_OK);
-    assert_int_equal(nd_delete(db, "a", 1), ND_ENOTFOUND);
-    assert_int_equal(nd_query(res, db, f ^ 1, 1, NULL), ND_OK);
+    assert_int_equal(nd_db_delete(db, "a", 1), ND_OK);
+    assert_int_equal(nd_db_delete(db, "a", 1), ND_ENOTFOUND);
+    assert_int_equal(nd_db_query(res, db, f ^ 1, 1, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 1);
     assert_string_equal(nd_results_get(res, 0)->key, "b");
-    assert_int_equal(nd_compact(db), ND_OK);
+    assert_int_equal(nd_db_compact(db), ND_OK);
     /* Deleting the last removes it from the tables. */
-    assert_int_equal(nd_delete(db, "b", 1), ND_OK);
-    assert_int_equal(nd_query(res, db, f, 3, NULL), ND_OK);
+    assert_int_equal(nd_db_delete(db, "b", 1), ND_OK);
+    assert_int_equal(nd_db_query(res, db, f, 3, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 0);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     /* Re-add; then move the key to another fingerprint. */
-    assert_int_equal(nd_add(db, "b", 1, f, 0, 30), ND_OK);
-    assert_int_equal(nd_add(db, "b", 1, ~f, 0, 31), ND_OK);
-    assert_int_equal(nd_query(res, db, f, 3, NULL), ND_OK);
+    assert_int_equal(nd_db_add(db, "b", 1, f, 0, 30), ND_OK);
+    assert_int_equal(nd_db_add(db, "b", 1, ~f, 0, 31), ND_OK);
+    assert_int_equal(nd_db_query(res, db, f, 3, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 0);
-    assert_int_equal(nd_get(res, db, "b", 1), ND_OK);
+    assert_int_equal(nd_db_get(res, db, "b", 1), ND_OK);
     assert_true(nd_results_get(res, 0)->fp == ~f);
     assert_int_equal(nd_results_get(res, 0)->time, 31);
-    assert_int_equal(nd_get(res, db, "zz", 2), ND_ENOTFOUND);
+    assert_int_equal(nd_db_get(res, db, "zz", 2), ND_ENOTFOUND);
     /* Keys: empty and over the limit. */
     char *big = calloc(1, ND_MAX_KEY_LEN + 2);
     memset(big, 'x', ND_MAX_KEY_LEN + 1);
-    assert_int_equal(nd_add(db, big, ND_MAX_KEY_LEN + 1, 1, 0, 0), ND_ELIMIT);
-    assert_int_equal(nd_add(db, big, ND_MAX_KEY_LEN, 1, 0, 0), ND_OK);
-    assert_int_equal(nd_add(db, "", 0, 1, 0, 0), ND_EINVAL);
+    assert_int_equal(nd_db_add(db, big, ND_MAX_KEY_LEN + 1, 1, 0, 0), ND_ELIMIT);
+    assert_int_equal(nd_db_add(db, big, ND_MAX_KEY_LEN, 1, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(db, "", 0, 1, 0, 0), ND_EINVAL);
     /* add_many is atomic: a bad document in the middle stores nothing. */
     nd_doc docs[3] = {{"m1", 2, 77, 0, 0}, {big, ND_MAX_KEY_LEN + 1, 78, 0, 0}, {"m3", 2, 79, 0, 0}};
-    assert_int_equal(nd_add_many(db, docs, 3), ND_ELIMIT);
-    assert_int_equal(nd_get(res, db, "m1", 2), ND_ENOTFOUND);
+    assert_int_equal(nd_db_add_many(db, docs, 3), ND_ELIMIT);
+    assert_int_equal(nd_db_get(res, db, "m1", 2), ND_ENOTFOUND);
     docs[1].key_len = 3;
-    assert_int_equal(nd_add_many(db, docs, 3), ND_OK);
-    assert_int_equal(nd_get(res, db, "m3", 2), ND_OK);
+    assert_int_equal(nd_db_add_many(db, docs, 3), ND_OK);
+    assert_int_equal(nd_db_get(res, db, "m3", 2), ND_OK);
     free(big);
     /* FP_ONLY, FIRST and limit. */
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
-    assert_int_equal(nd_add(db, "c", 1, 77, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(db, "c", 1, 77, 0, 0), ND_OK);
     qo.flags = ND_QUERY_FP_ONLY;
-    assert_int_equal(nd_query(res, db, 77, 1, &qo), ND_OK);
+    assert_int_equal(nd_db_query(res, db, 77, 1, &qo), ND_OK);
     assert_int_equal(nd_results_count(res), 2); /* 77 and 79 (1 bit apart); 78 is 2 bits away */
     qo.flags = ND_QUERY_FIRST;
-    assert_int_equal(nd_query(res, db, 77, 2, &qo), ND_OK);
+    assert_int_equal(nd_db_query(res, db, 77, 2, &qo), ND_OK);
     assert_int_equal(nd_results_count(res), 1);
     qo.flags = 0;
     qo.limit = 2;
-    assert_int_equal(nd_query(res, db, 77, 2, &qo), ND_OK);
+    assert_int_equal(nd_db_query(res, db, 77, 2, &qo), ND_OK);
     assert_int_equal(nd_results_count(res), 2);
     assert_int_equal(nd_results_get(res, 0)->dist, 0);
-    assert_int_equal(nd_query(res, db, 77, ND_MAX_K + 1, NULL), ND_EINVAL);
+    assert_int_equal(nd_db_query(res, db, 77, ND_MAX_K + 1, NULL), ND_EINVAL);
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, 6); /* b, big, m1, x.., m3, c */
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* ---- add_if_new races ------------------------------------------------- */
@@ -266,7 +266,7 @@ static void *race_main(void *p)
         /* Every racer adds a near-duplicate (<= 2 bits) of the round's base. */
         uint64_t fp = oracle_flip(&g, r->base + (uint64_t)round * 0x9e3779b97f4a7c15ull, 1 + r->id % 2);
         sprintf(key, "r%d-%d", r->id, round);
-        if (nd_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) == ND_OK &&
+        if (nd_db_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) == ND_OK &&
             nd_results_count(res) == 0)
             r->added++;
     }
@@ -279,11 +279,11 @@ static int fp_stored(nd_db *db, nd_results *res, uint64_t fp)
 {
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
     qo.flags = ND_QUERY_FP_ONLY;
-    assert_int_equal(nd_query(res, db, fp, 0, &qo), ND_OK);
+    assert_int_equal(nd_db_query(res, db, fp, 0, &qo), ND_OK);
     return nd_results_count(res) == 1;
 }
 
-/* nd_add_many stages the tables' entries of its new fingerprints at the
+/* nd_db_add_many stages the tables' entries of its new fingerprints at the
  * end of the call, table by table in order; a key moved in the same call
  * unlinks a fingerprint whose entries may still be deferred. Whatever the
  * order inside the call, the tables end up holding exactly the
@@ -296,7 +296,7 @@ static void test_add_many_replacing(void **state)
     const uint64_t F = 0x1111000011110000ull, G = 0x2222000022220000ull,
                    H = 0x3333000033330000ull, I = 0x4444000044440000ull,
                    S = 0x5555000055550000ull, T = 0x6666000066660000ull;
-    assert_int_equal(nd_add(db, "s", 1, S, 0, 1), ND_OK);
+    assert_int_equal(nd_db_add(db, "s", 1, S, 0, 1), ND_OK);
     enum { NEW = 300 };
     nd_doc docs[NEW + 7];
     char keys[NEW][8];
@@ -316,24 +316,24 @@ static void test_add_many_replacing(void **state)
             docs[n++] = (nd_doc){"s", 1, T, 0, 3}; /* S, stored before, leaves */
         }
     }
-    assert_int_equal(nd_add_many(db, docs, n), ND_OK);
+    assert_int_equal(nd_db_add_many(db, docs, n), ND_OK);
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(nd_verify(db), ND_OK);
+        assert_int_equal(nd_db_verify(db), ND_OK);
         uint64_t ndocs, nfps;
-        assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
+        assert_int_equal(nd_db_counts(&ndocs, &nfps, db), ND_OK);
         assert_int_equal(ndocs, NEW + 4);
         assert_int_equal(nfps, NEW + 4);
         for (size_t i = 0; i < NEW; i++) assert_true(fp_stored(db, res, fps[i]));
         assert_true(fp_stored(db, res, F) && fp_stored(db, res, G));
         assert_true(fp_stored(db, res, I) && fp_stored(db, res, T));
         assert_false(fp_stored(db, res, H) || fp_stored(db, res, S));
-        assert_int_equal(nd_get(res, db, "x", 1), ND_OK);
+        assert_int_equal(nd_db_get(res, db, "x", 1), ND_OK);
         assert_true(nd_results_get(res, 0)->fp == G);
-        assert_int_equal(nd_get(res, db, "y", 1), ND_OK);
+        assert_int_equal(nd_db_get(res, db, "y", 1), ND_OK);
         assert_true(nd_results_get(res, 0)->fp == F);
-        assert_int_equal(nd_get(res, db, "s", 1), ND_OK);
+        assert_int_equal(nd_db_get(res, db, "s", 1), ND_OK);
         assert_true(nd_results_get(res, 0)->fp == T);
-        assert_int_equal(nd_compact(db), ND_OK); /* again, from the runs */
+        assert_int_equal(nd_db_compact(db), ND_OK); /* again, from the runs */
     }
 }
 
@@ -357,18 +357,18 @@ static void test_add_if_new_race(void **state)
      * be 4 apart. Exactly: stored ones are pairwise > 3 apart, and every
      * round stores at least one. */
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, (uint64_t)total);
     assert_true(total >= 60);
     nd_results *res = fx->res;
     for (int round = 0; round < 60; round++) {
         uint64_t base = 0x5555aaaa5555aaaaull + (uint64_t)round * 0x9e3779b97f4a7c15ull;
-        assert_int_equal(nd_query(res, db, base, 5, NULL), ND_OK);
+        assert_int_equal(nd_db_query(res, db, base, 5, NULL), ND_OK);
         for (size_t i = 0; i < nd_results_count(res); i++)
             for (size_t j = i + 1; j < nd_results_count(res); j++)
                 assert_true(nd_hamming(nd_results_get(res, i)->fp, nd_results_get(res, j)->fp) > 3);
     }
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* Unrelated documents from two threads all get in. */
@@ -381,7 +381,7 @@ static void *unrelated_main(void *p)
     if (nd_results_new(&res)) return NULL;
     for (int i = 0; i < 300; i++) {
         sprintf(key, "u%d-%d", r->id, i);
-        if (nd_add_if_new(res, r->db, key, strlen(key), oracle_next(&g), 0, 0, 3) == ND_OK &&
+        if (nd_db_add_if_new(res, r->db, key, strlen(key), oracle_next(&g), 0, 0, 3) == ND_OK &&
             nd_results_count(res) == 0)
             r->added++;
     }
@@ -398,7 +398,7 @@ static void test_threads_unrelated(void **state)
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, unrelated_main, &rs[i]);
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     assert_int_equal(rs[0].added + rs[1].added, 600);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* db_write_lock excludes: four threads (more than the cores, so some
@@ -436,7 +436,7 @@ static void test_write_lock(void **state)
 
 /* ---- streams racing queries and folds ---------------------------------- */
 
-/* Two threads stream nd_add_if_new (random documents and near-duplicates
+/* Two threads stream nd_db_add_if_new (random documents and near-duplicates
  * of what they added), a third adds and deletes documents whose
  * fingerprints are in runs by then, background folds run every few hundred
  * adds, and two threads query. Every query must return every fingerprint
@@ -487,7 +487,7 @@ static void *sr_adder(void *p)
             r->tried[(size_t)id * SR_ADDS + i] = fp;
         }
         sprintf(key, "s%d-%zu", id, i);
-        if (nd_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) != ND_OK) {
+        if (nd_db_add_if_new(res, r->db, key, strlen(key), fp, 0, 0, 3) != ND_OK) {
             r->failed = 1;
             break;
         }
@@ -509,12 +509,12 @@ static void *sr_victims(void *p)
     for (size_t i = 0; i < SR_VICTIMS + 20 && !r->failed; i++) {
         if (i < SR_VICTIMS) {
             sprintf(key, "v%zu", i);
-            if (nd_add(r->db, key, strlen(key), r->tried[SR_ADDERS * SR_ADDS + i], 0, 0))
+            if (nd_db_add(r->db, key, strlen(key), r->tried[SR_ADDERS * SR_ADDS + i], 0, 0))
                 r->failed = 1;
         }
         if (i >= 20) {
             sprintf(key, "v%zu", i - 20);
-            if (nd_delete(r->db, key, strlen(key))) r->failed = 1;
+            if (nd_db_delete(r->db, key, strlen(key))) r->failed = 1;
         }
     }
     return NULL;
@@ -533,7 +533,7 @@ static void *sr_reader(void *p)
         uint64_t q = n && oracle_next(&g) % 2 ? oracle_flip(&g, r->acked[oracle_next(&g) % n],
                                                             (unsigned)(oracle_next(&g) % 5))
                                              : oracle_next(&g);
-        if (nd_query(res, r->db, q, 3, &qo) != ND_OK) {
+        if (nd_db_query(res, r->db, q, 3, &qo) != ND_OK) {
             r->failed = 1;
             break;
         }
@@ -567,7 +567,7 @@ static nd_db *open_folding(const char *path, uint64_t threshold)
     o.run_size = 8;
     o.expected_docs = 100000;
     o.fold_threshold = threshold;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;
 }
 
@@ -592,15 +592,15 @@ static void test_stream_races(void **state)
     for (int i = 0; i < SR_READERS; i++) pthread_join(th[SR_ADDERS + 1 + i], NULL);
     assert_int_equal(r.failed, 0);
     /* At rest, after a last fold: the acknowledged set exactly. */
-    assert_int_equal(nd_compact(db), ND_OK);
+    assert_int_equal(nd_db_compact(db), ND_OK);
     uint64_t ndocs, nfps;
-    assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, &nfps, db), ND_OK);
     assert_int_equal(ndocs, atomic_load(&r.nacked));
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     nd_results *res = fx->res;
     size_t *scratch = malloc(r.nacked * sizeof *scratch);
     for (size_t i = 0; i < r.nacked; i += 7) {
-        assert_int_equal(nd_query(res, db, r.acked[i], 3, NULL), ND_OK);
+        assert_int_equal(nd_db_query(res, db, r.acked[i], 3, NULL), ND_OK);
         assert_int_equal(nd_results_count(res), oracle_scan(r.acked, r.nacked, r.acked[i], 3, scratch));
     }
     free(scratch);
@@ -612,7 +612,7 @@ static void add_random(nd_db *db, oracle_rng *rng, unsigned n, unsigned *next_ke
     for (unsigned i = 0; i < n; i++) {
         char key[16];
         int kl = snprintf(key, sizeof key, "d%u", (*next_key)++);
-        assert_int_equal(nd_add(db, key, (size_t)kl, oracle_next(rng), 0, 0), ND_OK);
+        assert_int_equal(nd_db_add(db, key, (size_t)kl, oracle_next(rng), 0, 0), ND_OK);
     }
 }
 
@@ -620,7 +620,7 @@ static void add_random(nd_db *db, oracle_rng *rng, unsigned n, unsigned *next_ke
 static uint64_t fresh_of(nd_db *db)
 {
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     return st.table[0].fresh;
 }
 
@@ -677,9 +677,9 @@ static void test_fold_across_opens(void **state)
     fx->db = open_folding(fx->path, 400);
     assert_int_equal(fresh_after_fold(fx->db, 0), 0);
     uint64_t ndocs;
-    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, NULL, fx->db), ND_OK);
     assert_int_equal(ndocs, 240);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
 }
 
 /* ---- fingerprints whose table keys wait (db_mirrored.c) --------------- */
@@ -701,14 +701,14 @@ static nd_db *open_flags(const char *path, unsigned flags)
 {
     nd_db *db = NULL;
     nd_db_options o = options_flags(flags);
-    int rc = nd_open(&db, path, &o);
+    int rc = nd_db_open(&db, path, &o);
     if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
     assert_int_equal(rc, ND_OK);
     return db;
 }
 
 /* Run write(db, arg) in a child process on a store created at fx->path,
- * which then exits without nd_close, as a crash after its last write;
+ * which then exits without nd_db_close, as a crash after its last write;
  * write returns 0, or a nonzero exit code naming what failed (no cmocka
  * in the child). */
 static void crash_after(db_fixture *fx, int (*write)(nd_db *db, const void *arg), const void *arg)
@@ -719,7 +719,7 @@ static void crash_after(db_fixture *fx, int (*write)(nd_db *db, const void *arg)
     if (pid == 0) {
         nd_db *db = NULL;
         nd_db_options o = options_flags(ND_DB_CREATE);
-        _exit(nd_open(&db, fx->path, &o) ? 2 : write(db, arg));
+        _exit(nd_db_open(&db, fx->path, &o) ? 2 : write(db, arg));
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -732,14 +732,14 @@ typedef struct fp_list {
     size_t n;
 } fp_list;
 
-/* Documents key_of(i) -> fps[i], one nd_add each. */
+/* Documents key_of(i) -> fps[i], one nd_db_add each. */
 static int add_singly(nd_db *db, const void *arg)
 {
     const fp_list *l = arg;
     for (size_t i = 0; i < l->n; i++) {
         char key[32];
         key_of(key, i);
-        if (nd_add(db, key, strlen(key), l->fps[i], (double)i, 1000 + (int64_t)i)) return 3;
+        if (nd_db_add(db, key, strlen(key), l->fps[i], (double)i, 1000 + (int64_t)i)) return 3;
     }
     return 0;
 }
@@ -770,10 +770,10 @@ static void test_mirrored_after_crash(void **state)
     assert_int_equal(waiting, n - DB_MIRRORED_MAX);
     check_all(db, fps, n, qs, NQ, 3); /* k up to 5: beyond the plan's 3 too */
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.table[0].entries, st.fingerprints);
     assert_int_equal(st.table[0].fresh, n);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     assert_int_equal(db->mirror.fps.n, waiting);
 
     /* A flush cut by a crash after two tables took their keys, before
@@ -798,12 +798,12 @@ static void test_mirrored_after_crash(void **state)
     db = fx->db = open_flags(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     for (unsigned t = 0; t < 4; t++) { /* each entry counted once */
         assert_int_equal(st.table[t].entries, st.fingerprints);
         assert_int_equal(st.table[t].fresh, n);
     }
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     db_fixture_close(fx);
 
     /* Writable: still waiting, less the one a removal takes. */
@@ -813,27 +813,27 @@ static void test_mirrored_after_crash(void **state)
     char key[32];
     uint64_t flushes = db->mirror.flushes;
     key_of(key, n - 1); /* the last added: its entries were waiting */
-    assert_int_equal(nd_delete(db, key, strlen(key)), ND_OK);
+    assert_int_equal(nd_db_delete(db, key, strlen(key)), ND_OK);
     assert_int_equal(db->mirror.fps.n, waiting - 1);
     assert_int_equal(db->mirror.flushes, flushes);
     check_all(db, fps, n - 1, qs, NQ, 3);
-    assert_int_equal(nd_verify(db), ND_OK); /* its scans flush */
+    assert_int_equal(nd_db_verify(db), ND_OK); /* its scans flush */
     assert_int_equal(db->mirror.fps.n, 0);
     /* Five more wait (one a fingerprint removed above); the close writes
      * their keys. */
     for (size_t i = n - 1; i < n + 4; i++) {
         uint64_t fp = i < n ? fps[i] : oracle_next(&r);
         key_of(key, i);
-        assert_int_equal(nd_add(db, key, strlen(key), fp, 0, 0), ND_OK);
+        assert_int_equal(nd_db_add(db, key, strlen(key), fp, 0, 0), ND_OK);
     }
     assert_int_equal(db->mirror.fps.n, 5);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     db = fx->db = open_flags(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, 0);
     check_all(db, fps, n, qs, NQ, 3);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     uint64_t ndocs;
-    assert_int_equal(nd_db_count(db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, NULL, db), ND_OK);
     assert_int_equal(ndocs, n + 4);
     free(fps);
 }
@@ -841,7 +841,7 @@ static void test_mirrored_after_crash(void **state)
 enum { MANY_FIRST = DB_MIRRORED_CALL + 1, MANY_SECOND = 100 };
 enum { MANY_N = MANY_FIRST + MANY_SECOND + DB_MIRRORED_CALL };
 
-/* Documents key_of(i) -> fps[i] by nd_add_many calls of MANY_FIRST,
+/* Documents key_of(i) -> fps[i] by nd_db_add_many calls of MANY_FIRST,
  * MANY_SECOND and DB_MIRRORED_CALL; each call's fingerprints wait or not
  * as said. */
 static int add_three_calls(nd_db *db, const void *arg)
@@ -853,18 +853,18 @@ static int add_three_calls(nd_db *db, const void *arg)
         key_of(keys[i], i);
         docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], (double)i, 1000 + (int64_t)i};
     }
-    if (nd_add_many(db, docs, MANY_FIRST)) return 3;
+    if (nd_db_add_many(db, docs, MANY_FIRST)) return 3;
     if (db->mirror.fps.n != 0) return 4;
-    if (nd_add_many(db, docs + MANY_FIRST, MANY_SECOND)) return 5;
+    if (nd_db_add_many(db, docs + MANY_FIRST, MANY_SECOND)) return 5;
     if (db->mirror.fps.n != MANY_SECOND) return 6;
-    if (nd_add_many(db, docs + MANY_FIRST + MANY_SECOND, DB_MIRRORED_CALL)) return 7;
+    if (nd_db_add_many(db, docs + MANY_FIRST + MANY_SECOND, DB_MIRRORED_CALL)) return 7;
     if (db->mirror.fps.n != MANY_SECOND + DB_MIRRORED_CALL) return 8;
     return 0;
 }
 
 /* A call adding up to DB_MIRRORED_CALL new fingerprints logs them (their
  * table keys wait), a larger one writes their keys: a process that adds
- * by nd_add_many calls of DB_MIRRORED_CALL + 1, 100 and DB_MIRRORED_CALL
+ * by nd_db_add_many calls of DB_MIRRORED_CALL + 1, 100 and DB_MIRRORED_CALL
  * documents and dies without closing leaves the last two calls' waiting,
  * and a read-only open finds every document. */
 static void test_mirrored_add_many(void **state)
@@ -881,10 +881,10 @@ static void test_mirrored_add_many(void **state)
     assert_int_equal(db->mirror.fps.n, MANY_SECOND + DB_MIRRORED_CALL);
     check_all(db, fps, MANY_N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, MANY_N);
     for (unsigned t = 0; t < 4; t++) assert_int_equal(st.table[t].entries, st.fingerprints);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     free(fps);
 }
 
@@ -896,40 +896,40 @@ static void test_open_errors(void **state)
     char plain[128], cp[128];
     nd_db *db, *db2;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_ENOTFOUND);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_ENOTFOUND);
     db = fx->db = open_db(fx->path, 3, 10, 16);
-    assert_int_equal(nd_add(db, "x", 1, 42, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(db, "x", 1, 42, 0, 0), ND_OK);
     o.flags = 0;
-    assert_int_equal(nd_open(&db2, fx->path, &o), ND_EBUSY);
+    assert_int_equal(nd_db_open(&db2, fx->path, &o), ND_EBUSY);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&db2, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db2, fx->path, &o), ND_OK);
     nd_results *res = fx->res;
-    assert_int_equal(nd_get(res, db2, "x", 1), ND_OK);
-    assert_int_equal(nd_add(db2, "y", 1, 1, 0, 0), ND_EREADONLY);
-    nd_close(db2);
+    assert_int_equal(nd_db_get(res, db2, "x", 1), ND_OK);
+    assert_int_equal(nd_db_add(db2, "y", 1, 1, 0, 0), ND_EREADONLY);
+    nd_db_close(db2);
     snprintf(cp, sizeof cp, "%s/backup", fx->dir);
-    assert_int_equal(nd_backup(db, cp), ND_OK);
-    assert_int_equal(nd_backup(db, cp), ND_EEXIST);
+    assert_int_equal(nd_db_backup(db, cp), ND_OK);
+    assert_int_equal(nd_db_backup(db, cp), ND_EEXIST);
     db_fixture_close(fx);
     /* Mismatches. */
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
     o.has_k = 1;
     o.k = 2;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EMISMATCH);
     nd_fp_options fo = ND_FP_OPTIONS_INIT;
     fo.features = ND_FEATURES_CHARS;
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
     o.fp = &fo;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EMISMATCH);
     assert_non_null(strstr(nd_errmsg(), "chars"));
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     o.fp = NULL;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_EEXIST);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EEXIST);
     /* The backup opens and holds the document. */
     o = (nd_db_options)ND_DB_OPTIONS_INIT;
-    assert_int_equal(nd_open(&fx->db, cp, &o), ND_OK);
-    assert_int_equal(nd_get(res, fx->db, "x", 1), ND_OK);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, cp, &o), ND_OK);
+    assert_int_equal(nd_db_get(res, fx->db, "x", 1), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
     db_fixture_close(fx);
     /* A plain directory is not a database. */
     snprintf(plain, sizeof plain, "%s/plain", fx->dir);
@@ -937,7 +937,7 @@ static void test_open_errors(void **state)
     FILE *f = fopen(strcat(strcpy(cp, plain), "/CURRENT"), "w");
     fclose(f);
     o.flags = 0;
-    assert_int_not_equal(nd_open(&db, plain, &o), ND_OK);
+    assert_int_not_equal(nd_db_open(&db, plain, &o), ND_OK);
 }
 
 typedef struct expire_seen {
@@ -973,9 +973,9 @@ static void test_expire(void **state)
     oracle_rng g = {9};
     for (int i = 0; i < 500; i++) {
         sprintf(key, "e%d", i);
-        assert_int_equal(nd_add(db, key, strlen(key), oracle_next(&g), 0, i), ND_OK);
+        assert_int_equal(nd_db_add(db, key, strlen(key), oracle_next(&g), 0, i), ND_OK);
     }
-    /* The dry run lists exactly what nd_expire then deletes, deleting
+    /* The dry run lists exactly what nd_db_expire then deletes, deleting
      * nothing itself. */
     expire_seen seen = {0, 0, 0};
     assert_int_equal(nd_db_foreach_expired(db, 200, count_expired, &seen), ND_OK);
@@ -983,23 +983,23 @@ static void test_expire(void **state)
     assert_true(seen.max_time < 200);
     assert_int_equal(seen.bad_keys, 0);
     uint64_t n = 0;
-    assert_int_equal(nd_db_count(db, &n, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&n, NULL, db), ND_OK);
     assert_int_equal(n, 500);
     assert_int_equal(nd_db_foreach_expired(db, 200, stop_at_first, NULL), 7);
-    assert_int_equal(nd_expire(db, 200, &n), ND_OK);
+    assert_int_equal(nd_db_expire(&n, db, 200), ND_OK);
     assert_int_equal(n, 200);
     seen = (expire_seen){0, 0, 0};
     assert_int_equal(nd_db_foreach_expired(db, 200, count_expired, &seen), ND_OK);
     assert_int_equal(seen.n, 0);
     nd_results *res = fx->res;
-    assert_int_equal(nd_get(res, db, "e199", 4), ND_ENOTFOUND);
-    assert_int_equal(nd_get(res, db, "e200", 4), ND_OK);
-    assert_int_equal(nd_compact(db), ND_OK);
+    assert_int_equal(nd_db_get(res, db, "e199", 4), ND_ENOTFOUND);
+    assert_int_equal(nd_db_get(res, db, "e200", 4), ND_OK);
+    assert_int_equal(nd_db_compact(db), ND_OK);
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, 300);
     assert_int_equal(st.table[0].entries, 300);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* Stop words given at creation are recorded: after reopening, the
@@ -1015,11 +1015,11 @@ static void test_stopwords_kept(void **state)
     o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
     o.fp = &fo;
     nd_db *db = NULL;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     o.flags = 0;
     o.fp = NULL;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     nd_fp_options got;
     assert_int_equal(nd_db_fp_options(&got, fx->db), ND_OK);
     assert_int_equal(got.n_stopwords, 3);
@@ -1034,11 +1034,11 @@ static void test_stopwords_kept(void **state)
     /* Asking for the same configuration matches; without stop words not. */
     db_fixture_close(fx);
     o.fp = &fo;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     db_fixture_close(fx);
     nd_fp_options none = ND_FP_OPTIONS_INIT;
     o.fp = &none;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_EMISMATCH);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EMISMATCH);
 }
 
 /* ---- format 1 databases ----------------------------------------------- */
@@ -1111,8 +1111,8 @@ static void test_format1_database(void **state)
     fx->db = open_db(fx->path, K, 4, 16);
     for (size_t i = 0; i < first; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
-        if (i == first - 50) assert_int_equal(nd_compact(fx->db), ND_OK);
+        assert_int_equal(nd_db_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        if (i == first - 50) assert_int_equal(nd_db_compact(fx->db), ND_OK);
     }
     assert_int_equal(db_fixture_close(fx), ND_OK);
     cmp_codec_write_version(was);
@@ -1124,50 +1124,50 @@ static void test_format1_database(void **state)
     /* Read-only: every answer, and the format stays 1. */
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     check_all(fx->db, fps, first, qs, NQ, K);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
     db_fixture_close(fx);
     assert_int_equal(meta_format(fx->path, 0), 1);
 
     /* Open for writing: upgraded at once; writes and folds mix versions. */
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     check_all(fx->db, fps, first, qs, NQ, K);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     for (size_t i = first; i < n; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
+        assert_int_equal(nd_db_add(fx->db, key, strlen(key), fps[i], 0, 0), ND_OK);
         if (i == first + (n - first) / 2) {
-            assert_int_equal(nd_compact(fx->db), ND_OK);
+            assert_int_equal(nd_db_compact(fx->db), ND_OK);
             check_all(fx->db, fps, i + 1, qs, NQ, K);
         }
     }
     check_all(fx->db, fps, n, qs, NQ, K);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     count_runs(fx->path, &v1, &v2);
     assert_true(v1 > 0 && v2 > 0); /* both versions were read above */
 
     /* Reopened: the same answers, read-only and after a full compaction. */
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     check_all(fx->db, fps, n, qs, NQ, K);
     db_fixture_close(fx);
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    assert_int_equal(nd_compact(fx->db), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_compact(fx->db), ND_OK);
     check_all(fx->db, fps, n, qs, NQ, K);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
     db_fixture_close(fx);
     assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
 
     /* A newer format is refused, naming both versions. */
     meta_format(fx->path, ND_FORMAT_VERSION + 1);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_EVERSION);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_EVERSION);
     char want[96];
     snprintf(want, sizeof want, "format version %u; this build reads 1 to %u",
              ND_FORMAT_VERSION + 1, ND_FORMAT_VERSION);
@@ -1201,12 +1201,12 @@ static void rev_values_set(const char *path, const void *value, size_t vlen)
     st_close(s);
 }
 
-/* The one document of fp that nd_query(k=0) returns: key, score, time. */
+/* The one document of fp that nd_db_query(k=0) returns: key, score, time. */
 static void expect_doc(nd_db *db, uint64_t fp, const char *key, double score, int64_t time)
 {
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_query(res, db, fp, 0, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, fp, 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 1);
     const nd_match *m = nd_results_get(res, 0);
     assert_int_equal(m->key_len, strlen(key));
@@ -1227,7 +1227,7 @@ static void test_rev_values(void **state)
     fx->db = open_db(fx->path, 3, 4, 16);
     for (size_t i = 0; i < N; i++) {
         key_of(key, i);
-        assert_int_equal(nd_add(fx->db, key, strlen(key), fps[i], (double)i / 4, (int64_t)i * 10),
+        assert_int_equal(nd_db_add(fx->db, key, strlen(key), fps[i], (double)i / 4, (int64_t)i * 10),
                          ND_OK);
     }
     assert_int_equal(db_fixture_close(fx), ND_OK);
@@ -1237,12 +1237,12 @@ static void test_rev_values(void **state)
     meta_format(fx->path, 2);
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     for (size_t i = 0; i < N; i++) {
         key_of(key, i);
         expect_doc(fx->db, fps[i], key, (double)i / 4, (int64_t)i * 10);
     }
-    assert_int_equal(nd_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
     db_fixture_close(fx);
     assert_int_equal(meta_format(fx->path, 0), 2);
 
@@ -1250,25 +1250,25 @@ static void test_rev_values(void **state)
      * move to another fingerprint reach the query through rev; the
      * entries left empty still read through docs. */
     o.flags = ND_DB_NO_BACKGROUND;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    assert_int_equal(nd_add(fx->db, "d1", 2, fps[1], 100.5, 1001), ND_OK);
-    assert_int_equal(nd_add(fx->db, "d2", 2, fps[N], 200.5, 2002), ND_OK);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_add(fx->db, "d1", 2, fps[1], 100.5, 1001), ND_OK);
+    assert_int_equal(nd_db_add(fx->db, "d2", 2, fps[N], 200.5, 2002), ND_OK);
     nd_results *res = fx->res;
     /* add_if_new of a stored document: its time is refreshed, score kept */
-    assert_int_equal(nd_add_if_new(res, fx->db, "d3", 2, fps[3], 0, 3003, 3), ND_OK);
-    assert_int_equal(nd_query(res, fx->db, fps[2], 0, NULL), ND_OK);
+    assert_int_equal(nd_db_add_if_new(res, fx->db, "d3", 2, fps[3], 0, 3003, 3), ND_OK);
+    assert_int_equal(nd_db_query(res, fx->db, fps[2], 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 0);
     expect_doc(fx->db, fps[1], "d1", 100.5, 1001);
     expect_doc(fx->db, fps[N], "d2", 200.5, 2002);
     /* d2's rev entry now holds a value: both paths must rewrite it */
-    assert_int_equal(nd_add(fx->db, "d2", 2, fps[N], 250.5, 2502), ND_OK);
+    assert_int_equal(nd_db_add(fx->db, "d2", 2, fps[N], 250.5, 2502), ND_OK);
     expect_doc(fx->db, fps[N], "d2", 250.5, 2502);
-    assert_int_equal(nd_add_if_new(res, fx->db, "d2", 2, fps[N], 0, 2602, 3), ND_OK);
+    assert_int_equal(nd_db_add_if_new(res, fx->db, "d2", 2, fps[N], 0, 2602, 3), ND_OK);
     expect_doc(fx->db, fps[N], "d2", 250.5, 2602);
     expect_doc(fx->db, fps[3], "d3", 3.0 / 4, 3003);
     expect_doc(fx->db, fps[4], "d4", 1.0, 40);
-    assert_int_equal(nd_verify(fx->db), ND_OK);
-    assert_int_equal(nd_compact(fx->db), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
+    assert_int_equal(nd_db_compact(fx->db), ND_OK);
     expect_doc(fx->db, fps[1], "d1", 100.5, 1001);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     assert_int_equal(meta_format(fx->path, 0), ND_FORMAT_VERSION);
@@ -1279,13 +1279,13 @@ static void test_rev_values(void **state)
     bad[DB_REV_VALUE_LEN - 1] = 1;
     rev_values_set(fx->path, bad, sizeof bad);
     o.flags = ND_DB_READONLY;
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    assert_int_equal(nd_verify(fx->db), ND_ECORRUPT);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_verify(fx->db), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "rev entry holds another score or time"));
     db_fixture_close(fx);
     rev_values_set(fx->path, "abc", 3);
-    assert_int_equal(nd_open(&fx->db, fx->path, &o), ND_OK);
-    assert_int_equal(nd_query(res, fx->db, fps[5], 0, NULL), ND_ECORRUPT);
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_query(res, fx->db, fps[5], 0, NULL), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "rev entry value of 3 bytes"));
 }
 

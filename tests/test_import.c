@@ -11,9 +11,9 @@
  * every 8-byte boundary, groups above and below the comparison threshold,
  * keys of 4096 bytes, and (for rev) many documents of one fingerprint.
  * db_import_split keeps the last document of each key, in key order.
- * Then nd_import and an nd_loader (several chunks spilled) store URL-like
- * keys: nd_foreach_doc visits exactly the keys given, with their
- * fingerprints, and nd_verify passes.
+ * Then nd_db_import and an nd_loader (several chunks spilled) store URL-like
+ * keys: nd_db_foreach_doc visits exactly the keys given, with their
+ * fingerprints, and nd_db_verify passes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,13 +225,13 @@ static void test_split_last_wins(void **state)
     }
     free(rep);
     free(fresh);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_db_close(db), ND_OK);
     tmpdir_remove(dir);
     free_keys(&s);
     free_keys(&all);
 }
 
-/* nd_foreach_doc: each visited key found in the expected (sorted) set. */
+/* nd_db_foreach_doc: each visited key found in the expected (sorted) set. */
 typedef struct visit {
     const nd_doc *want; /* sorted by key */
     size_t n, seen;
@@ -256,13 +256,13 @@ static void check_stored(nd_db *db, const key_set *s)
     memcpy(want, s->docs, s->n * sizeof *want);
     qsort(want, s->n, sizeof *want, cmp_doc_keys);
     visit v = {want, s->n, 0, 0};
-    assert_int_equal(nd_foreach_doc(db, visit_cb, &v), ND_OK);
+    assert_int_equal(nd_db_foreach_doc(db, visit_cb, &v), ND_OK);
     assert_int_equal(v.seen, s->n);
     assert_false(v.bad);
     uint64_t docs = 0;
-    assert_int_equal(nd_db_count(db, &docs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
     assert_int_equal(docs, s->n);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     free(want);
 }
 
@@ -272,7 +272,7 @@ static nd_db *open_new(const char *path)
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
     o.expected_docs = 10000;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;
 }
 
@@ -283,12 +283,12 @@ static void test_import_shared_prefixes(void **state)
     key_set s = {0};
     build_keys(&s, 0);
     tmpdir_make(dir);
-    /* One nd_import. */
+    /* One nd_db_import. */
     snprintf(path, sizeof path, "%s/import", dir);
     nd_db *db = open_new(path);
-    assert_int_equal(nd_import(db, s.docs, s.n), ND_OK);
+    assert_int_equal(nd_db_import(db, s.docs, s.n), ND_OK);
     check_stored(db, &s);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_db_close(db), ND_OK);
     /* A loader spilling chunks of 97 documents. */
     snprintf(path, sizeof path, "%s/loader", dir);
     db = open_new(path);
@@ -296,10 +296,10 @@ static void test_import_shared_prefixes(void **state)
     assert_int_equal(nd_loader_new(&l, db, 97), ND_OK);
     for (size_t i = 0; i < s.n; i += 50)
         assert_int_equal(nd_loader_add(l, s.docs + i, s.n - i < 50 ? s.n - i : 50), ND_OK);
-    assert_int_equal(nd_loader_commit(l, NULL), ND_OK);
+    assert_int_equal(nd_loader_finish(NULL, l), ND_OK);
     nd_loader_free(l);
     check_stored(db, &s);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_db_close(db), ND_OK);
     tmpdir_remove(dir);
     free_keys(&s);
 }

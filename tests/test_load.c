@@ -1,23 +1,23 @@
 /*
  * test_load.c — the bulk loader (nd_loader_*) against its contract in
- * neardup.h: one nd_import of everything added, written in one pass.
+ * neardup.h: one nd_db_import of everything added, written in one pass.
  *
  * Exactness: oracle stores (random fingerprints plus planted neighbours of
  * the query centres at every distance 0..k+2, k = 3) loaded in chunks small
  * enough that several spill (and one case where the last add fills a chunk
  * exactly, so the commit finds the last chunk empty), on the planner's
  * tables and on 10 tables, into an empty database and into one already
- * holding imported documents and fresh (unfolded) nd_add'ed ones. Keys are
+ * holding imported documents and fresh (unfolded) nd_db_add'ed ones. Keys are
  * loaded twice or three times across chunks and within a chunk, with
  * superseded fingerprints planted near the query centres (so a leaked one
  * shows). Afterwards: every query at distance 0..k+2 returns exactly the
  * documents a popcount scan finds in the expected final document set;
- * nd_foreach_doc visits exactly that set (fingerprint, score and time of the
- * last document of each key); nd_stats_get and nd_db_count count its
+ * nd_db_foreach_doc visits exactly that set (fingerprint, score and time of the
+ * last document of each key); nd_db_stats and nd_db_counts count its
  * documents and distinct fingerprints (and every table holds each
- * fingerprint once); nd_verify passes; commit's out_new is the number of
+ * fingerprint once); nd_db_verify passes; commit's out_new is the number of
  * keys new to the store; all of it again after close + reopen. A load
- * that never fills a chunk (one nd_import; the default chunk size) is
+ * that never fills a chunk (one nd_db_import; the default chunk size) is
  * checked the same way.
  *
  * Documents: the last document of a key wins across chunks, within a chunk
@@ -38,14 +38,14 @@
  * directory; nd_loader_free (with or without commit) leaves no "nd-load-*"
  * entry; free without commit drops every new document but keeps the
  * replacements written at spills. A stale "nd-load-*" directory is removed
- * by the next writable nd_open and left alone by a read-only one.
+ * by the next writable nd_db_open and left alone by a read-only one.
  *
  * Errors: a chunk file lost before the commit fails it with ND_EIO naming
  * the file, whichever pass (and thread) reads it, and the store keeps what
  * it held; add after commit and a second commit give ND_EINVAL; a read-only
  * handle gives ND_EREADONLY; a key over ND_MAX_KEY_LEN gives ND_ELIMIT and
  * adds nothing of that call (the loader goes on); NULL docs give
- * ND_EINVAL; an empty key is refused as nd_import refuses it;
+ * ND_EINVAL; an empty key is refused as nd_db_import refuses it;
  * nd_loader_free(NULL) is a no-op; an empty load commits nothing.
  */
 #include <dirent.h>
@@ -88,14 +88,14 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND; /* nd_add'ed entries stay fresh */
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND; /* nd_db_add'ed entries stay fresh */
     o.threads = test_threads();
     o.k = k;
     o.has_k = 1;
     o.tables = tables;
     o.run_size = run_size;
     o.expected_docs = 100000;
-    expect_ok(nd_open(&db, path, &o), "open");
+    expect_ok(nd_db_open(&db, path, &o), "open");
     return db;
 }
 
@@ -104,7 +104,7 @@ static nd_db *open_ro(const char *path)
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
     o.flags = ND_DB_READONLY;
-    expect_ok(nd_open(&db, path, &o), "open read-only");
+    expect_ok(nd_db_open(&db, path, &o), "open read-only");
     return db;
 }
 
@@ -239,13 +239,13 @@ static int cmp_cstr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The documents nd_query returns equal those of a popcount scan of the
+/* The documents nd_db_query returns equal those of a popcount scan of the
  * final set, with their distances. */
 static void check_query(nd_db *db, const mdoc *f, const uint64_t *fps, size_t n, uint64_t q,
                         unsigned k, size_t *scratch, nd_results *res)
 {
     size_t m = oracle_scan(fps, n, q, k, scratch);
-    assert_int_equal(nd_query(res, db, q, k, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, q, k, NULL), ND_OK);
     if (nd_results_count(res) != m)
         fprintf(stderr, "query %016llx k=%u: got %zu, oracle %zu\n", (unsigned long long)q, k,
                 nd_results_count(res), m);
@@ -267,22 +267,22 @@ static void check_query(nd_db *db, const mdoc *f, const uint64_t *fps, size_t n,
 }
 
 /* The database holds exactly the documents f[0..n) (sorted by key):
- * nd_foreach_doc, the counters, nd_stats_get, every query at distance
- * 0..kmax around each of qs[0..nq) and some random ones, nd_verify. */
+ * nd_db_foreach_doc, the counters, nd_db_stats, every query at distance
+ * 0..kmax around each of qs[0..nq) and some random ones, nd_db_verify. */
 static void check_db(nd_db *db, const mdoc *f, size_t n, const uint64_t *qs, size_t nq,
                      unsigned kmax)
 {
     visit v = {f, n, 0, "", 0};
-    assert_int_equal(nd_foreach_doc(db, visit_cb, &v), ND_OK);
+    assert_int_equal(nd_db_foreach_doc(db, visit_cb, &v), ND_OK);
     assert_int_equal(v.bad, 0);
     assert_int_equal(v.seen, n);
 
     uint64_t want_fps = distinct_fps(f, n), ndocs = 0, nfps = 0;
-    assert_int_equal(nd_db_count(db, &ndocs, &nfps), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, &nfps, db), ND_OK);
     assert_int_equal(ndocs, n);
     assert_int_equal(nfps, want_fps);
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents, n);
     assert_int_equal(st.fingerprints, want_fps);
     for (unsigned t = 0; t < st.tables; t++) assert_int_equal(st.table[t].entries, want_fps);
@@ -300,7 +300,7 @@ static void check_db(nd_db *db, const mdoc *f, size_t n, const uint64_t *qs, siz
     free(scratch);
     free(fps);
 
-    expect_ok(nd_verify(db), "verify");
+    expect_ok(nd_db_verify(db), "verify");
 }
 
 /* The same checks after close + reopen. fx->db is closed on return. */
@@ -360,10 +360,10 @@ static void ladd(nd_loader *l, model *m, const char *key, uint64_t fp, double sc
     if (m) model_put(m, key, fp, score, time);
 }
 
-/* nd_add, recorded in the model. */
+/* nd_db_add, recorded in the model. */
 static void dadd(nd_db *db, model *m, const char *key, uint64_t fp, double score, int64_t time)
 {
-    assert_int_equal(nd_add(db, key, strlen(key), fp, score, time), ND_OK);
+    assert_int_equal(nd_db_add(db, key, strlen(key), fp, score, time), ND_OK);
     if (m) model_put(m, key, fp, score, time);
 }
 
@@ -372,8 +372,8 @@ static uint64_t get_fp(nd_db *db, const char *key)
 {
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    int rc = nd_get(res, db, key, strlen(key));
-    if (rc) fprintf(stderr, "nd_get(%s): %s\n", key, nd_strerror(rc));
+    int rc = nd_db_get(res, db, key, strlen(key));
+    if (rc) fprintf(stderr, "nd_db_get(%s): %s\n", key, nd_strerror(rc));
     assert_int_equal(rc, ND_OK);
     assert_int_equal(nd_results_count(res), 1);
     uint64_t fp = nd_results_get(res, 0)->fp;
@@ -385,7 +385,7 @@ static void assert_absent(nd_db *db, const char *key)
 {
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    int rc = nd_get(res, db, key, strlen(key));
+    int rc = nd_db_get(res, db, key, strlen(key));
     if (rc != ND_ENOTFOUND) fprintf(stderr, "%s: want ENOTFOUND, got %d\n", key, rc);
     assert_int_equal(rc, ND_ENOTFOUND);
     nd_results_free(res);
@@ -396,7 +396,7 @@ static size_t count_at(nd_db *db, uint64_t fp)
 {
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_query(res, db, fp, 0, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, fp, 0, NULL), ND_OK);
     size_t n = nd_results_count(res);
     nd_results_free(res);
     return n;
@@ -458,7 +458,7 @@ static void exact_case(db_fixture *fx, unsigned tables, size_t chunk_docs, int p
                                                                   (unsigned)((j - 300) / NQ));
             docs_add(&pre, key, fp, 0.5, 2);
         }
-        assert_int_equal(nd_import(db, docs_fix(&pre), pre.n), ND_OK);
+        assert_int_equal(nd_db_import(db, docs_fix(&pre), pre.n), ND_OK);
         for (size_t i = 0; i < pre.n; i++)
             model_put(&m, pre.keys[i], pre.d[i].fp, pre.d[i].score, pre.d[i].time);
         docs_free(&pre);
@@ -475,7 +475,7 @@ static void exact_case(db_fixture *fx, unsigned tables, size_t chunk_docs, int p
             dadd(db, &m, key, fp, 0.25, 4);
         }
         nd_stats st;
-        assert_int_equal(nd_stats_get(&st, db), ND_OK);
+        assert_int_equal(nd_db_stats(&st, db), ND_OK);
         assert_true(st.table[0].fresh > 0); /* the load meets fresh entries */
     }
     size_t npre;
@@ -545,11 +545,11 @@ static void exact_case(db_fixture *fx, unsigned tables, size_t chunk_docs, int p
     }
     if (!prefill) {
         uint64_t nd = 1;
-        assert_int_equal(nd_db_count(db, &nd, NULL), ND_OK);
+        assert_int_equal(nd_db_counts(&nd, NULL, db), ND_OK);
         assert_int_equal(nd, 0);
     }
     uint64_t got_new = UINT64_MAX;
-    expect_ok(nd_loader_commit(l, &got_new), "nd_loader_commit");
+    expect_ok(nd_loader_finish(&got_new, l), "nd_loader_finish");
     assert_int_equal(got_new, want_new);
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
@@ -585,7 +585,7 @@ static void test_exact_full_last_chunk(void **s)
     exact_case(*s, 10, 800, 1, 1);
 }
 
-/* A load that never fills a chunk: one nd_import. */
+/* A load that never fills a chunk: one nd_db_import. */
 static void test_exact_unspilled(void **s)
 {
     exact_case(*s, 10, 0, 0, 0);
@@ -606,7 +606,7 @@ static void get_score_time(nd_db *db, const char *key, double *score, int64_t *t
 {
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_get(res, db, key, strlen(key)), ND_OK);
+    assert_int_equal(nd_db_get(res, db, key, strlen(key)), ND_OK);
     *score = nd_results_get(res, 0)->score;
     *time = nd_results_get(res, 0)->time;
     nd_results_free(res);
@@ -661,7 +661,7 @@ static void test_same_key_chunks(void **state)
     assert_absent(db, "x1");
     assert_int_equal(count_at(db, fp[B]), 0);
     uint64_t nw = 0;
-    assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_OK);
     assert_int_equal(nw, 10); /* K1..K4, x1..x3, y1..y3 */
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
@@ -673,7 +673,7 @@ static void test_same_key_chunks(void **state)
     assert_true(sc == 9);
     assert_int_equal(tm, 99);
     /* a query reads them from rev: the entry of the chunk that won */
-    assert_int_equal(nd_query(fx->res, db, fp[B], 0, NULL), ND_OK);
+    assert_int_equal(nd_db_query(fx->res, db, fp[B], 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(fx->res), 1);
     assert_true(nd_results_get(fx->res, 0)->score == 9);
     assert_int_equal(nd_results_get(fx->res, 0)->time, 99);
@@ -716,7 +716,7 @@ static void test_stored_keys_replaced(void **state)
     /* S1-S3, S6 imported; S4, S5 fresh */
     nd_doc pre[4] = {{"S1", 2, fp[S1], 1, 1}, {"S2", 2, fp[S2], 1, 1}, {"S3", 2, fp[S3], 1, 1},
                      {"S6", 2, fp[S6], 1, 1}};
-    assert_int_equal(nd_import(db, pre, 4), ND_OK);
+    assert_int_equal(nd_db_import(db, pre, 4), ND_OK);
     for (int i = 0; i < 4; i++) model_put(&m, pre[i].key, pre[i].fp, pre[i].score, pre[i].time);
     dadd(db, &m, "S4", fp[S4], 1, 1);
     dadd(db, &m, "S5", fp[S5], 1, 1);
@@ -757,10 +757,10 @@ static void test_stored_keys_replaced(void **state)
         assert_absent(db, key);
     }
     uint64_t docs_before = 0;
-    assert_int_equal(nd_db_count(db, &docs_before, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&docs_before, NULL, db), ND_OK);
     assert_int_equal(docs_before, 6);
     uint64_t nw = 0;
-    assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_OK);
     assert_int_equal(nw, (uint64_t)nn);
     nd_loader_free(l);
     assert_true(get_fp(db, "S1") == fp[A]);
@@ -838,8 +838,8 @@ static void test_racing_writer(void **state)
     assert_true(get_fp(db, "S") == fp[S1]);
     assert_absent(db, "K");
     /* the other writer, after the spill */
-    assert_int_equal(nd_add(db, "K", 1, fp[X], 2, 2), ND_OK);
-    assert_int_equal(nd_add(db, "S", 1, fp[Y], 2, 2), ND_OK);
+    assert_int_equal(nd_db_add(db, "K", 1, fp[X], 2, 2), ND_OK);
+    assert_int_equal(nd_db_add(db, "S", 1, fp[Y], 2, 2), ND_OK);
     dadd(db, &m, "o1", fp[O1], 2, 2); /* unrelated: stays */
     /* chunk 2 spills */
     nd_doc c2[4] = {{"b1", 2, fp[B1], 3, 3}, {"b2", 2, fp[B2], 3, 3}, {"b3", 2, fp[B3], 3, 3},
@@ -848,12 +848,12 @@ static void test_racing_writer(void **state)
     /* the last chunk (unspilled); the other writer stores c1 meanwhile */
     nd_doc c3[2] = {{"c1", 2, fp[CC], 4, 4}, {"c2", 2, fp[C2], 4, 4}};
     assert_int_equal(nd_loader_add(l, c3, 2), ND_OK);
-    assert_int_equal(nd_add(db, "c1", 2, fp[W], 5, 5), ND_OK);
+    assert_int_equal(nd_db_add(db, "c1", 2, fp[W], 5, 5), ND_OK);
     uint64_t nw = 0;
-    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
+    expect_ok(nd_loader_finish(&nw, l), "nd_loader_finish");
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
-    expect_ok(nd_verify(db), "verify");
+    expect_ok(nd_db_verify(db), "verify");
 
     const want_fp wins[] = {{"K", L}, {"c1", CC}, {"c2", C2}, {"a1", A1}, {"b1", B1}};
     assert_wins(db, wins, sizeof wins / sizeof *wins, fp, names, NF);
@@ -903,8 +903,8 @@ static void test_racing_writer_superseded(void **state)
                     {"a2", 2, fp[A2], 1, 1}};
     assert_int_equal(nd_loader_add(l, c1, 4), ND_OK);
     /* the other writer */
-    assert_int_equal(nd_add(db, "K2", 2, fp[Z], 2, 2), ND_OK);
-    assert_int_equal(nd_add(db, "K3", 2, fp[T], 2, 2), ND_OK);
+    assert_int_equal(nd_db_add(db, "K2", 2, fp[Z], 2, 2), ND_OK);
+    assert_int_equal(nd_db_add(db, "K3", 2, fp[T], 2, 2), ND_OK);
     /* chunk 2 spills: K2 is stored by now, so it is replaced now */
     nd_doc c2[4] = {{"K2", 2, fp[Z2], 3, 3}, {"b1", 2, fp[B1], 3, 3}, {"b2", 2, fp[B2], 3, 3},
                     {"b3", 2, fp[B3], 3, 3}};
@@ -914,10 +914,10 @@ static void test_racing_writer_superseded(void **state)
     nd_doc c3[2] = {{"K3", 2, fp[T2], 4, 4}, {"c1", 2, fp[C1], 4, 4}};
     assert_int_equal(nd_loader_add(l, c3, 2), ND_OK);
     uint64_t nw = 0;
-    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
+    expect_ok(nd_loader_finish(&nw, l), "nd_loader_finish");
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
-    expect_ok(nd_verify(db), "verify");
+    expect_ok(nd_db_verify(db), "verify");
 
     const want_fp wins[] = {{"K2", Z2}, {"K3", T2}, {"a1", A1}, {"b1", B1}, {"c1", C1}};
     assert_wins(db, wins, sizeof wins / sizeof *wins, fp, names, NF);
@@ -948,14 +948,14 @@ static void test_racing_writer_same_fp(void **state)
     assert_int_equal(nd_loader_new(&l, db, 2), ND_OK);
     nd_doc c1[2] = {{"K", 1, fp[L], 1, 1}, {"a1", 2, fp[A1], 1, 1}};
     assert_int_equal(nd_loader_add(l, c1, 2), ND_OK); /* spilled */
-    assert_int_equal(nd_add(db, "K", 1, fp[L], 2, 2), ND_OK);
+    assert_int_equal(nd_db_add(db, "K", 1, fp[L], 2, 2), ND_OK);
     nd_doc c2[2] = {{"a2", 2, fp[A2], 3, 3}, {"b1", 2, fp[B1], 3, 3}};
     assert_int_equal(nd_loader_add(l, c2, 2), ND_OK);
     uint64_t nw = 0;
-    expect_ok(nd_loader_commit(l, &nw), "nd_loader_commit");
+    expect_ok(nd_loader_finish(&nw, l), "nd_loader_finish");
     nd_loader_free(l);
     assert_int_equal(nw, 3); /* K was stored by the commit */
-    expect_ok(nd_verify(db), "verify");
+    expect_ok(nd_db_verify(db), "verify");
     double sc;
     int64_t tm;
     get_score_time(db, "K", &sc, &tm);
@@ -979,7 +979,7 @@ static void test_free_without_commit(void **state)
     nd_db *db = fx->db = open_db(fx->path, K, 0, 0);
     model m = {0};
     nd_doc pre[2] = {{"S1", 2, fp[S1], 0, 0}, {"S2", 2, fp[S2], 0, 0}};
-    assert_int_equal(nd_import(db, pre, 2), ND_OK);
+    assert_int_equal(nd_db_import(db, pre, 2), ND_OK);
     model_put(&m, "S1", fp[S1], 0, 0);
     model_put(&m, "S2", fp[S2], 0, 0);
     dadd(db, &m, "S3", fp[S3], 0, 0);
@@ -1021,7 +1021,7 @@ static void test_free_without_commit(void **state)
         ladd(l, &m, key, fp[NEW0 + i], 2, 2);
     }
     uint64_t nw = 0;
-    assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_OK);
     assert_int_equal(nw, 5);
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
@@ -1059,7 +1059,7 @@ static void failing_load_start(failing_load *f, db_fixture *fx, size_t n, uint64
     f->fx = fx;
     f->n = n;
     fx->db = open_db(fx->path, K, 4, 16);
-    assert_int_equal(nd_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
     f->l = NULL;
     assert_int_equal(nd_loader_new(&f->l, fx->db, 4), ND_OK);
     load_dir_of(fx->path, f->ld, sizeof f->ld);
@@ -1079,10 +1079,10 @@ static void failing_load_end(failing_load *f)
     nd_loader_free(f->l);
     assert_int_equal(count_load_dirs(fx->path), 0);
     uint64_t ndocs = 0;
-    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, NULL, fx->db), ND_OK);
     assert_int_equal(ndocs, 1);
     for (size_t i = 0; i < f->n; i++) assert_absent(fx->db, f->keys[i]);
-    expect_ok(nd_verify(fx->db), "verify");
+    expect_ok(nd_db_verify(fx->db), "verify");
     assert_int_equal(db_fixture_close(fx), ND_OK);
     tmpdir_remove(fx->path);
 }
@@ -1103,7 +1103,7 @@ static void test_lost_chunk_file(void **state)
         assert_int_equal(nd_loader_add(f.l, f.docs, 14), ND_OK);
         snprintf(file, sizeof file, "%s/%s", f.ld, lost[i]);
         assert_int_equal(unlink(file), 0);
-        assert_int_equal(nd_loader_commit(f.l, NULL), ND_EIO);
+        assert_int_equal(nd_loader_finish(NULL, f.l), ND_EIO);
         if (!strstr(nd_errmsg(), lost[i])) fail_msg("%s: %s", lost[i], nd_errmsg());
         failing_load_end(&f);
     }
@@ -1127,13 +1127,13 @@ static void test_writer_failure(void **state)
         assert_int_equal(nd_loader_add(f.l, f.docs + 4, 4), ND_OK); /* chunk 1: its writer fails */
         if (at_commit) {
             assert_int_equal(nd_loader_add(f.l, f.docs + 8, 2), ND_OK); /* no chunk filled */
-            assert_int_equal(nd_loader_commit(f.l, NULL), ND_EIO);
+            assert_int_equal(nd_loader_finish(NULL, f.l), ND_EIO);
         } else {
             assert_int_equal(nd_loader_add(f.l, f.docs + 8, 4), ND_EIO); /* chunk 2 filled */
         }
         if (!strstr(nd_errmsg(), "c000001.docs")) fail_msg("%s", nd_errmsg());
         assert_int_equal(nd_loader_add(f.l, f.docs, 1), ND_EINVAL);
-        assert_int_equal(nd_loader_commit(f.l, NULL), ND_EINVAL);
+        assert_int_equal(nd_loader_finish(NULL, f.l), ND_EINVAL);
         failing_load_end(&f);
     }
 }
@@ -1145,7 +1145,7 @@ static void test_stale_dir_removed(void **state)
     db_fixture *fx = *state;
     char sub[256], file[320];
     fx->db = open_db(fx->path, K, 0, 0);
-    assert_int_equal(nd_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(fx->db, "x", 1, 42, 0, 0), ND_OK);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     const char *stale[] = {"nd-load-Ab12Cd", "nd-load-7"};
     for (int i = 0; i < 2; i++) {
@@ -1166,7 +1166,7 @@ static void test_stale_dir_removed(void **state)
     fx->db = open_db(fx->path, K, 0, 0);
     assert_int_equal(count_load_dirs(fx->path), 0);
     assert_true(get_fp(fx->db, "x") == 42);
-    expect_ok(nd_verify(fx->db), "verify");
+    expect_ok(nd_db_verify(fx->db), "verify");
     assert_int_equal(db_fixture_close(fx), ND_OK);
 }
 
@@ -1195,7 +1195,7 @@ static void test_errors(void **state)
     /* An empty load commits nothing. */
     uint64_t nw = 99;
     assert_int_equal(nd_loader_new(&l, fx->db, 4), ND_OK);
-    assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_OK);
     assert_int_equal(nw, 0);
     nd_loader_free(l);
 
@@ -1213,7 +1213,7 @@ static void test_errors(void **state)
     nd_doc bad2[3] = {{"g3", 2, fp[7], 0, 0}, {"g4", 2, fp[8], 0, 0},
                       {big, ND_MAX_KEY_LEN + 1, fp[9], 0, 0}};
     assert_int_equal(nd_loader_add(l, bad2, 3), ND_ELIMIT);
-    /* An empty key is refused as nd_import refuses it. */
+    /* An empty key is refused as nd_db_import refuses it. */
     nd_doc empty = {"", 0, fp[10], 0, 0};
     assert_int_equal(nd_loader_add(l, &empty, 1), ND_EINVAL);
     /* The loader goes on. */
@@ -1221,12 +1221,12 @@ static void test_errors(void **state)
     nd_doc maxkey = {big, ND_MAX_KEY_LEN, fp[12], 0, 0};
     assert_int_equal(nd_loader_add(l, &maxkey, 1), ND_OK);
     ladd(l, &m, "a5", fp[13], 0, 0);
-    assert_int_equal(nd_loader_commit(l, &nw), ND_OK);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_OK);
     assert_int_equal(nw, 6); /* a1..a5 and the longest key */
     /* Committed: adds and a second commit are refused. */
     assert_int_equal(nd_loader_add(l, &one, 1), ND_EINVAL);
-    assert_int_equal(nd_loader_commit(l, &nw), ND_EINVAL);
-    assert_int_equal(nd_loader_commit(l, NULL), ND_EINVAL);
+    assert_int_equal(nd_loader_finish(&nw, l), ND_EINVAL);
+    assert_int_equal(nd_loader_finish(NULL, l), ND_EINVAL);
     nd_loader_free(l);
     assert_int_equal(count_load_dirs(fx->path), 0);
     const char *gone[] = {"g1", "g2", "g3", "g4", "a0"};
@@ -1234,20 +1234,20 @@ static void test_errors(void **state)
     for (int i = 1; i <= 3; i++) assert_int_equal(count_at(fx->db, fp[i]), 0);
     for (int i = 7; i <= 10; i++) assert_int_equal(count_at(fx->db, fp[i]), 0);
     assert_true(get_fp(fx->db, "a1") == fp[4]);
-    assert_int_equal(nd_get(fx->res, fx->db, big, ND_MAX_KEY_LEN), ND_OK);
+    assert_int_equal(nd_db_get(fx->res, fx->db, big, ND_MAX_KEY_LEN), ND_OK);
     assert_true(nd_results_get(fx->res, 0)->fp == fp[12]);
 
     /* out_new may be NULL. */
     assert_int_equal(nd_loader_new(&l, fx->db, 0), ND_OK);
     ladd(l, &m, "b1", fp[14], 0, 0);
-    assert_int_equal(nd_loader_commit(l, NULL), ND_OK);
+    assert_int_equal(nd_loader_finish(NULL, l), ND_OK);
     nd_loader_free(l);
     assert_true(get_fp(fx->db, "b1") == fp[14]);
 
     uint64_t ndocs = 0;
-    assert_int_equal(nd_db_count(fx->db, &ndocs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&ndocs, NULL, fx->db), ND_OK);
     assert_int_equal(ndocs, 7);
-    expect_ok(nd_verify(fx->db), "verify");
+    expect_ok(nd_db_verify(fx->db), "verify");
     assert_int_equal(db_fixture_close(fx), ND_OK);
     free(big);
     free(m.d);

@@ -6,8 +6,8 @@
  * The churn: 2,000 single adds, every second one replacing the key of the
  * add before (a crawler storing a changed page again), some replacing an
  * older key, some new keys sharing a fingerprint with another key, a
- * deletion every 50 adds, then nd_expire of the oldest, then one
- * nd_add_many call that replaces logged keys within itself and gives a
+ * deletion every 50 adds, then nd_db_expire of the oldest, then one
+ * nd_db_add_many call that replaces logged keys within itself and gives a
  * logged fingerprint it removes to another key. Its fingerprints are
  * drawn from an oracle store with planted neighbours (tests/oracle.h).
  *
@@ -18,7 +18,7 @@
  * - Exactness: every query (the planted centres and every fingerprint the
  *   churn removed, k = 0..5) returns exactly the live keys within k, with
  *   their current fingerprints, never a removed one; every table holds
- *   each live fingerprint once (the mirror's count, stats, nd_verify);
+ *   each live fingerprint once (the mirror's count, stats, nd_db_verify);
  *   likewise after a close (which flushes) and a reopen.
  * - Crash: a process that runs the churn and exits without closing leaves
  *   a store that a read-only open (the log replayed into the mirror) and a
@@ -48,7 +48,7 @@ enum {
     STEPS = 2000,                     /* single adds of the churn */
     NQ = 8,                           /* planted query centres */
     MAXD = 4,                         /* their neighbours at distances 0..MAXD */
-    EXPIRE_BEFORE = 1200,             /* nd_expire: times 1000 + step, so the first 200 steps */
+    EXPIRE_BEFORE = 1200,             /* nd_db_expire: times 1000 + step, so the first 200 steps */
     KEYS = STEPS + 8,                 /* keys the churn may use: its adds and the last call's */
     POOL = STEPS + 8,                 /* fingerprints it draws */
 };
@@ -91,7 +91,7 @@ static int churn_put(churn *c, nd_db *db, size_t i, uint64_t fp, int64_t time)
     char key[32];
     if (i >= KEYS) return 15;
     key_of(key, i);
-    if (db && nd_add(db, key, strlen(key), fp, 0.5, time) != ND_OK) return 10;
+    if (db && nd_db_add(db, key, strlen(key), fp, 0.5, time) != ND_OK) return 10;
     if (c->live[i]) c->gone[c->ngone++] = c->fp[i];
     c->fp[i] = fp;
     c->time[i] = time;
@@ -103,13 +103,13 @@ static int churn_delete(churn *c, nd_db *db, size_t i)
 {
     char key[32];
     key_of(key, i);
-    if (db && nd_delete(db, key, strlen(key)) != ND_OK) return 11;
+    if (db && nd_db_delete(db, key, strlen(key)) != ND_OK) return 11;
     c->gone[c->ngone++] = c->fp[i];
     c->live[i] = 0;
     return 0;
 }
 
-/* The single adds, the deletions and nd_expire. */
+/* The single adds, the deletions and nd_db_expire. */
 static int churn_singles(churn *c, nd_db *db)
 {
     int rc = 0;
@@ -128,7 +128,7 @@ static int churn_singles(churn *c, nd_db *db)
     }
     if (rc) return rc;
     uint64_t deleted = 0, want = 0;
-    if (db && nd_expire(db, EXPIRE_BEFORE, &deleted) != ND_OK) return 12;
+    if (db && nd_db_expire(&deleted, db, EXPIRE_BEFORE) != ND_OK) return 12;
     for (size_t i = 0; i < c->nkeys; i++)
         if (c->live[i] && c->time[i] < EXPIRE_BEFORE) {
             want++;
@@ -137,7 +137,7 @@ static int churn_singles(churn *c, nd_db *db)
     return db && deleted != want ? 13 : 0;
 }
 
-/* One nd_add_many call: key b (logged) is replaced twice, the second
+/* One nd_db_add_many call: key b (logged) is replaced twice, the second
  * time removing the fingerprint the call itself added (the call's
  * deferred entries, that one's and the next's, are then staged as table
  * keys); then key a (logged) gets a new fingerprint and its old one goes
@@ -157,7 +157,7 @@ static int churn_call(churn *c, nd_db *db)
         key_of(keys[i], idx[i]);
         docs[i] = (nd_doc){keys[i], strlen(keys[i]), fps[i], 0.5, 5000};
     }
-    if (db && nd_add_many(db, docs, 5) != ND_OK) return 14;
+    if (db && nd_db_add_many(db, docs, 5) != ND_OK) return 14;
     c->next += 4;
     c->nkeys += 2;
     for (int i = 0; i < 5; i++) (void)churn_put(c, NULL, idx[i], fps[i], 5000);
@@ -193,14 +193,14 @@ static size_t live_fps(const churn *c)
     return m;
 }
 
-/* nd_query(q, k) returns exactly the live keys within k of q, each once
+/* nd_db_query(q, k) returns exactly the live keys within k of q, each once
  * with its current fingerprint. */
 static void check_query(nd_db *db, const churn *c, uint64_t q, unsigned k, nd_results *res)
 {
     size_t want = 0;
     unsigned char seen[KEYS] = {0};
     for (size_t i = 0; i < c->nkeys; i++) want += c->live[i] && nd_hamming(c->fp[i], q) <= k;
-    assert_int_equal(nd_query(res, db, q, k, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, q, k, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), want);
     for (size_t m = 0; m < want; m++) {
         const nd_match *mt = nd_results_get(res, m);
@@ -229,7 +229,7 @@ static void check_store(nd_db *db, const churn *c)
     for (size_t i = 0; i < c->nkeys; i++) {
         char key[32];
         key_of(key, i);
-        int rc = nd_get(res, db, key, strlen(key));
+        int rc = nd_db_get(res, db, key, strlen(key));
         assert_int_equal(rc, c->live[i] ? ND_OK : ND_ENOTFOUND);
         if (c->live[i]) assert_true(nd_results_get(res, 0)->fp == c->fp[i]);
     }
@@ -241,10 +241,10 @@ static void check_store(nd_db *db, const churn *c)
         assert_int_equal(st_table_fresh_count(db->store, t, &fresh), ND_OK);
         assert_int_equal(fresh, distinct);
     }
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.fingerprints, distinct);
     for (unsigned t = 0; t < st.tables; t++) assert_int_equal(st.table[t].entries, distinct);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 static nd_db *open_store(const char *path, unsigned flags)
@@ -257,7 +257,7 @@ static nd_db *open_store(const char *path, unsigned flags)
     o.tables = 4;
     o.run_size = 16;
     o.expected_docs = 100000;
-    int rc = nd_open(&db, path, &o);
+    int rc = nd_db_open(&db, path, &o);
     if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
     assert_int_equal(rc, ND_OK);
     return db;
@@ -305,7 +305,7 @@ static void test_churn_crash(void **state)
         o.run_size = 16;
         o.expected_docs = 100000;
         churn *c = churn_new(); /* no cmocka in the child: exit codes */
-        _exit(!c ? 3 : nd_open(&db, fx->path, &o) ? 2 : churn_run(c, db));
+        _exit(!c ? 3 : nd_db_open(&db, fx->path, &o) ? 2 : churn_run(c, db));
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -346,24 +346,24 @@ static void test_relogged_at_flush(void **state)
     for (size_t i = 0; i < FILL; i++) { /* the log full, a call at a time */
         key_of(keys[i % CALL], i);
         docs[i % CALL] = (nd_doc){keys[i % CALL], strlen(keys[i % CALL]), oracle_next(&r), 0, 0};
-        if (i % CALL == CALL - 1) assert_int_equal(nd_add_many(db, docs, CALL), ND_OK);
+        if (i % CALL == CALL - 1) assert_int_equal(nd_db_add_many(db, docs, CALL), ND_OK);
     }
     uint64_t flushes = db->mirror.flushes;
     assert_int_equal(db->mirror.fps.n, FILL);
     nd_results *res = fx->res;
-    assert_int_equal(nd_get(res, db, "k0", 2), ND_OK);
+    assert_int_equal(nd_db_get(res, db, "k0", 2), ND_OK);
     uint64_t x = nd_results_get(res, 0)->fp, y = oracle_next(&r);
     nd_doc call[2] = {{"k0", 2, y, 0, 0}, {"moved", 5, x, 0, 0}};
-    assert_int_equal(nd_add_many(db, call, 2), ND_OK);
+    assert_int_equal(nd_db_add_many(db, call, 2), ND_OK);
     assert_int_equal(db->mirror.flushes, flushes + 1);
     assert_int_equal(db->mirror.fps.n, 2); /* y and x */
-    assert_int_equal(nd_query(res, db, x, 0, NULL), ND_OK);
+    assert_int_equal(nd_db_query(res, db, x, 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(res), 1);
     assert_int_equal(nd_results_get(res, 0)->key_len, 5);
-    assert_int_equal(nd_verify(db), ND_OK); /* flushes x's keys into every table */
+    assert_int_equal(nd_db_verify(db), ND_OK); /* flushes x's keys into every table */
     assert_int_equal(db->mirror.fps.n, 0);
     nd_stats st;
-    assert_int_equal(nd_stats_get(&st, db), ND_OK);
+    assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.fingerprints, FILL + 1);
     for (unsigned t = 0; t < st.tables; t++) assert_int_equal(st.table[t].entries, FILL + 1);
     free(docs);

@@ -6,7 +6,7 @@
  * shard that does not match the manifest, and the errors of bad options
  * and of directories that are not stores; batch mode over the store
  * (nd_shards_batch, and its parts check, decide and add) answers as
- * nd_batch on one database holding the same documents, also when storing
+ * nd_db_batch on one database holding the same documents, also when storing
  * and beyond the plan's k; the loader puts every document in its shard.
  * Shards that verify by resemblance: the manifest records R, a batch over
  * them answers as nd_db_batch on one resemblance store, and two parts'
@@ -112,7 +112,7 @@ static void test_create_open_place(void **state)
         assert_int_equal(nd_shards_place(s, keys[i], strlen(keys[i])), fnv(keys[i]) % 5);
     assert_int_equal(fnv("a"), 0xaf63dc4c8601ec8cull); /* the published test vector */
     unsigned home = nd_shards_place(s, "doc", 3);
-    assert_int_equal(nd_add(nd_shards_db(s, home), "doc", 3, 0x1234, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(nd_shards_db(s, home), "doc", 3, 0x1234, 0, 0), ND_OK);
     assert_int_equal(nd_shards_close(s), ND_OK);
     /* reopened: the same manifest; a part opens its shards only */
     o = (nd_shards_options)ND_SHARDS_OPTIONS_INIT;
@@ -134,7 +134,7 @@ static void test_create_open_place(void **state)
     assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
     nd_results *res;
     assert_int_equal(nd_results_new(&res), ND_OK);
-    assert_int_equal(nd_get(res, nd_shards_db(s, home), "doc", 3), ND_OK);
+    assert_int_equal(nd_db_get(res, nd_shards_db(s, home), "doc", 3), ND_OK);
     nd_results_free(res);
     assert_int_equal(nd_shards_close(s), ND_OK);
     /* a damaged text is refused with its line */
@@ -164,7 +164,7 @@ static void test_manifest_only_and_finish(void **state)
     store_path(path2, "being_filled");
     o = create_opts(2, ND_SHARDS_NO_MANIFEST);
     assert_int_equal(nd_shards_open(&s, path2, &o), ND_OK);
-    assert_int_equal(nd_add(nd_shards_db(s, 1), "k", 1, 7, 0, 0), ND_OK);
+    assert_int_equal(nd_db_add(nd_shards_db(s, 1), "k", 1, 7, 0, 0), ND_OK);
     nd_shards_options ro = ND_SHARDS_OPTIONS_INIT;
     ro.db_flags = ND_DB_READONLY;
     assert_int_equal(nd_shards_open(&t, path2, &ro), ND_ENOTFOUND);
@@ -175,7 +175,7 @@ static void test_manifest_only_and_finish(void **state)
     assert_int_equal(nd_shards_close(s), ND_OK);
     assert_int_equal(nd_shards_open(&t, path2, &ro), ND_OK);
     uint64_t docs = 0;
-    assert_int_equal(nd_db_count(nd_shards_db(t, 1), &docs, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&docs, NULL, nd_shards_db(t, 1)), ND_OK);
     assert_int_equal(docs, 1);
     assert_int_equal(nd_shards_close(t), ND_OK);
 }
@@ -199,8 +199,8 @@ static void test_mismatch_and_errors(void **state)
     nd_db_options dbo = ND_DB_OPTIONS_INIT;
     dbo.flags = ND_DB_CREATE;
     dbo.k = 2;
-    assert_int_equal(nd_open(&db, shard1, &dbo), ND_OK);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_db_open(&db, shard1, &dbo), ND_OK);
+    assert_int_equal(nd_db_close(db), ND_OK);
     nd_shards_options ro = ND_SHARDS_OPTIONS_INIT;
     assert_int_equal(nd_shards_open(&s, path, &ro), ND_EMISMATCH);
     assert_non_null(strstr(nd_errmsg(), "shard 1 '"));
@@ -293,8 +293,8 @@ static void test_batch_like_one_db(void **state)
     dbo.flags = ND_DB_CREATE;
     dbo.k = 3;
     dbo.expected_docs = 1000000;
-    assert_int_equal(nd_open(&db, dbpath, &dbo), ND_OK);
-    assert_int_equal(nd_add_many(db, stored, STORED), ND_OK);
+    assert_int_equal(nd_db_open(&db, dbpath, &dbo), ND_OK);
+    assert_int_equal(nd_db_add_many(db, stored, STORED), ND_OK);
     nd_shards_options o = create_opts(4, 0);
     o.k = 3;
     assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
@@ -304,7 +304,7 @@ static void test_batch_like_one_db(void **state)
     assert_int_equal(nd_results_new(&k2), ND_OK);
     unsigned ks[] = {3, 0, 6, 10};
     for (size_t t = 0; t < 4; t++) {
-        assert_int_equal(nd_batch(one, k1, db, batch, BATCH, ks[t], 0), ND_OK);
+        assert_int_equal(nd_db_batch(one, k1, db, batch, BATCH, ks[t], 0), ND_OK);
         assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, ks[t], 0), ND_OK);
         same_items(one, many, BATCH);
     }
@@ -315,14 +315,14 @@ static void test_batch_like_one_db(void **state)
     }
     assert_true(dups > BATCH / 3 && batch_dups > 20); /* not vacuous */
     /* storing: the same decisions, then the same stored set */
-    assert_int_equal(nd_batch(one, k1, db, batch, BATCH, 3, ND_BATCH_ADD), ND_OK);
+    assert_int_equal(nd_db_batch(one, k1, db, batch, BATCH, 3, ND_BATCH_ADD), ND_OK);
     assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, ND_BATCH_ADD), ND_OK);
     same_items(one, many, BATCH);
     uint64_t n1 = 0, n2 = 0;
-    assert_int_equal(nd_db_count(db, &n1, NULL), ND_OK);
+    assert_int_equal(nd_db_counts(&n1, NULL, db), ND_OK);
     for (unsigned i = 0; i < 4; i++) {
         uint64_t c = 0;
-        assert_int_equal(nd_db_count(nd_shards_db(s, i), &c, NULL), ND_OK);
+        assert_int_equal(nd_db_counts(&c, NULL, nd_shards_db(s, i)), ND_OK);
         n2 += c;
     }
     assert_int_equal(n1, n2);
@@ -331,11 +331,11 @@ static void test_batch_like_one_db(void **state)
     nd_results *got;
     assert_int_equal(nd_results_new(&got), ND_OK);
     unsigned home = nd_shards_place(s, bkeys[2], strlen(bkeys[2]));
-    assert_int_equal(nd_get(got, nd_shards_db(s, home), bkeys[2], strlen(bkeys[2])), ND_OK);
+    assert_int_equal(nd_db_get(got, nd_shards_db(s, home), bkeys[2], strlen(bkeys[2])), ND_OK);
     assert_int_equal(nd_results_get(got, 0)->time, 2000);
     nd_results_free(got);
     /* again: everything is a duplicate of something stored now */
-    assert_int_equal(nd_batch(one, k1, db, batch, BATCH, 3, 0), ND_OK);
+    assert_int_equal(nd_db_batch(one, k1, db, batch, BATCH, 3, 0), ND_OK);
     assert_int_equal(nd_shards_batch(many, k2, s, batch, BATCH, 3, 0), ND_OK);
     same_items(one, many, BATCH);
     for (size_t i = 0; i < BATCH; i++) assert_true(many[i].dup);
@@ -351,7 +351,7 @@ static void test_batch_like_one_db(void **state)
     assert_int_equal(nd_shards_close(s), ND_OK);
     nd_results_free(k1);
     nd_results_free(k2);
-    assert_int_equal(nd_close(db), ND_OK);
+    assert_int_equal(nd_db_close(db), ND_OK);
 }
 
 /* ---- the loader ------------------------------------------------------------ */
@@ -403,7 +403,7 @@ static void test_loader(void **state)
     for (size_t i = 0; i < N; i += 97) {
         size_t last = i % 4500 < 500 ? i % 4500 + 4500 : i;
         unsigned home = nd_shards_place(s, keys[i], strlen(keys[i]));
-        assert_int_equal(nd_get(res, nd_shards_db(s, home), keys[i], strlen(keys[i])), ND_OK);
+        assert_int_equal(nd_db_get(res, nd_shards_db(s, home), keys[i], strlen(keys[i])), ND_OK);
         assert_int_equal(nd_results_get(res, 0)->fp, docs[last].fp);
     }
     nd_results_free(res);

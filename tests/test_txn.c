@@ -4,10 +4,10 @@
  * commit moves the counters and publishes new fingerprints to the
  * mirror's log, a refresh's plain write moves neither counters nor the
  * commit epoch, DB_TXN_HELD leaves the caller's lock alone, and the
- * epoch ring tells nd_add_if_new's unlocked check when it must run again;
+ * epoch ring tells nd_db_add_if_new's unlocked check when it must run again;
  * in a resemblance store the sketch and band entries ride in the same
  * batch.
- * The writers built on it (nd_add*, nd_delete, nd_expire, nd_batch,
+ * The writers built on it (nd_db_add*, nd_db_delete, nd_db_expire, nd_db_batch,
  * imports, the loader) are tested in test_db.c, test_batch.c,
  * test_import.c and test_load.c.
  */
@@ -34,14 +34,14 @@ static nd_db *open_db(const char *path)
     o.has_k = 1;
     o.tables = 4;
     o.expected_docs = 100000;
-    assert_int_equal(nd_open(&db, path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;
 }
 
 static void count_is(nd_db *db, uint64_t docs, uint64_t fps)
 {
     uint64_t d, f;
-    assert_int_equal(nd_db_count(db, &d, &f), ND_OK);
+    assert_int_equal(nd_db_counts(&d, &f, db), ND_OK);
     assert_int_equal(d, docs);
     assert_int_equal(f, fps);
 }
@@ -69,9 +69,9 @@ static void test_txn_uncommitted(void **state)
     assert_int_equal(db_txn_end(&t, ND_OK), ND_OK);
     assert_true(lock_free(db));
     count_is(db, 0, 0);
-    assert_int_equal(nd_get(fx->res, db, "a", 1), ND_ENOTFOUND);
+    assert_int_equal(nd_db_get(fx->res, db, "a", 1), ND_ENOTFOUND);
     assert_int_equal(db->mirror.fps.n, 0);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 static void test_txn_commit(void **state)
@@ -93,9 +93,9 @@ static void test_txn_commit(void **state)
     assert_int_equal(db_txn_epoch(db), epoch + 1);
     /* Two new fingerprints, fewer than DB_MIRRORED_CALL: logged. */
     assert_int_equal(db->mirror.fps.n, 2);
-    assert_int_equal(nd_query(fx->res, db, 0x1110, 1, NULL), ND_OK);
+    assert_int_equal(nd_db_query(fx->res, db, 0x1110, 1, NULL), ND_OK);
     assert_int_equal(nd_results_count(fx->res), 2);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 
     /* A delete of a key that is not there stages nothing. */
     assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
@@ -109,7 +109,7 @@ static void test_txn_commit(void **state)
     count_is(db, 1, 1);
     /* The removal from the tables flushed the log first. */
     assert_int_equal(db->mirror.fps.n, 0);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 static void test_txn_refresh_write(void **state)
@@ -117,7 +117,7 @@ static void test_txn_refresh_write(void **state)
     db_fixture *fx = *state;
     nd_db *db = fx->db = open_db(fx->path);
     db_txn t;
-    assert_int_equal(nd_add(db, "a", 1, 0x42, 1.5, 100), ND_OK);
+    assert_int_equal(nd_db_add(db, "a", 1, 0x42, 1.5, 100), ND_OK);
     uint64_t epoch = db_txn_epoch(db);
     assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
     assert_int_equal(db_txn_stage_refresh(&t, "a", 1, 0x42, 1.5, 200), ND_OK);
@@ -126,10 +126,10 @@ static void test_txn_refresh_write(void **state)
     /* No counter moved, no commit counted: add_if_new's checks stand. */
     assert_int_equal(db_txn_epoch(db), epoch);
     count_is(db, 1, 1);
-    assert_int_equal(nd_get(fx->res, db, "a", 1), ND_OK);
+    assert_int_equal(nd_db_get(fx->res, db, "a", 1), ND_OK);
     assert_int_equal(nd_results_get(fx->res, 0)->time, 200);
     assert_true(nd_results_get(fx->res, 0)->score == 1.5);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
 /* A resemblance store: a document's sketch and band entries are staged
@@ -142,7 +142,7 @@ static void test_txn_sketch(void **state)
     o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
     o.tables = 4;
     o.min_resemblance = 0.8;
-    assert_int_equal(nd_open(&db, fx->path, &o), ND_OK);
+    assert_int_equal(nd_db_open(&db, fx->path, &o), ND_OK);
     fx->db = db;
     nd_sketch sk, sk2;
     memset(&sk, 0x5a, sizeof sk);
@@ -169,7 +169,7 @@ static void test_txn_sketch(void **state)
     assert_int_equal(db_txn_end(&t, ND_OK), ND_OK);
     assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.documents + st.sketches + st.band_keys, 0);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     /* stored; a refresh keeps the sketch */
     assert_int_equal(nd_db_add_many(db, &d, 1), ND_OK);
     assert_int_equal(db_txn_begin(&t, db, 0), ND_OK);
@@ -179,7 +179,7 @@ static void test_txn_sketch(void **state)
     assert_int_equal(nd_db_stats(&st, db), ND_OK);
     assert_int_equal(st.sketches, 1);
     assert_int_equal(st.band_keys, ND_SKETCH_BANDS);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     assert_int_equal(nd_db_query_doc(fx->res, db, &d, 0, NULL), ND_OK);
     assert_int_equal(nd_results_count(fx->res), 1);
     assert_true(nd_results_get(fx->res, 0)->resemblance == 1.0);
@@ -203,7 +203,7 @@ static void test_txn_held(void **state)
     assert_int_equal(db->mirror.fps.n, 0);
     db_write_unlock(db);
     count_is(db, 1, 1);
-    assert_int_equal(nd_verify(db), ND_OK);
+    assert_int_equal(nd_db_verify(db), ND_OK);
 
     /* A transaction never begun ends with the code it is given. */
     db_txn none = {0};
@@ -228,7 +228,7 @@ static void test_txn_check_stands(void **state)
     assert_false(db_txn_check_stands(db, since, fp ^ 0x7, 3));
     assert_true(db_txn_check_stands(db, since, fp ^ 0xf, 3));
     /* Another kind of commit: the ring cannot speak for it. */
-    assert_int_equal(nd_add(db, "b", 1, ~fp, 0, 1), ND_OK);
+    assert_int_equal(nd_db_add(db, "b", 1, ~fp, 0, 1), ND_OK);
     assert_false(db_txn_check_stands(db, since, fp ^ 0xf, 3));
     assert_true(db_txn_check_stands(db, db_txn_epoch(db), fp ^ 0xf, 3));
 }

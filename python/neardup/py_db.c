@@ -79,7 +79,7 @@ void pynd_nap(void)
 }
 
 /* Close the handle: refuse new calls, stop the iterators, wait for the
- * calls in progress. @return nd_close's code (0 when already closed). */
+ * calls in progress. @return nd_db_close's code (0 when already closed). */
 static int close_handle(pynd_db *self)
 {
     if (self->closing) { /* another thread closes it: wait for that */
@@ -93,7 +93,7 @@ static int close_handle(pynd_db *self)
     nd_db *db = self->db;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_close(db);
+    rc = nd_db_close(db);
     Py_END_ALLOW_THREADS
     self->db = NULL;
     while (self->ncache > 0) nd_results_free(self->cache[--self->ncache]);
@@ -165,7 +165,7 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
     nd_db *db = NULL;
     int nrc;
     Py_BEGIN_ALLOW_THREADS
-    nrc = nd_open(&db, cpath, &o);
+    nrc = nd_db_open(&db, cpath, &o);
     Py_END_ALLOW_THREADS
     if (nrc < 0) {
         pynd_raise(nrc);
@@ -250,7 +250,7 @@ static PyObject *db_add(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_add(self->db, key, klen, fp, score, t);
+    rc = nd_db_add(self->db, key, klen, fp, score, t);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     Py_XDECREF(keep);
@@ -281,7 +281,7 @@ static PyObject *db_add_if_new(pynd_db *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_add_if_new(res, self->db, key, klen, fp, score, t, k);
+    rc = nd_db_add_if_new(res, self->db, key, klen, fp, score, t, k);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     if (rc < 0) pynd_raise(rc);
@@ -314,7 +314,7 @@ static PyObject *db_query(pynd_db *self, PyObject *const *args, Py_ssize_t nargs
     nd_results *res = pynd_db_enter_results(self);
     if (!res) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_query(res, self->db, fp, k, &qo);
+    rc = nd_db_query(res, self->db, fp, k, &qo);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     if (rc < 0) {
@@ -332,7 +332,7 @@ static PyObject *db_query(pynd_db *self, PyObject *const *args, Py_ssize_t nargs
     return list;
 }
 
-/* nd_get of key into a Document, None when not stored (found_only: True or
+/* nd_db_get of key into a Document, None when not stored (found_only: True or
  * False instead). */
 static PyObject *get_doc(pynd_db *self, PyObject *keyobj, int found_only)
 {
@@ -347,7 +347,7 @@ static PyObject *get_doc(pynd_db *self, PyObject *keyobj, int found_only)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_get(res, self->db, key, klen);
+    rc = nd_db_get(res, self->db, key, klen);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     if (rc == ND_ENOTFOUND) {
@@ -388,7 +388,7 @@ static PyObject *db_delete(pynd_db *self, PyObject *keyobj)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_delete(self->db, key, klen);
+    rc = nd_db_delete(self->db, key, klen);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     Py_XDECREF(keep);
@@ -421,7 +421,7 @@ static PyObject *db_expire(pynd_db *self, PyObject *before)
     }
     if (pynd_db_enter(self) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_expire(self->db, t, &deleted);
+    rc = nd_db_expire(&deleted, self->db, t);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     if (rc < 0) return pynd_raise(rc);
@@ -444,13 +444,13 @@ static PyObject *whole_store(pynd_db *self, int (*call)(nd_db *))
 static PyObject *db_compact(pynd_db *self, PyObject *unused)
 {
     (void)unused;
-    return whole_store(self, nd_compact);
+    return whole_store(self, nd_db_compact);
 }
 
 static PyObject *db_verify(pynd_db *self, PyObject *unused)
 {
     (void)unused;
-    return whole_store(self, nd_verify);
+    return whole_store(self, nd_db_verify);
 }
 
 static PyObject *db_backup(pynd_db *self, PyObject *dir)
@@ -464,7 +464,7 @@ static PyObject *db_backup(pynd_db *self, PyObject *dir)
     }
     const char *cdir = PyBytes_AS_STRING(encoded);
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_backup(self->db, cdir);
+    rc = nd_db_backup(self->db, cdir);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     Py_DECREF(encoded);
@@ -522,7 +522,7 @@ static PyObject *db_stats(pynd_db *self, PyObject *unused)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = nd_stats_get(s, self->db);
+    rc = nd_db_stats(s, self->db);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     PyObject *d = rc < 0 ? pynd_raise(rc) : stats_dict(s);
@@ -538,7 +538,7 @@ static Py_ssize_t db_len(PyObject *obj)
         raise_closed();
         return -1;
     }
-    int rc = nd_db_count(self->db, &docs, NULL);
+    int rc = nd_db_counts(&docs, NULL, self->db);
     if (rc < 0) {
         pynd_raise(rc);
         return -1;

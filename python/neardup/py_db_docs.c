@@ -1,7 +1,7 @@
 /*
  * py_db_docs.c — Database methods over many documents at once:
- * batch() (nd_batch: check, and with add=True store, a group of documents
- * against the store and each other) and add_many() (nd_add_many: one
+ * batch() (nd_db_batch: check, and with add=True store, a group of documents
+ * against the store and each other) and add_many() (nd_db_add_many: one
  * atomic write, one fsync with sync=True).
  *
  * The documents come as an iterable of tuples (key, fingerprint) or
@@ -144,7 +144,7 @@ PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
     if (!items && !PyErr_Occurred()) PyErr_NoMemory();
     if (keys) {
         Py_BEGIN_ALLOW_THREADS
-        rc = n ? nd_batch(items, keys, self->db, docs, n, k, add ? ND_BATCH_ADD : 0) : ND_OK;
+        rc = n ? nd_db_batch(items, keys, self->db, docs, n, k, add ? ND_BATCH_ADD : 0) : ND_OK;
         Py_END_ALLOW_THREADS
         pynd_db_leave(self);
         if (rc < 0) pynd_raise(rc);
@@ -182,7 +182,7 @@ PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = n ? nd_add_many(self->db, docs, n) : ND_OK;
+    rc = n ? nd_db_add_many(self->db, docs, n) : ND_OK;
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
     PyMem_Free(docs);

@@ -1,8 +1,8 @@
 /*
  * py_db_iter.c — `for doc in db`: every stored document in key order, from
- * one consistent snapshot (nd_foreach_doc), in bounded memory.
+ * one consistent snapshot (nd_db_foreach_doc), in bounded memory.
  *
- * nd_foreach_doc calls back for each document and cannot pause, so it runs
+ * nd_db_foreach_doc calls back for each document and cannot pause, so it runs
  * on a reader thread of the iterator's own, which never touches Python:
  * it copies documents into batches of ITER_BATCH and hands each over
  * through one slot (`ready`), waiting while the slot is full. __next__
@@ -13,7 +13,7 @@
  *
  * Stopping: dropping the iterator, or close() of its database, sets
  * `stop`; the reader returns nonzero from the callback at its next
- * hand-over, which ends nd_foreach_doc, and is joined. An iterator counts
+ * hand-over, which ends nd_db_foreach_doc, and is joined. An iterator counts
  * as a user of the database (pynd_db_enter) until its reader is joined, so
  * close() waits for that. After close(), __next__ raises
  * InvalidArgumentError ("database is closed").
@@ -56,7 +56,7 @@ struct pynd_iter {
     size_t pos;      /* next document of cur */
     int stop;        /* (mu) stop the reader */
     int done;        /* (mu) the reader finished */
-    int rc;          /* (mu, once done) nd_foreach_doc's result */
+    int rc;          /* (mu, once done) nd_db_foreach_doc's result */
     char errmsg[512];/* (mu, once done) its message */
     int state;       /* RUNNING, JOINING, FINISHED (GIL) */
     int closed;      /* stopped by close() of the database (GIL) */
@@ -105,7 +105,7 @@ static int reader_cb(const nd_doc *d, void *payload)
 static void *reader_main(void *payload)
 {
     pynd_iter *it = payload;
-    int rc = nd_foreach_doc(it->owner->db, reader_cb, it);
+    int rc = nd_db_foreach_doc(it->owner->db, reader_cb, it);
     if (rc == 0 && it->fill->n) rc = hand_over(it);
     pthread_mutex_lock(&it->mu);
     it->done = 1;

@@ -32,7 +32,7 @@ expect_out_match '^cr\\rx	4444444444444444	0	1700000000$'
 expect_out_match '^line\\nbreak\\x7f	6666666666666666	2.5	-5$'
 expect_out_match '^tenth	8888888888888888	0.10000000000000001	-5$'
 expect_out_match '^late	9999999999999999	0	4102444800$'
-# key order (bytes), as nd_foreach_doc visits them; bytes >= 0x80 verbatim
+# key order (bytes), as nd_db_foreach_doc visits them; bytes >= 0x80 verbatim
 check "dump is in key order" "$(cut -f2 d1.tsv | tr '\n' ' ')" = \
     "1111111111111111 3333333333333333 4444444444444444 2222222222222222 9999999999999999 6666666666666666 0123456789abcdef 8888888888888888 7777777777777777 5555555555555555 00000000000000ff "
 

@@ -8,18 +8,18 @@
  * Each round forks a child that opens the database with ND_DB_SYNC and a
  * small fold threshold (so background folds run, and get killed, too) and
  * runs two writer threads:
- *   A  single documents: nd_add, nd_add_if_new (near-duplicates of its own
+ *   A  single documents: nd_db_add, nd_db_add_if_new (near-duplicates of its own
  *      documents), exact repeats of an earlier fingerprint under a new key
- *      (several documents per fingerprint), nd_add replacing a recent key's
- *      fingerprint and nd_delete of its own acknowledged documents (the
+ *      (several documents per fingerprint), nd_db_add replacing a recent key's
+ *      fingerprint and nd_db_delete of its own acknowledged documents (the
  *      old fingerprint often still waiting in the fresh mirror);
- *   B  groups of 16 through nd_add_many, the last entry of each group
+ *   B  groups of 16 through nd_db_add_many, the last entry of each group
  *      re-using the group's first key (later entries win).
  * After an operation returns, its thread appends one line "OP OUTCOME\n" to
  * its own log file: that line is the acknowledgement. The parent kills the
  * child after a random delay (early kills hit open and recovery), then
  * opens the database and checks:
- *   - nd_verify passes (all tables hold the same set; docs and rev agree);
+ *   - nd_db_verify passes (all tables hold the same set; docs and rev agree);
  *   - for each thread, the round's keys hold exactly the state after its
  *     acknowledged operations, or after those plus the one operation that
  *     was in flight, applied whole (a group is all or nothing);
@@ -148,17 +148,17 @@ static void *worker_main(void *p)
             key_name(key, sizeof key, w->round, 0, o.key);
             switch (o.kind) {
             case OP_ADD:
-                rc = nd_add(w->db, key, strlen(key), o.fp, (double)i, 1000 + (int64_t)i);
-                if (rc < 0) die("nd_add", rc);
+                rc = nd_db_add(w->db, key, strlen(key), o.fp, (double)i, 1000 + (int64_t)i);
+                if (rc < 0) die("nd_db_add", rc);
                 break;
             case OP_ADD_IF_NEW:
-                rc = nd_add_if_new(res, w->db, key, strlen(key), o.fp, 0.5, 2000, 3);
-                if (rc < 0) die("nd_add_if_new", rc);
+                rc = nd_db_add_if_new(res, w->db, key, strlen(key), o.fp, 0.5, 2000, 3);
+                if (rc < 0) die("nd_db_add_if_new", rc);
                 outcome = nd_results_count(res) ? 0 : 1; /* 1 = stored */
                 break;
             case OP_DELETE:
-                rc = nd_delete(w->db, key, strlen(key));
-                if (rc < 0 && rc != ND_ENOTFOUND) die("nd_delete", rc);
+                rc = nd_db_delete(w->db, key, strlen(key));
+                if (rc < 0 && rc != ND_ENOTFOUND) die("nd_db_delete", rc);
                 outcome = rc == ND_OK;
                 break;
             }
@@ -170,8 +170,8 @@ static void *worker_main(void *p)
                 key_name(keys[j], sizeof keys[j], w->round, 1, o.key + (j == GROUP - 1 ? 0 : (uint64_t)j));
                 docs[j] = (nd_doc){keys[j], strlen(keys[j]), o.fps[j], 0.0, 3000};
             }
-            rc = nd_add_many(w->db, docs, GROUP);
-            if (rc < 0) die("nd_add_many", rc);
+            rc = nd_db_add_many(w->db, docs, GROUP);
+            if (rc < 0) die("nd_db_add_many", rc);
         }
         ack(w->log, i, outcome);
     }
@@ -191,8 +191,8 @@ static void child(int round)
     o.flags = ND_DB_SYNC;
     o.fold_threshold = 600; /* table entries: a background fold every ~150 documents */
     o.run_size = 16;
-    int rc = nd_open(&db, g_db, &o);
-    if (rc < 0) die("nd_open", rc);
+    int rc = nd_db_open(&db, g_db, &o);
+    if (rc < 0) die("nd_db_open", rc);
     worker w[2];
     pthread_t th[2];
     for (int t = 0; t < 2; t++) {
@@ -203,7 +203,7 @@ static void child(int round)
         pthread_create(&th[t], NULL, worker_main, &w[t]);
     }
     for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
-    nd_close(db);
+    nd_db_close(db);
     _exit(0);
 }
 
@@ -276,10 +276,10 @@ static int compare(nd_db *db, nd_results *res, const docstate *st, size_t n, int
     *present = 0;
     for (size_t d = 0; d < n; d++) {
         key_name(key, sizeof key, round, thread, d);
-        int rc = nd_get(res, db, key, strlen(key));
+        int rc = nd_db_get(res, db, key, strlen(key));
         int have = rc == ND_OK;
         if (rc < 0 && rc != ND_ENOTFOUND) {
-            fprintf(stderr, "FAIL: round %d: nd_get %s: %s: %s\n", round, key, nd_strerror(rc),
+            fprintf(stderr, "FAIL: round %d: nd_db_get %s: %s: %s\n", round, key, nd_strerror(rc),
                     nd_errmsg());
             return 1000000;
         }
@@ -344,12 +344,12 @@ int main(int argc, char **argv)
     o.k = 3;
     o.has_k = 1;
     o.expected_docs = 1000000;
-    int rc = nd_open(&db, g_db, &o);
+    int rc = nd_db_open(&db, g_db, &o);
     if (rc < 0) {
         fprintf(stderr, "create: %s: %s\n", nd_strerror(rc), nd_errmsg());
         return 2;
     }
-    nd_close(db);
+    nd_db_close(db);
 
     nd_results *res;
     nd_results_new(&res);
@@ -379,14 +379,14 @@ int main(int argc, char **argv)
 
         nd_db_options ro = ND_DB_OPTIONS_INIT;
         ro.flags = ND_DB_NO_BACKGROUND;
-        rc = nd_open(&db, g_db, &ro);
+        rc = nd_db_open(&db, g_db, &ro);
         if (rc < 0) {
             fprintf(stderr, "FAIL: round %d: reopen: %s: %s\n", round, nd_strerror(rc), nd_errmsg());
             g_fail++;
             break;
         }
         int ok = 1;
-        rc = nd_verify(db);
+        rc = nd_db_verify(db);
         if (rc < 0) {
             fprintf(stderr, "FAIL: round %d: verify: %s: %s\n", round, nd_strerror(rc), nd_errmsg());
             ok = 0;
@@ -402,14 +402,14 @@ int main(int argc, char **argv)
             }
         total += present[0] + present[1];
         nd_stats stats;
-        rc = nd_stats_get(&stats, db);
+        rc = nd_db_stats(&stats, db);
         if (rc < 0 || stats.documents != total) {
             fprintf(stderr, "FAIL: round %d: %" PRIu64 " documents stored, %" PRIu64 " expected\n",
                     round, rc < 0 ? 0 : stats.documents, total);
             ok = 0;
             if (rc == ND_OK) total = stats.documents;
         }
-        nd_close(db);
+        nd_db_close(db);
         printf("round %d: killed after %ld ms; acknowledged ops A %zu, B %zu; table 0: %" PRIu64
                " runs, %" PRIu64 " fresh; %s\n", round, us / 1000, acked[0], acked[1],
                rc == ND_OK ? stats.table[0].runs : 0, rc == ND_OK ? stats.table[0].fresh : 0,

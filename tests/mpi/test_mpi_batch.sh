@@ -38,7 +38,7 @@ done
 "$ND" batch db batch.fp --json >ref.json 2>/dev/null
 expect_exit 0 mpi 3 batch st batch.fp --json
 same "batch --json" ref.json
-# Beyond the plan's k (per-document probes in nd_batch, quadratic pairs).
+# Beyond the plan's k (per-document probes in nd_db_batch, quadratic pairs).
 "$ND" batch db batch.fp --k 5 >ref5.txt 2>/dev/null
 expect_exit 0 mpi 4 batch st batch.fp --k 5
 same "batch --k 5" ref5.txt
