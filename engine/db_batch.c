@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "db_core.h"
 #include "db_mirrored.h"
@@ -122,7 +121,6 @@ cleanup:
  * bytes a document; one whose memory or thread cannot be had is not
  * started and the calling thread does its share after its own.
  */
-#define MERGE_MAX_THREADS 8
 /* Documents a probe worker takes at least: a thread costs tens of us, a
  * document's probes about 15 us at 100M. */
 #define PROBES_PER_WORKER 32
@@ -213,15 +211,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-unsigned db_threads(const nd_db *db)
-{
-    if (db->threads) return db->threads;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus < 1 ? 1 : cpus > MERGE_MAX_THREADS ? MERGE_MAX_THREADS : (unsigned)cpus;
-}
-
 /* Threads: db_threads (the option nd_db_options.threads, else one a CPU
- * up to MERGE_MAX_THREADS); at most `most`, at least 1. */
+ * up to DB_MAX_THREADS); at most `most`, at least 1. */
 static unsigned batch_workers(const nd_db *db, unsigned most)
 {
     unsigned nw = db_threads(db);

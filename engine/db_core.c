@@ -4,7 +4,8 @@
  *
  * It holds the codecs of a document's records (docs value, rev key and
  * value), the checks of keys and of a writable handle, the writer lock,
- * the counters record, the pool of table readers and the mapping of
+ * the counters record, the pool of table readers, the threads a call may
+ * use (db_threads) and the mapping of
  * fingerprints to sorted table entries. Invariant: this file calls only
  * compaction/ (storage.h), plan.c and sort.c; it never calls another
  * db_*.c file. Callers: every engine module above it (db_txn.c,
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db_core.h"
 #include "nd_endian.h"
@@ -113,6 +115,13 @@ void db_write_lock(nd_db *db)
 void db_write_unlock(nd_db *db)
 {
     pthread_mutex_unlock(&db->write.mu);
+}
+
+unsigned db_threads(const nd_db *db)
+{
+    if (db->threads) return db->threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > DB_MAX_THREADS ? DB_MAX_THREADS : (unsigned)cpus;
 }
 
 int db_check_writable(nd_db *db)

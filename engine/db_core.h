@@ -206,8 +206,10 @@ void db_write_lock(nd_db *db);
 void db_write_unlock(nd_db *db);
 #define DB_WRITE_SPIN_NS 50000
 
-/* Threads a call may use: db->threads, or when 0 min(online CPUs, 8);
- * at least 1. */
+/* Threads a call may use: db->threads, or when 0 min(online CPUs,
+ * DB_MAX_THREADS); at least 1. Batches, the loader and the band thread
+ * ask. */
+#define DB_MAX_THREADS 8
 unsigned db_threads(const nd_db *db);
 
 /* Put the counters record into b. */

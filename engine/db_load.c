@@ -29,6 +29,7 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_import.h"
+#include "db_load_dirs.h"
 #include "db_similar.h"
 #include "load_commit.h"
 #include "load_files.h"
@@ -51,7 +52,7 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs)
     l->db = db;
     l->chunk_docs = chunk_docs ? chunk_docs : nd_db_import_step(UINT64_MAX);
     if (l->chunk_docs > UINT32_MAX) l->chunk_docs = UINT32_MAX; /* sort_item's index */
-    int rc = load_dir_create(db, &l->dir);
+    int rc = db_load_dir_create(db, &l->dir);
     if (rc < 0) {
         free(l);
         return rc;
@@ -330,7 +331,7 @@ int nd_loader_finish(uint64_t *out_new, nd_loader *l)
                         : db_import_locked(db, c->docs, c->n, out_new);
         db_exclusive_unlock(db);
     }
-    load_dir_remove(l->dir);
+    db_load_dir_remove(l->dir);
     return rc;
 }
 
@@ -338,7 +339,7 @@ void nd_loader_free(nd_loader *l)
 {
     if (!l) return;
     (void)writer_wait(l); /* its files go with the directory */
-    load_dir_remove(l->dir);
+    db_load_dir_remove(l->dir);
     free(l->dir);
     chunk_dispose(&l->fill);
     chunk_dispose(&l->out);

@@ -49,7 +49,7 @@
 #include "db_fold.h"
 #include "db_bands.h"
 #include "db_mirrored.h"
-#include "load_files.h"
+#include "db_load_dirs.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 

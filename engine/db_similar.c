@@ -29,8 +29,9 @@
  * or a loader of a resemblance store writes through transactions of
  * ND_DB_IMPORT_GROUP documents.
  *
- * Callers: the public API; nd_db_batch (db_batch.c), nd_db_import
- * (db_import.c) and the loader (db_load.c) through db_similar.h.
+ * Callers: the public API; nd_db_add_doc_if_new (db_write.c), nd_db_batch
+ * (db_batch.c), nd_db_import (db_import.c) and the loader (db_load.c)
+ * through db_similar.h.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -200,13 +201,10 @@ int nd_db_query_doc(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k,
     return similar_query(out, db, doc, k, (opts->flags & ND_QUERY_FIRST) != 0, opts->limit, NULL);
 }
 
-int nd_db_add_doc_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k)
+int db_similar_add_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k)
 {
     db_txn t = {0};
     int rc;
-    ND_RETURN_IF(!out || !db || !doc, ND_EINVAL, "nd_db_add_doc_if_new: NULL argument");
-    if (db->min_resemblance <= 0)
-        return nd_db_add_if_new(out, db, doc->key, doc->key_len, doc->fp, doc->score, doc->time, k);
     ND_FORWARD(db_check_writable(db));
     ND_FORWARD(db_check_key(doc->key, doc->key_len));
     ND_FORWARD(check_doc(db, doc, k, "nd_db_add_doc_if_new"));

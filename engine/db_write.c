@@ -1,8 +1,9 @@
 /*
  * db_write.c — the public writers of single documents and small groups:
- * nd_db_add_many (and nd_db_add), nd_db_delete, nd_db_add_if_new and nd_db_expire. Each
- * is one write transaction (db_txn.h) or, nd_db_expire, one per batch of
- * expired keys.
+ * nd_db_add_many (and nd_db_add), nd_db_delete, nd_db_add_if_new,
+ * nd_db_add_doc_if_new and nd_db_expire. Each is one write transaction
+ * (db_txn.h) or, nd_db_expire, one per batch of expired keys; a
+ * resemblance store's nd_db_add_doc_if_new is db_similar.c's.
  *
  * nd_db_add_if_new checks before it takes the writer lock, so the checks of
  * several threads overlap; every commit counts an epoch and notes the
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "db_core.h"
+#include "db_similar.h"
 #include "db_txn.h"
 #include "nd_error.h"
 
@@ -109,6 +111,13 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
     ND_TRY(db_txn_commit_checked(&t, fp));
 cleanup:
     return db_txn_end(&t, rc);
+}
+
+int nd_db_add_doc_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k)
+{
+    ND_RETURN_IF(!out || !db || !doc, ND_EINVAL, "nd_db_add_doc_if_new: NULL argument");
+    if (db->min_resemblance > 0) return db_similar_add_if_new(out, db, doc, k);
+    return nd_db_add_if_new(out, db, doc->key, doc->key_len, doc->fp, doc->score, doc->time, k);
 }
 
 /* ---- retention -------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
- * load_files.h — the bulk loader's temporary directory and chunk files
- * (load_files.c; engine internal). Declares what load_files.c defines.
+ * load_files.h — the bulk loader's chunk files (load_files.c; engine
+ * internal): their paths in the loader's directory (db_load_dirs.h). Declares what load_files.c defines.
  */
 #ifndef ND_LOAD_FILES_H
 #define ND_LOAD_FILES_H
@@ -8,15 +8,6 @@
 #include <stddef.h>
 
 #include "neardup.h"
-
-/* Create the loader's directory "nd-load-XXXXXX" in the database
- * directory: *out malloc'd (ND_ENOMEM, ND_ENOSPC, ND_EIO). */
-int load_dir_create(const nd_db *db, char **out);
-/* Remove a loader's directory and its files (best effort). */
-void load_dir_remove(const char *dir);
-/* Remove the directories of loaders that did not finish (a crash): best
- * effort, at a writable open (the store's lock is held). */
-void db_load_sweep(nd_db *db);
 
 /* Path of chunk c's file for family what ("docs", "rev", "t07", ...);
  * malloc'd, NULL when out of memory. */
