@@ -7,7 +7,7 @@
  * One-permutation hashing: feature hash h goes to bin h mod B and the bin
  * keeps the minimum of h / B. A bin no feature reached takes the value of
  * the next filled bin to its right (circularly), mixed with the distance,
- * as engine/resemble.c does: two documents then agree on an empty bin
+ * as engine/text/resemble.c does: two documents then agree on an empty bin
  * about as often as on a filled one, and short texts still compare.
  */
 #include "quality_sketch.h"
@@ -130,7 +130,7 @@ static void fill_rounds(uint64_t *out, unsigned bins, const uint64_t *feat, size
 }
 
 /* Densified one-permutation minima of a set: out[0..bins), empty bins
- * filled by rotation (engine/resemble.c's), spread or rounds. An empty set
+ * filled by rotation (engine/text/resemble.c's), spread or rounds. An empty set
  * leaves every bin UINT64_MAX. */
 static void oph_minima(uint64_t *out, unsigned bins, qs_fill fill, const uint64_t *feat, size_t n)
 {

@@ -5,7 +5,7 @@
  * A sketch summarises a document's set of distinct feature hashes so that
  * the resemblance J = |A n B| / |A u B| of two documents can be estimated
  * from their sketches alone. Designs:
- *   lib        the library's nd_sketch (engine/sketch.c): fss256x4, 256
+ *   lib        the library's nd_sketch (engine/text/sketch.c): fss256x4, 256
  *              bins filled by rounds, 4 bits kept a bin. 128 bytes. (Until
  *              2026-11-28 it was lib128: 128 bins of 16 bits filled by
  *              rotation.)

@@ -2,7 +2,7 @@
  * cmd_dedupe.c — `neardup dedupe`: one-shot near-duplicate clean of a
  * corpus, a thin caller of the library's corpus dedupe (nd_dedupe_*, whose
  * contract and memory use neardup.h states; the algorithm is described in
- * engine/dedupe_join.c and engine/dedupe_cluster.c).
+ * engine/corpus/dedupe_join.c and engine/corpus/dedupe_cluster.c).
  *
  * It parses the options (TMPDIR becomes the scratch directory), feeds
  * every record of the inputs (texts through nd_dedupe_sign, so that a

@@ -10,7 +10,7 @@
  *
  * A sharded store is S ordinary databases plus a manifest, created,
  * opened and placed by the library (nd_shards_*, neardup.h; the manifest's
- * format and the key -> shard rule in engine/shard_manifest.h). Every
+ * format and the key -> shard rule in engine/shards/shard_manifest.h). Every
  * shard gets the same plan (k and t; the planner's N is the store's N / S)
  * and the same fingerprint configuration, so a query against the store is
  * the union of the same query against each shard. The manifest is written

@@ -1,6 +1,6 @@
 /*
  * cmp_band.h — a resemblance store's band entries written in bulk (the
- * engine's band mirror flushes through it: engine/db_bands.c).
+ * engine's band mirror flushes through it: engine/store/db_bands.c).
  */
 #ifndef CMP_BAND_H
 #define CMP_BAND_H

@@ -1,6 +1,6 @@
 /*
  * cmp_repair.c — salvage of a damaged database in place, before the engine
- * rebuilds its tables (nd_db_repair, engine/db_repair.c): the logs are
+ * rebuilds its tables (nd_db_repair, engine/bulk/db_repair.c): the logs are
  * rewritten with their intact records (cmp_walfix.c), which are replayed into table files, every family is given a file of
  * its own, then RocksDB's repair sets damaged files aside (kv_repair). It
  * works on a closed database, through the key-value adapter only.

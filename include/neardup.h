@@ -1382,7 +1382,7 @@ int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
  *  (three digits at least) and a manifest DIR/NEARDUP-SHARDS recording the
  *  shard count, the placement rule, k, tables, expected documents, the
  *  fingerprint configuration and the format versions (its text format is
- *  described in engine/shard_manifest.h). Every shard has the same plan
+ *  described in engine/shards/shard_manifest.h). Every shard has the same plan
  *  and fingerprint configuration, so a check against the store is the
  *  union of the same check against each shard; a document lives in shard
  *  FNV-1a-64(key) mod S (nd_shards_place). Each shard is a complete

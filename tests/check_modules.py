@@ -18,10 +18,16 @@ and dependency rules"):
 4. one owner per dependency: <rocksdb/c.h> is included by the
    key-value adapter alone (cmp_kv.cc, cmp_kv_files.cc and their shared
    cmp_kv_impl.h), <zstd.h> by compaction/cmp_codec.c,
-   <xxhash.h> by common/nd_hash.c, libxml2 by engine/fp_html.c;
+   <xxhash.h> by common/nd_hash.c, libxml2 by engine/text/fp_html.c;
 5. no file of compaction/ or common/ longer than 800 lines;
 6. no file of common/, compaction/ or engine/ calls getenv: the library
-   reads no environment variable.
+   reads no environment variable;
+7. engine/ is rooms by role (engine/ROOM/): each room has one main header
+   whose opening comment says "Room: ROOM/. It may call: A/, B/ (...)";
+   a file of a room includes headers of, and calls functions defined in,
+   only its own room and the rooms it may call; the rooms' declared calls
+   form no circle, and neither do the calls between the engine's files
+   (a call: a .c file naming a function another .c file defines).
 """
 import os
 import re
@@ -34,7 +40,7 @@ OWNERS = {
                     "compaction/cmp_kv_impl.h"),
     "zstd.h": "compaction/cmp_codec.c",
     "xxhash.h": "common/nd_hash.c",
-    "libxml/": "engine/fp_html.c",
+    "libxml/": "engine/text/fp_html.c",
 }
 SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi")
 
@@ -94,6 +100,106 @@ def defined(path):
             for n in [function_name(h)] if n}
 
 
+def all_defined(path):
+    """Every function path defines, static ones too."""
+    out = set()
+    for h, body in top_level(strip(read(path))):
+        if body:
+            n = function_name(re.sub(r"^\s*(static\s+)?(inline\s+)?", "", h))
+            if n:
+                out.add(n)
+    return out
+
+
+def engine_files(root):
+    """(room, file name) of every source and header under engine/ROOM/."""
+    edir = os.path.join(root, "engine")
+    out = []
+    for room in sorted(os.listdir(edir)):
+        if os.path.isdir(os.path.join(edir, room)):
+            out += [(room, f) for f in sorted(os.listdir(os.path.join(edir, room)))
+                    if f.endswith((".c", ".h", ".cc"))]
+    return out
+
+
+def find_cycle(edges):
+    """One cycle of the graph edges (node -> set of nodes) as a list, or None."""
+    state = {}
+
+    def visit(n, path):
+        state[n] = "open"
+        for d in sorted(edges.get(n, ())):
+            if state.get(d) == "open":
+                return path[path.index(d):] + [d]
+            if d not in state:
+                c = visit(d, path + [d])
+                if c:
+                    return c
+        state[n] = "done"
+        return None
+
+    for n in sorted(edges):
+        if n not in state:
+            c = visit(n, [n])
+            if c:
+                return c
+    return None
+
+
+def check_rooms(root, errors):
+    """Rule 7: the rooms of engine/ and the calls between its files."""
+    files = engine_files(root)
+    rooms = sorted({r for r, _ in files})
+    path = lambda r, f: os.path.join(root, "engine", r, f)
+    room_of = {f: r for r, f in files}
+    may = {}
+    for room in rooms:
+        mains = []
+        for r, f in files:
+            if r != room or not f.endswith(".h"):
+                continue
+            m = re.match(r"\s*/\*(.*?)\*/", read(path(r, f)), flags=re.S)
+            text = " ".join(l.strip().lstrip("*").strip() for l in m.group(1).splitlines()) if m else ""
+            d = re.search(r"Room: (\w+)/\. It may call: ([^(]*?)(\(|\.\s|\.$)", text)
+            if d:
+                mains.append(f)
+                if d.group(1) != room:
+                    errors.append(f"engine/{room}/{f} says it is the main header of room {d.group(1)}/")
+                may[room] = set(re.findall(r"(\w+)/", d.group(2))) & set(rooms)
+        if len(mains) != 1:
+            errors.append(f"engine/{room}/ has {len(mains)} main headers ('Room: {room}/. It may call: ...'); it needs one")
+            may.setdefault(room, set())
+    cyc = find_cycle(may)
+    if cyc:
+        errors.append("the rooms' declared calls form a circle: " + " -> ".join(cyc))
+    # includes across rooms
+    for r, f in files:
+        for kind, inc in includes(path(r, f)):
+            other = room_of.get(os.path.basename(inc))
+            if kind == '"' and other and other != r and other not in may.get(r, ()):
+                errors.append(f"engine/{r}/{f} includes {inc} of room {other}/, which room {r}/ may not call")
+    # calls between files
+    sources = [(r, f) for r, f in files if f.endswith((".c", ".cc"))]
+    owner = {}
+    for r, f in sources:
+        for fn in defined(path(r, f)):
+            owner[fn] = f
+    calls = {}
+    for r, f in sources:
+        own = all_defined(path(r, f))
+        names = set(re.findall(r"\b[A-Za-z_]\w*\b", strip(read(path(r, f)))))
+        calls[f] = {owner[n] for n in names - own if n in owner and owner[n] != f}
+        for g in sorted(calls[f]):
+            if room_of[g] != r and room_of[g] not in may.get(r, ()):
+                fns = sorted(n for n in names - own if owner.get(n) == g)
+                errors.append(f"engine/{r}/{f} calls {', '.join(fns)} of engine/{room_of[g]}/{g}, "
+                              f"a room {r}/ may not call")
+    cyc = find_cycle(calls)
+    if cyc:
+        errors.append("the engine's files call each other in a circle: " + " -> ".join(cyc))
+    return calls
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -142,12 +248,14 @@ def main():
 
     # 6. the library reads no environment variable (issue 35: options only;
     #    the CLI maps variables such as TMPDIR or ND_BATCH_THREADS to them)
-    for layer in ("common", "compaction", "engine"):
-        for fname in sorted(os.listdir(os.path.join(root, layer))):
-            if fname.endswith((".c", ".cc", ".h")):
-                text = strip(read(os.path.join(root, layer, fname)))
-                if re.search(r"\b(secure_)?getenv\s*\(", text):
-                    errors.append(f"{layer}/{fname} reads an environment variable (getenv)")
+    library = [(layer, f) for layer in ("common", "compaction")
+               for f in sorted(os.listdir(os.path.join(root, layer)))]
+    library += [("engine/" + r, f) for r, f in engine_files(root)]
+    for layer, fname in library:
+        if fname.endswith((".c", ".cc", ".h")):
+            text = strip(read(os.path.join(root, layer, fname)))
+            if re.search(r"\b(secure_)?getenv\s*\(", text):
+                errors.append(f"{layer}/{fname} reads an environment variable (getenv)")
 
     # 2. the include graph of the modules
     edges = {}
@@ -181,12 +289,14 @@ def main():
 
     # 3. engine/ sees compaction/ through storage.h only
     compaction = {b for b, (layer, _, _) in modules.items() if layer == "compaction"}
-    edir = os.path.join(root, "engine")
-    for f in sorted(os.listdir(edir)):
-        for kind, inc in includes(os.path.join(edir, f)):
+    for r, f in engine_files(root):
+        for kind, inc in includes(os.path.join(root, "engine", r, f)):
             dep = os.path.splitext(os.path.basename(inc))[0]
             if kind == '"' and dep in compaction and dep != "storage":
-                errors.append(f"engine/{f} includes {inc}: engine/ uses compaction/ through storage.h only")
+                errors.append(f"engine/{r}/{f} includes {inc}: engine/ uses compaction/ through storage.h only")
+
+    # 7. the rooms of engine/
+    calls = check_rooms(root, errors)
 
     # 4. one owner per dependency
     for d in SCANNED:
@@ -207,6 +317,8 @@ def main():
     if graph:
         for n in sorted(edges, key=lambda m: (modules[m][0], m)):
             print(f"{modules[n][0]}/{n}: {', '.join(sorted(edges[n])) or '-'}")
+        for f in sorted(calls):
+            print(f"engine: {f} calls {', '.join(sorted(calls[f])) or '-'}")
     for e in errors:
         print("check_modules: " + e, file=sys.stderr)
     sys.exit(1 if errors else 0)

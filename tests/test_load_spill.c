@@ -1,6 +1,6 @@
 /*
  * test_load_spill.c — the bulk loader's merge of fingerprint files
- * (engine/load_spill.c), checked against a sorted, deduplicated copy of
+ * (engine/bulk/load_spill.c), checked against a sorted, deduplicated copy of
  * everything written: files that share values, an empty file, files longer
  * than a reader's block (refills), reads of several sizes; a file out of
  * order is corruption, a missing one an I/O error naming it.

@@ -1,6 +1,6 @@
 /*
  * test_mirrored.c — fingerprints whose table entries wait in the fresh
- * mirror (engine/db_mirrored.c) when they lose their last document: a key
+ * mirror (engine/store/db_mirrored.c) when they lose their last document: a key
  * replaced or deleted soon after it was added.
  *
  * The churn: 2,000 single adds, every second one replacing the key of the

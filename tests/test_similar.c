@@ -1,6 +1,6 @@
 /*
  * test_similar.c — resemblance stores (neardup.h, "Resemblance stores";
- * engine/db_similar.c, the sketch and band entries of db_txn.c, verify
+ * engine/store/db_similar.c, the sketch and band entries of db_txn.c, verify
  * and stats in db_admin.c).
  *
  * The oracle: texts made from a word list (long ones and short ones of

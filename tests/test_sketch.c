@@ -1,5 +1,5 @@
 /*
- * test_sketch.c — the resemblance sketch (engine/sketch.c, neardup.h
+ * test_sketch.c — the resemblance sketch (engine/text/sketch.c, neardup.h
  * "nd_sketch"): the library's sketches equal those of a plain
  * re-implementation written from the header's description; golden values
  * pin them (ND_SKETCH_VERSION 1: a change of any of them is a new sketch
@@ -109,7 +109,7 @@ static void test_matches_description(void **state)
 static void test_golden(void **state)
 {
     (void)state;
-    /* Pinned with ND_SKETCH_VERSION 1 (engine/sketch.c at its creation,
+    /* Pinned with ND_SKETCH_VERSION 1 (engine/text/sketch.c at its creation,
      * equal to ref_sketch): sets random_set(n, 7). */
     static const struct {
         size_t n;

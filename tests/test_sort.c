@@ -1,5 +1,5 @@
 /*
- * test_sort.c — the engine's radix sorts (engine/sort.c) against qsort:
+ * test_sort.c — the engine's radix sorts (engine/index/sort.c) against qsort:
  * random keys, keys whose bytes are all alike in some positions (passes
  * skipped, an odd count of passes moved), equal keys (sort_items keeps
  * their order), the smallest sizes, arrays below and above the size that

@@ -1,5 +1,5 @@
 /*
- * test_txn.c — the write transaction (engine/db_txn.c), through its own
+ * test_txn.c — the write transaction (engine/store/db_txn.c), through its own
  * calls: what a transaction stages is invisible until its commit, a
  * commit moves the counters and publishes new fingerprints to the
  * mirror's log, a refresh's plain write moves neither counters nor the

@@ -1,5 +1,5 @@
 /*
- * test_verify_pair.c — the near-duplicate decision (engine/verify_pair.c):
+ * test_verify_pair.c — the near-duplicate decision (engine/text/verify_pair.c):
  * each branch of the rule (distance beyond k, resemblance, containment,
  * the distance alone without a sketch or with R = 0), the estimates it
  * returns in every case, and the containment estimate against exact

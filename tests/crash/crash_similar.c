@@ -3,7 +3,7 @@
  * through the C API from two threads, reopen, and check that every
  * acknowledged document is there with its sketch and band entries, and
  * nothing is half-written (the sketch and band families are written in
- * the document's atomic write: engine/db_txn.c).
+ * the document's atomic write: engine/store/db_txn.c).
  *
  * usage: crash_similar KILLS [SEED]
  *

@@ -4,6 +4,11 @@
  * dedupe_join.c (the joins and the pairs walk), dedupe_cluster.c (the
  * clusters and roles walks).
  *
+ * Room: corpus/. It may call: index/, text/ (and common/).
+ * The room works on corpora without a store: the corpus dedupe in bounded
+ * memory (dedupe*.c: nd_dedupe_*) and the query-biased clustering of
+ * search results (cluster.c: nd_cluster).
+ *
  * Life of a handle: documents are added (the corpus is open); the first
  * result call closes it (dedupe_close: scratch files flushed, the default
  * k resolved), after which only results are read.
@@ -12,7 +17,7 @@
 #define ND_DEDUPE_INTERNAL_H
 
 #include "dedupe_docs.h"
-#include "dedupe_feat.h"
+#include "fp_feat.h"
 #include "neardup.h"
 #include "verify_pair.h"
 
@@ -33,7 +38,7 @@ struct nd_dedupe {
     char *scratch_dir;
     /* documents */
     dedupe_docs docs;
-    dedupe_feat feat;        /* the features of the text being signed */
+    fp_feat feat;        /* the features of the text being signed */
     uint64_t texts;
     int closed;              /* results were read: no more adds */
     int broken;              /* an add failed past its checks: only free */

@@ -2,6 +2,12 @@
  * db_import.h — the import's internal calls, shared with the bulk loader
  * (db_import.c; engine internal). Declares what db_import.c defines
  * besides the public nd_db_import and nd_db_import_step.
+ *
+ * Room: bulk/. It may call: store/, index/, text/ (and
+ * compaction/storage.h, common/).
+ * The room writes many documents at once and rebuilds stores: nd_db_import
+ * (db_import.c), the bulk loader's spilled chunks and generations
+ * (db_load.c, load_*.c) and nd_db_repair (db_repair.c).
  */
 #ifndef ND_DB_IMPORT_H
 #define ND_DB_IMPORT_H

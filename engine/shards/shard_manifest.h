@@ -1,6 +1,11 @@
 /*
  * shard_manifest.h — the manifest of a sharded neardup store.
  *
+ * Room: shards/. It may call: store/, bulk/, index/, text/ (and common/).
+ * The room is the sharded store (nd_shards_*): a handle over S ordinary
+ * databases (shards.c), their batch and check (shards_batch.c), their
+ * loaders (shards_load.c) and this manifest.
+ *
  * A sharded store is a directory DIR holding S ordinary neardup databases,
  * DIR/shard-000 .. DIR/shard-(S-1) (three digits at least, more past 999),
  * and one small text file DIR/NEARDUP-SHARDS, the manifest. Each shard is a

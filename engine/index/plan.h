@@ -1,6 +1,11 @@
 /*
  * plan.h — table plans and permutations (engine internal).
  *
+ * Room: index/. It may call: no other room (common/ only).
+ * The room is the permuted-table method in memory, with no storage: table
+ * plans and permutations (plan.c), radix sorts (sort.c), the self-join of
+ * a batch (join.c). Every other room may use it.
+ *
  * A plan for design distance k splits the 64 fingerprint bits into blocks
  * (one level, or two levels as in Manku et al.) and gives each of its t
  * tables a permutation pi_i that moves the chosen blocks to the top, and a

@@ -2,7 +2,7 @@
  * dedupe.c — the corpus dedupe's handle: options, documents in, and the
  * walk that hands the documents back (nd_dedupe_docs, to load a store).
  *
- * A text is signed in one pass over its features (dedupe_feat.c): simhash,
+ * A text is signed in one pass over its features (fp_feat.c): simhash,
  * min-hash sketch and, when containment is asked for, the count of its
  * distinct features. The document store (dedupe_docs.c) keeps the
  * fingerprints (and priorities) in memory and the rest in scratch files.
@@ -129,7 +129,7 @@ void nd_dedupe_free(nd_dedupe *d)
 {
     if (!d) return;
     dedupe_docs_dispose(&d->docs);
-    dedupe_feat_dispose(&d->feat);
+    fp_feat_dispose(&d->feat);
     dedupe_key_dispose(&d->key_a);
     dedupe_key_dispose(&d->key_b);
     free(d->group);
@@ -149,10 +149,10 @@ int nd_dedupe_sign(nd_signature *out, nd_dedupe *d, const char *text, size_t len
     ND_RETURN_IF(flags & ~ND_FP_HTML, ND_EINVAL, "nd_dedupe_sign: unknown flags 0x%x", flags);
     nd_fp_options o = d->fp;
     o.flags |= flags;
-    dedupe_feat_begin(&d->feat);
-    int rc = nd_features(text, len, &o, dedupe_feat_add, &d->feat);
+    fp_feat_begin(&d->feat);
+    int rc = nd_features(text, len, &o, fp_feat_add, &d->feat);
     memset(out, 0, sizeof *out);
-    out->fp = dedupe_feat_end(&d->feat, &out->sketch, &out->distinct); /* also empties the set */
+    out->fp = fp_feat_end(&d->feat, &out->sketch, &out->distinct); /* also empties the set */
     int oom = d->feat.oom;
     out->length = len;
     if (rc < 0) return rc;

@@ -1,17 +1,17 @@
 /*
- * dedupe_feat.c — simhash, sketch and distinct-feature count of one
- * document (see dedupe_feat.h).
+ * fp_feat.c — simhash, sketch and distinct-feature count of one
+ * document (see fp_feat.h).
  *
  * The set keeps its load at or below 1/2 (linear probing stays short);
  * filled[] lists the slots in use, so emptying it costs the document's own
  * distinct features, not the table's size, which grows to the longest
  * document seen.
  */
-#include "dedupe_feat.h"
+#include "fp_feat.h"
 
 #include <stdlib.h>
 
-static void distinct_add(dedupe_feat *a, uint64_t h)
+static void distinct_add(fp_feat *a, uint64_t h)
 {
     if (h == 0) {
         a->zero = 1;
@@ -49,22 +49,22 @@ static void distinct_add(dedupe_feat *a, uint64_t h)
     a->filled[a->distinct++] = (uint32_t)s;
 }
 
-void dedupe_feat_begin(dedupe_feat *f)
+void fp_feat_begin(fp_feat *f)
 {
     f->oom = 0;
     nd_simhash_init(&f->sim);
     nd_sketch_begin(&f->sk);
 }
 
-void dedupe_feat_add(uint64_t h, int32_t w, void *payload)
+void fp_feat_add(uint64_t h, int32_t w, void *payload)
 {
-    dedupe_feat *a = payload;
+    fp_feat *a = payload;
     nd_simhash_add_hash(&a->sim, h, w);
     nd_sketch_add(&a->sk, h);
     if (a->count && !a->oom) distinct_add(a, h);
 }
 
-uint64_t dedupe_feat_end(dedupe_feat *f, nd_sketch *sk, uint32_t *distinct)
+uint64_t fp_feat_end(fp_feat *f, nd_sketch *sk, uint32_t *distinct)
 {
     uint64_t n = f->distinct + (uint64_t)f->zero;
     for (size_t i = 0; i < f->distinct; i++) f->tab[f->filled[i]] = 0;
@@ -75,7 +75,7 @@ uint64_t dedupe_feat_end(dedupe_feat *f, nd_sketch *sk, uint32_t *distinct)
     return nd_simhash_final(&f->sim);
 }
 
-void dedupe_feat_dispose(dedupe_feat *f)
+void fp_feat_dispose(fp_feat *f)
 {
     free(f->tab);
     free(f->filled);

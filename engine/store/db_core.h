@@ -2,21 +2,32 @@
  * db_core.h — the database handle and the engine's lowest layer
  * (db_core.c; engine internal).
  *
- * The engine's modules form layers; each calls only those below it:
+ * Room: store/. It may call: index/, text/ (and compaction/storage.h,
+ * common/).
+ * The room is the database itself: its handle, open and close, the write
+ * transaction and the writers, queries, batches, resemblance checks, the
+ * fold and the admin calls. bulk/ (import, the loader, repair) and
+ * shards/ build on it. Its modules form layers; each calls only those
+ * below it:
  *
  *   db_open.c                open, create, close: starts and stops the rest
  *   db_admin.c               compaction, counts, stats, verify, backup
- *   db_load.c, load_*.c      the bulk loader
- *   db_import.c              nd_db_import, and the replacement path the loader shares
  *   db_batch.c               nd_db_batch (check, and with ND_BATCH_ADD store)
- *   db_write.c               nd_db_add_many, nd_db_add_if_new, nd_db_delete, nd_db_expire
+ *   db_write.c               nd_db_add_many, nd_db_add_if_new, nd_db_add_doc_if_new,
+ *                            nd_db_delete, nd_db_expire
+ *   db_similar.c             a resemblance store's checks, batch and import groups
  *   db_txn.c                 the write transaction every writer uses
  *   db_query.c, db_results.c nd_db_query, nd_db_get and the probes under them
  *   db_fold.c                the fold service (fresh entries -> runs), its thread
  *   db_mirrored.c            new fingerprints logged for the fresh mirror
- *   db_bands.c               recent band entries, in memory and logged
+ *   db_bands.c, db_bands_read.c, db_band_filter.c
+ *                            recent band entries, in memory and logged; their
+ *                            reads; the band prefix filter
+ *   db_sign.c, db_load_dirs.c  a text's signature in the store; the loaders'
+ *                            directories
  *   db_core.c                this header: record codecs, checks, the writer
- *                            lock, counters record, reader pool, table entries
+ *                            lock, counters record, reader pool, threads,
+ *                            table entries
  *
  * Each module has its own header declaring what its .c defines; db_write.c
  * and db_admin.c define only public functions (include/neardup.h). The

@@ -1,12 +1,20 @@
 /*
  * fp_internal.h — fingerprint pipeline internals shared by fp_*.c.
+ *
+ * Room: text/. It may call: index/ (and common/).
+ * The room turns documents into signatures and compares them, with no
+ * storage: features and the simhash (fp_simhash.c, fp_options.c,
+ * fp_text.c), HTML to text (fp_html.c, the only libxml2), min-hash
+ * sketches (sketch.c), fingerprint and sketch in one pass (fp_feat.c),
+ * exact resemblance (resemble.c) and the one near-duplicate decision
+ * (verify_pair.c). The store, the corpus dedupe and the shards use it.
  */
 #ifndef ND_FP_INTERNAL_H
 #define ND_FP_INTERNAL_H
 
 #include "neardup.h"
 
-/* The defaults, chosen by measurement (see README, "Fingerprints"). */
+/* The defaults, chosen by measurement (docs/fingerprints.md). */
 #define FP_DEFAULT_FEATURES ND_FEATURES_SHINGLES
 #define FP_DEFAULT_SHINGLE_N 3u
 #define FP_DEFAULT_CHARS_N 4u

@@ -5,7 +5,7 @@
  * what are the estimates?
  *
  * Every caller that confirms a candidate pair goes through verify_pair,
- * so that the corpus dedupe (engine/dedupe_join.c, and through it
+ * so that the corpus dedupe (engine/corpus/dedupe_join.c, and through it
  * `neardup dedupe` and `neardup-mpi dedupe`) and a store that verifies by
  * resemblance decide alike: the candidate source differs (a self-join,
  * bands, a table probe), the decision does not. It does no I/O and

@@ -23,7 +23,7 @@
  * 30-3,000 features (1.05-1.2 without the clone).
  *
  * Callers: the public API (nd_sketch_*), the engine's signature pass
- * (dedupe_feat.c, the store's nd_db_sign).
+ * (fp_feat.c, the store's nd_db_sign).
  */
 #include <stdlib.h>
 #include <string.h>
