@@ -14,7 +14,7 @@ int main(int argc, char **argv) /* usage: example DB FILE... */
     nd_db_options opts = ND_DB_OPTIONS_INIT;
     opts.flags = ND_DB_CREATE; /* k = 3, default fingerprints */
     uint64_t fp = 0;
-    int rc = argc < 3 ? ND_EINVAL : nd_open(&db, argv[1], &opts);
+    int rc = argc < 3 ? ND_EINVAL : nd_db_open(&db, argv[1], &opts);
     if (rc == ND_OK) rc = nd_results_new(&res);
     for (int i = 2; rc == ND_OK && i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
@@ -22,17 +22,17 @@ int main(int argc, char **argv) /* usage: example DB FILE... */
         if (f) fclose(f);
         rc = f ? nd_fingerprint(&fp, text, n, NULL) : ND_ENOTFOUND;
         if (rc == ND_OK) /* stores it unless a document within 3 bits is stored */
-            rc = nd_add_if_new(res, db, argv[i], strlen(argv[i]), fp, 0, time(NULL), 3);
+            rc = nd_db_add_if_new(res, db, argv[i], strlen(argv[i]), fp, 0, time(NULL), 3);
         if (rc == ND_OK && nd_results_count(res) > 0)
             printf("dup %s of %s\n", argv[i], nd_results_get(res, 0)->key);
         else if (rc == ND_OK)
             printf("new %s %016llx\n", argv[i], (unsigned long long)fp);
     }
-    if (rc == ND_OK) rc = nd_query(res, db, fp, 3, NULL); /* near the last one */
+    if (rc == ND_OK) rc = nd_db_query(res, db, fp, 3, NULL); /* near the last one */
     for (size_t i = 0; rc == ND_OK && i < nd_results_count(res); i++)
         printf("near %s (%u bits)\n", nd_results_get(res, i)->key, nd_results_get(res, i)->dist);
     if (rc != ND_OK) fprintf(stderr, "%s: %s\n", nd_strerror(rc), nd_errmsg());
     nd_results_free(res);
-    nd_close(db);
+    nd_db_close(db);
     return rc == ND_OK ? 0 : 1;
 }
