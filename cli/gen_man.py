@@ -142,7 +142,7 @@ def main():
     page += [".SH FILES", FILES.rstrip("\n")]
     page += [".SH EXAMPLES", EXAMPLES.rstrip("\n")]
     page += [".SH SEE ALSO",
-             "The README of the neardup source tree, and \\fIinclude/neardup.h\\fR"
+             "README.md and docs/ of the neardup source tree, and \\fIinclude/neardup.h\\fR"
              " for the C library: every function's contract."]
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(page) + "\n")

@@ -5,7 +5,7 @@
   check_modules.py SRCDIR --graph   also print who includes whom
 
 A module of compaction/ or common/ is a pair X.h / X.c (or a header
-alone, which then declares no function). The rules (README.md, "Layout
+alone, which then declares no function). The rules (docs/layout.md, "Layout
 and dependency rules"):
 
 1. one header per module, declaring exactly what its own .c defines:

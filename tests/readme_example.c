@@ -1,4 +1,4 @@
-/* readme_example.c — the README's "The C API in 35 lines", verbatim: store
+/* readme_example.c — docs/c-api.md's "The C API in 35 lines", verbatim: store
  * each file in a database unless a near-duplicate is already stored, then
  * list what is near the last file. Run by tests/readme_example.sh. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# readme_example.sh EXE TEXTS — run the README's C API example on shipped
+# readme_example.sh EXE TEXTS — run docs/c-api.md's C API example on shipped
 # texts and an edited copy of one: the copy must be found as a duplicate.
 set -euo pipefail
 exe=$1 texts=$2

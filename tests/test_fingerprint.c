@@ -349,7 +349,7 @@ static void test_quality_edits_fixed(void **state)
  * features (shingles:3) on Debian 12 (132 pages): the date, ad and footer
  * edits keep 97%, 98% and 94% of the copies within 3 bits, mean 1.3, 1.7
  * and 1.7 bits; the 7 shipped pages 100%, 86%, 86%. Shorter pages drift
- * further (see README, "Fingerprints"). The bounds guard those figures
+ * further (see docs/fingerprints.md). The bounds guard those figures
  * against regressions on any machine. */
 static void test_quality_edits_pages(void **state)
 {

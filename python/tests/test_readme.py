@@ -1,7 +1,8 @@
-"""The README's Python example (the first ```python block of its "Python"
-section), run as written on a JSONL corpus of the shipped licence texts
-with edited copies of two of them; it drops what `neardup dedupe --out
-drop` drops."""
+"""The Python examples of the docs, run as written: docs/python.md's (its
+first ```python block) on a JSONL corpus of the shipped licence texts
+with edited copies of two of them, where it drops what `neardup dedupe
+--out drop` drops; and the README's tour (its first ```python block),
+which prints what the README says it prints."""
 
 import json
 import re
@@ -11,10 +12,13 @@ import sys
 from conftest import SOURCE_ROOT, TEXTS
 
 
+def first_python_block(page):
+    text = (SOURCE_ROOT / page).read_text("utf-8")
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
+
+
 def example():
-    readme = (SOURCE_ROOT / "README.md").read_text("utf-8")
-    section = readme[readme.index("\n## Python\n"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return first_python_block("docs/python.md")
 
 
 def write_jsonl(path, docs):
@@ -51,3 +55,13 @@ def test_example_dedupes_a_jsonl_file(tmp_path, cli):
                            str(tmp_path / "corpus.jsonl")], check=True, capture_output=True,
                           text=True).stdout.split()
     assert sorted(drop) == ["Apache-2.0", "GPL-3-again", "GPL-3-copy"]
+
+
+def test_readme_tour(tmp_path):
+    script = tmp_path / "tour.py"
+    script.write_text(first_python_block("README.md"))
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path,
+                         check=True, capture_output=True, text=True)
+    # README.md: prints `home new`, `home-2 near-duplicate of home` and `['b']`.
+    assert out.stdout == "home new\nhome-2 near-duplicate of home\n['b']\n"
+    assert (tmp_path / "shop.nd").is_dir()

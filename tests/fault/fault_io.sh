@@ -75,8 +75,8 @@ run() {
         # log writer that saw the failed write is flushed once more by its
         # destructor when the database closes. Rare (it depends on which
         # file the Nth call lands in); the store must still verify and
-        # hold everything acknowledged, checked below. README, "Limits".
-        echo "note: $what: RocksDB 7.8 asserted at close (known, README Limits)"
+        # hold everything acknowledged, checked below. docs/operating.md, "Limits".
+        echo "note: $what: RocksDB 7.8 asserted at close (known, docs/operating.md, Limits)"
         ok
     elif [ "$rc" -eq 0 ]; then ok
     elif [ "$rc" -ne 2 ]; then bad "$what: exit $rc: $(tail -2 "$work/err")"

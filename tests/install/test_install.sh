@@ -2,8 +2,8 @@
 # test_install.sh BUILD SRC SANITIZE — an installed neardup works without
 # LD_LIBRARY_PATH: `meson install --destdir` into a temporary tree, run the
 # installed `neardup --help` (and `neardup-mpi --help` when built), check
-# that neardup.pc, the man page and the bash completion land where the
-# README says, then build the README's C example (tests/readme_example.c)
+# that neardup.pc, the man page and the bash completion land where
+# docs/c-api.md says, then build its C example (tests/readme_example.c)
 # with pkg-config against the installed tree and run it
 # (tests/readme_example.sh checks its output).
 set -euo pipefail
@@ -28,7 +28,7 @@ if [ -x "$prefix/bin/neardup-mpi" ]; then
         "$prefix/bin/neardup-mpi" --help | grep -q 'neardup-mpi'
 fi
 
-# where the README says they land
+# where docs/c-api.md says they land
 pc=$(find "$root" -name neardup.pc)
 case $pc in
 */lib/x86_64-linux-gnu/pkgconfig/neardup.pc | */lib/pkgconfig/neardup.pc | */lib64/pkgconfig/neardup.pc) ;;
@@ -38,7 +38,7 @@ esac
 [ -s "$prefix/share/bash-completion/completions/neardup" ]
 [ -s "$prefix/include/neardup.h" ]
 
-# the README's C example, built with pkg-config against the installed tree
+# docs/c-api.md's C example, built with pkg-config against the installed tree
 pcdir=$(dirname "$pc")
 libdir=$(dirname "$pcdir")
 flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs neardup)
