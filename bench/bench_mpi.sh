@@ -25,7 +25,7 @@
 # rank's nd_db_batch over its shards), the per-shard check rate, and the time
 # of one shard checked alone by the single-machine `neardup batch` (no
 # rank competing for the 2 cores: the per-shard cost the projection in
-# README.md is made from).
+# docs/scaling.md is made from).
 set -eu
 BUILD=${1:-build-mpi}
 ND=$BUILD/cli/neardup

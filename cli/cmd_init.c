@@ -29,7 +29,7 @@ static const char usage[] =
     "                its word shingles with a stored one, however far its fingerprint\n"
     "                lies (edited copies); inputs must be texts. Cost: a sketch and\n"
     "                band keys, about 300 bytes a document, and a slower add\n"
-    "                (README, \"Resemblance\")\n"
+    "                (docs/cli.md, \"Resemblance\")\n"
     "  --resemblance the same with R = 0.85, the measured default\n"
     "  --json        print the chosen plan as JSON\n";
 

@@ -62,7 +62,7 @@
  *    build computes;
  *  - a change that an older build would misread or damage gets a new
  *    format number. Raising the oldest format read (1 today) is an
- *    incompatible release, named in README's "Limits".
+ *    incompatible release, named in docs/operating.md ("Compatibility").
  *
  * This header includes only the C standard library; no dependency's type
  * ever appears here.
@@ -202,7 +202,7 @@ uint64_t nd_feature_hash(const void *bytes, size_t len);
 
 /** What a text's features are. */
 typedef enum nd_feature_kind {
-    ND_FEATURES_DEFAULT = 0,  /**< the measured best: see README */
+    ND_FEATURES_DEFAULT = 0,  /**< the measured best: docs/fingerprints.md */
     ND_FEATURES_WORDS = 1,    /**< each token */
     ND_FEATURES_SHINGLES = 2, /**< each run of n consecutive tokens */
     ND_FEATURES_CHARS = 3     /**< each run of n consecutive code points */
@@ -233,7 +233,7 @@ typedef struct nd_fp_options {
 int nd_fp_options_init(nd_fp_options *opts, unsigned version);
 
 /** Fingerprint UTF-8 text (or HTML when opts->flags has ND_FP_HTML).
- *  Invalid UTF-8 is handled deterministically (see README), never an error.
+ *  Invalid UTF-8 is handled deterministically (docs/fingerprints.md), never an error.
  *  @param out  the fingerprint
  *  @return ND_OK; ND_EINVAL for bad options or NULL text with len > 0;
  *          ND_ELIMIT when len > ND_MAX_DOC_BYTES; ND_ENOMEM.
