@@ -23,6 +23,7 @@
 
 #include "neardup.h"
 #include "nd_error.h"
+#include "nd_options.h"
 #include "sort.h"
 
 int nd_cluster_greedy(uint32_t *out_rep, const uint32_t *order, size_t n,
@@ -82,12 +83,7 @@ static int cmp_by_score(const void *a, const void *b)
 
 int nd_cluster_options_init(nd_cluster_options *opts, unsigned version)
 {
-    ND_RETURN_IF(!opts, ND_EINVAL, "cluster options: NULL");
-    ND_RETURN_IF(version != ND_CLUSTER_OPTIONS_VERSION, ND_EINVAL,
-                 "cluster options: version %u unknown (this build knows %u)", version,
-                 ND_CLUSTER_OPTIONS_VERSION);
-    *opts = (nd_cluster_options)ND_CLUSTER_OPTIONS_INIT;
-    return ND_OK;
+    return nd_options_init(opts, sizeof *opts, version, ND_CLUSTER_OPTIONS_VERSION, ND_CLUSTER_OPTIONS_VERSION, "cluster");
 }
 
 int nd_cluster(const nd_cluster_item *items, size_t n, const nd_cluster_options *o,

@@ -18,18 +18,13 @@
 #include "dedupe_internal.h"
 #include "fp_internal.h"
 #include "nd_error.h"
+#include "nd_options.h"
 
 enum { DOCS_BATCH_DEFAULT = 65536 };
 
 int nd_dedupe_options_init(nd_dedupe_options *opts, unsigned version)
 {
-    ND_RETURN_IF(!opts, ND_EINVAL, "dedupe options: NULL");
-    ND_RETURN_IF(version != ND_DEDUPE_OPTIONS_VERSION, ND_EINVAL,
-                 "dedupe options: version %u unknown (this build knows %u)", version,
-                 ND_DEDUPE_OPTIONS_VERSION);
-    memset(opts, 0, sizeof *opts);
-    opts->version = version;
-    return ND_OK;
+    return nd_options_init(opts, sizeof *opts, version, ND_DEDUPE_OPTIONS_VERSION, ND_DEDUPE_OPTIONS_VERSION, "dedupe");
 }
 
 static int check_threshold(double v, const char *name)

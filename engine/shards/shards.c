@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "nd_error.h"
+#include "nd_options.h"
 #include "shard_manifest.h"
 
 struct nd_shards {
@@ -37,13 +38,8 @@ enum { PATH_CAP = 4096 };
 
 int nd_shards_options_init(nd_shards_options *opts, unsigned version)
 {
-    ND_RETURN_IF(!opts, ND_EINVAL, "shards options: NULL");
-    ND_RETURN_IF(version < 1 || version > ND_SHARDS_OPTIONS_VERSION, ND_EINVAL,
-                 "shards options: version %u unknown (this build knows 1 to %u)", version,
-                 ND_SHARDS_OPTIONS_VERSION);
-    memset(opts, 0, version == 1 ? offsetof(nd_shards_options, min_resemblance) : sizeof *opts);
-    opts->version = version;
-    return ND_OK;
+    size_t size = version == 1 ? offsetof(nd_shards_options, min_resemblance) : sizeof *opts;
+    return nd_options_init(opts, size, version, 1, ND_SHARDS_OPTIONS_VERSION, "shards");
 }
 
 static int check_options(const nd_shards_options *o)

@@ -52,6 +52,7 @@
 #include "db_load_dirs.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "nd_options.h"
 
 #define DB_DEFAULT_K 3u
 #define DB_DEFAULT_DOCS 100000000ull
@@ -72,13 +73,7 @@ static size_t db_options_size(unsigned version)
 
 int nd_db_options_init(nd_db_options *opts, unsigned version)
 {
-    size_t size = db_options_size(version);
-    ND_RETURN_IF(!opts, ND_EINVAL, "db options: NULL");
-    ND_RETURN_IF(!size, ND_EINVAL, "db options: version %u unknown (this build knows 1 to %u)",
-                 version, ND_DB_OPTIONS_VERSION);
-    memset(opts, 0, size);
-    opts->version = version;
-    return ND_OK;
+    return nd_options_init(opts, db_options_size(version), version, 1, ND_DB_OPTIONS_VERSION, "db");
 }
 
 /* ---- meta ------------------------------------------------------------- */

@@ -31,6 +31,7 @@
 #include "db_results.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "nd_options.h"
 #include "sort.h"
 
 /* Model units (entries decoded): a probe's seek vs a scan's entry. */
@@ -252,12 +253,7 @@ int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, siz
 
 int nd_query_options_init(nd_query_options *opts, unsigned version)
 {
-    ND_RETURN_IF(!opts, ND_EINVAL, "query options: NULL");
-    ND_RETURN_IF(version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
-                 "query options: version %u unknown (this build knows %u)", version,
-                 ND_QUERY_OPTIONS_VERSION);
-    *opts = (nd_query_options)ND_QUERY_OPTIONS_INIT;
-    return ND_OK;
+    return nd_options_init(opts, sizeof *opts, version, ND_QUERY_OPTIONS_VERSION, ND_QUERY_OPTIONS_VERSION, "query");
 }
 
 int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)

@@ -14,16 +14,11 @@
 
 #include "fp_internal.h"
 #include "nd_error.h"
+#include "nd_options.h"
 
 int nd_fp_options_init(nd_fp_options *opts, unsigned version)
 {
-    ND_RETURN_IF(!opts, ND_EINVAL, "fp options: NULL");
-    ND_RETURN_IF(version != ND_FP_OPTIONS_VERSION, ND_EINVAL,
-                 "fp options: version %u unknown (this build knows %u)", version,
-                 ND_FP_OPTIONS_VERSION);
-    memset(opts, 0, sizeof *opts);
-    opts->version = version;
-    return ND_OK;
+    return nd_options_init(opts, sizeof *opts, version, ND_FP_OPTIONS_VERSION, ND_FP_OPTIONS_VERSION, "fp");
 }
 
 int fp_resolve(fp_resolved *out, const nd_fp_options *opts)
