@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_alloc.h"
 #include "brs_gen.h"
 
 enum { FP = 0, RS = 1 };
@@ -82,16 +83,6 @@ static double clock_s(clockid_t c)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "bench_resemble: out of memory (%zu bytes)\n", n);
-        exit(2);
-    }
-    return p;
-}
-
 static void die_nd(const char *what, int rc)
 {
     fprintf(stderr, "bench_resemble: %s: %s: %s\n", what, nd_strerror(rc), nd_errmsg());
@@ -123,7 +114,7 @@ static void collect(uint64_t h, int32_t w, void *payload)
     int s = which_hash;
     if (b->hash_n[s] == b->hash_cap[s]) {
         b->hash_cap[s] = b->hash_cap[s] ? 2 * b->hash_cap[s] : 4096;
-        b->hash[s] = xrealloc(b->hash[s], b->hash_cap[s] * sizeof(uint64_t));
+        b->hash[s] = bench_xrealloc(b->hash[s], b->hash_cap[s] * sizeof(uint64_t));
     }
     b->hash[s][b->hash_n[s]++] = h;
 }
@@ -152,7 +143,7 @@ static double exact_j(bench *b, uint64_t i, const char *text, size_t len, uint64
                       const nd_fp_options *o)
 {
     static char *src;
-    if (!src) src = xrealloc(NULL, BRS_MAX_TEXT);
+    if (!src) src = bench_xrealloc(NULL, BRS_MAX_TEXT);
     size_t sl = brs_text(&b->g, source, src, NULL);
     (void)i;
     hashes_of(b, 0, text, len, o);
@@ -194,7 +185,7 @@ static int one_run(bench *b, int which, int compact, run *out)
         for (uint64_t j = 0; j < m; j++) {
             if (b->buf_cap - used < BRS_MAX_TEXT) {
                 b->buf_cap = 2 * b->buf_cap + BRS_MAX_TEXT;
-                b->buf = xrealloc(b->buf, b->buf_cap);
+                b->buf = bench_xrealloc(b->buf, b->buf_cap);
             }
             brs_info info;
             b->off[j] = used;
@@ -387,7 +378,7 @@ static int write_jsonl(bench *b, const char *file, double mb)
 {
     FILE *f = fopen(file, "w");
     if (!f) return perror(file), 2;
-    char *text = xrealloc(NULL, BRS_MAX_TEXT);
+    char *text = bench_xrealloc(NULL, BRS_MAX_TEXT);
     double bytes = 0;
     uint64_t i = 0;
     for (; bytes < mb * 1e6; i++) {
@@ -466,13 +457,13 @@ int main(int argc, char **argv)
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", b.dir);
     if (system(cmd) != 0) return fprintf(stderr, "bench_resemble: cannot make %s\n", b.dir), 2;
-    b.jtrue = xrealloc(NULL, b.n * sizeof *b.jtrue);
+    b.jtrue = bench_xrealloc(NULL, b.n * sizeof *b.jtrue);
     for (uint64_t i = 0; i < b.n; i++) b.jtrue[i] = NAN;
-    b.off = xrealloc(NULL, b.batch * sizeof *b.off);
-    b.len = xrealloc(NULL, b.batch * sizeof *b.len);
-    b.sig = xrealloc(NULL, b.batch * sizeof *b.sig);
-    b.match = xrealloc(NULL, b.batch * sizeof *b.match);
-    run *runs[2] = {xrealloc(NULL, rounds * sizeof(run)), xrealloc(NULL, rounds * sizeof(run))};
+    b.off = bench_xrealloc(NULL, b.batch * sizeof *b.off);
+    b.len = bench_xrealloc(NULL, b.batch * sizeof *b.len);
+    b.sig = bench_xrealloc(NULL, b.batch * sizeof *b.sig);
+    b.match = bench_xrealloc(NULL, b.batch * sizeof *b.match);
+    run *runs[2] = {bench_xrealloc(NULL, rounds * sizeof(run)), bench_xrealloc(NULL, rounds * sizeof(run))};
     size_t nr[2] = {0, 0};
     int have[2] = {only != RS, only != FP};
     for (unsigned r = 0; r < rounds; r++)

@@ -18,21 +18,12 @@
  * six; the punctuation does not change the tokens.
  */
 #include "brs_gen.h"
+#include "bench_alloc.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "bench_resemble: out of memory (%zu bytes)\n", n);
-        exit(2);
-    }
-    return p;
-}
 
 static uint64_t mix64(uint64_t z)
 {
@@ -65,9 +56,9 @@ void brs_gen_init(brs_gen *g, uint64_t seed)
         g->min_edit = 0.01;
         g->max_edit = 0.10;
     }
-    g->words = xmalloc((size_t)BRS_VOCAB * 14);
-    g->word_off = xmalloc(BRS_VOCAB * sizeof *g->word_off);
-    g->word_len = xmalloc(BRS_VOCAB);
+    g->words = bench_xmalloc((size_t)BRS_VOCAB * 14);
+    g->word_off = bench_xmalloc(BRS_VOCAB * sizeof *g->word_off);
+    g->word_len = bench_xmalloc(BRS_VOCAB);
     rng r = rng_for(seed, UINT64_MAX, 1);
     size_t off = 0;
     for (uint32_t w = 0; w < BRS_VOCAB; w++) {
@@ -79,16 +70,16 @@ void brs_gen_init(brs_gen *g, uint64_t seed)
         g->words[off++] = 0;
     }
     /* Walker's alias table (Vose's construction) of p(w) ~ 1 / (w + 1). */
-    double *p = xmalloc(BRS_VOCAB * sizeof *p), sum = 0;
+    double *p = bench_xmalloc(BRS_VOCAB * sizeof *p), sum = 0;
     for (uint32_t w = 0; w < BRS_VOCAB; w++) sum += 1.0 / (w + 1);
-    uint32_t *small = xmalloc(BRS_VOCAB * sizeof *small), *large = xmalloc(BRS_VOCAB * sizeof *large);
+    uint32_t *small = bench_xmalloc(BRS_VOCAB * sizeof *small), *large = bench_xmalloc(BRS_VOCAB * sizeof *large);
     size_t ns = 0, nl = 0;
     for (uint32_t w = 0; w < BRS_VOCAB; w++) {
         p[w] = BRS_VOCAB / (sum * (w + 1));
         if (p[w] < 1) small[ns++] = w; else large[nl++] = w;
     }
-    g->alias_p = xmalloc(BRS_VOCAB * sizeof *g->alias_p);
-    g->alias_i = xmalloc(BRS_VOCAB * sizeof *g->alias_i);
+    g->alias_p = bench_xmalloc(BRS_VOCAB * sizeof *g->alias_p);
+    g->alias_i = bench_xmalloc(BRS_VOCAB * sizeof *g->alias_i);
     while (ns && nl) {
         uint32_t s = small[--ns], l = large[nl - 1];
         g->alias_p[s] = p[s];
@@ -102,8 +93,8 @@ void brs_gen_init(brs_gen *g, uint64_t seed)
     free(small);
     free(large);
     g->scratch_cap = 4 * (size_t)BRS_MAX_WORDS;
-    g->scratch[0] = xmalloc(g->scratch_cap * sizeof(uint32_t));
-    g->scratch[1] = xmalloc(g->scratch_cap * sizeof(uint32_t));
+    g->scratch[0] = bench_xmalloc(g->scratch_cap * sizeof(uint32_t));
+    g->scratch[1] = bench_xmalloc(g->scratch_cap * sizeof(uint32_t));
 }
 
 void brs_gen_dispose(brs_gen *g)

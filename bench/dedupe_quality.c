@@ -57,6 +57,8 @@
 
 #include <neardup.h>
 
+#include "bench_alloc.h"
+
 typedef struct doc {
     char *key;
     char *cat;
@@ -81,20 +83,6 @@ static void die(const char *what)
     exit(1);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) die("out of memory");
-    return p;
-}
-
 static double now(void)
 {
     struct timespec t;
@@ -112,9 +100,9 @@ static char *read_all(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, n = 0;
-    char *p = xmalloc(cap);
+    char *p = bench_xmalloc(cap);
     for (;;) {
-        if (n == cap) p = xrealloc(p, cap *= 2);
+        if (n == cap) p = bench_xrealloc(p, cap *= 2);
         size_t got = fread(p + n, 1, cap - n, f);
         if (got == 0) break;
         n += got;
@@ -141,18 +129,18 @@ static void load_corpus(const char *dir)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
-        if (nn == cap) names = xrealloc(names, (cap = cap ? cap * 2 : 1024) * sizeof *names);
+        if (nn == cap) names = bench_xrealloc(names, (cap = cap ? cap * 2 : 1024) * sizeof *names);
         names[nn++] = strdup(e->d_name);
     }
     closedir(d);
     qsort(names, nn, sizeof *names, cmp_str);
-    docs = xmalloc(nn * sizeof *docs);
+    docs = bench_xmalloc(nn * sizeof *docs);
     const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
     nd_fp_options fo = ND_FP_OPTIONS_INIT;
     for (size_t i = 0; i < nn; i++) {
         doc *x = &docs[ndocs];
         size_t kl = strlen(dir) + strlen(names[i]) + 2, len;
-        x->key = xmalloc(kl);
+        x->key = bench_xmalloc(kl);
         snprintf(x->key, kl, "%s%s%s", dir, sep, names[i]);
         char *text = read_all(x->key, &len);
         if (!text) die("cannot read a corpus file");
@@ -196,7 +184,7 @@ static size_t ntruth, truth_cap;
 
 static void add_truth(uint32_t a, uint32_t b, double j)
 {
-    if (ntruth == truth_cap) truth = xrealloc(truth, (truth_cap = truth_cap ? truth_cap * 2 : 4096) * sizeof *truth);
+    if (ntruth == truth_cap) truth = bench_xrealloc(truth, (truth_cap = truth_cap ? truth_cap * 2 : 4096) * sizeof *truth);
     truth[ntruth++] = (tpair){a < b ? a : b, a < b ? b : a, (float)j};
 }
 
@@ -270,14 +258,14 @@ static void truth_prefix(double t, size_t *out_cand)
     /* Document frequencies. */
     size_t total = 0;
     for (size_t i = 0; i < ndocs; i++) total += docs[i].n;
-    uint64_t *all = xmalloc(total * sizeof *all);
+    uint64_t *all = bench_xmalloc(total * sizeof *all);
     size_t m = 0;
     for (size_t i = 0; i < ndocs; i++) {
         memcpy(all + m, docs[i].set, docs[i].n * sizeof *all);
         m += docs[i].n;
     }
     qsort(all, total, sizeof *all, cmp_u64);
-    uni_df = xmalloc((total ? total : 1) * sizeof *uni_df);
+    uni_df = bench_xmalloc((total ? total : 1) * sizeof *uni_df);
     nuni = 0;
     for (size_t i = 0; i < total;) {
         size_t j = i;
@@ -294,13 +282,13 @@ static void truth_prefix(double t, size_t *out_cand)
     size_t rcap = 0;
     for (size_t i = 0; i < ndocs; i++) {
         if (!docs[i].n) continue;
-        if (docs[i].n > rcap) rk = xrealloc(rk, (rcap = docs[i].n) * sizeof *rk);
+        if (docs[i].n > rcap) rk = bench_xrealloc(rk, (rcap = docs[i].n) * sizeof *rk);
         for (size_t s = 0; s < docs[i].n; s++) rk[s] = (rank){docs[i].set[s], df_of(docs[i].set[s])};
         qsort(rk, docs[i].n, sizeof *rk, cmp_rank);
         size_t p = prefix_len(docs[i].n, t);
         for (size_t s = 0; s < p; s++) {
             if (rk[s].df < 2) continue; /* in no other set */
-            if (nps == pcap) ps = xrealloc(ps, (pcap = pcap ? pcap * 2 : 65536) * sizeof *ps);
+            if (nps == pcap) ps = bench_xrealloc(ps, (pcap = pcap ? pcap * 2 : 65536) * sizeof *ps);
             ps[nps++] = (post){rk[s].h, (uint32_t)i};
         }
     }
@@ -308,7 +296,7 @@ static void truth_prefix(double t, size_t *out_cand)
     qsort(ps, nps, sizeof *ps, cmp_post);
     /* Candidates of document a: the members b < a of the posting lists of
      * a's prefix shingles; a stamp per b counts each pair once. */
-    uint32_t *stamp = xmalloc(ndocs * sizeof *stamp);
+    uint32_t *stamp = bench_xmalloc(ndocs * sizeof *stamp);
     for (size_t i = 0; i < ndocs; i++) stamp[i] = UINT32_MAX;
     size_t cand = 0;
     rk = NULL;
@@ -316,7 +304,7 @@ static void truth_prefix(double t, size_t *out_cand)
     /* Index: start of each posting list, found by binary search per probe. */
     for (uint32_t a = 0; a < ndocs; a++) {
         if (!docs[a].n) continue;
-        if (docs[a].n > rcap) rk = xrealloc(rk, (rcap = docs[a].n) * sizeof *rk);
+        if (docs[a].n > rcap) rk = bench_xrealloc(rk, (rcap = docs[a].n) * sizeof *rk);
         for (size_t s = 0; s < docs[a].n; s++) rk[s] = (rank){docs[a].set[s], df_of(docs[a].set[s])};
         qsort(rk, docs[a].n, sizeof *rk, cmp_rank);
         size_t p = prefix_len(docs[a].n, t);
@@ -351,7 +339,7 @@ static void truth_containment_brute(void)
             double c = containment_of(a, b);
             if (c < cmust) continue;
             if (nctruth == ctruth_cap)
-                ctruth = xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
+                ctruth = bench_xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
             ctruth[nctruth++] = (tpair){a, b, (float)c};
         }
     }
@@ -381,18 +369,18 @@ static void truth_containment(size_t *out_cand)
         if (docs[i].n < cmin) continue;
         for (size_t s = 0; s < docs[i].n; s++) {
             if (df_of(docs[i].set[s]) < 2) continue;
-            if (nps == pcap) ps = xrealloc(ps, (pcap = pcap ? pcap * 2 : 65536) * sizeof *ps);
+            if (nps == pcap) ps = bench_xrealloc(ps, (pcap = pcap ? pcap * 2 : 65536) * sizeof *ps);
             ps[nps++] = (post){docs[i].set[s], (uint32_t)i};
         }
     }
     qsort(ps, nps, sizeof *ps, cmp_post);
-    uint32_t *stamp = xmalloc(ndocs * sizeof *stamp);
+    uint32_t *stamp = bench_xmalloc(ndocs * sizeof *stamp);
     for (size_t i = 0; i < ndocs; i++) stamp[i] = UINT32_MAX;
     rank *rk = NULL;
     size_t rcap = 0;
     for (uint32_t a = 0; a < ndocs; a++) {
         if (docs[a].n < cmin) continue;
-        if (docs[a].n > rcap) rk = xrealloc(rk, (rcap = docs[a].n) * sizeof *rk);
+        if (docs[a].n > rcap) rk = bench_xrealloc(rk, (rcap = docs[a].n) * sizeof *rk);
         for (size_t s = 0; s < docs[a].n; s++) rk[s] = (rank){docs[a].set[s], df_of(docs[a].set[s])};
         qsort(rk, docs[a].n, sizeof *rk, cmp_rank);
         size_t p = prefix_len(docs[a].n, cmust);
@@ -408,7 +396,7 @@ static void truth_containment(size_t *out_cand)
                 double c = nd_containment(docs[a].set, docs[a].n, docs[b].set, docs[b].n);
                 if (c < cmust) continue;
                 if (nctruth == ctruth_cap)
-                    ctruth = xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
+                    ctruth = bench_xrealloc(ctruth, (ctruth_cap = ctruth_cap ? ctruth_cap * 2 : 4096) * sizeof *ctruth);
                 ctruth[nctruth++] = (tpair){a < b ? a : b, a < b ? b : a, (float)c};
             }
         }
@@ -484,7 +472,7 @@ static void score(const char *file, double good, double must)
             unknown++;
             continue;
         }
-        if (nrep == cap) rep = xrealloc(rep, (cap = cap ? cap * 2 : 4096) * sizeof *rep);
+        if (nrep == cap) rep = bench_xrealloc(rep, (cap = cap ? cap * 2 : 4096) * sizeof *rep);
         rep[nrep++] = (tpair){(uint32_t)(a < b ? a : b), (uint32_t)(a < b ? b : a), 0};
     }
     free(line);

@@ -47,6 +47,7 @@
 
 #include <neardup.h>
 
+#include "bench_alloc.h"
 #include "quality_sketch.h"
 
 typedef struct corpus {
@@ -88,20 +89,6 @@ static double now(void) /* this thread's CPU time: the machine may be busy */
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) die("out of memory");
-    return p;
-}
-
 /* ---- corpus ------------------------------------------------------------- */
 
 typedef struct feat_buf {
@@ -113,7 +100,7 @@ static void feat_cb(uint64_t h, int32_t w, void *payload)
 {
     (void)w;
     feat_buf *b = payload;
-    if (b->n == b->cap) b->h = xrealloc(b->h, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->h);
+    if (b->n == b->cap) b->h = bench_xrealloc(b->h, (b->cap = b->cap ? 2 * b->cap : 1024) * sizeof *b->h);
     b->h[b->n++] = h;
 }
 
@@ -138,14 +125,14 @@ static void load_corpus(corpus *c, const char *path)
         if (!tab) die("malformed .texts record");
         *tab = 0;
         size_t len = strtoull(tab + 1, NULL, 10);
-        if (len + 1 > tcap) text = xrealloc(text, tcap = len + 1);
+        if (len + 1 > tcap) text = bench_xrealloc(text, tcap = len + 1);
         if (fread(text, 1, len + 1, f) != len + 1 || text[len] != '\n') die("truncated .texts record");
         if (c->n == cap) {
             cap = cap ? 2 * cap : 4096;
-            c->key = xrealloc(c->key, cap * sizeof *c->key);
-            c->fp = xrealloc(c->fp, cap * sizeof *c->fp);
-            c->feat = xrealloc(c->feat, cap * sizeof *c->feat);
-            c->nfeat = xrealloc(c->nfeat, cap * sizeof *c->nfeat);
+            c->key = bench_xrealloc(c->key, cap * sizeof *c->key);
+            c->fp = bench_xrealloc(c->fp, cap * sizeof *c->fp);
+            c->feat = bench_xrealloc(c->feat, cap * sizeof *c->feat);
+            c->nfeat = bench_xrealloc(c->nfeat, cap * sizeof *c->nfeat);
         }
         size_t i = c->n++;
         c->key[i] = strdup(line);
@@ -157,7 +144,7 @@ static void load_corpus(corpus *c, const char *path)
         size_t m = 0;
         for (size_t x = 0; x < fb.n; x++)
             if (m == 0 || fb.h[x] != fb.h[m - 1]) fb.h[m++] = fb.h[x];
-        c->feat[i] = xmalloc(m * sizeof **c->feat);
+        c->feat[i] = bench_xmalloc(m * sizeof **c->feat);
         memcpy(c->feat[i], fb.h, m * sizeof *fb.h);
         c->nfeat[i] = m;
     }
@@ -189,7 +176,7 @@ static truth_pair *load_truth(const char *path, size_t *out_n)
     unsigned a, b;
     double j;
     while (fscanf(f, "%u\t%u\t%lf", &a, &b, &j) == 3) {
-        if (n == cap) t = xrealloc(t, (cap = cap ? 2 * cap : 4096) * sizeof *t);
+        if (n == cap) t = bench_xrealloc(t, (cap = cap ? 2 * cap : 4096) * sizeof *t);
         t[n++] = (truth_pair){a, b, j};
     }
     fclose(f);
@@ -219,8 +206,8 @@ static uint32_t *map_put(u64_map *m, uint64_t k)
         u64_map g = {0};
         g.cap = m->cap ? 2 * m->cap : 1024;
         g.used = m->used;
-        g.key = xmalloc(g.cap * sizeof *g.key);
-        g.val = xmalloc(g.cap * sizeof *g.val);
+        g.key = bench_xmalloc(g.cap * sizeof *g.key);
+        g.val = bench_xmalloc(g.cap * sizeof *g.val);
         memset(g.key, 0, g.cap * sizeof *g.key);
         for (size_t s = 0; s < m->cap; s++)
             if (m->key[s]) {
@@ -272,7 +259,7 @@ typedef struct pair_buf {
 
 static void pair_push(pair_buf *b, uint64_t v)
 {
-    if (b->n == b->cap) b->p = xrealloc(b->p, (b->cap = b->cap ? 2 * b->cap : 4096) * sizeof *b->p);
+    if (b->n == b->cap) b->p = bench_xrealloc(b->p, (b->cap = b->cap ? 2 * b->cap : 4096) * sizeof *b->p);
     b->p[b->n++] = v;
 }
 
@@ -288,8 +275,8 @@ static void near_build(near_list *nl, const corpus *c, unsigned k)
     pair_buf pb = {0};
     if (nd_selfjoin(c->fp, c->n, k, pair_cb, &pb) < 0) die(nd_errmsg());
     qsort(pb.p, pb.n, sizeof *pb.p, cmp_u64);
-    nl->near = xmalloc(pb.n * sizeof *nl->near);
-    nl->near_at = xmalloc((c->n + 1) * sizeof *nl->near_at);
+    nl->near = bench_xmalloc(pb.n * sizeof *nl->near);
+    nl->near_at = bench_xmalloc((c->n + 1) * sizeof *nl->near_at);
     size_t x = 0;
     for (size_t j = 0; j < c->n; j++) {
         nl->near_at[j] = x;
@@ -313,8 +300,8 @@ static void band_insert(band_index *bi, uint64_t key, uint32_t d)
 {
     if (bi->n == bi->cap) {
         bi->cap = bi->cap ? 2 * bi->cap : 4096;
-        bi->doc = xrealloc(bi->doc, bi->cap * sizeof *bi->doc);
-        bi->next = xrealloc(bi->next, bi->cap * sizeof *bi->next);
+        bi->doc = bench_xrealloc(bi->doc, bi->cap * sizeof *bi->doc);
+        bi->next = bench_xrealloc(bi->next, bi->cap * sizeof *bi->next);
     }
     uint32_t *h = map_put(&bi->head, key | 1);
     bi->doc[bi->n] = d;
@@ -374,8 +361,8 @@ static void run_stream(const corpus *c, const design *d, const qs_sketches *sk, 
     band_index bi = {0};
     uint8_t *stored = calloc(c->n ? c->n : 1, 1);
     if (!stored) die("out of memory");
-    stream_pick p = {sk, stored, xmalloc((c->n ? c->n : 1) * sizeof *p.stamp), 0, -1, -1, 0};
-    uint32_t *rep = xmalloc((c->n ? c->n : 1) * sizeof *rep); /* the new document behind each */
+    stream_pick p = {sk, stored, bench_xmalloc((c->n ? c->n : 1) * sizeof *p.stamp), 0, -1, -1, 0};
+    uint32_t *rep = bench_xmalloc((c->n ? c->n : 1) * sizeof *rep); /* the new document behind each */
     for (size_t i = 0; i < c->n; i++) p.stamp[i] = UINT32_MAX;
     for (uint32_t j = 0; j < c->n; j++) {
         p.doc = j;
@@ -459,7 +446,7 @@ static void cand_build(cand_set *cs, const corpus *c, const design *d, const tru
 {
     cand_free(cs);
     *cs = (cand_set){1, d->bands, d->rows, d->k, d->interleaved, d->fill, d->bins, NULL, {0}, NULL, 0, -1, -1, 0};
-    cs->bkeys = xmalloc((c->n ? c->n : 1) * (d->bands ? d->bands : 1) * sizeof *cs->bkeys);
+    cs->bkeys = bench_xmalloc((c->n ? c->n : 1) * (d->bands ? d->bands : 1) * sizeof *cs->bkeys);
     double t0 = now();
     for (size_t x = 0; x < c->n && d->bands; x++)
         qs_band_keys(cs->bkeys + x * d->bands, d->bands, d->rows, d->bins, d->interleaved, d->fill,
@@ -470,7 +457,7 @@ static void cand_build(cand_set *cs, const corpus *c, const design *d, const tru
     for (uint32_t j = 0; j < c->n; j++)
         for (size_t x = cs->nl.near_at[j]; x < cs->nl.near_at[j + 1]; x++)
             pair_push(&pb, (uint64_t)(cs->nl.near[x] + 1) << 32 | j);
-    band_entry *e = xmalloc((c->n ? c->n : 1) * sizeof *e);
+    band_entry *e = bench_xmalloc((c->n ? c->n : 1) * sizeof *e);
     for (unsigned b = 0; b < d->bands; b++) {
         for (uint32_t i = 0; i < c->n; i++) e[i] = (band_entry){cs->bkeys[(size_t)i * d->bands + b], i};
         qsort(e, c->n, sizeof *e, cmp_entry);
