@@ -254,32 +254,24 @@ static int encode_v1(cmp_codec *c, void *out, size_t cap, size_t *out_len,
         uint8_t vb[10];
         use_zstd = nd_put_varint(vb, zlen) + zlen + (resid_bits + 7) / 8 < packed;
     }
-    bitw w = {0};
+    /* Residuals follow the zstd-packed lz codes, or each follows its
+     * lz code packed in `width` bits above `base`. */
     if (use_zstd) {
         o[0] |= FLAG_ZSTD;
         pos += nd_put_varint(o + pos, zlen);
         memcpy(o + pos, c->tmp, zlen);
         pos += zlen;
-        w.p = o + pos;
-        w.end = o + cap;
-        for (size_t i = 1; i < n; i++) {
-            unsigned lz, r;
-            uint64_t res;
-            split_xor(vals[i] ^ vals[i - 1], &lz, &r, &res);
-            bw_put64(&w, res, r);
-        }
     } else {
         o[pos++] = (uint8_t)base;
         o[pos++] = (uint8_t)width;
-        w.p = o + pos;
-        w.end = o + cap;
-        for (size_t i = 1; i < n; i++) {
-            unsigned lz, r;
-            uint64_t res;
-            split_xor(vals[i] ^ vals[i - 1], &lz, &r, &res);
-            bw_put(&w, lz - base, width);
-            bw_put64(&w, res, r);
-        }
+    }
+    bitw w = {o + pos, o + cap, 0, 0};
+    for (size_t i = 1; i < n; i++) {
+        unsigned lz, r;
+        uint64_t res;
+        split_xor(vals[i] ^ vals[i - 1], &lz, &r, &res);
+        if (!use_zstd) bw_put(&w, lz - base, width);
+        bw_put64(&w, res, r);
     }
     bw_flush(&w);
     *out_len = (size_t)(w.p - o);
