@@ -1,15 +1,12 @@
 /*
  * cmd_init.c — `neardup init DB`: create a database with a table plan.
- * DB must be new or an empty directory: init never writes beside a
- * user's files.
+ * DB must be new or an empty directory: the library refuses to create a
+ * store beside a user's files (nd_db_open, ND_EEXIST), and init says so.
  */
 #include "cli.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: neardup init DB [--k K] [--docs N] [--tables T] [--run-size R]\n"
@@ -33,32 +30,6 @@ static const char usage[] =
     "  --resemblance the same with R = 0.85, the measured default\n"
     "  --json        print the chosen plan as JSON\n";
 
-/* CLI_EXIT_OK when path does not exist or is an empty directory; else
- * the problem printed and CLI_EXIT_DB (as for any database that cannot be
- * created). */
-static int check_new(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return CLI_EXIT_OK; /* nd_db_open creates it or says why not */
-    if (!S_ISDIR(st.st_mode)) {
-        cli_fail("init: '%s' already exists and is not a directory", path);
-        return CLI_EXIT_DB;
-    }
-    DIR *d = opendir(path);
-    if (!d) {
-        cli_fail("init: cannot list '%s': %s", path, strerror(errno));
-        return CLI_EXIT_DB;
-    }
-    int empty = 1;
-    struct dirent *e;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    closedir(d);
-    if (empty) return CLI_EXIT_OK;
-    cli_fail("init: '%s' already exists and is not empty (a database is created in a new "
-             "or empty directory)", path);
-    return CLI_EXIT_DB;
-}
 
 int cmd_init(int argc, char **argv)
 {
@@ -129,11 +100,13 @@ int cmd_init(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_fail("init", "expected exactly one database path");
     const char *path = argv[optind];
-    int rc = check_new(path);
-    if (rc) return rc;
     o.fp = &fo;
     nd_db *db = NULL;
-    rc = nd_db_open(&db, path, &o);
+    int rc = nd_db_open(&db, path, &o);
+    if (rc == ND_EEXIST) { /* the library's refusal names the path and why */
+        cli_fail("init: %s", nd_errmsg());
+        return CLI_EXIT_DB;
+    }
     if (rc < 0) return cli_fail_nd(rc, "init: cannot create database '%s'", path);
     nd_plan_info p;
     char cfg[256] = "";

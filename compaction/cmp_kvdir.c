@@ -142,6 +142,25 @@ void kv_version(unsigned *major, unsigned *minor)
     *minor = ND_ROCKSDB_MINOR;
 }
 
+static int has_suffix(const char *n, const char *suffix)
+{
+    size_t len = strlen(n), sl = strlen(suffix);
+    return len > sl && !strcmp(n + len - sl, suffix);
+}
+
+/* A name RocksDB itself writes while it creates a database, before
+ * CURRENT (the write-ahead log and table files come after it): a
+ * directory holding only such names is a creation that did not finish (a
+ * crash), not somebody else's files. */
+static int creation_name(const char *n)
+{
+    static const char *const exact[] = {"LOCK", "IDENTITY", "LOG"};
+    static const char *const prefix[] = {"LOG.old.", "MANIFEST-", "OPTIONS-"};
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(n, exact[i]) || !strncmp(n, prefix[i], strlen(prefix[i]))) return 1;
+    return has_suffix(n, ".dbtmp");
+}
+
 int kv_probe(const char *path)
 {
     struct stat st;
@@ -151,9 +170,25 @@ int kv_probe(const char *path)
      * open of a store then as ND_ENOTFOUND, not ND_ENOMEM). */
     int dfd = open(path, O_RDONLY | O_DIRECTORY);
     if (dfd < 0) return 0;
-    int have = fstatat(dfd, "CURRENT", &st, 0) == 0;
-    close(dfd);
-    return have ? 1 : 0;
+    if (fstatat(dfd, "CURRENT", &st, 0) == 0) {
+        close(dfd);
+        return 1;
+    }
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    int foreign = 0, data = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || creation_name(n)) continue;
+        if (has_suffix(n, ".sst") || has_suffix(n, ".log")) data = 1;
+        else foreign = 1;
+    }
+    closedir(d); /* closes dfd */
+    return data ? 3 : foreign ? 2 : 0;
 }
 
 int kvdir_make(const char *path)

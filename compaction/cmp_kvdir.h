@@ -55,8 +55,11 @@ int kvdir_remove_checkpoint(const char *dir);
  * (librocksdb.so.7.8), so the library loaded at run time has the same. */
 void kv_version(unsigned *major, unsigned *minor);
 
-/* Is path a database? 1 (it holds RocksDB's CURRENT), 0 (absent, or a
- * directory without it), -1 (not a directory). */
+/* Is path a database? 1 (it holds RocksDB's CURRENT); 0 (absent, an empty
+ * directory, or one holding only the files RocksDB writes before CURRENT:
+ * a creation that did not finish); 2 (a directory holding other files,
+ * where no database is created); 3 (a database's logs or table files
+ * without CURRENT: a damaged database); -1 (not a directory). */
 int kv_probe(const char *path);
 
 /* Make directory path for a new database (ND_OK if it exists), or fail

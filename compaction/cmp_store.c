@@ -406,8 +406,17 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
 
     int state = kv_probe(path);
+    if (state < 0 && o->create)
+        ND_FAIL(ND_EEXIST, "'%s' already exists and is not a directory", path);
     if (state < 0) ND_FAIL(ND_EINVAL, "%s exists and is not a directory", path);
     if (state == 1 && o->create && o->excl) ND_FAIL(ND_EEXIST, "database %s already exists", path);
+    if (state == 2 && o->create)
+        ND_FAIL(ND_EEXIST, "'%s' already exists and is not empty (a database is created in a "
+                "new or empty directory)", path);
+    if (state == 3)
+        ND_FAIL(ND_ECORRUPT, "%s holds a database's files but no CURRENT: a damaged database, "
+                "which `neardup repair` salvages", path);
+    if (state == 2) state = 0; /* no database there */
     if (state == 0 && !o->create) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
     if (state == 0 && o->readonly) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
     if (state == 0 && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))

@@ -394,11 +394,19 @@ typedef struct nd_db_options {
 int nd_db_options_init(nd_db_options *opts, unsigned version);
 
 /** Open (or with ND_DB_CREATE create) the database in directory path.
- *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL);
+ *  A database is created only in a new or empty directory: with CREATE, a
+ *  path that is a file, or a directory holding other files and no
+ *  database, is refused (ND_EEXIST) and nothing is written there; a
+ *  directory holding a database's files but not its CURRENT file is damage
+ *  (ND_ECORRUPT), whatever the flags.
+ *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL and
+ *          the database exists; CREATE beside other files, see above);
  *          ND_EBUSY (another process has it open for writing);
  *          ND_EVERSION (other format version); ND_EMISMATCH (fp config or
  *          k differ); ND_ECORRUPT; ND_EIO; ND_EREADONLY; ND_EINVAL; ND_ENOMEM.
- *  @note One handle serves many threads at once. */
+ *  @note *out is set to NULL first when out is not NULL, and to the handle
+ *        only on ND_OK: after a failure there is nothing to close. One
+ *        handle serves many threads at once. */
 int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts);
 
 /** Flush and close; accepts NULL. Waits for a running background fold.
@@ -463,7 +471,10 @@ typedef struct nd_match {
                             when not estimated */
 } nd_match;
 
-/** A growable list of matches and the bytes of their keys. */
+/** A growable list of matches and the bytes of their keys.
+ *  @note Not thread-safe: a call that fills an nd_results (a query, a
+ *        check) clears it first, so each thread uses results of its own;
+ *        a handle (nd_db) is shared, its results are not. */
 typedef struct nd_results nd_results;
 
 /** New empty results. @return ND_OK or ND_ENOMEM. */

@@ -940,6 +940,70 @@ static void test_open_errors(void **state)
     assert_int_not_equal(nd_db_open(&db, plain, &o), ND_OK);
 }
 
+static void touch(const char *dir, const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+/* One refusal rule, in the library: a store is created in a new or empty
+ * directory (or over what RocksDB leaves of a creation that did not
+ * finish), never beside other files; a directory of a database's files
+ * without CURRENT is damage, not a place to create. */
+static void test_create_refusal(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = NULL;
+    char d[128], file[160];
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE;
+    snprintf(d, sizeof d, "%s/busy", fx->dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    touch(d, "notes.txt");
+    assert_int_equal(nd_db_open(&db, d, &o), ND_EEXIST);
+    assert_null(db);
+    assert_non_null(strstr(nd_errmsg(), "is not empty"));
+    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    assert_int_equal(nd_db_open(&db, d, &o), ND_EEXIST);
+    o.flags = 0;
+    assert_int_equal(nd_db_open(&db, d, &o), ND_ENOTFOUND); /* nothing was made there */
+    o.flags = ND_DB_CREATE;
+    snprintf(file, sizeof file, "%s/notes.txt", d);
+    assert_int_equal(nd_db_open(&db, file, &o), ND_EEXIST);
+    assert_non_null(strstr(nd_errmsg(), "is not a directory"));
+    /* An empty directory, and one holding only what RocksDB writes
+     * before CURRENT, are places to create. */
+    snprintf(d, sizeof d, "%s/empty", fx->dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    assert_int_equal(nd_db_open(&db, d, &o), ND_OK);
+    nd_db_close(db);
+    snprintf(d, sizeof d, "%s/unfinished", fx->dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    touch(d, "LOCK");
+    touch(d, "IDENTITY");
+    touch(d, "MANIFEST-000001");
+    assert_int_equal(nd_db_open(&db, d, &o), ND_OK);
+    assert_int_equal(nd_db_add(db, "x", 1, 42, 0, 0), ND_OK);
+    nd_db_close(db);
+    /* An existing store opens with CREATE (and only EXCL refuses it). */
+    assert_int_equal(nd_db_open(&db, d, &o), ND_OK);
+    assert_int_equal(nd_db_get(fx->res, db, "x", 1), ND_OK);
+    nd_db_close(db);
+    /* Its files without CURRENT: damage, reported as such, created over by
+     * nobody. */
+    snprintf(file, sizeof file, "%s/CURRENT", d);
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(nd_db_open(&db, d, &o), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "no CURRENT"));
+    o.flags = 0;
+    assert_int_equal(nd_db_open(&db, d, &o), ND_ECORRUPT);
+    o.flags = ND_DB_READONLY;
+    assert_int_equal(nd_db_open(&db, d, &o), ND_ECORRUPT);
+}
+
 typedef struct expire_seen {
     uint64_t n;
     int64_t max_time;
@@ -1305,6 +1369,7 @@ int main(void)
         DB_FIXTURE_TEST(test_threads_unrelated),
         DB_FIXTURE_TEST(test_write_lock),
         DB_FIXTURE_TEST(test_open_errors),
+        DB_FIXTURE_TEST(test_create_refusal),
         DB_FIXTURE_TEST(test_stream_races),
         cmocka_unit_test(test_fold_threshold_default),
         DB_FIXTURE_TEST(test_fold_across_opens),

@@ -26,6 +26,16 @@ def test_exists(db_path):
     assert e.value.code == -8 and e.value.message
 
 
+def test_create_refused_beside_other_files(tmp_path):
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("my notes")
+    with pytest.raises(neardup.ExistsError) as e:
+        neardup.Database(str(d), create=True)
+    assert "is not empty" in e.value.message
+    assert sorted(p.name for p in d.iterdir()) == ["notes.txt"]
+
+
 def test_mismatch(db_path):
     neardup.Database(db_path, create=True).close()  # k = 3, default features
     with pytest.raises(neardup.MismatchError) as e:

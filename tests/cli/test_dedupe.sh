@@ -226,6 +226,12 @@ check "no file written without --db" "$(ls -A)" == "$before"
 # --db: the corpus stays in a database that can be queried afterwards
 expect_exit 0 "$ND" dedupe --db store --out drop c
 expect_out_eq "$(printf 'c/a_copy.txt\nc/a_edit.txt\nc/b_long.txt')"
+# --db never creates a store beside a user's files (the library's rule)
+mkdir notes
+echo "my notes" > notes/notes.txt
+expect_exit 2 "$ND" dedupe --db notes --out drop c
+expect_err_match "'notes' already exists and is not empty"
+check "dedupe --db wrote nothing beside the user's file" "$(ls notes)" = notes.txt
 expect_exit 0 "$ND" stats store --json
 expect_out_match "\"documents\":$n_docs,"
 expect_exit 0 "$ND" verify store
