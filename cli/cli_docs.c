@@ -5,7 +5,7 @@
 #include "cli_docs.h"
 
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * be turned back into texts, which such a store needs (see usage).
  */
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <errno.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * same documents for --dry-run).
  */
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <time.h>
 

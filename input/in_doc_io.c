@@ -4,7 +4,7 @@
  * cli_put_json_string); the reader undoes the tsv escapes, so that a
  * dump imports back into an equal store.
  */
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include "cli.h"
 
