@@ -29,6 +29,10 @@
 
 #include <neardup.h>
 
+/* The text forms of keys, fingerprints and times (in_parse_hex64,
+ * in_put_field, in_put_json_string...): input/, shared by every output. */
+#include "in_text.h"
+
 enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2, CLI_EXIT_INTERRUPTED = 130 };
 
 /* The exit-code rule as `neardup --help` and every `neardup COMMAND --help`
@@ -122,10 +126,6 @@ int cli_getopt(int argc, char **argv, const struct option *longopts, const char 
  * printf's "%llu %s". */
 const char *cli_plural(uint64_t n, const char *one, const char *many);
 
-/* Exactly 16 hex digits (either case, no 0x, no sign) -> 0 and *out;
- * otherwise -1 and *why names the problem ("too short", "not hex"...). */
-int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why);
-
 /* A count such as 1000000, 1e6, 2.5e7, 10M, 3G, 500k -> 0 and *out. */
 int cli_parse_count(const char *s, uint64_t *out);
 
@@ -143,9 +143,6 @@ unsigned cli_batch_threads(void);
  * missing: "90" is never read as seconds); anything else -> -1. */
 int cli_parse_duration(const char *s, int64_t *out);
 
-/* A time in whole seconds since the epoch (may be negative) -> 0. */
-int cli_parse_time(const char *s, int64_t *out);
-
 /* Signals (cli_signal.c). main calls cli_signals_init(COMMAND): SIGINT or
  * SIGTERM then prints "neardup: COMMAND: interrupted" and ends the process
  * by the signal. After cli_signals_defer() the first signal only sets the
@@ -158,21 +155,6 @@ void cli_signals_init(const char *cmd);
 void cli_signals_defer(void);
 int cli_interrupted(void);
 void cli_signals_exit(void);
-
-/* Write key bytes as one TSV field: backslash, tab, newline, CR and other
- * control bytes are escaped (\\ \t \n \r \xHH); everything else verbatim. */
-void cli_put_field(FILE *f, const char *bytes, size_t len);
-
-/* The inverse of cli_put_field: unescape len bytes at s in place (a field
- * never grows); returns the new length, or -1 for a bad escape (a lone
- * backslash, \x without two hex digits, an unknown letter). */
-long cli_unescape_field(char *s, size_t len);
-
-/* Write bytes as a JSON string (with quotes): ", \ and control bytes are
- * escaped; valid UTF-8 passes through; each byte of an invalid UTF-8
- * sequence becomes \u00XX (so such keys are readable, not round-trippable:
- * use TSV output for exact bytes). */
-void cli_put_json_string(FILE *f, const char *bytes, size_t len);
 
 /* Write a fingerprint as 16 lowercase hex digits. */
 void cli_put_hex(FILE *f, uint64_t fp);

@@ -88,9 +88,6 @@ int in_buf_reserve(in_reader *r, size_t need);
 /* Copy bytes into a growable owned buffer. 0 ok, -2 out of memory. */
 int in_copy(char **dst, size_t *cap, const char *src, size_t n);
 
-/* Validate a key: 1..ND_MAX_KEY_LEN bytes, no NUL. NULL if fine, else why. */
-const char *in_key_problem(const char *key, size_t len);
-
 int in_next_fp(in_reader *r, in_record *rec);
 int in_next_tsv(in_reader *r, in_record *rec);
 int in_next_jsonl(in_reader *r, in_record *rec);

@@ -23,9 +23,9 @@
 
 #include <jansson.h>
 
-#include "cli.h"
 #include "in_internal.h"
 #include "in_json_fast.h"
+#include "in_text.h"
 
 _Static_assert(IN_PAD >= IN_JSON_PADDING, "the reader's views are followed by too few bytes");
 
@@ -59,7 +59,7 @@ int in_jsonl_fast(in_reader *r, in_record *rec)
         rec->text_len = f[TEXT].len;
     } else if (f[FP].kind == IN_JSON_STRING) {
         const char *why;
-        if (cli_parse_hex64(f[FP].str, f[FP].len, &rec->fp, &why)) return 0;
+        if (in_parse_hex64(f[FP].str, f[FP].len, &rec->fp, &why)) return 0;
         rec->has_fp = 1;
     } else {
         return 0;
@@ -116,7 +116,7 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
     if (fp) {
         const char *why;
         if (!json_is_string(fp)) return bad(r, j, "fp", "expected a string of 16 hex digits");
-        if (cli_parse_hex64(json_string_value(fp), json_string_length(fp), &rec->fp, &why))
+        if (in_parse_hex64(json_string_value(fp), json_string_length(fp), &rec->fp, &why))
             return bad(r, j, "fp", why);
         rec->has_fp = 1;
     }

@@ -3,8 +3,8 @@
  */
 #include <string.h>
 
-#include "cli.h"
 #include "in_internal.h"
+#include "in_text.h"
 
 /* Skip blank lines; returns in_read_line's code. */
 static int next_nonblank(in_reader *r)
@@ -21,7 +21,7 @@ int in_next_fp(in_reader *r, in_record *rec)
     char *tab = memchr(r->line, '\t', r->len);
     size_t hexlen = tab ? (size_t)(tab - r->line) : r->len;
     const char *why;
-    if (cli_parse_hex64(r->line, hexlen, &rec->fp, &why))
+    if (in_parse_hex64(r->line, hexlen, &rec->fp, &why))
         return in_fail(r, -1, "fingerprint '%.*s': %s", (int)(hexlen > 40 ? 40 : hexlen), r->line, why);
     rec->has_fp = 1;
     rec->key = tab ? tab + 1 : r->line;

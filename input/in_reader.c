@@ -53,14 +53,6 @@ int in_fail_file(in_reader *r, int code, const char *name, const char *fmt, ...)
     return code;
 }
 
-const char *in_key_problem(const char *key, size_t len)
-{
-    if (len == 0) return "empty key";
-    if (len > ND_MAX_KEY_LEN) return "key longer than 4096 bytes";
-    if (memchr(key, '\0', len)) return "key contains a NUL byte";
-    return NULL;
-}
-
 int in_copy(char **dst, size_t *cap, const char *src, size_t n)
 {
     if (n + 1 > *cap) {

@@ -18,8 +18,8 @@ void dedupe_cli_options(nd_dedupe_options *o, double min_res, int fp_input)
 
 static void put_bytes(const char *k, size_t len, int json)
 {
-    if (json) cli_put_json_string(stdout, k, len);
-    else cli_put_field(stdout, k, len);
+    if (json) in_put_json_string(stdout, k, len);
+    else in_put_field(stdout, k, len);
 }
 
 int dedupe_print_pair(const nd_dedupe_pair *p, void *payload)
