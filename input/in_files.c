@@ -23,7 +23,7 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_text.h"
 
 #define WALK_DEPTH_MAX 64

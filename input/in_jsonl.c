@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_json_fast.h"
 #include "in_text.h"
 

@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_text.h"
 
 /* Skip blank lines; returns in_read_line's code. */

@@ -17,7 +17,7 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 
 static _Thread_local char open_err[1024];
 

@@ -31,7 +31,7 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 
 #define IN_BUF_START (1u << 17)
 #define IN_ZIN_CAP (1u << 16)

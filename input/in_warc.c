@@ -16,7 +16,7 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_text.h"
 
 static const char *header_value(const char *line, const char *name)

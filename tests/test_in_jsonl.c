@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_json_fast.h"
 
 typedef struct outcome {

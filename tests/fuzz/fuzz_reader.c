@@ -22,7 +22,7 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 #include "in_json_fast.h"
 
 static in_reader *line_reader(char *line, size_t len)

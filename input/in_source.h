@@ -1,5 +1,5 @@
 /*
- * in_internal.h — what the format readers in_*.c share.
+ * in_source.h — what the format readers in_*.c share.
  *
  * A reader over a stream (every format but files) reads its bytes through
  * in_source.c: read(2) into one buffer, gzip decoded on the way when the
@@ -8,8 +8,8 @@
  * IN_PAD readable bytes follow every view (the fast JSON parser reads up
  * to 64 bytes past the end of its input).
  */
-#ifndef ND_IN_INTERNAL_H
-#define ND_IN_INTERNAL_H
+#ifndef ND_IN_SOURCE_H
+#define ND_IN_SOURCE_H
 
 #include <stdint.h>
 #include <stdio.h>
