@@ -1,7 +1,11 @@
 /*
- * in_lines.c — the two line formats without quoting: fp and tsv.
+ * in_lines.c — the two line formats without quoting: fp and tsv, two rows
+ * of the format table (in_lines.h). Reads through in_source.c; keys and
+ * fingerprints are checked by in_text.c.
  */
 #include <string.h>
+
+#include "in_lines.h"
 
 #include "in_source.h"
 #include "in_text.h"
@@ -14,7 +18,7 @@ static int next_nonblank(in_reader *r)
     return rc;
 }
 
-int in_next_fp(in_reader *r, in_record *rec)
+static int next_fp(in_reader *r, in_record *rec)
 {
     int rc = next_nonblank(r);
     if (rc != 1) return rc;
@@ -32,7 +36,7 @@ int in_next_fp(in_reader *r, in_record *rec)
     return 1;
 }
 
-int in_next_tsv(in_reader *r, in_record *rec)
+static int next_tsv(in_reader *r, in_record *rec)
 {
     int rc = next_nonblank(r);
     if (rc != 1) return rc;
@@ -47,3 +51,6 @@ int in_next_tsv(in_reader *r, in_record *rec)
     rec->line = r->lineno;
     return 1;
 }
+
+const in_format_ops in_fp_format = {.name = "fp", .open = in_source_open, .next = next_fp};
+const in_format_ops in_tsv_format = {.name = "tsv", .open = in_source_open, .next = next_tsv};

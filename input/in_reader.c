@@ -1,6 +1,7 @@
 /*
- * in_reader.c — opening inputs, messages, and dispatching to the format
- * readers.
+ * in_reader.c — the dispatcher: the table of formats, opening an input
+ * with its format's row, and the calls of in_reader.h, each of which goes
+ * through the row or the source layer (in_source.c).
  *
  * Line formats and WARC read through in_source.c, which passes plain
  * input through and decompresses gzip (several members too), so .gz
@@ -8,70 +9,47 @@
  * names the file. An input that cannot be opened is named without a line
  * ("FILE: cannot open: REASON").
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <neardup.h>
-
+#include "in_files.h"
+#include "in_format.h"
+#include "in_jsonl.h"
+#include "in_lines.h"
 #include "in_source.h"
+#include "in_warc.h"
+
+/* One row per in_format, in the enum's order. */
+static const in_format_ops *const formats[] = {
+    [IN_FORMAT_FP] = &in_fp_format,
+    [IN_FORMAT_JSONL] = &in_jsonl_format,
+    [IN_FORMAT_TSV] = &in_tsv_format,
+    [IN_FORMAT_FILES] = &in_files_format,
+    [IN_FORMAT_WARC] = &in_warc_format,
+};
+enum { NFORMATS = sizeof formats / sizeof formats[0] };
 
 static _Thread_local char open_err[1024];
 
 int in_format_parse(const char *s, in_format *out)
 {
-    static const char *const names[] = {"fp", "jsonl", "tsv", "files", "warc"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i]) == 0) {
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(s, formats[i]->name) == 0) {
             *out = (in_format)i;
             return 0;
         }
     return -1;
 }
 
-int in_fail(in_reader *r, int code, const char *fmt, ...)
-{
-    va_list ap;
-    int n = snprintf(r->err, sizeof r->err, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
-    va_start(ap, fmt);
-    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int in_fail_file(in_reader *r, int code, const char *name, const char *fmt, ...)
-{
-    va_list ap;
-    int n = snprintf(r->err, sizeof r->err, "%s: ", name);
-    if (n < 0 || (size_t)n >= sizeof r->err) n = 0;
-    va_start(ap, fmt);
-    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int in_copy(char **dst, size_t *cap, const char *src, size_t n)
-{
-    if (n + 1 > *cap) {
-        size_t c = *cap ? *cap : 256;
-        while (c < n + 1) c *= 2;
-        char *p = realloc(*dst, c);
-        if (!p) return -2;
-        *dst = p;
-        *cap = c;
-    }
-    memcpy(*dst, src, n);
-    (*dst)[n] = '\0';
-    return 0;
-}
-
 int in_reader_open(in_reader **out, in_format fmt, const char *path, const void *opts)
 {
     (void)opts;
     *out = NULL;
+    if ((unsigned)fmt >= NFORMATS) {
+        snprintf(open_err, sizeof open_err, "%s: unknown format", path);
+        return -2;
+    }
     in_reader *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(open_err, sizeof open_err, "out of memory");
@@ -85,36 +63,20 @@ int in_reader_open(in_reader **out, in_format fmt, const char *path, const void 
         return -2;
     }
     r->fd = -1;
-    if (fmt == IN_FORMAT_FILES) {
-        if (in_files_open(r, path) < 0) goto fail;
-    } else {
-        int fd = strcmp(path, "-") == 0 ? fcntl(0, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            in_fail_file(r, -2, r->path, "cannot open: %s", strerror(errno));
-            goto fail;
-        }
-        if (in_source_open(r, fd) < 0) goto fail;
+    if (formats[fmt]->open(r, path) < 0) {
+        snprintf(open_err, sizeof open_err, "%s", r->err);
+        in_reader_close(r);
+        return -2;
     }
     *out = r;
     return 0;
-fail:
-    snprintf(open_err, sizeof open_err, "%s", r->err);
-    in_reader_close(r);
-    return -2;
 }
 
 int in_reader_next(in_reader *r, in_record *rec)
 {
     memset(rec, 0, sizeof *rec);
     rec->file = r->path;
-    switch (r->fmt) {
-    case IN_FORMAT_FP: return in_next_fp(r, rec);
-    case IN_FORMAT_TSV: return in_next_tsv(r, rec);
-    case IN_FORMAT_JSONL: return in_next_jsonl(r, rec);
-    case IN_FORMAT_FILES: return in_next_files(r, rec);
-    case IN_FORMAT_WARC: return in_next_warc(r, rec);
-    }
-    return in_fail(r, -2, "unknown format");
+    return formats[r->fmt]->next(r, rec);
 }
 
 const char *in_reader_error(const in_reader *r) { return r ? r->err : open_err; }
@@ -126,12 +88,13 @@ uint64_t in_reader_bytes(const in_reader *r)
 
 int in_reader_would_block(in_reader *r) { return r && in_source_would_block(r); }
 
+void in_reader_set_stop(int (*stop)(void)) { in_source_set_stop(stop); }
+
 void in_reader_close(in_reader *r)
 {
     if (!r) return;
+    if (formats[r->fmt]->close) formats[r->fmt]->close(r);
     in_source_close(r);
-    in_files_close(r);
-    in_jsonl_close(r);
     free(r->key);
     free(r->text);
     free(r->path);
