@@ -345,29 +345,3 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
     cli_docs_clear(l);
     return rc;
 }
-
-void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
-                        const char *match, size_t match_len, unsigned dist, double res)
-{
-    if (json) {
-        fprintf(f, "{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
-        in_put_json_string(f, key, key_len);
-        if (dup) {
-            fprintf(f, ",\"match\":");
-            in_put_json_string(f, match, match_len);
-            fprintf(f, ",\"dist\":%u", dist);
-            if (res >= 0) fprintf(f, ",\"resemblance\":%.3f", res);
-        }
-        fputs("}\n", f);
-        return;
-    }
-    fputs(dup ? "dup\t" : "new\t", f);
-    in_put_field(f, key, key_len);
-    if (dup) {
-        fputc('\t', f);
-        in_put_field(f, match, match_len);
-        fprintf(f, "\t%u", dist);
-        if (res >= 0) fprintf(f, "\t%.3f", res);
-    }
-    fputc('\n', f);
-}

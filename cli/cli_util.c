@@ -1,6 +1,8 @@
 /*
  * cli_util.c — error reporting, option parsing and the small parsers and
- * writers every command shares.
+ * writers the commands of neardup share. What neardup-mpi shares too is
+ * tool/cli_common.c; the text forms of keys and fingerprints are
+ * input/in_text.c.
  */
 #include "cli.h"
 
@@ -34,18 +36,6 @@ int cli_fail_nd(int rc, const char *fmt, ...)
     fprintf(stderr, ": %s%s%s\n", what, what[0] && detail[0] ? ": " : "", detail);
     return (rc == ND_EINVAL || rc == ND_ELIMIT) ? CLI_EXIT_USAGE : CLI_EXIT_DB;
 }
-
-int cli_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) return 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-void cli_usage(FILE *f, const char *text) { fputs(text, f); }
 
 int cli_help(int argc, char **argv, const char *usage_text)
 {
@@ -115,43 +105,6 @@ const char *cli_plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-int cli_parse_count(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-' || isspace((unsigned char)*s)) return -1;
-    double v = strtod(s, &end);
-    if (errno || end == s) return -1;
-    switch (*end) {
-    case 'k': case 'K': v *= 1e3; end++; break;
-    case 'm': case 'M': v *= 1e6; end++; break;
-    case 'g': case 'G': v *= 1e9; end++; break;
-    case 't': case 'T': v *= 1e12; end++; break;
-    default: break;
-    }
-    if (*end || !(v >= 0) || v > 1.8e19 || v != floor(v)) return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-                   unsigned long *out)
-{
-    char *end;
-    if (!s || !isdigit((unsigned char)*s)) return -1;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-unsigned cli_batch_threads(void)
-{
-    unsigned long v;
-    return cli_parse_uint(getenv("ND_BATCH_THREADS"), 1, 64, &v) ? 0 : (unsigned)v;
-}
-
 int cli_parse_duration(const char *s, int64_t *out)
 {
     char *end;
@@ -175,29 +128,3 @@ int cli_parse_duration(const char *s, int64_t *out)
 }
 
 void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }
-
-int cli_parse_features(const char *s, nd_fp_options *opts)
-{
-    static const struct { const char *name; nd_feature_kind kind; } kinds[] = {
-        {"words", ND_FEATURES_WORDS},
-        {"shingles", ND_FEATURES_SHINGLES},
-        {"chars", ND_FEATURES_CHARS},
-    };
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        size_t len = strlen(kinds[i].name);
-        if (strncmp(s, kinds[i].name, len) != 0) continue;
-        unsigned long n = 0;
-        if (s[len] == ':') {
-            if (kinds[i].kind == ND_FEATURES_WORDS ||
-                cli_parse_uint(s + len + 1, 1, 16, &n))
-                return -1;
-        } else if (s[len] != '\0' || kinds[i].kind == ND_FEATURES_CHARS) {
-            return -1;
-        }
-        opts->features = kinds[i].kind;
-        opts->n = (unsigned)n;
-        return 0;
-    }
-    return -1;
-}
-

@@ -39,8 +39,8 @@
  */
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
-#include "cli_docs.h"
 #include "in_reader.h"
+#include "in_text.h"
 
 #include <getopt.h>
 #include <limits.h>
