@@ -1,7 +1,9 @@
 /*
  * cli.h — shared pieces of the neardup command-line tool.
  *
- * The CLI sees only <neardup.h>. Every command is a function
+ * Of the library the CLI sees only <neardup.h>; it reads its inputs with
+ * input/ (in_reader.h) and shares tool/ (cli_common.h, dedupe_common.h)
+ * with neardup-mpi. Every command is a function
  * `int cmd_<name>(int argc, char **argv)` (argv[0] is the command name)
  * returning an exit code, one rule for every command (CLI_EXIT_RULE, which
  * `--help` prints):
@@ -29,7 +31,12 @@
 
 #include <neardup.h>
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2, CLI_EXIT_INTERRUPTED = 130 };
+/* The exit codes, the option parsers and --help test that neardup-mpi
+ * shares: tool/. */
+#include "cli_common.h"
+/* The text forms of keys, fingerprints and times (in_parse_hex64,
+ * in_put_field, in_put_json_string...): input/, shared by every output. */
+#include "in_text.h"
 
 /* The exit-code rule as `neardup --help` and every `neardup COMMAND --help`
  * state it (cli_help appends it to each command's usage text). */
@@ -62,12 +69,6 @@ int cmd_cluster(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 
-#if defined(__GNUC__)
-#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define CLI_PRINTF(a, b)
-#endif
-
 /* Open the database at path with ND_DB_* flags; on failure prints the
  * error and returns CLI_EXIT_DB (whatever the cause: missing, a regular
  * file, not a database, busy). */
@@ -82,10 +83,6 @@ int cli_close_db(nd_db *db, const char *path);
  * too (nd_db_sign); prints errors, returns an exit code. */
 int cli_fingerprint_file(uint64_t *out, nd_sketch *sk, nd_db *db, const char *path, int html);
 
-/* "words", "shingles:N", "chars:N" (N 1..16; "shingles" alone = the default
- * width) into opts->features / opts->n -> 0; -1 otherwise. */
-int cli_parse_features(const char *s, nd_fp_options *opts);
-
 /* "neardup: <message>\n" on stderr; returns CLI_EXIT_USAGE. */
 int cli_fail(const char *fmt, ...) CLI_PRINTF(1, 2);
 
@@ -94,17 +91,10 @@ int cli_fail(const char *fmt, ...) CLI_PRINTF(1, 2);
  * (the caller's input was at fault). */
 int cli_fail_nd(int rc, const char *fmt, ...) CLI_PRINTF(2, 3);
 
-/* True when argv holds -h or --help: the command prints its usage text
- * to stdout and returns 0. */
-int cli_wants_help(int argc, char **argv);
-
 /* cli_wants_help, and if so the usage text and CLI_EXIT_RULE printed to
  * stdout: a command starts with
  * `if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;`. */
 int cli_help(int argc, char **argv, const char *usage_text);
-
-/* Print a usage text as it is (neardup-mpi's help, with its own rule). */
-void cli_usage(FILE *f, const char *text);
 
 /* A usage error of command cmd ("import", "shard init"): one line
  * "neardup: CMD: <message>; see 'neardup CMD --help'" on stderr;
@@ -122,29 +112,10 @@ int cli_getopt(int argc, char **argv, const struct option *longopts, const char 
  * printf's "%llu %s". */
 const char *cli_plural(uint64_t n, const char *one, const char *many);
 
-/* Exactly 16 hex digits (either case, no 0x, no sign) -> 0 and *out;
- * otherwise -1 and *why names the problem ("too short", "not hex"...). */
-int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why);
-
-/* A count such as 1000000, 1e6, 2.5e7, 10M, 3G, 500k -> 0 and *out. */
-int cli_parse_count(const char *s, uint64_t *out);
-
-/* A whole number in [lo, hi] -> 0 and *out; -1 otherwise. */
-int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-                   unsigned long *out);
-
-/* ND_BATCH_THREADS from the environment (1..64), else 0 (unset or out of
- * range): the threads of nd_db_batch, which the batch commands pass as
- * nd_db_options.threads (the library reads no environment). */
-unsigned cli_batch_threads(void);
-
 /* A duration with its unit: 90d, 12h, 30m, 45s, 2w -> 0 and *out
  * (seconds). A number without a unit -> -2 (the caller says the unit is
  * missing: "90" is never read as seconds); anything else -> -1. */
 int cli_parse_duration(const char *s, int64_t *out);
-
-/* A time in whole seconds since the epoch (may be negative) -> 0. */
-int cli_parse_time(const char *s, int64_t *out);
 
 /* Signals (cli_signal.c). main calls cli_signals_init(COMMAND): SIGINT or
  * SIGTERM then prints "neardup: COMMAND: interrupted" and ends the process
@@ -158,21 +129,6 @@ void cli_signals_init(const char *cmd);
 void cli_signals_defer(void);
 int cli_interrupted(void);
 void cli_signals_exit(void);
-
-/* Write key bytes as one TSV field: backslash, tab, newline, CR and other
- * control bytes are escaped (\\ \t \n \r \xHH); everything else verbatim. */
-void cli_put_field(FILE *f, const char *bytes, size_t len);
-
-/* The inverse of cli_put_field: unescape len bytes at s in place (a field
- * never grows); returns the new length, or -1 for a bad escape (a lone
- * backslash, \x without two hex digits, an unknown letter). */
-long cli_unescape_field(char *s, size_t len);
-
-/* Write bytes as a JSON string (with quotes): ", \ and control bytes are
- * escaped; valid UTF-8 passes through; each byte of an invalid UTF-8
- * sequence becomes \u00XX (so such keys are readable, not round-trippable:
- * use TSV output for exact bytes). */
-void cli_put_json_string(FILE *f, const char *bytes, size_t len);
 
 /* Write a fingerprint as 16 lowercase hex digits. */
 void cli_put_hex(FILE *f, uint64_t fp);

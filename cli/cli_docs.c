@@ -5,7 +5,7 @@
 #include "cli_docs.h"
 
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -221,7 +221,7 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
         return 1;
     case 'H': o->html = 1; return 1;
     case 't':
-        if (cli_parse_time(arg, &o->time)) {
+        if (in_parse_time(arg, &o->time)) {
             cli_usage_fail(cmd, "--time must be seconds since the epoch, got '%s'", arg);
             return -1;
         }
@@ -344,30 +344,4 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
     }
     cli_docs_clear(l);
     return rc;
-}
-
-void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
-                        const char *match, size_t match_len, unsigned dist, double res)
-{
-    if (json) {
-        fprintf(f, "{\"status\":\"%s\",\"key\":", dup ? "dup" : "new");
-        cli_put_json_string(f, key, key_len);
-        if (dup) {
-            fprintf(f, ",\"match\":");
-            cli_put_json_string(f, match, match_len);
-            fprintf(f, ",\"dist\":%u", dist);
-            if (res >= 0) fprintf(f, ",\"resemblance\":%.3f", res);
-        }
-        fputs("}\n", f);
-        return;
-    }
-    fputs(dup ? "dup\t" : "new\t", f);
-    cli_put_field(f, key, key_len);
-    if (dup) {
-        fputc('\t', f);
-        cli_put_field(f, match, match_len);
-        fprintf(f, "\t%u", dist);
-        if (res >= 0) fprintf(f, "\t%.3f", res);
-    }
-    fputc('\n', f);
 }

@@ -3,7 +3,7 @@
  * (nd_db_import, nd_db_batch): records are fingerprinted (unless they carry a
  * fingerprint) and their keys copied into one arena; a progress line on a
  * terminal. Used by `import`, `batch` and `shard import`. Besides the
- * in_reader formats, `import` and `batch` read `dump`'s lines (doc_io.h,
+ * in_reader formats, `import` and `batch` read `dump`'s lines (in_doc_io.h,
  * --format dump), each document with its own score and time.
  */
 #ifndef ND_CLI_DOCS_H
@@ -108,7 +108,7 @@ uint64_t cli_inputs_size(char **paths, int n);
 typedef int (*cli_flush_fn)(cli_docs *l, void *payload);
 typedef struct cli_read_opts {
     in_format fmt;
-    int dump; /* --format dump: doc_io.h's tsv, fmt unused */
+    int dump; /* --format dump: in_doc_io.h's tsv, fmt unused */
     const nd_fp_options *fo;
     nd_db *sign_db; /* a resemblance store: texts are signed for it; NULL else */
     int html, skip_bad;
@@ -127,15 +127,5 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
  * opt was one of them and applied, 0 when it is not one of them, and -1
  * (the error printed, naming cmd) for a bad value. */
 int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd);
-
-/* One decision line of `add`, `batch` and `neardup-mpi batch`: "new\tKEY" or
- * "dup\tKEY\tMATCH\tDIST", or as JSON {"status","key","match","dist"}; a
- * dup in a resemblance store (res >= 0) adds "\tRES" (%.3f), JSON
- * "resemblance". */
-void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
-                        const char *match, size_t match_len, unsigned dist, double res);
-
-/* The resemblance store's refusal of a fingerprint-only record. */
-#define CLI_NEEDS_TEXT "this store verifies by resemblance: records need text, not a fingerprint"
 
 #endif

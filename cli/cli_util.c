@@ -1,6 +1,8 @@
 /*
  * cli_util.c — error reporting, option parsing and the small parsers and
- * writers every command shares.
+ * writers the commands of neardup share. What neardup-mpi shares too is
+ * tool/cli_common.c; the text forms of keys and fingerprints are
+ * input/in_text.c.
  */
 #include "cli.h"
 
@@ -34,18 +36,6 @@ int cli_fail_nd(int rc, const char *fmt, ...)
     fprintf(stderr, ": %s%s%s\n", what, what[0] && detail[0] ? ": " : "", detail);
     return (rc == ND_EINVAL || rc == ND_ELIMIT) ? CLI_EXIT_USAGE : CLI_EXIT_DB;
 }
-
-int cli_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) return 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-void cli_usage(FILE *f, const char *text) { fputs(text, f); }
 
 int cli_help(int argc, char **argv, const char *usage_text)
 {
@@ -115,80 +105,6 @@ const char *cli_plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-static int hex_digit(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-int cli_parse_hex64(const char *s, size_t len, uint64_t *out, const char **why)
-{
-    uint64_t v = 0;
-    if (len > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        *why = "0x prefix not allowed (give exactly 16 hex digits)";
-        return -1;
-    }
-    if (len < 16) {
-        *why = "too short (need exactly 16 hex digits)";
-        return -1;
-    }
-    for (size_t i = 0; i < 16; i++) {
-        int d = hex_digit((unsigned char)s[i]);
-        if (d < 0) {
-            *why = "not a hex digit";
-            return -1;
-        }
-        v = (v << 4) | (uint64_t)d;
-    }
-    if (len > 16) {
-        /* "HEX16 KEY": the separator is a TAB, not a space */
-        *why = s[16] == ' ' ? "expected HEX16<TAB>KEY; found a space after the fingerprint"
-                            : "too long (need exactly 16 hex digits)";
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int cli_parse_count(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-' || isspace((unsigned char)*s)) return -1;
-    double v = strtod(s, &end);
-    if (errno || end == s) return -1;
-    switch (*end) {
-    case 'k': case 'K': v *= 1e3; end++; break;
-    case 'm': case 'M': v *= 1e6; end++; break;
-    case 'g': case 'G': v *= 1e9; end++; break;
-    case 't': case 'T': v *= 1e12; end++; break;
-    default: break;
-    }
-    if (*end || !(v >= 0) || v > 1.8e19 || v != floor(v)) return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-int cli_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-                   unsigned long *out)
-{
-    char *end;
-    if (!s || !isdigit((unsigned char)*s)) return -1;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-unsigned cli_batch_threads(void)
-{
-    unsigned long v;
-    return cli_parse_uint(getenv("ND_BATCH_THREADS"), 1, 64, &v) ? 0 : (unsigned)v;
-}
-
 int cli_parse_duration(const char *s, int64_t *out)
 {
     char *end;
@@ -211,146 +127,4 @@ int cli_parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
-int cli_parse_time(const char *s, int64_t *out)
-{
-    char *end;
-    if (!s || !(isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))))
-        return -1;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = (int64_t)v;
-    return 0;
-}
-
-void cli_put_field(FILE *f, const char *bytes, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)bytes[i];
-        switch (c) {
-        case '\\': fputs("\\\\", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                fputc('\\', f);
-                fputc('x', f);
-                fputc(hex[c >> 4], f);
-                fputc(hex[c & 15], f);
-            } else {
-                fputc(c, f);
-            }
-        }
-    }
-}
-
-long cli_unescape_field(char *s, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] != '\\') {
-            s[o++] = s[i];
-            continue;
-        }
-        if (++i == len) return -1;
-        switch (s[i]) {
-        case '\\': s[o++] = '\\'; break;
-        case 't': s[o++] = '\t'; break;
-        case 'n': s[o++] = '\n'; break;
-        case 'r': s[o++] = '\r'; break;
-        case 'x': {
-            int hi = i + 2 < len ? hex_digit((unsigned char)s[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_digit((unsigned char)s[i + 2]) : -1;
-            if (lo < 0) return -1;
-            s[o++] = (char)(hi << 4 | lo);
-            i += 2;
-            break;
-        }
-        default: return -1;
-        }
-    }
-    return (long)o;
-}
-
 void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }
-
-int cli_parse_features(const char *s, nd_fp_options *opts)
-{
-    static const struct { const char *name; nd_feature_kind kind; } kinds[] = {
-        {"words", ND_FEATURES_WORDS},
-        {"shingles", ND_FEATURES_SHINGLES},
-        {"chars", ND_FEATURES_CHARS},
-    };
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        size_t len = strlen(kinds[i].name);
-        if (strncmp(s, kinds[i].name, len) != 0) continue;
-        unsigned long n = 0;
-        if (s[len] == ':') {
-            if (kinds[i].kind == ND_FEATURES_WORDS ||
-                cli_parse_uint(s + len + 1, 1, 16, &n))
-                return -1;
-        } else if (s[len] != '\0' || kinds[i].kind == ND_FEATURES_CHARS) {
-            return -1;
-        }
-        opts->features = kinds[i].kind;
-        opts->n = (unsigned)n;
-        return 0;
-    }
-    return -1;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_valid_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return len;
-}
-
-void cli_put_json_string(FILE *f, const char *bytes, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)bytes;
-    fputc('"', f);
-    for (size_t i = 0; i < len;) {
-        unsigned char c = s[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\t': fputs("\\t", f); break;
-            case '\r': fputs("\\r", f); break;
-            default: fprintf(f, "\\u%04x", c);
-            }
-            i++;
-        } else {
-            size_t l = utf8_valid_len(s + i, len - i);
-            if (l == 0) {
-                fprintf(f, "\\u%04x", c);
-                i++;
-            } else {
-                fwrite(s + i, 1, l, f);
-                i += l;
-            }
-        }
-    }
-    fputc('"', f);
-}

@@ -123,7 +123,7 @@ int cmd_add(int argc, char **argv)
         case 'b': skip_bad = 1; break;
         case 'H': a.html = 1; break;
         case 't':
-            if (cli_parse_time(optarg, &a.now))
+            if (in_parse_time(optarg, &a.now))
                 return cli_usage_fail("add", "--time must be seconds since the epoch, got '%s'", optarg);
             break;
         case 'j': a.json = 1; break;

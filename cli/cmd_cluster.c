@@ -288,7 +288,7 @@ static int parse_line(cl_state *st, char *line, const char *file, size_t lineno)
     uint64_t fp = 0;
     double score = 0;
     const char *why;
-    if (hex && cli_parse_hex64(hex, strlen(hex), &fp, &why) < 0)
+    if (hex && in_parse_hex64(hex, strlen(hex), &fp, &why) < 0)
         return cli_fail("%s:%zu: bad fingerprint '%s': %s", file, lineno, hex, why);
     if (score_s && parse_score(score_s, &score) < 0)
         return cli_fail("%s:%zu: bad score '%s'", file, lineno, score_s);
@@ -358,19 +358,19 @@ static int on_removed(uint32_t query, uint32_t removed, uint32_t kept, unsigned 
     const cl_name *q = &st->queries.v[query], *r = &st->keys.v[removed], *k = &st->keys.v[kept];
     if (st->json) {
         fputs("{\"status\":\"removed\",\"query\":", stdout);
-        cli_put_json_string(stdout, q->s, q->len);
+        in_put_json_string(stdout, q->s, q->len);
         fputs(",\"key\":", stdout);
-        cli_put_json_string(stdout, r->s, r->len);
+        in_put_json_string(stdout, r->s, r->len);
         fputs(",\"kept\":", stdout);
-        cli_put_json_string(stdout, k->s, k->len);
+        in_put_json_string(stdout, k->s, k->len);
         printf(",\"dist\":%u}\n", dist);
     } else {
         fputs("removed\t", stdout);
-        cli_put_field(stdout, q->s, q->len);
+        in_put_field(stdout, q->s, q->len);
         putchar('\t');
-        cli_put_field(stdout, r->s, r->len);
+        in_put_field(stdout, r->s, r->len);
         putchar('\t');
-        cli_put_field(stdout, k->s, k->len);
+        in_put_field(stdout, k->s, k->len);
         printf("\t%u\n", dist);
     }
     st->removed[st->n_removed++] = removed;

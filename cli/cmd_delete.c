@@ -49,7 +49,7 @@ int cmd_delete(int argc, char **argv)
         } else {
             fputs("deleted\t", stdout);
         }
-        cli_put_field(stdout, argv[i], len);
+        in_put_field(stdout, argv[i], len);
         putchar('\n');
     }
     int crc = cli_close_db(db, path);

@@ -15,7 +15,7 @@ static const char usage[] =
 static int resolve(const char *arg, const nd_fp_options *fo, int html, uint64_t *out)
 {
     const char *why;
-    if (strlen(arg) == 16 && cli_parse_hex64(arg, 16, out, &why) == 0) return CLI_EXIT_OK;
+    if (strlen(arg) == 16 && in_parse_hex64(arg, 16, out, &why) == 0) return CLI_EXIT_OK;
     in_reader *r;
     in_record rec;
     if (in_reader_open(&r, IN_FORMAT_FILES, arg, NULL) < 0)

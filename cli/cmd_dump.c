@@ -1,11 +1,11 @@
 /*
  * cmd_dump.c — `neardup dump DB`: every stored document, streamed from one
  * snapshot through nd_db_foreach_doc, in a format import reads back (see
- * doc_io.h). A resemblance store's sketches are not dumped: they cannot
+ * in_doc_io.h). A resemblance store's sketches are not dumped: they cannot
  * be turned back into texts, which such a store needs (see usage).
  */
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <errno.h>
 #include <string.h>

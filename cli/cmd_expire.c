@@ -4,7 +4,7 @@
  * same documents for --dry-run).
  */
 #include "cli.h"
-#include "doc_io.h"
+#include "in_doc_io.h"
 
 #include <time.h>
 
@@ -62,7 +62,7 @@ int cmd_expire(int argc, char **argv)
                                 optarg);
             break;
         case 'n':
-            if (cli_parse_time(optarg, &now))
+            if (in_parse_time(optarg, &now))
                 return cli_usage_fail("expire", "--now must be seconds since the epoch, got '%s'", optarg);
             break;
         case 'd': dry = 1; break;

@@ -24,12 +24,12 @@ static void print_fp(int json, const char *name, size_t len, uint64_t fp)
 {
     if (json) {
         printf("{\"id\":");
-        cli_put_json_string(stdout, name, len);
+        in_put_json_string(stdout, name, len);
         printf(",\"fp\":\"%016llx\"}\n", (unsigned long long)fp);
     } else {
         cli_put_hex(stdout, fp);
         putchar('\t');
-        cli_put_field(stdout, name, len);
+        in_put_field(stdout, name, len);
         putchar('\n');
     }
 }

@@ -42,7 +42,7 @@ int cmd_get(int argc, char **argv)
         if (nrc == ND_ENOTFOUND) {
             missing++;
             fputs("neardup: missing\t", stderr);
-            cli_put_field(stderr, argv[i], len);
+            in_put_field(stderr, argv[i], len);
             fputc('\n', stderr);
             continue;
         }
@@ -53,11 +53,11 @@ int cmd_get(int argc, char **argv)
         const nd_match *m = nd_results_get(res, 0);
         if (json) {
             printf("{\"key\":");
-            cli_put_json_string(stdout, m->key, m->key_len);
+            in_put_json_string(stdout, m->key, m->key_len);
             printf(",\"fp\":\"%016llx\",\"score\":%.17g,\"time\":%lld}\n",
                    (unsigned long long)m->fp, m->score, (long long)m->time);
         } else {
-            cli_put_field(stdout, m->key, m->key_len);
+            in_put_field(stdout, m->key, m->key_len);
             printf("\t%016llx\t%.17g\t%lld\n", (unsigned long long)m->fp, m->score,
                    (long long)m->time);
         }

@@ -114,7 +114,7 @@ int cmd_init(int argc, char **argv)
     nd_fp_config_string(cfg, sizeof cfg, &fo);
     if (json) {
         printf("{\"path\":");
-        cli_put_json_string(stdout, path, strlen(path));
+        in_put_json_string(stdout, path, strlen(path));
         printf(",\"k\":%u,\"tables\":%u,\"prefix_min\":%u,\"prefix_max\":%u,"
                "\"fingerprint\":\"%s\"",
                p.k, p.tables, p.prefix_min, p.prefix_max, cfg);

@@ -53,14 +53,14 @@ static int run_one(query_ctx *q, uint64_t fp, const nd_sketch *sk)
         const nd_match *m = nd_results_get(q->res, i);
         if (q->json) {
             printf("{\"query\":\"%016llx\",\"key\":", (unsigned long long)fp);
-            cli_put_json_string(stdout, m->key, m->key_len);
+            in_put_json_string(stdout, m->key, m->key_len);
             printf(",\"fp\":\"%016llx\",\"dist\":%u", (unsigned long long)m->fp, m->dist);
             if (m->resemblance >= 0) printf(",\"resemblance\":%.3f", m->resemblance);
             printf("}\n");
         } else {
             cli_put_hex(stdout, fp);
             putchar('\t');
-            cli_put_field(stdout, m->key, m->key_len);
+            in_put_field(stdout, m->key, m->key_len);
             putchar('\t');
             cli_put_hex(stdout, m->fp);
             printf("\t%u", m->dist);
@@ -89,7 +89,7 @@ static int run_stdin(query_ctx *q)
         if (len == 0) continue;
         uint64_t fp;
         const char *why;
-        if (cli_parse_hex64(line, (size_t)len, &fp, &why))
+        if (in_parse_hex64(line, (size_t)len, &fp, &why))
             rc = cli_fail("<stdin>:%lu: fingerprint: %s", lineno, why);
         else
             rc = run_one(q, fp, NULL);
@@ -149,7 +149,7 @@ int cmd_query(int argc, char **argv)
         uint64_t fp;
         const char *why;
         if (strcmp(argv[i], "-") != 0 &&
-            cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why))
+            in_parse_hex64(argv[i], strlen(argv[i]), &fp, &why))
             return cli_fail("query: argument %d '%s': %s", i - optind + 1, argv[i], why);
     }
     rc = cli_open_db(&q.db, path, flags);
@@ -176,7 +176,7 @@ int cmd_query(int argc, char **argv)
             } else {
                 uint64_t fp;
                 const char *why;
-                cli_parse_hex64(argv[i], strlen(argv[i]), &fp, &why);
+                in_parse_hex64(argv[i], strlen(argv[i]), &fp, &why);
                 rc = run_one(&q, fp, NULL);
             }
         }

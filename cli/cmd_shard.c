@@ -166,7 +166,7 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
         case 'H': a->html = 1; break;
         case 'b': a->skip_bad = 1; break;
         case 'T':
-            if (cli_parse_time(optarg, &a->time))
+            if (in_parse_time(optarg, &a->time))
                 return cli_usage_fail("shard", "%s: --time must be seconds since the epoch, got '%s'",
                                 sub, optarg);
             break;
@@ -552,7 +552,7 @@ static int shard_which(int argc, char **argv)
     if (rc) return rc;
     for (int i = 2; i < argc; i++) {
         unsigned s = nd_shards_place(sh, argv[i], strlen(argv[i]));
-        cli_put_field(stdout, argv[i], strlen(argv[i]));
+        in_put_field(stdout, argv[i], strlen(argv[i]));
         printf("\t%u\t%s\n", s, path_of(sh, s));
     }
     nd_shards_close(sh);

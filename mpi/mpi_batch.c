@@ -39,8 +39,8 @@
  */
 #include "mpi_cmds.h"
 #include "mpi_comm.h"
-#include "cli_docs.h"
 #include "in_reader.h"
+#include "in_text.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -452,7 +452,7 @@ int mpi_cmd_batch(int argc, char **argv)
             break;
         case 'H': br.html = 1; break;
         case 't':
-            if (cli_parse_time(optarg, &c.now))
+            if (in_parse_time(optarg, &c.now))
                 return mpi_usage_error(usage, "batch: --time must be seconds since the epoch, "
                                        "got '%s'", optarg);
             break;

@@ -7,7 +7,7 @@
 #ifndef ND_MPI_CMDS_H
 #define ND_MPI_CMDS_H
 
-#include "cli.h"
+#include "cli_common.h"
 
 int mpi_cmd_batch(int argc, char **argv);
 int mpi_cmd_dedupe(int argc, char **argv);

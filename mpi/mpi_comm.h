@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "cli_common.h"
 
 /* Rank and size of MPI_COMM_WORLD, set by mpi_comm_start. */
 extern int mpi_rank, mpi_size;

@@ -1,5 +1,5 @@
 /*
- * test_in_jsonl.c — the JSONL reader's two parsers (cli/in_jsonl.c): the
+ * test_in_jsonl.c — the JSONL reader's two parsers (input/in_jsonl.c): the
  * fast one (simdjson, in_json_fast.cpp) must accept only what jansson
  * accepts, and give the same record; everything it declines gets
  * jansson's verdict and message. Each case states the outcome, and every
@@ -15,8 +15,9 @@
 
 #include <cmocka.h>
 
-#include "in_internal.h"
 #include "in_json_fast.h"
+#include "in_jsonl.h"
+#include "in_source.h"
 
 typedef struct outcome {
     int rc;          /* in_reader_next's code */
@@ -30,6 +31,7 @@ static in_reader *reader_new(void)
 {
     in_reader *r = calloc(1, sizeof *r);
     assert_non_null(r);
+    r->fmt = IN_FORMAT_JSONL; /* in_reader_close frees the parser */
     r->fd = -1;
     r->path = strdup("t.jsonl");
     r->lineno = 1;

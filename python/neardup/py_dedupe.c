@@ -4,7 +4,7 @@
  * and neardup.dedupe(), the one-call form built on it.
  *
  * Options map to nd_dedupe_options as `neardup dedupe` maps its flags
- * (cli/dedupe_common.c): min_resemblance=0 means by distance alone
+ * (tool/dedupe_common.c): min_resemblance=0 means by distance alone
  * (ND_DEDUPE_SIMHASH_ONLY); scratch_dir None is tempfile.gettempdir(),
  * which honours TMPDIR as the CLI does. Texts are signed with
  * nd_dedupe_sign (ND_FP_HTML for HTML) and added by signature, as the CLI

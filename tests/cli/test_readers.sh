@@ -1,4 +1,4 @@
-# test_readers.sh — the input readers as a user meets them (cli/in_*.c):
+# test_readers.sh — the input readers as a user meets them (input/in_*.c):
 # inputs that cannot be opened, symbolic links in --format files, JSONL
 # text as JSON escapes it (same fingerprints as the plain text), bad JSON
 # lines (one message naming file:line and the field, nothing stored), the

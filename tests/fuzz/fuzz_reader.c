@@ -1,6 +1,6 @@
 /*
- * fuzz_reader.c — libFuzzer target for the CLI's input readers
- * (cli/in_reader.h): fp, jsonl, tsv and warc, plain or gzip. Whatever the
+ * fuzz_reader.c — libFuzzer target for the input readers
+ * (input/in_reader.h): fp, jsonl, tsv and warc, plain or gzip. Whatever the
  * bytes, every record is within the documented limits (a key of
  * 1..ND_MAX_KEY_LEN bytes without NUL, a text of at most ND_MAX_DOC_BYTES)
  * and a bad record ends in a message naming the input; never a crash.
@@ -8,7 +8,7 @@
  * Input: one byte choosing the format, then the input file's bytes (fed
  * through a memfd, so gzip detection and reads are the real ones). A
  * first byte of 4 (mod 5) instead gives the rest as one JSONL line to
- * both of the JSONL reader's parsers (cli/in_jsonl.c): when the fast one
+ * both of the JSONL reader's parsers (input/in_jsonl.c): when the fast one
  * (simdjson) takes a line, jansson must take it too and give the same
  * record.
  */
@@ -22,13 +22,15 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
 #include "in_json_fast.h"
+#include "in_jsonl.h"
+#include "in_source.h"
 
 static in_reader *line_reader(char *line, size_t len)
 {
     in_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup("fuzz.jsonl"))) abort();
+    r->fmt = IN_FORMAT_JSONL; /* in_reader_close frees the parser */
     r->fd = -1;
     r->lineno = 1;
     r->line = line;

@@ -9,7 +9,7 @@
  *   similar_ref batch DIR BATCH.jsonl [--add]      print the batch's answers
  *                                                  as neardup-mpi batch does
  *
- * Texts are read by the CLI's JSONL reader and signed with shard 0's
+ * Texts are read by input/'s JSONL reader and signed with shard 0's
  * options (nd_db_sign), as neardup-mpi's rank 0 does.
  */
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 #include <neardup.h>
 
-#include "cli_docs.h"
+#include "cli_common.h"
 #include "in_reader.h"
 
 typedef struct corpus {

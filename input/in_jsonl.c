@@ -16,6 +16,9 @@
  * the fast parser came (and accepts what only it accepts: nesting deeper
  * than 1024, lines over IN_JSON_FAST_MAX). A good line costs one fast
  * parse; a bad line a fast and a jansson parse.
+ *
+ * One row of the format table (in_jsonl.h); reads through in_source.c.
+ * The reader's state is the fast parser, made at the first line.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,9 +26,11 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "in_internal.h"
+#include "in_jsonl.h"
+
 #include "in_json_fast.h"
+#include "in_source.h"
+#include "in_text.h"
 
 _Static_assert(IN_PAD >= IN_JSON_PADDING, "the reader's views are followed by too few bytes");
 
@@ -37,8 +42,12 @@ int in_jsonl_fast(in_reader *r, in_record *rec)
     in_json_field f[NFIELDS] = {
         [ID] = {.name = "id"}, [TEXT] = {.name = "text"}, [FP] = {.name = "fp"},
         [SCORE] = {.name = "score"}, [HTML] = {.name = "html"}};
-    if (!r->json && in_json_fast_new(&r->json)) return 0;
-    if (!in_json_fast_object(r->json, r->line, r->len, f, NFIELDS)) return 0;
+    in_json_fast *json = r->state;
+    if (!json) {
+        if (in_json_fast_new(&json)) return 0;
+        r->state = json;
+    }
+    if (!in_json_fast_object(json, r->line, r->len, f, NFIELDS)) return 0;
 
     if (f[ID].kind == IN_JSON_STRING) {
         rec->key = f[ID].str;
@@ -59,7 +68,7 @@ int in_jsonl_fast(in_reader *r, in_record *rec)
         rec->text_len = f[TEXT].len;
     } else if (f[FP].kind == IN_JSON_STRING) {
         const char *why;
-        if (cli_parse_hex64(f[FP].str, f[FP].len, &rec->fp, &why)) return 0;
+        if (in_parse_hex64(f[FP].str, f[FP].len, &rec->fp, &why)) return 0;
         rec->has_fp = 1;
     } else {
         return 0;
@@ -116,7 +125,7 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
     if (fp) {
         const char *why;
         if (!json_is_string(fp)) return bad(r, j, "fp", "expected a string of 16 hex digits");
-        if (cli_parse_hex64(json_string_value(fp), json_string_length(fp), &rec->fp, &why))
+        if (in_parse_hex64(json_string_value(fp), json_string_length(fp), &rec->fp, &why))
             return bad(r, j, "fp", why);
         rec->has_fp = 1;
     }
@@ -147,7 +156,7 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
     return 1;
 }
 
-int in_next_jsonl(in_reader *r, in_record *rec)
+static int next_jsonl(in_reader *r, in_record *rec)
 {
     int rc;
     while ((rc = in_read_line(r)) == 1 && r->len == 0) {}
@@ -159,8 +168,11 @@ int in_next_jsonl(in_reader *r, in_record *rec)
     return in_jsonl_jansson(r, rec);
 }
 
-void in_jsonl_close(in_reader *r)
+static void close_jsonl(in_reader *r)
 {
-    in_json_fast_free(r->json);
-    r->json = NULL;
+    in_json_fast_free(r->state);
+    r->state = NULL;
 }
+
+const in_format_ops in_jsonl_format = {
+    .name = "jsonl", .open = in_source_open, .next = next_jsonl, .close = close_jsonl};

@@ -2,7 +2,7 @@
  * dedupe_common.h — what `neardup dedupe` and `neardup-mpi dedupe` share
  * besides the library: the mapping of their options to nd_dedupe_options,
  * and the output lines, one writer for both so that their outputs stay
- * byte-equal.
+ * byte-equal. Part of tool/ (see cli_common.h).
  */
 #ifndef ND_DEDUPE_COMMON_H
 #define ND_DEDUPE_COMMON_H

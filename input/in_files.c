@@ -7,14 +7,19 @@
  * file is a document keyed by the link's path, a link to a directory is
  * walked under the link's path. A directory met again inside itself (a
  * link to one of the directories being walked) would loop: it becomes an
- * entry that in_next_files reports as a bad record, at its place in the
+ * entry that next_files reports as a bad record, at its place in the
  * order, and the walk goes on; so does a dangling link. Other kinds of
  * files (FIFOs, sockets, devices) inside a walk are not documents and are
  * skipped; a path given as the input is read whatever it is.
+ *
+ * One row of the format table (in_files.h). The reader's state is the
+ * list the walk made; each file is read whole into the reader's buffer
+ * (in_source.c's, without a source).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,14 +28,23 @@
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_files.h"
+
+#include "in_source.h"
+#include "in_text.h"
 
 #define WALK_DEPTH_MAX 64
 
-struct in_file_entry {
+typedef struct file_entry {
     char *path;
     char *problem; /* NULL: a file to read; else reported when reached */
-};
+} file_entry;
+
+/* The reader's state: every entry of the walk, and the next to read. */
+typedef struct file_list {
+    file_entry *v;
+    size_t n, cap, next;
+} file_list;
 
 /* The directories on the way down from the walk's root: a directory that
  * is one of them again is a loop. */
@@ -41,16 +55,17 @@ typedef struct walk_dir {
     const struct walk_dir *up;
 } walk_dir;
 
-static int add_entry(in_reader *r, const char *path, const char *problem, size_t *cap)
+static int add_entry(in_reader *r, const char *path, const char *problem)
 {
-    if (r->nfiles == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        struct in_file_entry *p = realloc(r->files, c * sizeof *p);
+    file_list *l = r->state;
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 64;
+        file_entry *p = realloc(l->v, c * sizeof *p);
         if (!p) return in_fail_file(r, -2, path, "out of memory");
-        r->files = p;
-        *cap = c;
+        l->v = p;
+        l->cap = c;
     }
-    struct in_file_entry *e = &r->files[r->nfiles];
+    file_entry *e = &l->v[l->n];
     e->path = strdup(path);
     e->problem = problem ? strdup(problem) : NULL;
     if (!e->path || (problem && !e->problem)) {
@@ -58,7 +73,7 @@ static int add_entry(in_reader *r, const char *path, const char *problem, size_t
         free(e->problem);
         return in_fail_file(r, -2, path, "out of memory");
     }
-    r->nfiles++;
+    l->n++;
     return 0;
 }
 
@@ -67,30 +82,30 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap, int depth);
+static int walk(in_reader *r, const char *dir, const walk_dir *here, int depth);
 
 /* One name inside a walked directory: follow links, sort out its kind. */
-static int visit(in_reader *r, const char *path, const walk_dir *parent, size_t *cap, int depth)
+static int visit(in_reader *r, const char *path, const walk_dir *parent, int depth)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         char why[256];
         snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
-        return add_entry(r, path, why, cap); /* a dangling link, or gone meanwhile */
+        return add_entry(r, path, why); /* a dangling link, or gone meanwhile */
     }
-    if (S_ISREG(st.st_mode)) return add_entry(r, path, NULL, cap);
+    if (S_ISREG(st.st_mode)) return add_entry(r, path, NULL);
     if (!S_ISDIR(st.st_mode)) return 0;
     for (const walk_dir *a = parent; a; a = a->up)
         if (a->dev == st.st_dev && a->ino == st.st_ino) {
             char why[1200];
             snprintf(why, sizeof why, "directory loop: leads back to '%s' (not walked again)", a->path);
-            return add_entry(r, path, why, cap);
+            return add_entry(r, path, why);
         }
     walk_dir self = {st.st_dev, st.st_ino, path, parent};
-    return walk(r, path, &self, cap, depth + 1);
+    return walk(r, path, &self, depth + 1);
 }
 
-static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap, int depth)
+static int walk(in_reader *r, const char *dir, const walk_dir *here, int depth)
 {
     if (depth > WALK_DEPTH_MAX)
         return in_fail_file(r, -2, dir, "directories nested deeper than %d", WALK_DEPTH_MAX);
@@ -121,7 +136,7 @@ static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap
         char *p = malloc(len);
         if (!p) { rc = in_fail_file(r, -2, dir, "out of memory"); break; }
         snprintf(p, len, "%s%s%s", dir, slash ? "" : "/", names[i]);
-        rc = visit(r, p, here, cap, depth);
+        rc = visit(r, p, here, depth);
         free(p);
     }
     for (size_t i = 0; i < n; i++) free(names[i]);
@@ -129,28 +144,30 @@ static int walk(in_reader *r, const char *dir, const walk_dir *here, size_t *cap
     return rc;
 }
 
-int in_files_open(in_reader *r, const char *path)
+static int open_files(in_reader *r, const char *path)
 {
     struct stat st;
-    size_t cap = 0;
     if (strcmp(path, "-") == 0) return in_fail_file(r, -2, "<stdin>", "format files needs paths, not stdin");
+    if (!(r->state = calloc(1, sizeof(file_list)))) return in_fail_file(r, -2, path, "out of memory");
     if (stat(path, &st) != 0) return in_fail_file(r, -2, path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode)) {
         walk_dir root = {st.st_dev, st.st_ino, path, NULL};
-        return walk(r, path, &root, &cap, 0);
+        return walk(r, path, &root, 0);
     }
-    return add_entry(r, path, NULL, &cap);
+    return add_entry(r, path, NULL);
 }
 
-void in_files_close(in_reader *r)
+static void close_files(in_reader *r)
 {
-    for (size_t i = 0; i < r->nfiles; i++) {
-        free(r->files[i].path);
-        free(r->files[i].problem);
+    file_list *l = r->state;
+    if (!l) return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].path);
+        free(l->v[i].problem);
     }
-    free(r->files);
-    r->files = NULL;
-    r->nfiles = 0;
+    free(l->v);
+    free(l);
+    r->state = NULL;
 }
 
 static int is_html_name(const char *p)
@@ -194,11 +211,12 @@ static int read_file(in_reader *r, const char *path)
     return 1;
 }
 
-int in_next_files(in_reader *r, in_record *rec)
+static int next_files(in_reader *r, in_record *rec)
 {
-    if (r->next_file == r->nfiles) return 0;
-    const struct in_file_entry *e = &r->files[r->next_file++];
-    r->lineno = r->next_file;
+    file_list *l = r->state;
+    if (l->next == l->n) return 0;
+    const file_entry *e = &l->v[l->next++];
+    r->lineno = l->next;
     if (e->problem) return in_fail_file(r, -1, e->path, "%s", e->problem);
     int rc = read_file(r, e->path);
     if (rc != 1) return rc;
@@ -213,3 +231,6 @@ int in_next_files(in_reader *r, in_record *rec)
     rec->line = r->lineno;
     return 1;
 }
+
+const in_format_ops in_files_format = {
+    .name = "files", .open = open_files, .next = next_files, .close = close_files};

@@ -1,12 +1,13 @@
 /*
- * doc_io.c — stored documents as text lines (see doc_io.h). The writer
- * reuses the escapes of every other output (cli_put_field,
- * cli_put_json_string); the reader undoes the tsv escapes, so that a
- * dump imports back into an equal store.
+ * in_doc_io.c — stored documents as text lines (see in_doc_io.h). The
+ * writer reuses the escapes of every other output (in_put_field,
+ * in_put_json_string, in_text.c); the reader undoes the tsv escapes, so
+ * that a dump imports back into an equal store. Part of input/ (moved
+ * from cli/doc_io.c): it calls in_text.c only.
  */
-#include "doc_io.h"
+#include "in_doc_io.h"
 
-#include "cli.h"
+#include "in_text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,7 +19,7 @@ void doc_put(FILE *f, const nd_doc *d, int json)
 {
     if (json) {
         fputs("{\"id\":", f);
-        cli_put_json_string(f, d->key, d->key_len);
+        in_put_json_string(f, d->key, d->key_len);
         fprintf(f, ",\"fp\":\"%016llx\",\"score\":", (unsigned long long)d->fp);
         /* JSON has no NaN or infinity */
         if (isfinite(d->score)) fprintf(f, "%.17g", d->score);
@@ -26,7 +27,7 @@ void doc_put(FILE *f, const nd_doc *d, int json)
         fprintf(f, ",\"time\":%lld}\n", (long long)d->time);
         return;
     }
-    cli_put_field(f, d->key, d->key_len);
+    in_put_field(f, d->key, d->key_len);
     fprintf(f, "\t%016llx\t%.17g\t%lld\n", (unsigned long long)d->fp, d->score,
             (long long)d->time);
 }
@@ -46,7 +47,8 @@ struct doc_reader {
 
 static char open_err[512];
 
-static int fail(doc_reader *r, int code, const char *fmt, ...) CLI_PRINTF(3, 4);
+static int fail(doc_reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(doc_reader *r, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -115,19 +117,19 @@ int doc_reader_next(doc_reader *r, in_record *rec, int64_t *time)
         return fail(r, -1, "expected KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN (as `neardup dump` "
                            "writes)");
     if (p <= end) return fail(r, -1, "more than 4 fields (a key's TAB must be written \\t)");
-    long kl = cli_unescape_field(key, klen);
+    long kl = in_unescape_field(key, klen);
     if (kl < 0) return fail(r, -1, "key: bad escape (\\\\ \\t \\n \\r or \\xHH)");
     if (kl == 0) return fail(r, -1, "key: empty key");
     if (kl > ND_MAX_KEY_LEN) return fail(r, -1, "key: key longer than %u bytes", ND_MAX_KEY_LEN);
     const char *why;
     memset(rec, 0, sizeof *rec);
-    if (cli_parse_hex64(hex, hlen, &rec->fp, &why)) return fail(r, -1, "fingerprint: %s", why);
+    if (in_parse_hex64(hex, hlen, &rec->fp, &why)) return fail(r, -1, "fingerprint: %s", why);
     score[slen] = '\0'; /* the fields are no longer needed as a line */
     t[tlen] = '\0';
     char *se;
     rec->score = strtod(score, &se); /* what %.17g wrote, nan and inf too */
     if (slen == 0 || *se) return fail(r, -1, "score: not a number: '%.40s'", score);
-    if (cli_parse_time(t, time)) return fail(r, -1, "time: not whole seconds: '%.40s'", t);
+    if (in_parse_time(t, time)) return fail(r, -1, "time: not whole seconds: '%.40s'", t);
     rec->key = key;
     rec->key_len = (size_t)kl;
     rec->has_fp = 1;

@@ -21,22 +21,74 @@
  * followed by IN_PAD initialised bytes and a line can be NUL-terminated in
  * place. It starts at 128 KiB and doubles while one line needs more, up
  * to the 64 MiB limit (plus one read).
+ *
+ * Also the reader's messages (in_fail, in_fail_file) and its record
+ * copies (in_copy): this file is the layer under every format (see
+ * in_source.h) and calls nothing of input/ itself.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_source.h"
 
 #define IN_BUF_START (1u << 17)
 #define IN_ZIN_CAP (1u << 16)
 
 enum { GZ_UNKNOWN = -1, GZ_PLAIN = 0, GZ_MEMBER = 1, GZ_BETWEEN = 2 };
+
+/* A gzip input's inflater and the compressed bytes read ahead of it. */
+struct in_gz {
+    int inflating; /* zs is initialised */
+    z_stream zs;
+    unsigned char *zin; /* compressed bytes read, not yet inflated */
+    size_t zin_cap;
+};
+
+int in_fail(in_reader *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(r->err, sizeof r->err, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
+    va_start(ap, fmt);
+    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int in_fail_file(in_reader *r, int code, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(r->err, sizeof r->err, "%s: ", name);
+    if (n < 0 || (size_t)n >= sizeof r->err) n = 0;
+    va_start(ap, fmt);
+    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int in_copy(char **dst, size_t *cap, const char *src, size_t n)
+{
+    if (n + 1 > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < n + 1) c *= 2;
+        char *p = realloc(*dst, c);
+        if (!p) return -2;
+        *dst = p;
+        *cap = c;
+    }
+    memcpy(*dst, src, n);
+    (*dst)[n] = '\0';
+    return 0;
+}
 
 int in_buf_reserve(in_reader *r, size_t need)
 {
@@ -52,7 +104,7 @@ int in_buf_reserve(in_reader *r, size_t need)
 
 static int (*read_stop)(void);
 
-void in_reader_set_stop(int (*stop)(void)) { read_stop = stop; }
+void in_source_set_stop(int (*stop)(void)) { read_stop = stop; }
 
 static ssize_t read_some(int fd, void *p, size_t n)
 {
@@ -62,7 +114,8 @@ static ssize_t read_some(int fd, void *p, size_t n)
     }
 }
 
-int in_source_open(in_reader *r, int fd)
+/* Take fd (owned from now on, closed by in_source_close) as the source. */
+static int open_fd(in_reader *r, int fd)
 {
     struct stat st;
     r->fd = fd;
@@ -75,14 +128,23 @@ int in_source_open(in_reader *r, int fd)
     return 0;
 }
 
+int in_source_open(in_reader *r, const char *path)
+{
+    int fd = strcmp(path, "-") == 0 ? fcntl(0, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return in_fail_file(r, -2, r->path, "cannot open: %s", strerror(errno));
+    return open_fd(r, fd);
+}
+
 void in_source_close(in_reader *r)
 {
-    if (r->inflating) inflateEnd(&r->zs);
-    r->inflating = 0;
     if (r->fd >= 0) close(r->fd);
     r->fd = -1;
-    free(r->zin);
-    r->zin = NULL;
+    if (r->gz) {
+        if (r->gz->inflating) inflateEnd(&r->gz->zs);
+        free(r->gz->zin);
+        free(r->gz);
+        r->gz = NULL;
+    }
     free(r->buf);
     r->buf = NULL;
 }
@@ -91,45 +153,48 @@ void in_source_close(in_reader *r)
  * 0 end of input, -2 error. */
 static int read_compressed(in_reader *r)
 {
+    struct in_gz *g = r->gz;
     if (r->raw_eof) return 0;
-    if (r->zs.avail_in && r->zs.next_in != r->zin) memmove(r->zin, r->zs.next_in, r->zs.avail_in);
-    r->zs.next_in = r->zin;
-    ssize_t k = read_some(r->fd, r->zin + r->zs.avail_in, r->zin_cap - r->zs.avail_in);
+    if (g->zs.avail_in && g->zs.next_in != g->zin) memmove(g->zin, g->zs.next_in, g->zs.avail_in);
+    g->zs.next_in = g->zin;
+    ssize_t k = read_some(r->fd, g->zin + g->zs.avail_in, g->zin_cap - g->zs.avail_in);
     if (k < 0) return in_fail(r, -2, "read error: %s", strerror(errno));
     if (k == 0) {
         r->raw_eof = 1;
         return 0;
     }
     r->raw_bytes += (uint64_t)k;
-    r->zs.avail_in += (uInt)k;
+    g->zs.avail_in += (uInt)k;
     return 1;
 }
 
 /* The first bytes: gzip's magic 1f 8b, or plain (copied to buf). */
 static int detect(in_reader *r)
 {
-    r->zin = malloc(IN_ZIN_CAP);
-    if (!r->zin) return in_fail(r, -2, "out of memory");
-    r->zin_cap = IN_ZIN_CAP;
-    r->zs.next_in = r->zin;
-    r->zs.avail_in = 0;
-    while (r->zs.avail_in < 2 && (r->zs.avail_in == 0 || r->zin[0] == 0x1f)) {
+    if (!r->gz && !(r->gz = calloc(1, sizeof *r->gz))) return in_fail(r, -2, "out of memory");
+    struct in_gz *g = r->gz;
+    if (!g->zin && !(g->zin = malloc(IN_ZIN_CAP))) return in_fail(r, -2, "out of memory");
+    g->zin_cap = IN_ZIN_CAP;
+    g->zs.next_in = g->zin;
+    g->zs.avail_in = 0;
+    while (g->zs.avail_in < 2 && (g->zs.avail_in == 0 || g->zin[0] == 0x1f)) {
         int rc = read_compressed(r);
         if (rc < 0) return rc;
         if (rc == 0) break;
     }
-    if (r->zs.avail_in >= 2 && r->zin[0] == 0x1f && r->zin[1] == 0x8b) {
-        if (inflateInit2(&r->zs, 15 + 16) != Z_OK) return in_fail(r, -2, "out of memory");
-        r->inflating = 1;
+    if (g->zs.avail_in >= 2 && g->zin[0] == 0x1f && g->zin[1] == 0x8b) {
+        if (inflateInit2(&g->zs, 15 + 16) != Z_OK) return in_fail(r, -2, "out of memory");
+        g->inflating = 1;
         r->gzip = GZ_MEMBER;
         return 0;
     }
     r->gzip = GZ_PLAIN;
-    memcpy(r->buf + r->end, r->zin, r->zs.avail_in); /* end == 0: the first fill */
-    r->end += r->zs.avail_in;
-    r->zs.avail_in = 0;
-    free(r->zin);
-    r->zin = NULL;
+    memcpy(r->buf + r->end, g->zin, g->zs.avail_in); /* end == 0: the first fill */
+    r->end += g->zs.avail_in;
+    g->zs.avail_in = 0;
+    free(g->zin);
+    free(g);
+    r->gz = NULL;
     return 0;
 }
 
@@ -138,40 +203,41 @@ static int detect(in_reader *r)
  * nothing pending without may_read), -2 error. */
 static int inflate_some(in_reader *r, int may_read)
 {
+    struct in_gz *g = r->gz;
     for (;;) {
         if (r->gzip == GZ_BETWEEN) { /* another member, or the end */
-            while (r->zs.avail_in < 2 && may_read) {
+            while (g->zs.avail_in < 2 && may_read) {
                 int rc = read_compressed(r);
                 if (rc < 0) return rc;
                 if (rc == 0) break;
             }
-            if (r->zs.avail_in < 2 && !r->raw_eof) return 0; /* !may_read */
-            if (r->zs.avail_in < 2 || r->zs.next_in[0] != 0x1f || r->zs.next_in[1] != 0x8b) {
-                r->zs.avail_in = 0; /* trailing bytes: ignored */
+            if (g->zs.avail_in < 2 && !r->raw_eof) return 0; /* !may_read */
+            if (g->zs.avail_in < 2 || g->zs.next_in[0] != 0x1f || g->zs.next_in[1] != 0x8b) {
+                g->zs.avail_in = 0; /* trailing bytes: ignored */
                 r->eof = 1;
                 return 0;
             }
-            inflateReset(&r->zs);
+            inflateReset(&g->zs);
             r->gzip = GZ_MEMBER;
         }
-        if (r->zs.avail_in == 0) {
+        if (g->zs.avail_in == 0) {
             if (!may_read) return 0;
             int rc = read_compressed(r);
             if (rc < 0) return rc;
             if (rc == 0) return in_fail(r, -2, "corrupt or truncated gzip data: unexpected end of file");
         }
         size_t room = r->buf_cap - r->end;
-        r->zs.next_out = (Bytef *)r->buf + r->end;
-        r->zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
-        uInt before = r->zs.avail_out;
-        int zr = inflate(&r->zs, Z_NO_FLUSH);
-        size_t got = before - r->zs.avail_out;
+        g->zs.next_out = (Bytef *)r->buf + r->end;
+        g->zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
+        uInt before = g->zs.avail_out;
+        int zr = inflate(&g->zs, Z_NO_FLUSH);
+        size_t got = before - g->zs.avail_out;
         r->end += got;
         if (zr == Z_STREAM_END) r->gzip = GZ_BETWEEN;
         else if (zr == Z_MEM_ERROR) return in_fail(r, -2, "out of memory");
         else if (zr != Z_OK && zr != Z_BUF_ERROR)
             return in_fail(r, -2, "corrupt or truncated gzip data: %s",
-                           r->zs.msg ? r->zs.msg : "invalid stream");
+                           g->zs.msg ? g->zs.msg : "invalid stream");
         if (got) return 1;
     }
 }

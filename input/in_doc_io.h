@@ -1,6 +1,7 @@
 /*
- * doc_io.h — stored documents as text: the lines `dump` writes and
+ * in_doc_io.h — stored documents as text: the lines `dump` writes and
  * `import --format dump` reads back (and `expire --dry-run` prints).
+ * Part of input/ (see in_reader.h; was cli/doc_io.h).
  *
  *   tsv    KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN, the key escaped as every
  *          TSV output escapes it (\\ \t \n \r \xHH), the score with 17

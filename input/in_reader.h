@@ -1,5 +1,22 @@
 /*
- * in_reader.h — pull readers for the CLI's input formats.
+ * in_reader.h — pull readers for the tools' input formats; the main
+ * header of input/.
+ *
+ * input/ owns the reading of documents from files and streams: the
+ * formats below (a table of rows, in_format.h, one file per format:
+ * in_lines.c, in_jsonl.c, in_files.c, in_warc.c, dispatched by
+ * in_reader.c), the byte source under them (in_source.c: read(2), gzip,
+ * lines), dump's lines both ways (in_doc_io.h) and the text forms of keys
+ * and fingerprints every output shares (in_text.h). Its public headers
+ * are this one, in_doc_io.h and in_text.h; the rest is internal (tests
+ * may use it). Calls go down only: in_reader.c -> the formats ->
+ * in_source.c and in_text.c; no format calls another or the dispatcher.
+ * It may call libc, <neardup.h> (its limits and types: no function of
+ * the library, so a program links whichever library it wants), zlib
+ * (in_source.c alone), jansson (in_jsonl.c alone) and simdjson
+ * (in_json_fast.cpp alone); nothing of cli/, tool/ or mpi/. One internal
+ * static library (input/meson.build), linked by neardup, neardup-mpi,
+ * tool/ and the readers' tests and fuzz target.
  *
  *   fp     lines HEX16[<TAB>KEY]; KEY defaults to the hex text
  *   jsonl  {"id": string|integer, "text": string} or {"id":..., "fp": "HEX16"},

@@ -1,12 +1,15 @@
 /*
  * dedupe_common.c — the dedupe commands' options and output lines (see
- * dedupe_common.h). Keys go out as TSV fields (escaped) or JSON strings.
+ * dedupe_common.h). Keys go out as TSV fields (escaped) or JSON strings
+ * (input/in_text.c). Part of tool/ (moved from cli/), which neardup and
+ * neardup-mpi link.
  */
 #include "dedupe_common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "in_text.h"
 
 void dedupe_cli_options(nd_dedupe_options *o, double min_res, int fp_input)
 {
@@ -18,8 +21,8 @@ void dedupe_cli_options(nd_dedupe_options *o, double min_res, int fp_input)
 
 static void put_bytes(const char *k, size_t len, int json)
 {
-    if (json) cli_put_json_string(stdout, k, len);
-    else cli_put_field(stdout, k, len);
+    if (json) in_put_json_string(stdout, k, len);
+    else in_put_field(stdout, k, len);
 }
 
 int dedupe_print_pair(const nd_dedupe_pair *p, void *payload)

@@ -1,5 +1,7 @@
 /*
- * in_internal.h — what the format readers in_*.c share.
+ * in_source.h — the layer every format reader stands on (in_source.c):
+ * the reader's state, its messages, the bytes of a stream input and the
+ * lines and blocks cut from them.
  *
  * A reader over a stream (every format but files) reads its bytes through
  * in_source.c: read(2) into one buffer, gzip decoded on the way when the
@@ -7,32 +9,31 @@
  * into that buffer (r->line, r->len), valid until the next read; at least
  * IN_PAD readable bytes follow every view (the fast JSON parser reads up
  * to 64 bytes past the end of its input).
+ *
+ * The formats (in_lines.c, in_jsonl.c, in_files.c, in_warc.c) call this
+ * layer and in_text.c only: never each other, nor the dispatcher
+ * (in_reader.c) that calls them through the format table (in_format.h).
  */
-#ifndef ND_IN_INTERNAL_H
-#define ND_IN_INTERNAL_H
+#ifndef ND_IN_SOURCE_H
+#define ND_IN_SOURCE_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <zlib.h>
 
 #include "in_reader.h"
 
 #define IN_PAD 64
 
-typedef struct in_json_fast in_json_fast;
-
 struct in_reader {
-    in_format fmt;
-    char *path; /* display name */
+    in_format fmt; /* the row of the format table (in_reader.c) */
+    char *path;    /* display name */
     /* the byte source (in_source.c) */
     int fd;          /* -1: none (files format) */
     int live;        /* a pipe, socket or terminal: reads return what has come */
     int eof;         /* every byte of the input is in buf */
     int gzip;        /* 0 plain, 1 inside a gzip member, 2 between members */
-    int inflating;   /* zs is initialised */
-    z_stream zs;
-    unsigned char *zin; /* compressed bytes read, not yet inflated */
-    size_t zin_cap;
+    struct in_gz *gz; /* gzip's state (in_source.c, the only user of zlib);
+                         NULL for plain input */
     int raw_eof;        /* read(2) returned 0 */
     uint64_t raw_bytes; /* bytes read(2) from fd */
     char *buf;          /* buf_cap + IN_PAD + 1 bytes */
@@ -44,15 +45,14 @@ struct in_reader {
     size_t len;
     uint64_t lineno;
     char err[1024];
-    /* jsonl / warc: owned copies for the current record */
+    /* owned copies for the current record (jsonl, warc), freed at close */
     char *key;
     size_t key_cap;
     char *text;
     size_t text_cap;
-    in_json_fast *json;
-    /* files: the walk */
-    struct in_file_entry *files;
-    size_t nfiles, next_file;
+    /* the format's own state (the JSON parser, the files of a walk):
+     * made by the format, freed by its close (in_format.h) */
+    void *state;
 };
 
 /* Set r->err to "FILE:LINE: msg" and return code. */
@@ -62,10 +62,19 @@ int in_fail(in_reader *r, int code, const char *fmt, ...)
 int in_fail_file(in_reader *r, int code, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The byte source (in_source.c). Open fd (owned from now on, closed by
- * in_source_close); 0, or -2 with the message in r->err. */
-int in_source_open(in_reader *r, int fd);
+/* Copy bytes into a growable owned buffer. 0 ok, -2 out of memory. */
+int in_copy(char **dst, size_t *cap, const char *src, size_t n);
+
+/* Open path ("-" = stdin) as r's byte source: the open of every stream
+ * format. 0, or -2 with the message in r->err ("FILE: cannot open: ..."). */
+int in_source_open(in_reader *r, const char *path);
+/* Close the source and free the buffer (also of a reader without a
+ * source, whose buffer the files format fills). */
 void in_source_close(in_reader *r);
+
+/* A read blocked on a pipe or terminal that a signal interrupts (EINTR)
+ * is retried unless stop, when set, returns nonzero (in_reader_set_stop). */
+void in_source_set_stop(int (*stop)(void));
 
 /* Read the next line (without its newline, CR stripped, NUL-terminated)
  * into the view r->line, r->len.
@@ -84,24 +93,5 @@ int in_source_would_block(in_reader *r);
 
 /* Make buf hold at least need bytes (plus the padding); -1 out of memory. */
 int in_buf_reserve(in_reader *r, size_t need);
-
-/* Copy bytes into a growable owned buffer. 0 ok, -2 out of memory. */
-int in_copy(char **dst, size_t *cap, const char *src, size_t n);
-
-/* Validate a key: 1..ND_MAX_KEY_LEN bytes, no NUL. NULL if fine, else why. */
-const char *in_key_problem(const char *key, size_t len);
-
-int in_next_fp(in_reader *r, in_record *rec);
-int in_next_tsv(in_reader *r, in_record *rec);
-int in_next_jsonl(in_reader *r, in_record *rec);
-/* The two parses of the JSONL line in r->line (in_jsonl.c; tests compare
- * them): fast, 1 a good record or 0 declined; jansson, as in_reader_next. */
-int in_jsonl_fast(in_reader *r, in_record *rec);
-int in_jsonl_jansson(in_reader *r, in_record *rec);
-int in_next_files(in_reader *r, in_record *rec);
-int in_next_warc(in_reader *r, in_record *rec);
-int in_files_open(in_reader *r, const char *path);
-void in_files_close(in_reader *r);
-void in_jsonl_close(in_reader *r);
 
 #endif

@@ -1,10 +1,14 @@
 /*
- * in_lines.c — the two line formats without quoting: fp and tsv.
+ * in_lines.c — the two line formats without quoting: fp and tsv, two rows
+ * of the format table (in_lines.h). Reads through in_source.c; keys and
+ * fingerprints are checked by in_text.c.
  */
 #include <string.h>
 
-#include "cli.h"
-#include "in_internal.h"
+#include "in_lines.h"
+
+#include "in_source.h"
+#include "in_text.h"
 
 /* Skip blank lines; returns in_read_line's code. */
 static int next_nonblank(in_reader *r)
@@ -14,14 +18,14 @@ static int next_nonblank(in_reader *r)
     return rc;
 }
 
-int in_next_fp(in_reader *r, in_record *rec)
+static int next_fp(in_reader *r, in_record *rec)
 {
     int rc = next_nonblank(r);
     if (rc != 1) return rc;
     char *tab = memchr(r->line, '\t', r->len);
     size_t hexlen = tab ? (size_t)(tab - r->line) : r->len;
     const char *why;
-    if (cli_parse_hex64(r->line, hexlen, &rec->fp, &why))
+    if (in_parse_hex64(r->line, hexlen, &rec->fp, &why))
         return in_fail(r, -1, "fingerprint '%.*s': %s", (int)(hexlen > 40 ? 40 : hexlen), r->line, why);
     rec->has_fp = 1;
     rec->key = tab ? tab + 1 : r->line;
@@ -32,7 +36,7 @@ int in_next_fp(in_reader *r, in_record *rec)
     return 1;
 }
 
-int in_next_tsv(in_reader *r, in_record *rec)
+static int next_tsv(in_reader *r, in_record *rec)
 {
     int rc = next_nonblank(r);
     if (rc != 1) return rc;
@@ -47,3 +51,6 @@ int in_next_tsv(in_reader *r, in_record *rec)
     rec->line = r->lineno;
     return 1;
 }
+
+const in_format_ops in_fp_format = {.name = "fp", .open = in_source_open, .next = next_fp};
+const in_format_ops in_tsv_format = {.name = "tsv", .open = in_source_open, .next = next_tsv};

@@ -13,7 +13,7 @@
  * beyond int64 anywhere, a NUL byte in a member name anywhere); a line
  * nested deeper than 1024 or longer than IN_JSON_FAST_MAX; out of memory.
  * So every line gets jansson's verdict, at simdjson's speed when it is
- * good.
+ * good. Part of input/ (see in_reader.h).
  */
 #ifndef ND_IN_JSON_FAST_H
 #define ND_IN_JSON_FAST_H

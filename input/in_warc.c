@@ -9,14 +9,20 @@
  * input (a Content-Length that lies, a truncated file) is fatal and names
  * the record; a record without the fields we need is a bad record. Messages
  * give the record's ordinal where line formats give a line.
+ *
+ * One row of the format table (in_warc.h); reads through in_source.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <neardup.h>
 
-#include "in_internal.h"
+#include "in_warc.h"
+
+#include "in_source.h"
+#include "in_text.h"
 
 static const char *header_value(const char *line, const char *name)
 {
@@ -125,9 +131,11 @@ static int next_record(in_reader *r, in_record *rec)
     return 1;
 }
 
-int in_next_warc(in_reader *r, in_record *rec)
+static int next_warc(in_reader *r, in_record *rec)
 {
     int rc;
     while ((rc = next_record(r, rec)) == 2) {}
     return rc;
 }
+
+const in_format_ops in_warc_format = {.name = "warc", .open = in_source_open, .next = next_warc};
