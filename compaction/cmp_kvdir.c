@@ -191,6 +191,26 @@ int kv_probe(const char *path)
     return data ? 3 : foreign ? 2 : 0;
 }
 
+int kvdir_open_check(const char *path, int create, int excl, int readonly, int *exists)
+{
+    int state = kv_probe(path);
+    *exists = state == 1;
+    if (state < 0 && create)
+        return nd_err_set(ND_EEXIST, "'%s' already exists and is not a directory", path);
+    if (state < 0) return nd_err_set(ND_EINVAL, "%s exists and is not a directory", path);
+    if (state == 1 && create && excl)
+        return nd_err_set(ND_EEXIST, "database %s already exists", path);
+    if (state == 2 && create)
+        return nd_err_set(ND_EEXIST, "'%s' already exists and is not empty (a database is "
+                          "created in a new or empty directory)", path);
+    if (state == 3)
+        return nd_err_set(ND_ECORRUPT, "%s holds a database's files but no CURRENT: a damaged "
+                          "database, which `neardup repair` salvages", path);
+    if (state != 1 && (!create || readonly))
+        return nd_err_set(ND_ENOTFOUND, "no database at %s", path);
+    return ND_OK;
+}
+
 int kvdir_make(const char *path)
 {
     if (mkdir(path, 0755) == 0 || errno == EEXIST) return ND_OK;

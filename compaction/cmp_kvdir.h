@@ -62,6 +62,14 @@ void kv_version(unsigned *major, unsigned *minor);
  * without CURRENT: a damaged database); -1 (not a directory). */
 int kv_probe(const char *path);
 
+/* May a database be opened (create: or created) at path? ND_OK with
+ * *exists (1: a database is there; 0: one is to be created), or the
+ * failure naming why: ND_EEXIST (create beside a file or other files, or
+ * excl and a database exists), ND_ECORRUPT (a database's files without
+ * CURRENT), ND_ENOTFOUND (no database, and not create or readonly),
+ * ND_EINVAL (path is a file). */
+int kvdir_open_check(const char *path, int create, int excl, int readonly, int *exists);
+
 /* Make directory path for a new database (ND_OK if it exists), or fail
  * naming it: ND_EREADONLY, ND_ENOSPC, ND_ENOTFOUND (no parent), ND_EIO. */
 int kvdir_make(const char *path);

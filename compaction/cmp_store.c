@@ -405,23 +405,11 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     s->path = strdup(path);
     if (!s->path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
 
-    int state = kv_probe(path);
-    if (state < 0 && o->create)
-        ND_FAIL(ND_EEXIST, "'%s' already exists and is not a directory", path);
-    if (state < 0) ND_FAIL(ND_EINVAL, "%s exists and is not a directory", path);
-    if (state == 1 && o->create && o->excl) ND_FAIL(ND_EEXIST, "database %s already exists", path);
-    if (state == 2 && o->create)
-        ND_FAIL(ND_EEXIST, "'%s' already exists and is not empty (a database is created in a "
-                "new or empty directory)", path);
-    if (state == 3)
-        ND_FAIL(ND_ECORRUPT, "%s holds a database's files but no CURRENT: a damaged database, "
-                "which `neardup repair` salvages", path);
-    if (state == 2) state = 0; /* no database there */
-    if (state == 0 && !o->create) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
-    if (state == 0 && o->readonly) ND_FAIL(ND_ENOTFOUND, "no database at %s", path);
-    if (state == 0 && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
+    int exists;
+    ND_TRY(kvdir_open_check(path, o->create, o->excl, o->readonly, &exists));
+    if (!exists && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
         ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
-    ND_TRY(open_db(s, state == 0, o->ntables, o->resemblance, o->cache_bytes));
+    ND_TRY(open_db(s, !exists, o->ntables, o->resemblance, o->cache_bytes));
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[4] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST,
                                 ST_FILE_BAND_INGEST};

@@ -9,7 +9,7 @@
 #ifndef ND_IN_FORMAT_H
 #define ND_IN_FORMAT_H
 
-#include "in_reader.h"
+#include "in_record.h"
 
 typedef struct in_format_ops {
     const char *name; /* the word of --format (in_format_parse) */

@@ -17,6 +17,7 @@
 #include "in_format.h"
 #include "in_jsonl.h"
 #include "in_lines.h"
+#include "in_reader.h"
 #include "in_source.h"
 #include "in_warc.h"
 

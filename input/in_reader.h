@@ -55,29 +55,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum in_format {
-    IN_FORMAT_FP,
-    IN_FORMAT_JSONL,
-    IN_FORMAT_TSV,
-    IN_FORMAT_FILES,
-    IN_FORMAT_WARC
-} in_format;
+#include "in_record.h"
 
-typedef struct in_record {
-    const char *key;
-    size_t key_len;
-    const char *text; /* NULL when the record carries a fingerprint */
-    size_t text_len;
-    int has_fp;
-    uint64_t fp;
-    int has_score;
-    double score;
-    int is_html;
-    const char *file; /* for messages */
-    uint64_t line;    /* line (or record number for files and warc) */
-} in_record;
-
-typedef struct in_reader in_reader;
 
 /* "fp", "jsonl", "tsv", "files", "warc" -> 0; -1 otherwise. */
 int in_format_parse(const char *s, in_format *out);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "in_reader.h"
+#include "in_record.h"
 
 #define IN_PAD 64
 

@@ -27,22 +27,33 @@ and dependency rules"):
    a file of a room includes headers of, and calls functions defined in,
    only its own room and the rooms it may call; the rooms' declared calls
    form no circle, and neither do the calls between the engine's files
-   (a call: a .c file naming a function another .c file defines).
+   (a call: a .c file naming a function another .c file defines);
+8. the tools' shared components: input/ (the readers; every file named
+   in_*) includes no header of cli/, tool/ or mpi/, and its format files
+   (in_lines, in_jsonl, in_files, in_warc) none of each other's nor the
+   dispatcher's (in_reader.h); tool/ (what neardup and neardup-mpi share)
+   includes headers of input/ and tool/ only; mpi/ includes no header of
+   cli/; and no meson.build compiles a source file of another folder.
 """
 import os
 import re
 import sys
 
 MAX_LINES = 800
-LAYERS = ("common", "compaction")
+LAYERS = ("common", "compaction", "input", "tool")
 OWNERS = {
     "rocksdb/c.h": ("compaction/cmp_kv.cc", "compaction/cmp_kv_files.cc",
                     "compaction/cmp_kv_impl.h"),
     "zstd.h": "compaction/cmp_codec.c",
     "xxhash.h": "common/nd_hash.c",
     "libxml/": "engine/text/fp_html.c",
+    "jansson.h": "input/in_jsonl.c",
+    # bench_fingerprint reads its gzip'd corpora itself (not library code)
+    "zlib.h": ("input/in_source.c", "bench/bench_fingerprint.c"),
+    "simdjson": "input/in_json_fast.cpp",
 }
-SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi")
+FORMAT_FILES = ("in_lines", "in_jsonl", "in_files", "in_warc")
+SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi", "input", "tool")
 
 
 def strip(text):
@@ -52,7 +63,8 @@ def strip(text):
     text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
     text = re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
     text = re.sub(r"^\s*#.*(\\\n.*)*$", " ", text, flags=re.M)
-    return re.sub(r'extern\s*""\s*\{', " ", text)  # C++ guards; their '}' is skipped below
+    text = re.sub(r'extern\s*""\s*\{', " ", text)  # C++ guards; their '}' is skipped below
+    return re.sub(r'extern\s*""', " ", text)  # extern "C" before one definition
 
 
 def top_level(text):
@@ -200,6 +212,39 @@ def check_rooms(root, errors):
     return calls
 
 
+def check_components(root, errors):
+    """Rule 8: input/, tool/ and mpi/ include downward; meson.build files
+    compile their own folder's sources only."""
+    names = {d: set(os.listdir(os.path.join(root, d))) for d in ("input", "tool", "cli", "mpi")}
+    allowed = {"input": ("input",), "tool": ("input", "tool"), "mpi": ("input", "tool", "mpi")}
+    for d, own in allowed.items():
+        for f in sorted(names[d]):
+            if not f.endswith((".c", ".h", ".cpp")):
+                continue
+            if d == "input" and not f.startswith("in_"):
+                errors.append(f"input/{f}: every file of input/ is named in_*")
+            for kind, inc in includes(os.path.join(root, d, f)):
+                base = os.path.basename(inc)
+                if kind != '"' or base == "neardup.h":
+                    continue
+                home = [h for h in ("input", "tool", "cli", "mpi") if base in names[h]]
+                if home and not set(home) & set(own):
+                    errors.append(f"{d}/{f} includes {inc} of {home[0]}/, which {d}/ may not include")
+                stem = os.path.splitext(f)[0]
+                if d == "input" and stem in FORMAT_FILES and os.path.splitext(base)[0] != stem and \
+                        os.path.splitext(base)[0] in FORMAT_FILES + ("in_reader",):
+                    errors.append(f"input/{f} includes {inc}: a format includes no other format "
+                                  "nor the dispatcher")
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(("build", "."))]
+        if "meson.build" not in files:
+            continue
+        text = read(os.path.join(dirpath, "meson.build"))
+        for src in re.findall(r"'(\.\./[^']+\.(?:c|cc|cpp))'", text):
+            errors.append(f"{os.path.relpath(os.path.join(dirpath, 'meson.build'), root)} "
+                          f"compiles {src}, a source of another folder")
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -218,20 +263,20 @@ def main():
     public = declared(os.path.join(root, "include", "neardup.h"))
 
     modules = {}  # name -> (layer, has_h, has_c)
-    cxx = set()  # modules whose source is C++ (.cc)
+    cxx = {}  # modules whose source is C++: name -> .cc or .cpp
     for layer in LAYERS:
         for f in sorted(os.listdir(os.path.join(root, layer))):
             base, ext = os.path.splitext(f)
-            if ext in (".h", ".c", ".cc"):
+            if ext in (".h", ".c", ".cc", ".cpp"):
                 layer_, h, c = modules.get(base, (layer, False, False))
-                modules[base] = (layer, h or ext == ".h", c or ext in (".c", ".cc"))
-                if ext == ".cc":
-                    cxx.add(base)
+                modules[base] = (layer, h or ext == ".h", c or ext in (".c", ".cc", ".cpp"))
+                if ext in (".cc", ".cpp"):
+                    cxx[base] = ext
 
     # 1. headers and sources agree; 5. sizes
     for name, (layer, has_h, has_c) in sorted(modules.items()):
         h = os.path.join(root, layer, name + ".h")
-        c = os.path.join(root, layer, name + (".cc" if name in cxx else ".c"))
+        c = os.path.join(root, layer, name + cxx.get(name, ".c"))
         decl = declared(h) if has_h else set()
         defn = defined(c) if has_c else set()
         for fn in sorted(decl - defn):
@@ -261,7 +306,7 @@ def main():
     edges = {}
     for name, (layer, has_h, has_c) in modules.items():
         deps = set()
-        for ext, present in ((".h", has_h), (".cc" if name in cxx else ".c", has_c)):
+        for ext, present in ((".h", has_h), (cxx.get(name, ".c"), has_c)):
             if not present:
                 continue
             for kind, inc in includes(os.path.join(root, layer, name + ext)):
@@ -297,6 +342,9 @@ def main():
 
     # 7. the rooms of engine/
     calls = check_rooms(root, errors)
+
+    # 8. the tools' shared components and the build's folders
+    check_components(root, errors)
 
     # 4. one owner per dependency
     for d in SCANNED:

@@ -17,6 +17,7 @@
 
 #include "in_json_fast.h"
 #include "in_jsonl.h"
+#include "in_reader.h"
 #include "in_source.h"
 
 typedef struct outcome {

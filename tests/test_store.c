@@ -59,15 +59,17 @@ static void test_open_rules(void **state)
     assert_int_equal(st_open(&s, fx->path, &o), ND_OK);
     assert_int_equal(st_ntables(s), 5);
     st_close(s);
-    /* A regular file is not a database. */
+    /* A regular file is not a database, and none is created over it. */
     char other[128];
     snprintf(other, sizeof other, "%s/file", fx->dir);
     FILE *f = fopen(other, "w");
     fputs("x", f);
     fclose(f);
     o = (st_open_opts){.create = 1, .ntables = 2};
-    assert_int_equal(st_open(&s, other, &o), ND_EINVAL);
+    assert_int_equal(st_open(&s, other, &o), ND_EEXIST);
     assert_non_null(strstr(nd_errmsg(), other));
+    o = (st_open_opts){.create = 0};
+    assert_int_equal(st_open(&s, other, &o), ND_EINVAL);
     /* An empty directory without CURRENT is not found unless created. */
     snprintf(other, sizeof other, "%s/empty", fx->dir);
     mkdir(other, 0755);
