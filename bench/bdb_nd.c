@@ -51,7 +51,7 @@ static void key_of(uint8_t out[8], uint64_t id)
 static nd_db *db_open(const bdb_state *s, unsigned flags, uint64_t fold_threshold)
 {
     nd_db_options opt = ND_DB_OPTIONS_INIT;
-    opt.flags = flags;
+    opt.flags = flags | ND_DB_FINGERPRINT_ONLY; /* fingerprints, no texts */
     opt.k = (unsigned)s->o.plan_k;
     opt.expected_docs = s->o.n;
     opt.cache_bytes = s->o.cache_mb << 20;

@@ -101,7 +101,7 @@ export ND_BATCH_THREADS=1
 time_cmd() {
     local fmt=$1 cmd=$2 in=corpus.$1
     rm -rf db time.out run.err
-    case $cmd in add|import|batch) "$nd" init db --k 3 --docs 1e6 >/dev/null ;; esac
+    case $cmd in add|import|batch) "$nd" init db --fingerprint-only --k 3 --docs 1e6 >/dev/null ;; esac
     case $cmd in
     fingerprint) set -- fingerprint --format "$fmt" "$in" ;;
     add)         set -- add db --format "$fmt" "$in" ;;

@@ -168,6 +168,7 @@ static int one_run(bench *b, int which, int compact, run *out)
     o.k = b->k;
     o.expected_docs = b->n;
     o.min_resemblance = which == RS ? ND_DB_DEFAULT_MIN_RESEMBLANCE : 0;
+    if (which != RS) o.flags |= ND_DB_FINGERPRINT_ONLY;
     nd_db *db = NULL;
     nd_results *res = NULL;
     int rc = nd_db_open(&db, path, &o);

@@ -17,7 +17,7 @@
 #
 # Per corpus: the corpus (quality_corpus.py), its exact truth
 # (quality_truth.py, checked by brute force on its first documents), today's
-# engine with default options (`neardup init --k 3` + `add --format jsonl`
+# fingerprint-only engine (`neardup init --k 3 --fingerprint-only` + `add --format jsonl`
 # in corpus order; `dedupe --format jsonl --out pairs`), the resemblance
 # store (`init --k 3 --resemblance` + `add`), every design
 # simulated (quality_sim), all judged alike (quality_score.py); then the
@@ -78,7 +78,7 @@ for c in "${corpora[@]}"; do
 
     O=$W/out/$c
     rm -rf "$O.db" "$O".*.stream "$O".*.pairs
-    "$ND" init "$O.db" --k 3 > /dev/null
+    "$ND" init "$O.db" --fingerprint-only --k 3 > /dev/null
     /usr/bin/time -f "$c: engine add: %e s wall" "$ND" add "$O.db" --format jsonl "$W/$c.jsonl" \
         > "$O.engine.stream" 2> "$O.err" || { cat "$O.err" >&2; exit 1; }
     tail -1 "$O.err"

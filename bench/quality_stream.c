@@ -44,6 +44,7 @@ int main(int argc, char **argv)
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     o.k = k;
     o.min_resemblance = r;
+    if (r == 0) o.flags |= ND_DB_FINGERPRINT_ONLY;
     nd_db *db = NULL;
     nd_results *res = NULL;
     if (nd_db_open(&db, argv[2], &o) < 0) die("open", nd_errmsg());

@@ -139,7 +139,7 @@ def test_tools(judge, corpus, texts, tmp):
     nd, sim = os.environ.get("NEARDUP"), os.environ.get("QUALITY_SIM")
     if nd:
         db = os.path.join(tmp, "db")
-        run([nd, "init", db, "--k", "3"])
+        run([nd, "init", db, "--k", "3", "--fingerprint-only"])
         out = run([nd, "add", db, "--format", "jsonl", corpus])
         r = judge.stream(out.splitlines())
         check("dup\td1\td0\t0" in out.splitlines() and r[0] == 1.0,

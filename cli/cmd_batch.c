@@ -24,7 +24,7 @@ static const char usage[] =
     "in input order, what `add` would:\n"
     "  new<TAB>KEY                       no stored or earlier new document within K\n"
     "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST the closest such document\n"
-    "In a store created with --min-resemblance, as `add` decides there: the\n"
+    "In a store verifying by resemblance, as `add` decides there: the\n"
     "most resemblant stored or earlier document of estimated resemblance >= R\n"
     "(every earlier one counts), RES as a last column, --add stores every\n"
     "document; texts are needed, and documents are checked one by one.\n"

@@ -93,20 +93,25 @@ enum { DEFAULT_MEMORY_MB = 256, MAX_MEMORY_MB = 1 << 20 };
 
 /* ---- --db ------------------------------------------------------------------ */
 
-/* Open or create the database at path, with design distance k when
- * created. An existing store keeps its own k, unless --k was given
- * (k_given, the option's value k_opt) and asks for another: then the
- * load is refused before anything is read. */
+/* Open the database at path as it was made, or create it with design
+ * distance k, verifying as the dedupe does (min_res, 0: by distance alone,
+ * a fingerprint-only store). An existing store keeps its own k, unless
+ * --k was given (k_given, the option's value k_opt) and asks for another:
+ * then the load is refused before anything is read. */
 static int open_db(nd_db **out, const char *path, unsigned k, int k_given, unsigned k_opt,
-                   const nd_fp_options *fo, int features_given)
+                   const nd_fp_options *fo, int features_given, double min_res)
 {
     nd_db_options o;
     nd_plan_info plan;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
-    o.flags = ND_DB_CREATE;
-    o.k = k;
     o.fp = features_given ? fo : NULL;
     int rc = nd_db_open(out, path, &o);
+    if (rc == ND_ENOTFOUND) {
+        o.flags = ND_DB_CREATE | (min_res > 0 ? 0 : ND_DB_FINGERPRINT_ONLY);
+        o.k = k;
+        o.min_resemblance = min_res;
+        rc = nd_db_open(out, path, &o);
+    }
     if (rc < 0) return cli_fail_nd(rc, "dedupe: cannot open or create database '%s'", path);
     if (!k_given) return CLI_EXIT_OK;
     if ((rc = nd_db_plan(&plan, *out)) < 0)
@@ -271,7 +276,7 @@ int cmd_dedupe(int argc, char **argv)
     if (db_path) { /* created with design distance min(k, 8) */
         nd_dedupe_stats_get(&st, dd);
         rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, o.has_k, o.k, &fo,
-                     features_given);
+                     features_given, o.flags & ND_DEDUPE_SIMHASH_ONLY ? 0 : o.min_resemblance);
         if (rc) goto done;
         if (!features_given) { /* texts are fingerprinted as the store's */
             nd_db_fp_options(&fo, db);

@@ -23,7 +23,7 @@ static const char usage[] =
     "         time is import's --time); a key byte that is not valid UTF-8\n"
     "         is written as \\u00XX, so such a key does not come back byte for\n"
     "         byte: use tsv to copy a store\n"
-    "A store created with --min-resemblance dumps the same lines: its sketches\n"
+    "A store verifying by resemblance dumps the same lines: its sketches\n"
     "are summaries of the texts, not the texts, and cannot be made back into\n"
     "them, so they are left out. Such a dump imports into a fingerprint-only\n"
     "store; a resemblance store refuses it (its records carry fingerprints, and\n"

@@ -21,7 +21,7 @@ static const char usage[] =
     "  FP          a fingerprint as 16 hex digits\n"
     "  -           read fingerprints from stdin, one per line\n"
     "  --text FILE fingerprint FILE (\"-\" = stdin) with the database's options;\n"
-    "              in a store created with --min-resemblance, its near-duplicates\n"
+    "              in a store verifying by resemblance, its near-duplicates\n"
     "              as `add` finds them there (estimated resemblance >= R, by band\n"
     "              keys or within K bits), most resemblant first, each line\n"
     "              ending with <TAB>RES (JSON \"resemblance\")\n"

@@ -8,7 +8,7 @@ static const char usage[] =
     "\n"
     "Check that every table holds the same set of fingerprints, that runs are\n"
     "sorted, disjoint and decodable, and that the documents and reverse\n"
-    "families agree; in a store created with --min-resemblance, also that every\n"
+    "families agree; in a store verifying by resemblance, also that every\n"
     "document has its sketch and band keys and nothing else is there. Prints\n"
     "`ok` and exits 0 only then; otherwise names the\n"
     "first problem and exits 2.\n";

@@ -331,9 +331,18 @@ typedef struct nd_signature nd_signature; /* defined with the corpus dedupe */
  *  return ND_EIO. Same answers either way. */
 #define ND_DB_MMAP 0x20u
 
-/** 2: threads and scratch_dir appended; 3: min_resemblance appended.
- *  Versions 1 and 2 (without them) are still accepted. */
-#define ND_DB_OPTIONS_VERSION 3u
+/** (create) A fingerprint-only store: documents are near-duplicates when
+ *  their fingerprints are within k bits (Manku's setting), and records may
+ *  be bare fingerprints. Without it a store created with options of
+ *  version 4 verifies by resemblance (see min_resemblance). At open of an
+ *  existing store: it must be fingerprint-only (else ND_EMISMATCH). */
+#define ND_DB_FINGERPRINT_ONLY 0x40u
+
+/** 2: threads and scratch_dir appended; 3: min_resemblance appended;
+ *  4: a store created with min_resemblance 0 verifies by resemblance
+ *  ND_DB_DEFAULT_MIN_RESEMBLANCE unless ND_DB_FINGERPRINT_ONLY is set (in
+ *  versions 1 to 3, still accepted, 0 meant a fingerprint-only store). */
+#define ND_DB_OPTIONS_VERSION 4u
 
 /** Database options. Zero means default; fields marked (create) are only
  *  used when the database is created and are read from it afterwards. */
@@ -372,17 +381,21 @@ typedef struct nd_db_options {
                                 short-lived scratch directory (removed once
                                 open); NULL = /tmp. The library reads no
                                 environment: the CLI passes $TMPDIR. */
-    double min_resemblance; /**< (create) (version 3) 0 = a fingerprint-only
-                                store. In (0, 1]: the store verifies by
-                                resemblance (see "Resemblance stores"
-                                below); ND_DB_DEFAULT_MIN_RESEMBLANCE is
-                                the measured choice. At open, if
-                                nonzero, must equal the stored one (else
-                                ND_EMISMATCH). */
+    double min_resemblance; /**< (create) (version 3) In (0, 1]: the store
+                                verifies by resemblance (see "Resemblance
+                                stores" below). 0: the default, which is
+                                ND_DB_DEFAULT_MIN_RESEMBLANCE (version 4)
+                                unless flags has ND_DB_FINGERPRINT_ONLY, a
+                                fingerprint-only store (and, in versions 3
+                                and older, a fingerprint-only store). At
+                                open, if nonzero, must equal the stored
+                                one (else ND_EMISMATCH); 0 opens the store
+                                as it was made. */
 } nd_db_options;
 
 /** The resemblance threshold measured best (bench/README.md,
- *  "Near-duplicate quality"): `neardup init --resemblance` uses it. */
+ *  "Near-duplicate quality"): the default of a store created from options
+ *  of version 4 and of `neardup init`. */
 #define ND_DB_DEFAULT_MIN_RESEMBLANCE 0.85
 
 #define ND_DB_OPTIONS_INIT { ND_DB_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0.0 }
@@ -1359,8 +1372,10 @@ int nd_dedupe_clusters(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
 int nd_dedupe_roles(nd_dedupe *d, nd_dedupe_member_cb cb, void *payload);
 
 /** Receives up to a batch of documents in input order: key, fingerprint,
- *  score as added, time 0. The callback may change the entries (their
- *  time, say); the keys live until it returns. Return 0 to go on. */
+ *  score as added, time 0, and the sketch of each document added with
+ *  text (else NULL), so that a resemblance store takes them as they are.
+ *  The callback may change the entries (their time, say); the keys and
+ *  sketches live until it returns. Return 0 to go on. */
 typedef int (*nd_dedupe_docs_cb)(nd_doc *docs, size_t n, void *payload);
 
 /** Every document added, in batches of at most batch (0 = 65536): to load

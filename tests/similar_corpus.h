@@ -159,11 +159,11 @@ static inline corpus *make_corpus(nd_db *db)
     return c;
 }
 
-static inline nd_db *open_store(const char *path, double r)
+static inline nd_db *open_store_flags(const char *path, double r, unsigned flags)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND | flags;
     o.k = SIM_K;
     o.has_k = 1;
     o.tables = 4;
@@ -171,6 +171,16 @@ static inline nd_db *open_store(const char *path, double r)
     o.min_resemblance = r;
     assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;
+}
+
+/* A store verifying by resemblance r, or with r = 0 the default (a new
+ * store: 0.85) or the store as it was made. */
+static inline nd_db *open_store(const char *path, double r) { return open_store_flags(path, r, 0); }
+
+/* A new fingerprint-only store. */
+static inline nd_db *open_fp_store(const char *path)
+{
+    return open_store_flags(path, 0, ND_DB_FINGERPRINT_ONLY);
 }
 
 #endif

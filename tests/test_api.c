@@ -52,7 +52,7 @@ static nd_db *open_threads(const char *path, unsigned threads)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.k = 3;
     o.tables = 4;
     o.run_size = 16;
@@ -103,7 +103,7 @@ static void test_options_init(void **state)
     assert_true(qo.version == qo_init.version && qo.flags == 0 && qo.limit == 0);
     assert_true(co.version == co_init.version && co.top == 0 && co.tiers == NULL &&
                 co.n_tiers == 0);
-    assert_true(dbo.version == dbo_init.version && dbo.version == 3 && dbo.flags == 0 &&
+    assert_true(dbo.version == dbo_init.version && dbo.version == 4 && dbo.flags == 0 &&
                 dbo.k == 0 && dbo.expected_docs == 0 && dbo.tables == 0 &&
                 dbo.run_size == 0 && dbo.cache_bytes == 0 && dbo.fold_threshold == 0 &&
                 dbo.fp == NULL && dbo.has_k == 0 && dbo.threads == 0 &&
@@ -129,8 +129,9 @@ static void test_db_options_version1(void **state)
     assert_int_equal(o.version, 1);
     assert_true(o.flags == 0 && o.k == 0 && o.fp == NULL && o.has_k == 0);
     assert_true(o.threads == 0xababababu); /* beyond a version-1 struct */
-    o.flags = ND_DB_CREATE;
+    o.flags = ND_DB_CREATE; /* before version 4: a fingerprint-only store */
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK); /* threads not read */
+    assert_true(nd_db_min_resemblance(fx->db) == 0);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     o.version = 2; /* now it is read, and out of range */
     o.threads = 65;
@@ -140,9 +141,52 @@ static void test_db_options_version1(void **state)
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     assert_true(nd_db_min_resemblance(fx->db) == 0);
     assert_int_equal(db_fixture_close(fx), ND_OK);
-    o.version = 4;
+    o.version = ND_DB_OPTIONS_VERSION + 1;
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_EINVAL);
     assert_null(fx->db);
+}
+
+/* The default store answers as a person would: options at zero (version
+ * 4) create a store verifying by resemblance 0.85; ND_DB_FINGERPRINT_ONLY
+ * asks for Manku's store; an existing store opens as it was made. */
+static void test_default_store(void **state)
+{
+    db_fixture *fx = *state;
+    char fp_path[160], v3_path[160];
+    snprintf(fp_path, sizeof fp_path, "%s/fp", fx->dir);
+    snprintf(v3_path, sizeof v3_path, "%s/v3", fx->dir);
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE;
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_true(nd_db_min_resemblance(fx->db) == ND_DB_DEFAULT_MIN_RESEMBLANCE);
+    nd_doc bare = {"b", 1, 0x99, 0, 0, NULL};
+    assert_int_equal(nd_db_add_many(fx->db, &bare, 1), ND_EINVAL); /* texts, not fingerprints */
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    o.flags = 0; /* opens as made, whatever the default */
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_true(nd_db_min_resemblance(fx->db) == ND_DB_DEFAULT_MIN_RESEMBLANCE);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    o.flags = ND_DB_FINGERPRINT_ONLY; /* asks for what it is not */
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_EMISMATCH);
+    assert_non_null(strstr(nd_errmsg(), "fingerprint-only"));
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
+    o.min_resemblance = 0.9;
+    assert_int_equal(nd_db_open(&fx->db, fp_path, &o), ND_EINVAL);
+    o.min_resemblance = 0;
+    assert_int_equal(nd_db_open(&fx->db, fp_path, &o), ND_OK);
+    assert_true(nd_db_min_resemblance(fx->db) == 0);
+    assert_int_equal(nd_db_add_many(fx->db, &bare, 1), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    o.flags = 0;
+    assert_int_equal(nd_db_open(&fx->db, fp_path, &o), ND_OK); /* as made */
+    assert_true(nd_db_min_resemblance(fx->db) == 0);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    /* A caller built against version 3 keeps its meaning: 0 is
+     * fingerprint-only. */
+    assert_int_equal(nd_db_options_init(&o, 3), ND_OK);
+    o.flags = ND_DB_CREATE;
+    assert_int_equal(nd_db_open(&fx->db, v3_path, &o), ND_OK);
+    assert_true(nd_db_min_resemblance(fx->db) == 0);
 }
 
 /* ---- callbacks -------------------------------------------------------- */
@@ -325,6 +369,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options_init),
         DB_FIXTURE_TEST(test_db_options_version1),
+        DB_FIXTURE_TEST(test_default_store),
         DB_FIXTURE_TEST(test_callback_rule),
         DB_FIXTURE_TEST(test_threads_option),
         cmocka_unit_test(test_match_order),

@@ -37,7 +37,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.k = k;
     o.tables = tables;
     o.run_size = run_size;

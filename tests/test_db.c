@@ -59,7 +59,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.k = k;
     o.has_k = 1;
     o.tables = tables;
@@ -561,7 +561,7 @@ static nd_db *open_folding(const char *path, uint64_t threshold)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
     o.k = 3;
     o.tables = 4;
     o.run_size = 8;
@@ -718,7 +718,7 @@ static void crash_after(db_fixture *fx, int (*write)(nd_db *db, const void *arg)
     assert_true(pid >= 0);
     if (pid == 0) {
         nd_db *db = NULL;
-        nd_db_options o = options_flags(ND_DB_CREATE);
+        nd_db_options o = options_flags(ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
         _exit(nd_db_open(&db, fx->path, &o) ? 2 : write(db, arg));
     }
     int status = 0;
@@ -922,7 +922,7 @@ static void test_open_errors(void **state)
     o.fp = &fo;
     assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EMISMATCH);
     assert_non_null(strstr(nd_errmsg(), "chars"));
-    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_EXCL;
     o.fp = NULL;
     assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EEXIST);
     /* The backup opens and holds the document. */
@@ -959,18 +959,18 @@ static void test_create_refusal(void **state)
     nd_db *db = NULL;
     char d[128], file[160];
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
     snprintf(d, sizeof d, "%s/busy", fx->dir);
     assert_int_equal(mkdir(d, 0755), 0);
     touch(d, "notes.txt");
     assert_int_equal(nd_db_open(&db, d, &o), ND_EEXIST);
     assert_null(db);
     assert_non_null(strstr(nd_errmsg(), "is not empty"));
-    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_EXCL;
     assert_int_equal(nd_db_open(&db, d, &o), ND_EEXIST);
     o.flags = 0;
     assert_int_equal(nd_db_open(&db, d, &o), ND_ENOTFOUND); /* nothing was made there */
-    o.flags = ND_DB_CREATE;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
     snprintf(file, sizeof file, "%s/notes.txt", d);
     assert_int_equal(nd_db_open(&db, file, &o), ND_EEXIST);
     assert_non_null(strstr(nd_errmsg(), "is not a directory"));
@@ -1076,7 +1076,7 @@ static void test_stopwords_kept(void **state)
     fo.stopwords = stop;
     fo.n_stopwords = 3;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.fp = &fo;
     nd_db *db = NULL;
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);

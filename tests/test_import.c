@@ -270,7 +270,7 @@ static nd_db *open_new(const char *path)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.expected_docs = 10000;
     assert_int_equal(nd_db_open(&db, path, &o), ND_OK);
     return db;

@@ -88,7 +88,7 @@ static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned ru
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND; /* nd_db_add'ed entries stay fresh */
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND; /* nd_db_add'ed entries stay fresh */
     o.threads = test_threads();
     o.k = k;
     o.has_k = 1;

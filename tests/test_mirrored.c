@@ -271,7 +271,7 @@ static void test_churn_without_flush(void **state)
     db_fixture *fx = *state;
     churn *c = churn_new();
     assert_non_null(c);
-    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE);
+    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
     uint64_t flushes = db->mirror.flushes;
     assert_int_equal(churn_run(c, db), 0);
     assert_int_equal(db->mirror.flushes, flushes); /* about 1,000 before */
@@ -298,7 +298,7 @@ static void test_churn_crash(void **state)
     if (pid == 0) {
         nd_db *db = NULL;
         nd_db_options o = ND_DB_OPTIONS_INIT;
-        o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+        o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
         o.k = 3;
         o.has_k = 1;
         o.tables = 4;
@@ -342,7 +342,7 @@ static void test_relogged_at_flush(void **state)
     nd_doc *docs = malloc(CALL * sizeof *docs);
     char(*keys)[32] = malloc(CALL * sizeof *keys);
     assert_true(docs && keys);
-    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE);
+    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
     for (size_t i = 0; i < FILL; i++) { /* the log full, a call at a time */
         key_of(keys[i % CALL], i);
         docs[i % CALL] = (nd_doc){keys[i % CALL], strlen(keys[i % CALL]), oracle_next(&r), 0, 0};

@@ -197,7 +197,7 @@ static void test_mismatch_and_errors(void **state)
     assert_int_equal(system(cmd), 0);
     nd_db *db;
     nd_db_options dbo = ND_DB_OPTIONS_INIT;
-    dbo.flags = ND_DB_CREATE;
+    dbo.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
     dbo.k = 2;
     assert_int_equal(nd_db_open(&db, shard1, &dbo), ND_OK);
     assert_int_equal(nd_db_close(db), ND_OK);
@@ -290,7 +290,7 @@ static void test_batch_like_one_db(void **state)
     store_path(dbpath, "one");
     store_path(path, "many");
     nd_db_options dbo = ND_DB_OPTIONS_INIT;
-    dbo.flags = ND_DB_CREATE;
+    dbo.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY;
     dbo.k = 3;
     dbo.expected_docs = 1000000;
     assert_int_equal(nd_db_open(&db, dbpath, &dbo), ND_OK);

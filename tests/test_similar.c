@@ -356,7 +356,7 @@ static void test_reopen_and_mismatch(void **state)
     /* a fingerprint-only store asked for resemblance */
     char other[160];
     snprintf(other, sizeof other, "%s/fp", fx->dir);
-    fx->db = open_store(other, 0);
+    fx->db = open_fp_store(other);
     assert_true(nd_db_min_resemblance(fx->db) == 0);
     assert_int_equal(db_fixture_close(fx), ND_OK);
     o.flags = 0;
@@ -596,7 +596,7 @@ static void test_verify_finds_damage(void **state)
 static void test_fingerprint_only(void **state)
 {
     db_fixture *fx = *state;
-    nd_db *db = fx->db = open_store(fx->path, 0);
+    nd_db *db = fx->db = open_fp_store(fx->path);
     corpus *c = make_corpus(db);
     nd_results *r = NULL;
     assert_int_equal(nd_results_new(&r), ND_OK);

@@ -29,7 +29,7 @@ static nd_db *open_db(const char *path)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.k = 3;
     o.has_k = 1;
     o.tables = 4;

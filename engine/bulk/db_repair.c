@@ -96,6 +96,7 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
     o.run_size = from->run_size;
     o.fp = &fp;
     o.min_resemblance = nd_db_min_resemblance(from);
+    if (o.min_resemblance == 0) o.flags |= ND_DB_FINGERPRINT_ONLY; /* made like from */
     repair_copy *c = calloc(1, sizeof *c);
     ND_RETURN_IF(!c, ND_ENOMEM, "repair: out of memory");
     c->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);

@@ -236,9 +236,11 @@ int nd_dedupe_docs(nd_dedupe *d, size_t batch, nd_dedupe_docs_cb cb, void *paylo
     nd_doc *docs = malloc(cap * sizeof *docs);
     uint64_t *off = malloc((cap + 1) * sizeof *off);
     double *score = malloc(cap * sizeof *score);
+    dedupe_rec *recs = d->docs.has_sk ? malloc(cap * sizeof *recs) : NULL;
     char *kb = NULL;
     int rc = ND_OK;
-    if (!docs || !off || !score) ND_FAIL(ND_ENOMEM, "nd_dedupe_docs: out of memory");
+    if (!docs || !off || !score || (d->docs.has_sk && !recs))
+        ND_FAIL(ND_ENOMEM, "nd_dedupe_docs: out of memory");
     /* A batch at a time: its key offsets, scores and keys in one read each. */
     for (size_t s = 0; s < n; s += cap) {
         size_t m = n - s < cap ? n - s : cap;
@@ -251,15 +253,22 @@ int nd_dedupe_docs(nd_dedupe *d, size_t batch, nd_dedupe_docs_cb cb, void *paylo
             kb_cap = klen;
         }
         if (klen) ND_TRY(dedupe_spill_pread(&d->docs.keys, kb, klen, off[0]));
-        for (size_t i = 0; i < m; i++)
+        /* The sketches too, so that a resemblance store can take them. */
+        if (recs)
+            ND_TRY(dedupe_spill_pread(&d->docs.recs, recs, m * sizeof *recs,
+                                      (uint64_t)s * sizeof *recs));
+        for (size_t i = 0; i < m; i++) {
             docs[i] = (nd_doc){kb ? kb + (off[i] - off[0]) : "", (size_t)(off[i + 1] - off[i]),
                                d->docs.fp[s + i], score[i], 0};
+            if (recs && recs[i].size != DEDUPE_NO_SKETCH) docs[i].sketch = &recs[i].sk;
+        }
         if ((rc = dedupe_stop(cb(docs, m, payload)))) goto cleanup;
     }
 cleanup:
     free(docs);
     free(off);
     free(score);
+    free(recs);
     free(kb);
     return rc;
 }

@@ -93,6 +93,9 @@ static int open_shard(nd_db **out, nd_shards *s, unsigned i, unsigned flags,
         o.tables = i == 0 ? create->tables : s->m.tables; /* shard 0's plan is every shard's */
         o.fp = create->fp;
         o.min_resemblance = s->m.min_resemblance;
+        /* A sharded store's threshold 0 is a fingerprint-only store (its
+         * manifest says which), not the default of a single store. */
+        if (o.min_resemblance == 0) o.flags |= ND_DB_FINGERPRINT_ONLY;
     }
     int rc = nd_db_open(out, path, &o);
     if (rc < 0)

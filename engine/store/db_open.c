@@ -66,7 +66,8 @@ static size_t db_options_size(unsigned version)
     switch (version) {
     case 1: return offsetof(nd_db_options, threads);
     case 2: return offsetof(nd_db_options, min_resemblance);
-    case 3: return sizeof(nd_db_options);
+    case 3:
+    case 4: return sizeof(nd_db_options);
     default: return 0;
     }
 }
@@ -304,6 +305,9 @@ static int load_meta(nd_db *db, const nd_db_options *o, double want_r, unsigned 
         ND_FAIL(ND_EMISMATCH, "database %s has design distance k=%u, caller asked for k=%u",
                 db->path, db->plan.info.k, o->k);
     ND_TRY(load_resemblance(db, *format));
+    if ((o->flags & ND_DB_FINGERPRINT_ONLY) && db->min_resemblance > 0)
+        ND_FAIL(ND_EMISMATCH, "database %s verifies by resemblance %.17g, caller asked for a "
+                "fingerprint-only store", db->path, db->min_resemblance);
     if (want_r > 0 && want_r != db->min_resemblance) {
         if (db->min_resemblance > 0)
             ND_FAIL(ND_EMISMATCH,
@@ -371,7 +375,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
     ND_RETURN_IF(threads > ND_MAX_TABLES, ND_EINVAL, "db options: threads=%u (0..%u allowed)",
                  threads, ND_MAX_TABLES);
     ND_RETURN_IF(opts->flags & ~(ND_DB_CREATE | ND_DB_EXCL | ND_DB_READONLY | ND_DB_SYNC |
-                                 ND_DB_NO_BACKGROUND | ND_DB_MMAP),
+                                 ND_DB_NO_BACKGROUND | ND_DB_MMAP | ND_DB_FINGERPRINT_ONLY),
                  ND_EINVAL, "db options: unknown flags 0x%x", opts->flags);
     ND_RETURN_IF((opts->flags & ND_DB_READONLY) && (opts->flags & ND_DB_CREATE), ND_EINVAL,
                  "db options: READONLY and CREATE exclude each other");
@@ -382,6 +386,13 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
     double want_r = opts->version >= 3 ? opts->min_resemblance : 0;
     ND_RETURN_IF(!(want_r == 0 || (want_r > 0 && want_r <= 1)), ND_EINVAL,
                  "db options: min_resemblance %g (0, or in (0, 1])", want_r);
+    int fp_only = (opts->flags & ND_DB_FINGERPRINT_ONLY) != 0;
+    ND_RETURN_IF(fp_only && want_r > 0, ND_EINVAL,
+                 "db options: FINGERPRINT_ONLY and min_resemblance %g exclude each other", want_r);
+    /* What a store created now verifies by: the caller's threshold, else
+     * (options of version 4) the default unless fingerprint-only. */
+    double create_r = want_r > 0 || fp_only || opts->version < 4 ? want_r
+                                                                  : ND_DB_DEFAULT_MIN_RESEMBLANCE;
 
     db = calloc(1, sizeof *db);
     ND_RETURN_IF(!db, ND_ENOMEM, "nd_db_open: out of memory");
@@ -412,7 +423,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
         ND_TRY(nd_fp_config_string(db->fp_config, sizeof db->fp_config,
                                    opts->fp ? opts->fp : &db->fp));
         db->run_size = opts->run_size ? opts->run_size : DB_DEFAULT_RUN_SIZE;
-        db->min_resemblance = want_r;
+        db->min_resemblance = create_r;
     }
     st_open_opts so = {.create = (opts->flags & ND_DB_CREATE) != 0,
                        .excl = (opts->flags & ND_DB_EXCL) != 0,
@@ -421,7 +432,7 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
                        .cache_bytes = opts->cache_bytes,
                        .map_tables = (opts->flags & ND_DB_MMAP) != 0,
                        .scratch_dir = opts->scratch_dir,
-                       .resemblance = want_r > 0};
+                       .resemblance = create_r > 0};
     ND_TRY(st_open(&db->store, path, &so));
     /* A store that already existed keeps its own meta; a new one gets ours. */
     char *probe = NULL;

@@ -198,14 +198,19 @@ class Database:
         stopwords: Iterable[str] | None = None,
         bytes_keys: bool = False,
         min_resemblance: float | None = None,
-    ) -> None: ...
+        fingerprint_only: bool = False,
+    ) -> None:
+        """Open the store at path; create=True makes it if missing. A store
+        created from texts verifies by resemblance 0.85 (min_resemblance
+        to choose another); fingerprint_only=True makes a fingerprint-only
+        store (near-duplicates within k bits; records may be bare
+        fingerprints). An existing store opens as it was made."""
     @property
     def path(self) -> str: ...
     @property
     def min_resemblance(self) -> float:
-        """The store's resemblance threshold (created with min_resemblance,
-        e.g. 0.85: it verifies by resemblance); 0.0 for a fingerprint-only
-        store."""
+        """The store's resemblance threshold (0.85 by default: it verifies
+        by resemblance); 0.0 for a fingerprint-only store."""
     @property
     def k(self) -> int:
         """The store's design distance: the default k of every call."""

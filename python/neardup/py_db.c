@@ -108,21 +108,21 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
                              "readonly", "mmap", "background", "cache_bytes",
                              "fold_threshold", "run_size", "features", "cjk_bigrams",
                              "title_weight", "stopwords", "bytes_keys", "min_resemblance",
-                             NULL};
+                             "fingerprint_only", NULL};
     PyObject *path = NULL, *k = NULL, *docs = NULL, *tables = NULL, *cache = NULL,
              *fold = NULL, *run = NULL, *features = NULL, *cjk = NULL, *title = NULL,
              *stop = NULL, *keep = NULL, *encoded = NULL, *minres = NULL;
     int create = 0, excl = 0, sync = 0, readonly = 0, mmap = 0, background = 1,
-        bytes_keys = 0;
+        bytes_keys = 0, fp_only = 0;
     if (self->db || self->path) {
         PyErr_SetString(PyExc_RuntimeError, "Database.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOpO", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOpOp", kwlist,
                                      PyUnicode_FSDecoder, &path, &create, &excl, &k, &docs,
                                      &tables, &sync, &readonly, &mmap, &background, &cache,
                                      &fold, &run, &features, &cjk, &title, &stop,
-                                     &bytes_keys, &minres))
+                                     &bytes_keys, &minres, &fp_only))
         return -1;
     nd_db_options o;
     nd_fp_options fp;
@@ -131,7 +131,7 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = (create ? ND_DB_CREATE : 0) | (excl ? ND_DB_EXCL : 0) | (sync ? ND_DB_SYNC : 0) |
               (readonly ? ND_DB_READONLY : 0) | (mmap ? ND_DB_MMAP : 0) |
-              (background ? 0 : ND_DB_NO_BACKGROUND);
+              (background ? 0 : ND_DB_NO_BACKGROUND) | (fp_only ? ND_DB_FINGERPRINT_ONLY : 0);
     if (k && k != Py_None) {
         if (pynd_k(k, 0, &o.k) < 0) goto cleanup;
         o.has_k = 1;
@@ -708,7 +708,7 @@ PyTypeObject pynd_DatabaseType = {
               "tables=None, sync=False, readonly=False, mmap=False, background=True, "
               "cache_bytes=None, fold_threshold=None, run_size=None, features=None, "
               "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False, "
-              "min_resemblance=None)\n--\n\n"
+              "min_resemblance=None, fingerprint_only=False)\n--\n\n"
               "A neardup store: a directory holding one RocksDB database (neardup/__init__.pyi "
               "states every argument and method).",
     .tp_new = PyType_GenericNew,

@@ -23,7 +23,7 @@ def db_path(tmp_path):
 @pytest.fixture
 def db(db_path):
     """A new, empty database (k = 3), closed after the test."""
-    with neardup.Database(db_path, create=True, docs=100_000) as d:
+    with neardup.Database(db_path, create=True, fingerprint_only=True, docs=100_000) as d:
         yield d
 
 

@@ -15,7 +15,7 @@ CHILD = r"""
 import random, sys, threading
 import neardup
 
-db = neardup.Database(sys.argv[1], create=True, sync=True)
+db = neardup.Database(sys.argv[1], create=True, fingerprint_only=True, sync=True)
 out = threading.Lock()
 
 def writer(t):

@@ -94,7 +94,7 @@ def test_add_many(db):
 
 def test_keys_str_and_bytes(db_path):
     raw = b"\xff\xfe-not-utf8"
-    with neardup.Database(db_path, create=True) as db:
+    with neardup.Database(db_path, create=True, fingerprint_only=True) as db:
         db.add("café", 1)
         db.add(raw, 2)
         db.add(memoryview(b"mv"), 3)
@@ -161,7 +161,7 @@ def test_backup(db, tmp_path):
 
 
 def test_settings(db_path):
-    with neardup.Database(db_path, create=True, k=6, docs=10_000, features="words") as db:
+    with neardup.Database(db_path, create=True, fingerprint_only=True, k=6, docs=10_000, features="words") as db:
         assert db.k == 6 and db.path == db_path and not db.readonly
         assert db.fp_config.startswith("fp1;words:1;")
         text = "alpha beta gamma"
@@ -182,7 +182,7 @@ def test_settings(db_path):
 
 
 def test_context_and_close(db_path):
-    db = neardup.Database(db_path, create=True)
+    db = neardup.Database(db_path, create=True, fingerprint_only=True)
     with db as same:
         assert same is db and not db.closed
     assert db.closed

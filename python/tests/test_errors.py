@@ -20,9 +20,9 @@ def test_missing_database(tmp_path):
 
 
 def test_exists(db_path):
-    neardup.Database(db_path, create=True).close()
+    neardup.Database(db_path, create=True, fingerprint_only=True).close()
     with pytest.raises(neardup.ExistsError) as e:
-        neardup.Database(db_path, create=True, exclusive=True)
+        neardup.Database(db_path, create=True, fingerprint_only=True, exclusive=True)
     assert e.value.code == -8 and e.value.message
 
 
@@ -31,13 +31,13 @@ def test_create_refused_beside_other_files(tmp_path):
     d.mkdir()
     (d / "notes.txt").write_text("my notes")
     with pytest.raises(neardup.ExistsError) as e:
-        neardup.Database(str(d), create=True)
+        neardup.Database(str(d), create=True, fingerprint_only=True)
     assert "is not empty" in e.value.message
     assert sorted(p.name for p in d.iterdir()) == ["notes.txt"]
 
 
 def test_mismatch(db_path):
-    neardup.Database(db_path, create=True).close()  # k = 3, default features
+    neardup.Database(db_path, create=True, fingerprint_only=True).close()  # k = 3, default features
     with pytest.raises(neardup.MismatchError) as e:
         neardup.Database(db_path, k=5)
     assert e.value.code == -9 and "5" in e.value.message
@@ -47,7 +47,7 @@ def test_mismatch(db_path):
 
 
 def test_readonly(db_path):
-    neardup.Database(db_path, create=True).close()
+    neardup.Database(db_path, create=True, fingerprint_only=True).close()
     with neardup.Database(db_path, readonly=True) as db:
         with pytest.raises(neardup.ReadOnlyError) as e:
             db.add("a", 1)
@@ -56,7 +56,7 @@ def test_readonly(db_path):
 
 
 def test_busy_in_another_process(db_path):
-    neardup.Database(db_path, create=True).close()
+    neardup.Database(db_path, create=True, fingerprint_only=True).close()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import neardup, sys; db = neardup.Database(sys.argv[1]); "
          "print('open', flush=True); sys.stdin.read()", db_path],
@@ -99,7 +99,7 @@ def test_corrupt_is_reported(db_path, tmp_path):
     """A store whose files were overwritten: opening or verifying fails with
     an Error naming the problem, never a crash."""
     import os
-    with neardup.Database(db_path, create=True) as db:
+    with neardup.Database(db_path, create=True, fingerprint_only=True) as db:
         db.add_many([(f"k{i}", i * 7919) for i in range(2000)])
         db.compact()
     for name in os.listdir(db_path):

@@ -60,7 +60,7 @@ def test_two_iterators_at_once(db):
 
 
 def test_close_ends_iterators(db_path):
-    db = neardup.Database(db_path, create=True)
+    db = neardup.Database(db_path, create=True, fingerprint_only=True)
     fill(db)
     it = iter(db)
     next(it)
@@ -76,7 +76,7 @@ def test_close_ends_iterators(db_path):
 
 
 def test_close_from_another_thread_while_iterating(db_path):
-    db = neardup.Database(db_path, create=True)
+    db = neardup.Database(db_path, create=True, fingerprint_only=True)
     fill(db, 20000)
     started, seen, errors = threading.Event(), [], []
 
@@ -99,7 +99,7 @@ def test_close_from_another_thread_while_iterating(db_path):
 
 
 def test_iterator_keeps_database_alive(db_path):
-    with neardup.Database(db_path, create=True) as db:
+    with neardup.Database(db_path, create=True, fingerprint_only=True) as db:
         fill(db, 10)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)

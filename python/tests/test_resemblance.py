@@ -23,6 +23,25 @@ def shuffled(text, seed=7):
     return " ".join(words)
 
 
+def test_default_store_verifies_by_resemblance(tmp_path):
+    with neardup.Database(str(tmp_path / "default"), create=True) as db:
+        assert db.min_resemblance == 0.85
+        assert db.add_if_new_text("orig", BASE, time=1000) is None
+        with pytest.raises(neardup.Error):
+            db.add("bare", 0x1234)  # a bare fingerprint: texts are needed
+    with neardup.Database(str(tmp_path / "default")) as db:  # opens as made
+        assert db.min_resemblance == 0.85 and len(db) == 1
+    with neardup.Database(str(tmp_path / "fp"), create=True, fingerprint_only=True) as db:
+        assert db.min_resemblance == 0.0
+        db.add("bare", 0x1234)
+        assert len(db) == 1
+    with pytest.raises(neardup.Error):
+        neardup.Database(str(tmp_path / "both"), create=True, fingerprint_only=True,
+                         min_resemblance=0.9)
+    with pytest.raises(neardup.Error):  # asks for what the store is not
+        neardup.Database(str(tmp_path / "default"), fingerprint_only=True)
+
+
 def test_resemblance_store(tmp_path):
     with neardup.Database(str(tmp_path / "rs"), create=True, docs=100_000,
                           min_resemblance=0.85) as db:

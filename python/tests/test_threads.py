@@ -77,7 +77,7 @@ def test_concurrent_readers_and_writers(db):
 
 
 def test_close_while_other_threads_call(db_path):
-    db = neardup.Database(db_path, create=True)
+    db = neardup.Database(db_path, create=True, fingerprint_only=True)
     running = threading.Barrier(THREADS + 1)
     acked = [[] for _ in range(THREADS)]
     outcome = [None] * THREADS
@@ -112,7 +112,7 @@ def test_close_while_other_threads_call(db_path):
 
 
 def test_dropped_database_is_freed(db_path):
-    db = neardup.Database(db_path, create=True)
+    db = neardup.Database(db_path, create=True, fingerprint_only=True)
     db.add("a", 1)
     with pytest.raises(neardup.BusyError):  # the writer's lock is held
         neardup.Database(db_path)
@@ -129,7 +129,7 @@ def test_handles_dropped_in_a_loop_leak_no_descriptors(tmp_path):
     import os
     import warnings
     path = str(tmp_path / "db")
-    neardup.Database(path, create=True).close()
+    neardup.Database(path, create=True, fingerprint_only=True).close()
     fds = len(os.listdir("/proc/self/fd"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)

@@ -114,7 +114,7 @@ class Conversation:
 
 def init(name):
     db = os.path.join(DIR, name)
-    subprocess.run([ND, "init", db, "--k", "3", "--docs", "1e4"], check=True,
+    subprocess.run([ND, "init", db, "--k", "3", "--docs", "1e4", "--fingerprint-only"], check=True,
                    stdout=subprocess.DEVNULL)
     return db
 

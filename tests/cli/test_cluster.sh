@@ -35,7 +35,7 @@ expect_exit 0 "$ND" cluster --top 2 r.tsv
 expect_out_eq "$(printf 'removed\tapple\ta.com\tb.com\t2\nremoved\tpie\te.com\tb.com\t1')"
 
 # Fingerprints (and scores) from the database when HEX16 is missing.
-expect_exit 0 "$ND" init db --k 3
+expect_exit 0 "$ND" init db --fingerprint-only --k 3
 printf '{"id":"a.com","fp":"0000000000000000","score":5}\n{"id":"b.com","fp":"0000000000000003","score":9}\n{"id":"d.com","fp":"0000000000000001","score":2}\n' > docs.jsonl
 expect_exit 0 "$ND" import db --format jsonl docs.jsonl
 printf 'q\t1\ta.com\nq\t2\tb.com\nq\t3\td.com\t\t10\nq\t4\tx.com\t00000000000000ff\n' > fromdb.tsv

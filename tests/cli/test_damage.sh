@@ -63,7 +63,7 @@ repaired() { # repair DB: verify accepts it; it holds only acknowledged keys
 }
 
 # --- the log: kill -9 during add --sync, damage inside the log ---------------
-"$ND" init wal --k 3 --docs 1e4 >/dev/null
+"$ND" init wal --fingerprint-only --k 3 --docs 1e4 >/dev/null
 mkfifo in.fifo
 "$ND" add --sync wal in.fifo > acks.txt &
 pid=$!
@@ -103,7 +103,7 @@ for frac in 0.5 0.95 0.02; do
 done
 
 # --- table files, documents and manifest of a closed store ----------------------
-"$ND" init st --k 3 --docs 1e4 >/dev/null
+"$ND" init st --fingerprint-only --k 3 --docs 1e4 >/dev/null
 "$ND" add st fps.txt >/dev/null
 cp fps.txt all.txt
 # (the table files hold fresh keys: nothing was folded)
@@ -129,7 +129,7 @@ for f in st/*.sst st/MANIFEST-*; do
 done
 
 # --- memory limits: exit 2 with a message, never an abort -----------------------
-"$ND" init mem --k 3 --docs 1e4 >/dev/null
+"$ND" init mem --fingerprint-only --k 3 --docs 1e4 >/dev/null
 "$ND" import mem fps.txt >/dev/null 2>&1
 # 150000 is where RocksDB's own threads used to abort (a flush or a
 # compaction meeting std::bad_alloc); test_memlimit.sh covers that range

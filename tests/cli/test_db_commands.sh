@@ -20,11 +20,11 @@ expect_exit 1 "$ND" plan --k 9
 expect_err_match 'k must be 0..8'
 
 # init
-expect_exit 0 "$ND" init db --k 3 --docs 1e6 --tables 10
+expect_exit 0 "$ND" init db --fingerprint-only --k 3 --docs 1e6 --tables 10
 expect_out_match 'k=3, 10 tables, prefix 25..26'
-expect_exit 2 "$ND" init db
+expect_exit 2 "$ND" init db --fingerprint-only
 expect_err_match 'already exists'
-expect_exit 1 "$ND" init db2 --tables 7
+expect_exit 1 "$ND" init db2 --fingerprint-only --tables 7
 expect_err_match 'no design for k=3 with 7 tables'
 check "bad init leaves no directory" ! -e db2
 
@@ -42,7 +42,7 @@ expect_out_eq "$(printf 'doc1\t0123456789abcdef\t0\t5000')"
 expect_exit 0 "$ND" get db doc1 --json
 expect_out_eq '{"key":"doc1","fp":"0123456789abcdef","score":0,"time":5000}'
 printf '0123456789abcdef\t-rf\n0123456789abcdef\tdoc1\n' > dash.fp
-expect_exit 0 "$ND" init dashdb --k 3
+expect_exit 0 "$ND" init dashdb --fingerprint-only --k 3
 expect_exit 0 "$ND" import dashdb --time 5000 dash.fp
 expect_exit 0 "$ND" get dashdb -- -rf doc1
 expect_out_eq "$(printf -- '-rf\t0123456789abcdef\t0\t5000\ndoc1\t0123456789abcdef\t0\t5000')"

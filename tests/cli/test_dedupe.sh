@@ -263,13 +263,13 @@ for mem in 256 0.2; do
     expect_exit 0 "$ND" verify manydb$mem
     check "--db --memory $mem: no temporary directory left" -z "$(ls -d manydb$mem/nd-load-* 2>/dev/null)"
 done
-expect_exit 0 "$ND" init other --k 3 --features words
+expect_exit 0 "$ND" init other --fingerprint-only --k 3 --features words
 expect_exit 0 "$ND" dedupe --db other --out pairs c                # the store's features
 expect_exit 2 "$ND" dedupe --db other --features shingles:3 c      # a mismatch is refused
 expect_err_match "cannot open or create database 'other'"
 # --db with --k: a store of another design distance is refused before
 # anything is read (issue 36); without --k the store's k is used
-expect_exit 0 "$ND" init k3 --k 3
+expect_exit 0 "$ND" init k3 --fingerprint-only --k 3
 expect_exit 1 "$ND" dedupe --db k3 --k 5 --out drop c
 expect_err_match "^neardup: dedupe: database 'k3' has k = 3, but --k 5 asks for k = 5 \(min\(K, 8\)\); give --k 3, or no --k to keep the store's$"
 expect_out_eq ""
@@ -281,7 +281,7 @@ expect_err_match "has k = 3, but --k 24 asks for k = 8"
 expect_exit 0 "$ND" dedupe --db k3 --k 3 --out drop c          # within 3 bits: the copy only
 expect_out_eq "c/a_copy.txt"
 expect_exit 0 "$ND" dedupe --db k3 --out drop c
-expect_exit 0 "$ND" init k8 --k 8
+expect_exit 0 "$ND" init k8 --fingerprint-only --k 8
 expect_exit 0 "$ND" dedupe --db k8 --k 24 --out drop c
 expect_exit 0 "$ND" stats k3 --json
 expect_out_match "\"documents\":$n_docs,"

@@ -3,7 +3,7 @@
 # dump`) into an equal store, for every byte a key may hold; its jsonl
 # output is valid JSON for every such key and imports with --format jsonl.
 
-"$ND" init db --k 3 --docs 1e4 >/dev/null
+"$ND" init db --fingerprint-only --k 3 --docs 1e4 >/dev/null
 # Keys with a TAB, a backslash, control bytes, invalid UTF-8 (fp lines
 # carry raw bytes up to the newline), and with a newline and a DEL (jsonl).
 printf '0123456789abcdef\tplain\n' > a.fp
@@ -37,7 +37,7 @@ check "dump is in key order" "$(cut -f2 d1.tsv | tr '\n' ' ')" = \
     "1111111111111111 3333333333333333 4444444444444444 2222222222222222 9999999999999999 6666666666666666 0123456789abcdef 8888888888888888 7777777777777777 5555555555555555 00000000000000ff "
 
 # tsv round trip: an equal store, byte for byte
-"$ND" init copy --k 3 --docs 1e4 >/dev/null
+"$ND" init copy --fingerprint-only --k 3 --docs 1e4 >/dev/null
 expect_exit 0 "$ND" import copy --format dump d1.tsv
 expect_err_match '^neardup: import: 11 documents in .*; the database holds 11 documents, 11 fingerprints$'
 "$ND" dump copy > d2.tsv
@@ -48,7 +48,7 @@ expect_exit 0 "$ND" query copy 3333333333333333 --k 0
 expect_out_eq "$(printf '3333333333333333\tbad-utf8-\377\376-\300\200-\355\240\200\t3333333333333333\t0')"
 expect_exit 0 "$ND" verify copy
 # through stdin and through batch (each document's own time is stored)
-"$ND" init copy2 --k 3 --docs 1e4 >/dev/null
+"$ND" init copy2 --fingerprint-only --k 3 --docs 1e4 >/dev/null
 STDIN=d1.tsv expect_exit 0 "$ND" batch copy2 --add --format dump -
 check "batch --add of a dump: 11 new" "$(printf '%s\n' "$out" | grep -c '^new')" -eq 11
 "$ND" dump copy2 > d3.tsv
@@ -74,7 +74,7 @@ print(n)' d1.jsonl
 expect_out_eq 11
 # jsonl imports back: keys (valid UTF-8 ones byte for byte), fingerprints
 # and scores; the time is import's --time
-"$ND" init j --k 3 --docs 1e4 >/dev/null
+"$ND" init j --fingerprint-only --k 3 --docs 1e4 >/dev/null
 expect_exit 0 "$ND" import j --format jsonl --time 1700000000 d1.jsonl
 "$ND" dump j > dj.tsv
 check "jsonl round trip: same keys, fingerprints and scores (valid UTF-8 keys)" \
@@ -103,7 +103,7 @@ expect_err_match 'bad6.tsv:1: more than 4 fields'
 check "bad dump lines imported nothing" "$(cmp d1.tsv d4.tsv 2>&1; echo $?)" = 0
 
 # an empty store dumps nothing; a closed pipe ends the dump quietly
-"$ND" init none --k 3 --docs 1e4 >/dev/null
+"$ND" init none --fingerprint-only --k 3 --docs 1e4 >/dev/null
 expect_exit 0 "$ND" dump none
 expect_out_eq ""
 run bash -c '"$0" dump "$1" | head -1' "$ND" db

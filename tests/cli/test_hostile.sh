@@ -4,7 +4,7 @@
 # Needs $META_POKE (tests/hostile/meta_poke.c) to make databases of another
 # format version or fingerprint function.
 
-"$ND" init db --k 3 --docs 1e5 >/dev/null
+"$ND" init db --fingerprint-only --k 3 --docs 1e5 >/dev/null
 printf '1111111111111111\tbase\n' > base.fp
 "$ND" add db --format fp base.fp >/dev/null 2>&1
 unchanged() { # the database still holds exactly the base document and verifies
@@ -107,7 +107,7 @@ expect_err_match 'lie.warc:[0-9]+: record claims 5000 bytes but the input ends a
 # k out of range
 expect_exit 1 "$ND" add db --k 17 --format fp base.fp
 expect_err_match 'k must be 0..16'
-expect_exit 1 "$ND" init db9 --k 9
+expect_exit 1 "$ND" init db9 --fingerprint-only --k 9
 check "no database for a bad k" ! -e db9
 
 # a database path that is a file: a database error (exit 2), as a missing one
@@ -116,9 +116,9 @@ expect_exit 2 "$ND" query afile 0000000000000000
 expect_err_match "afile exists and is not a directory"
 expect_exit 2 "$ND" stats afile
 expect_err_match "afile exists and is not a directory"
-expect_exit 2 "$ND" init afile
+expect_exit 2 "$ND" init afile --fingerprint-only
 expect_err_match "^neardup: init: 'afile' already exists and is not a directory$"
-expect_exit 2 "$ND" init afile/db
+expect_exit 2 "$ND" init afile/db --fingerprint-only
 expect_err_match "cannot create database directory afile/db: Not a directory"
 check "the file is untouched" "$(cat afile)" = x
 # a directory that is not a database
@@ -203,7 +203,7 @@ unchanged
 
 # a database of another format version: refused at open, by every command,
 # with the version named; nothing is written to it
-mk_db() { rm -rf "$1"; "$ND" init "$1" --k 3 --docs 1e5 >/dev/null; "$ND" add "$1" --format fp base.fp >/dev/null 2>&1; }
+mk_db() { rm -rf "$1"; "$ND" init "$1" --fingerprint-only --k 3 --docs 1e5 >/dev/null; "$ND" add "$1" --format fp base.fp >/dev/null 2>&1; }
 mk_db vdb
 "$META_POKE" vdb format 6
 expect_exit 2 "$ND" add vdb --format fp dupkey.fp
@@ -241,7 +241,7 @@ run "$ND" stats vdb --json
 expect_out_match '"documents":1,"fingerprints":1'
 
 # an SST file with flipped bytes: checksums surface as corruption, no crash
-"$ND" init big --k 3 --docs 1e5 >/dev/null
+"$ND" init big --fingerprint-only --k 3 --docs 1e5 >/dev/null
 awk 'BEGIN { srand(3); for (i = 0; i < 30000; i++) printf "%04x%04x%04x%04x\tk%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, i }' > many.fp
 "$ND" add big --format fp many.fp >/dev/null 2>&1
 "$ND" compact big
@@ -260,7 +260,7 @@ done
 # read-only directory and full disk (tmpfs mounts need root)
 if [ "$(id -u)" -eq 0 ]; then
     mkdir ro && mount -t tmpfs -o size=64m tmpfs ro
-    "$ND" init ro/db --k 3 --docs 1e5 >/dev/null
+    "$ND" init ro/db --fingerprint-only --k 3 --docs 1e5 >/dev/null
     "$ND" add ro/db --format fp base.fp >/dev/null 2>&1
     mount -o remount,ro ro
     expect_exit 2 "$ND" add ro/db --format fp dupkey.fp
@@ -270,7 +270,7 @@ if [ "$(id -u)" -eq 0 ]; then
     umount ro
 
     mkdir full && mount -t tmpfs -o size=1m tmpfs full
-    "$ND" init full/db --k 3 --docs 1e5 >/dev/null 2>&1
+    "$ND" init full/db --fingerprint-only --k 3 --docs 1e5 >/dev/null 2>&1
     awk 'BEGIN { srand(7); for (i = 0; i < 200000; i++) printf "%04x%04x%04x%04x\tkey-with-some-length-%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, i }' > fill.fp
     expect_exit 2 "$ND" add full/db --format fp --sync fill.fp
     expect_err_match 'no space left|No space left'

@@ -22,7 +22,7 @@ gen 2 800 b > batch.fp
 cat stored.fp | awk 'NR % 7 == 0' | sed 's/\ts/\tb-again-s/' >> batch.fp  # exact copies under new keys
 
 # import: counts, verify, the summary
-expect_exit 0 "$ND" init db --k 3 --docs 1e5
+expect_exit 0 "$ND" init db --fingerprint-only --k 3 --docs 1e5
 expect_exit 0 "$ND" import db --format fp --chunk 1000 stored.fp
 expect_err_match 'import: 3000 documents in .* 0 bad; the database holds 3000 documents'
 expect_exit 0 "$ND" verify db
@@ -36,9 +36,9 @@ expect_exit 0 "$ND" query db "$q" --k 0
 expect_out_match "	s0	$q	0\$"
 
 # batch == add one by one (same stored set: import everything into both)
-expect_exit 0 "$ND" init one --k 3 --docs 1e5
+expect_exit 0 "$ND" init one --fingerprint-only --k 3 --docs 1e5
 expect_exit 0 "$ND" import one --format fp stored.fp
-expect_exit 0 "$ND" init two --k 3 --docs 1e5
+expect_exit 0 "$ND" init two --fingerprint-only --k 3 --docs 1e5
 expect_exit 0 "$ND" import two --format fp stored.fp
 expect_exit 0 "$ND" batch one --format fp batch.fp
 batch_out=$out
@@ -58,7 +58,7 @@ check "batch --add stores what add stores ($a / $b)" "$a" == "$b"
 expect_exit 0 "$ND" verify one
 # --mmap (the imported tables read through mappings) decides and answers
 # as the default reads do
-expect_exit 0 "$ND" init four --k 3 --docs 1e5
+expect_exit 0 "$ND" init four --fingerprint-only --k 3 --docs 1e5
 "$ND" import four --format fp stored.fp 2>/dev/null
 expect_exit 0 "$ND" add four --mmap --format fp batch.fp
 check "add --mmap prints what add prints" "$batch_out" == "$out"
@@ -71,7 +71,7 @@ check "the queries found matches" "$(printf '%s\n' "$out" | wc -l)" -gt 500
 # a wider k than the plan's (per-document probes) still equals add
 expect_exit 0 "$ND" batch two --k 5 --format fp batch.fp
 w=$out
-expect_exit 0 "$ND" init three --k 3 --docs 1e5
+expect_exit 0 "$ND" init three --fingerprint-only --k 3 --docs 1e5
 "$ND" import three --format fp stored.fp 2>/dev/null
 "$ND" batch three --add --format fp batch.fp >/dev/null 2>&1
 expect_exit 0 "$ND" add three --k 5 --format fp batch.fp
@@ -82,7 +82,7 @@ expect_out_match '^\{"status":"dup","key":"b[0-9]+","match":"[a-z0-9-]+","dist":
 
 # formats: jsonl, tsv, files
 printf '{"id":"j1","text":"the quick brown fox jumps over the lazy dog today"}\n{"id":"j2","text":"the quick brown fox jumps over the lazy dog today"}\n' > t.jsonl
-expect_exit 0 "$ND" init txt
+expect_exit 0 "$ND" init txt --fingerprint-only
 expect_exit 0 "$ND" batch txt --format jsonl t.jsonl
 expect_out_eq "$(printf 'new\tj1\ndup\tj2\tj1\t0')"
 expect_exit 0 "$ND" import txt --format jsonl t.jsonl
@@ -94,7 +94,7 @@ expect_lines 3
 # bad input: the load stops and imports nothing (two chunks were spilled);
 # with --steps earlier chunks stay, the bad chunk does not
 printf '0000000000000001\tg1\n0000000000000002\tg2\nnothex\tb\n0000000000000003\tg3\n' > bad.fp
-expect_exit 0 "$ND" init bad
+expect_exit 0 "$ND" init bad --fingerprint-only
 expect_exit 1 "$ND" import bad --chunk 1 --format fp bad.fp
 expect_err_match '^neardup: bad.fp:3: fingerprint'
 run "$ND" stats bad --json
@@ -103,7 +103,7 @@ check "a failed load leaves no temporary files" -z "$(ls -d bad/nd-load-* 2>/dev
 expect_exit 1 "$ND" import bad --steps --chunk 1 --format fp bad.fp
 run "$ND" stats bad --json
 expect_out_match '"documents":2,'
-expect_exit 0 "$ND" init bad2
+expect_exit 0 "$ND" init bad2 --fingerprint-only
 expect_exit 0 "$ND" import bad2 --steps --chunk 500 --format fp stored.fp
 expect_err_match 'import: 3000 documents in .* 0 bad; the database holds 3000 documents'
 expect_exit 0 "$ND" verify bad2
@@ -135,7 +135,7 @@ http=$(printf 'HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n
 warc_rec response http://c.example/ "$http" | gzip > part.warc.gz
 cat crawl.warc | gzip > crawl.warc.gz
 cat part.warc.gz >> crawl.warc.gz   # concatenated gzip members
-expect_exit 0 "$ND" init w
+expect_exit 0 "$ND" init w --fingerprint-only
 expect_exit 0 "$ND" import w --format warc crawl.warc.gz
 expect_err_match 'import: 3 documents'
 run "$ND" get w http://a.example/ http://b.example/ http://c.example/
@@ -145,6 +145,6 @@ want=$("$ND" fingerprint --html page.html | cut -f1)
 expect_exit 0 "$ND" get w http://a.example/
 expect_out_match "^http://a.example/	$want	"
 # the same crawl as a batch: the second copy of the page is a duplicate
-expect_exit 0 "$ND" init w2
+expect_exit 0 "$ND" init w2 --fingerprint-only
 expect_exit 0 "$ND" batch w2 --format warc crawl.warc.gz
 expect_out_match "^dup	http://c.example/	http://a.example/	0$"

@@ -19,7 +19,7 @@ wait_for() {
 # finish PID: wait for the job; its exit status in $code.
 finish() { wait "$1"; code=$?; }
 
-"$ND" init big --k 3 --docs 1e6 >/dev/null
+"$ND" init big --fingerprint-only --k 3 --docs 1e6 >/dev/null
 awk 'BEGIN { srand(3); for (i = 0; i < 2000000; i++)
     printf "%08x%08x\tk%d\n", int(rand() * 4294967296), int(rand() * 4294967296), i }' > big.fp
 
@@ -57,7 +57,7 @@ expect_exit 0 "$ND" verify big
 
 # add, blocked reading a pipe: the signal ends the read at once; what was
 # printed is stored
-"$ND" init small --k 3 --docs 1e4 >/dev/null
+"$ND" init small --fingerprint-only --k 3 --docs 1e4 >/dev/null
 mkfifo feed
 "$ND" add small feed > add.out 2> add.err &
 pid=$!

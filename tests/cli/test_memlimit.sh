@@ -30,7 +30,7 @@ w('add.txt', 'a', 1500)
 w('ded.txt', 'd', 1500)"
 cut -f1 add.txt > q.txt
 
-"$ND" init base >/dev/null
+"$ND" init base --fingerprint-only >/dev/null
 expect_exit 0 "$ND" import base base.txt
 
 # limited CMD...: run CMD under `ulimit -v $v`; exit 0 or 2 (with a

@@ -2,7 +2,7 @@
 # has): on stderr when it is a terminal and stdout is not (through a pty
 # made by script(1)), always with --progress, never in a pipe or a file.
 
-"$ND" init db --k 3 --docs 1e4 >/dev/null
+"$ND" init db --fingerprint-only --k 3 --docs 1e4 >/dev/null
 awk 'BEGIN { srand(5); for (i = 0; i < 600; i++)
     printf "%08x%08x\tp%d\n", int(rand() * 4294967296), int(rand() * 4294967296), i }' > in.fp
 
@@ -14,7 +14,7 @@ expect_exit 0 "$ND" batch db in.fp
 check "batch in a pipe: no progress line" -z "$(printf '%s' "$err" | tr -d '\n' | grep -F "$(printf '\r')")"
 
 # --progress forces it (the first update shows at once, then twice a second)
-"$ND" init db2 --k 3 --docs 1e4 >/dev/null
+"$ND" init db2 --fingerprint-only --k 3 --docs 1e4 >/dev/null
 expect_exit 0 "$ND" add db2 --k 0 --progress in.fp
 expect_err_match "$(printf '\r')add: 256 docs, [0-9]+ docs/s"
 expect_err_match 'neardup: add: 600 new, 0 dup, 0 bad$'
@@ -25,7 +25,7 @@ expect_err_match 'neardup: batch: 0 new, 600 dup, 0 bad in'
 
 # a terminal on stderr, stdout to a file: shown; stdout a terminal: not
 if command -v script >/dev/null; then
-    "$ND" init db3 --k 3 --docs 1e4 >/dev/null
+    "$ND" init db3 --fingerprint-only --k 3 --docs 1e4 >/dev/null
     run script -qec "\"$ND\" add db3 --k 0 in.fp > add.out" /dev/null
     expect_out_match "$(printf '\r')add: 256 docs, "
     check "add on a terminal: the decisions in the file" "$(wc -l < add.out)" -eq 600

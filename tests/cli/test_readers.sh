@@ -4,8 +4,8 @@
 # lines (one message naming file:line and the field, nothing stored), the
 # line limit, and gzip input (members, trailing bytes, stdin).
 
-"$ND" init db --k 3 --docs 1e4 >/dev/null
-"$ND" init fdb --k 3 --docs 1e4 >/dev/null
+"$ND" init db --fingerprint-only --k 3 --docs 1e4 >/dev/null
+"$ND" init fdb --fingerprint-only --k 3 --docs 1e4 >/dev/null
 stored() { # the number of documents in DB (default db)
     run "$ND" stats "${1:-db}" --json
     printf '%s\n' "$out" | sed -n 's/.*"documents":\([0-9]*\).*/\1/p'
@@ -58,7 +58,7 @@ expect_lines 4
 if [ -d /usr/share/common-licenses ]; then
     n=$(find /usr/share/common-licenses -mindepth 1 -maxdepth 1 \( -type f -o -xtype f \) | wc -l)
     links=$(find /usr/share/common-licenses -mindepth 1 -maxdepth 1 -type l | wc -l)
-    "$ND" init lic >/dev/null
+    "$ND" init lic --fingerprint-only >/dev/null
     expect_exit 0 "$ND" import lic --format files /usr/share/common-licenses
     expect_err_match "import: $n documents"
     check "common-licenses holds links ($links)" "$links" -gt 0

@@ -29,11 +29,28 @@ EOF
 
 expect_exit 0 "$ND" init rs --k 3 --docs 1e5 --resemblance
 expect_out_match 'min resemblance 0\.85'
-expect_exit 0 "$ND" init fp --k 3 --docs 1e5
+expect_exit 0 "$ND" init fp --fingerprint-only --k 3 --docs 1e5
 expect_exit 1 "$ND" init bad --min-resemblance 0
 expect_err_match 'min-resemblance must be a number in \(0, 1\]'
 expect_exit 1 "$ND" init bad --min-resemblance 1.5
 check "a refused init creates nothing" ! -e bad
+# The default store verifies by resemblance; --fingerprint-only excludes a
+# threshold; a fingerprint into the default store is refused with the way on.
+expect_exit 0 "$ND" init dflt --k 3 --docs 1e5
+expect_out_match 'min resemblance 0\.85$'
+expect_exit 0 "$ND" init dfltj --json
+expect_out_match '"min_resemblance":0\.85'
+expect_exit 0 "$ND" init fpj --fingerprint-only --json
+check "a fingerprint-only store's JSON has no threshold" -z "$(printf '%s' "$out" | grep min_resemblance)"
+expect_exit 1 "$ND" init bad --fingerprint-only --resemblance
+expect_err_match 'exclude each other'
+expect_exit 1 "$ND" init bad --fingerprint-only --min-resemblance 0.9
+check "a refused init creates nothing" ! -e bad
+echo "0123456789abcdef	k1" > one.fp
+expect_exit 1 "$ND" add dflt --format fp one.fp
+expect_err_match 'verifies by resemblance'
+expect_exit 0 "$ND" add dflt --format tsv docs.tsv
+expect_out_match '^dup	copy	orig	'
 
 # The edited copy lies beyond k = 3 bits of the original: a
 # fingerprint-only store calls it new, the resemblance store a dup.
@@ -143,7 +160,7 @@ EOF2
 npara=$(grep -c '^orig' para.tsv)
 check "20 paragraphs of GPL-3 ($npara)" "$npara" -eq 20
 "$ND" init rp --k 3 --docs 1e5 --min-resemblance 0.75 >/dev/null
-"$ND" init fpp --k 3 --docs 1e5 >/dev/null
+"$ND" init fpp --fingerprint-only --k 3 --docs 1e5 >/dev/null
 expect_exit 0 "$ND" batch rp --add --format tsv para.tsv
 expect_lines 41
 check "every paragraph is new" "$(printf '%s\n' "$out" | grep -c '^new	orig[0-9]*$')" -eq 20
@@ -178,7 +195,7 @@ expect_exit 0 "$ND" dump rp
 expect_lines 41
 expect_err_match "^neardup: dump: 'rp' verifies by resemblance: the dump holds no sketches"
 printf '%s\n' "$out" > rp.dump
-"$ND" init fpd --k 3 --docs 1e5 >/dev/null
+"$ND" init fpd --fingerprint-only --k 3 --docs 1e5 >/dev/null
 expect_exit 0 "$ND" import fpd --format dump rp.dump
 run "$ND" dump fpd
 check "dump -> import into a fingerprint-only store round-trips" "$out" = "$(cat rp.dump)"

@@ -3,7 +3,7 @@
 # and after `compact` their space is reclaimed (fewer entries and bytes in
 # every table).
 
-"$ND" init db --k 3 --docs 1e5 >/dev/null
+"$ND" init db --fingerprint-only --k 3 --docs 1e5 >/dev/null
 gen() { # gen SEED N PREFIX: N far-apart fingerprints with keys PREFIX<i>
     awk -v seed="$1" -v n="$2" -v p="$3" 'BEGIN { srand(seed);
         for (i = 0; i < n; i++)

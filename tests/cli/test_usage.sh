@@ -57,16 +57,16 @@ check "the file is untouched" "$(cat afile)" = x
 # init: a new path or an empty directory, never beside a user's files
 mkdir mine
 echo "my notes" > mine/notes.txt
-expect_exit 2 "$ND" init mine
+expect_exit 2 "$ND" init mine --fingerprint-only
 expect_err_match "^neardup: init: 'mine' already exists and is not empty \(a database is created in a new or empty directory\)$"
 check "init wrote nothing beside the user's file" "$(ls mine)" = notes.txt
-expect_exit 2 "$ND" init afile
+expect_exit 2 "$ND" init afile --fingerprint-only
 expect_err_match "^neardup: init: 'afile' already exists and is not a directory$"
 check "init left the file alone" "$(cat afile)" = x
 mkdir empty
-expect_exit 0 "$ND" init empty --k 3
+expect_exit 0 "$ND" init empty --fingerprint-only --k 3
 expect_out_match '^created empty: k=3'
-expect_exit 2 "$ND" init empty
+expect_exit 2 "$ND" init empty --fingerprint-only
 expect_err_match "already exists"
 
 # plurals in the summaries

@@ -19,7 +19,7 @@ set -uo pipefail
 source "$(dirname "$0")/crash_lib.sh"
 echo "crash_add: seed $SEED, $KILLS kills"
 
-"$ND" init "$work/db" --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
+"$ND" init "$work/db" --fingerprint-only --k 3 --docs 1e6 >/dev/null || { echo "init failed"; exit 1; }
 RANDOM=$SEED
 
 # Deterministic fingerprints: round r, line i. Every 5th line is a copy of

@@ -340,7 +340,7 @@ int main(int argc, char **argv)
 
     nd_db *db;
     nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_EXCL;
+    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_EXCL;
     o.k = 3;
     o.has_k = 1;
     o.expected_docs = 1000000;

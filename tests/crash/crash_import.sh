@@ -31,7 +31,7 @@ N=12000 CHUNK=500
 for round in $(seq 1 "$KILLS"); do
     if [ $((round % 20)) -eq 1 ]; then # a fresh database every 20 rounds (long mode)
         rm -rf "$work/db"
-        "$ND" init "$work/db" --k 3 --docs 1e6 --run-size 8 >/dev/null || { echo "init failed"; exit 1; }
+        "$ND" init "$work/db" --fingerprint-only --k 3 --docs 1e6 --run-size 8 >/dev/null || { echo "init failed"; exit 1; }
     fi
     awk -v seed=$((SEED * 1000 + round)) -v round="$round" -v n=$N 'BEGIN { srand(seed);
         for (i = 0; i < n; i++)

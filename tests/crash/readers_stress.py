@@ -154,7 +154,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="nd-readers-", dir=BASE)
     try:
         db = os.path.join(tmp, "db")
-        subprocess.run([ND, "init", db, "--k", "3", "--docs", "1e5"], check=True,
+        subprocess.run([ND, "init", db, "--k", "3", "--docs", "1e5", "--fingerprint-only"], check=True,
                        stdout=subprocess.DEVNULL)
         threads = [threading.Thread(target=writer_loop, args=(db,))]
         threads += [threading.Thread(target=reader_loop, args=(db, s)) for s in range(READERS)]

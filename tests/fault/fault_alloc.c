@@ -106,6 +106,7 @@ static int open_db(nd_db **db, const char *p, unsigned flags)
     o.expected_docs = 1000;
     o.threads = 1;
     o.min_resemblance = resemblance && (flags & ND_DB_CREATE) ? 0.85 : 0;
+    if (!resemblance) o.flags |= ND_DB_FINGERPRINT_ONLY;
     return nd_db_open(db, p, &o);
 }
 

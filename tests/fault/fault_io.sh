@@ -36,7 +36,7 @@ gen() {
 
 # A base store: 300 old documents (time 1000, expired by the expire
 # step) and 300 kept ones, partly folded into the tables, partly fresh.
-"$ND" init "$work/base" --k 3 --docs 1e5 --run-size 8 >/dev/null || { echo "init failed"; exit 1; }
+"$ND" init "$work/base" --k 3 --docs 1e5 --run-size 8 --fingerprint-only >/dev/null || { echo "init failed"; exit 1; }
 gen old 300 > "$work/old"
 gen keep 300 > "$work/keep"
 gen add 200 > "$work/add"

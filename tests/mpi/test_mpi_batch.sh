@@ -18,7 +18,7 @@ total() { "$ND" shard info "$1" | awk -F'\t' '$1 == "total" { print $2 }'; }
 awk -v seed=11 -v n=3000 -v out=stored -f "$GEN" >stored.fp
 awk -v seed=11 -v n=3000 -v q=800 -v out=batch -f "$GEN" >batch.fp
 awk -v seed=11 -v n=3000 -v q=300 -v out=batch -f "$GEN" | sed 's/\tq/\tr/' >batch2.fp
-expect_exit 0 "$ND" init db --k 3 --docs 10000
+expect_exit 0 "$ND" init db --fingerprint-only --k 3 --docs 10000
 expect_exit 0 "$ND" import db stored.fp
 expect_exit 0 "$ND" shard split db st --shards 5
 expect_out_match 'over 5 shards'
@@ -77,7 +77,7 @@ check "chunks store as one machine" "$(total stC2)" = \
     "$("$ND" stats dbC | awk '$1 == "documents" || $1 == "documents:" { print $2; exit }')"
 # A fresh store from `shard init` behaves as a fresh database.
 expect_exit 0 "$ND" shard init sI --shards 3 --k 3 --docs 10000
-expect_exit 0 "$ND" init dbI --k 3 --docs 10000
+expect_exit 0 "$ND" init dbI --fingerprint-only --k 3 --docs 10000
 "$ND" batch dbI batch.fp --add >refI.txt 2>/dev/null
 expect_exit 0 mpi 4 batch sI batch.fp --add
 same "batch --add on shard init" refI.txt
@@ -103,7 +103,7 @@ expect_err_match 'rank 1 \(shards of stD: 1 4\) died on signal 6 while checking;
 check "a dead rank's run printed no results" -z "$out"
 check "nothing stored when a rank died" "$(total stD)" = 3000
 # A shard that is not the manifest's (other fingerprint features).
-cp -r st stE && rm -rf stE/shard-001 && "$ND" init stE/shard-001 --k 3 --features words >/dev/null
+cp -r st stE && rm -rf stE/shard-001 && "$ND" init stE/shard-001 --fingerprint-only --k 3 --features words >/dev/null
 expect_exit 2 mpi 3 batch stE batch.fp
 expect_err_match "shard 1 'stE/shard-001' does not match the manifest"
 expect_exit 1 mpi 3 batch db batch.fp

@@ -53,7 +53,7 @@ expect_exit 1 "$ND" shard import s bad.fp
 expect_err_match 'bad.fp:2'
 
 # split a database: the same documents land in the same shards as import.
-expect_exit 0 "$ND" init db --k 3 --docs 2000
+expect_exit 0 "$ND" init db --fingerprint-only --k 3 --docs 2000
 expect_exit 0 "$ND" import db stored.fp
 expect_exit 0 "$ND" shard split db sp --shards 7 --chunk 100
 expect_out_match '2000 documents over 7 shards'
@@ -115,7 +115,7 @@ expect_exit 0 "$ND" query "$sh7" --k 0 "$new7"
 expect_out_match "	d7	$new7	0$"
 expect_exit 0 "$ND" query "$sh7" --k 0 "$old7"
 check "d7 left its first fingerprint" -z "$(printf '%s\n' "$out" | grep '	d7	')"
-expect_exit 0 "$ND" init bigdb --k 3 --docs 4000
+expect_exit 0 "$ND" init bigdb --fingerprint-only --k 3 --docs 4000
 expect_exit 0 "$ND" import bigdb big.fp
 expect_exit 0 "$ND" shard split bigdb SP --shards 2 --chunk 300
 expect_out_match '2000 documents over 2 shards'

@@ -48,7 +48,7 @@ awk 'BEGIN { srand(11); for (i = 0; i < 500; i++) printf "%04x%04x%04x%04x\tk%d\
 printf 'a\tthe quick brown fox jumps over the lazy dog\nb\tthe quick brown fox jumped over the lazy dog\nc\tsomething else entirely, words and more words\n' > texts.tsv
 printf '<html><head><title>T</title><script>x()</script></head><body><p>Hello &amp; welcome</p></body></html>' > page.html
 
-vg 0 init db --k 3 --docs 1e5
+vg 0 init db --k 3 --docs 1e5 --fingerprint-only
 vg 0 add db --format fp --time 1000 docs.fp
 vg 0 add db --format tsv --sync --time 5000 texts.tsv
 vg 0 query db --k 3 "$(head -c 16 docs.fp)"
