@@ -12,7 +12,9 @@
  * 3. Every table file is read block by block (cmp_sst_mend): one whose
  *    data blocks are partly damaged is replaced by a copy without them
  *    (the original set aside in lost/), so that only those blocks'
- *    entries are lost, not the file. A live file that was written aside
+ *    entries are lost, not the file; one that cannot be read at all (its
+ *    index, footer or a meta block damaged) is set aside whole: RocksDB
+ *    7.8 reads a file whose LZ4 index is damaged as if it held nothing. A live file that was written aside
  *    and ingested whole (a bulk load's documents, reverse entries and
  *    tables in a new generation, the tables' fresh keys and refolds, a
  *    resemblance store's band entries) is set aside too, as
@@ -192,7 +194,13 @@ static int check_file(repair_state *s, const char *name)
     ND_TRY(ok);
     rc = ND_OK;
     if (!ok) goto cleanup; /* not read here: RocksDB's repair decides */
-    if (info.bad_blocks) {
+    if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
+        snprintf(lost, len, "%s/lost/%s", s->path, name);
+        ND_TRY(move(file, lost));
+        s->info.files_damaged++;
+        goto cleanup;
+    }
+    if (info.bad_blocks || info.bad_filter) {
         snprintf(lost, len, "%s/lost/%s", s->path, name);
         ND_TRY(move(file, lost));
         ND_TRY(move(tmp, file));

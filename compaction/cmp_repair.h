@@ -12,6 +12,7 @@ typedef struct st_repair_info {
     uint64_t log_records_dropped; /* damaged log records (or runs of damaged bytes) */
     unsigned files_mended;        /* table files rewritten without their damaged blocks */
     uint64_t blocks_cut;          /* the damaged data blocks left out of them */
+    unsigned files_damaged;       /* table files set aside whole (nothing readable) */
     unsigned files_restored;      /* files ingested whole, put back into their families */
 } st_repair_info;
 

@@ -74,7 +74,7 @@ typedef struct sst {
     int fd;
     uint64_t size;
     uint8_t footer[FOOTER_LEN];
-    handle metaindex, index;
+    handle metaindex, index, filter;
     int delta_values; /* the index's values are delta-encoded */
     cmp_sst_info info;
     bytes raw, plain, key; /* a block as read, as decompressed; a key rebuilt */
@@ -179,25 +179,26 @@ static int read_at(sst *f, void *buf, size_t n, uint64_t off)
     return ND_OK;
 }
 
-/* Read block h with its trailer into f->raw: 1 if its checksum holds, 0
- * if not (or it lies outside the file), or an error. */
+/* Read block h with its trailer into f->raw: 1 if its checksum holds,
+ * CMP_SST_DAMAGED if not (or it lies outside the file), or an error. */
 static int block_read(sst *f, handle h)
 {
     if (h.off > f->size || h.size > BLOCK_MAX || h.size + TRAILER_LEN > f->size - h.off)
-        return 0;
+        return CMP_SST_DAMAGED;
     size_t n = (size_t)h.size;
     ND_FORWARD(reserve(&f->raw, n + TRAILER_LEN));
     ND_FORWARD(read_at(f, f->raw.p, n + TRAILER_LEN, h.off));
     f->raw.n = n;
-    return block_checksum(f->raw.p, n, f->raw.p[n]) == le32(f->raw.p + n + 1);
+    return block_checksum(f->raw.p, n, f->raw.p[n]) == le32(f->raw.p + n + 1) ? 1
+                                                                                 : CMP_SST_DAMAGED;
 }
 
-/* Read block h and make its plain bytes f->plain: 1, 0 if damaged or
- * compressed in a way not read here, or an error. */
+/* Read block h and make its plain bytes f->plain: 1, CMP_SST_DAMAGED, 0
+ * if compressed in a way not read here, or an error. */
 static int block_load(sst *f, handle h)
 {
     int ok = block_read(f, h);
-    if (ok <= 0) return ok;
+    if (ok != 1) return ok;
     uint8_t type = f->raw.p[f->raw.n];
     f->plain.n = 0;
     if (type == NO_COMPRESSION) {
@@ -257,6 +258,8 @@ typedef struct meta_walk {
     handle blocks[16]; /* the meta blocks, properties first */
     size_t n;
     int props; /* the properties block was found */
+    bytes *out; /* a metaindex without the filter, or NULL */
+    bytes restarts;
 } meta_walk;
 
 static int is(const uint8_t *key, size_t klen, const char *name)
@@ -274,6 +277,23 @@ static int meta_entry(void *payload, const uint8_t *key, size_t klen, const uint
     const uint8_t *p = nd_get_varint(val, val + vlen, &h.off);
     if (p) p = nd_get_varint(p, val + vlen, &h.size);
     if (!p || w->n == sizeof w->blocks / sizeof w->blocks[0]) return 0;
+    int filter = klen > 11 && memcmp(key, "fullfilter.", 11) == 0;
+    if (w->out) { /* the mended metaindex: whole entries, the filter left out */
+        if (filter) return 1;
+        uint8_t r[4];
+        put_le32(r, (uint32_t)w->out->n);
+        ND_FORWARD(append(&w->restarts, r, 4));
+        ND_FORWARD(append_varint(w->out, 0));
+        ND_FORWARD(append_varint(w->out, klen));
+        ND_FORWARD(append_varint(w->out, vlen));
+        ND_FORWARD(append(w->out, key, klen));
+        ND_FORWARD(append(w->out, val, vlen));
+        return 1;
+    }
+    if (filter) {
+        w->f->filter = h;
+        return 1;
+    }
     if (is(key, klen, "rocksdb.properties")) {
         w->blocks[w->n++] = w->blocks[0];
         w->blocks[0] = h;
@@ -322,17 +342,39 @@ static int read_meta(sst *f)
     if (q) q = nd_get_varint(q, ft + 41, &f->metaindex.size);
     if (q) q = nd_get_varint(q, ft + 41, &f->index.off);
     if (q) q = nd_get_varint(q, ft + 41, &f->index.size);
-    if (!q) return 0;
+    if (!q) return CMP_SST_DAMAGED;
     meta_walk w = {.f = f};
     int ok = block_load(f, f->metaindex);
     if (ok == 1) ok = block_entries(f, f->plain.p, f->plain.n, 1, meta_entry, &w);
-    if (ok != 1 || !w.props) return ok < 0 ? ok : 0;
-    for (size_t i = 0; i < w.n; i++) { /* a damaged filter or range deletions: not mended */
+    if (ok != 1 || !w.props) return ok != 1 ? ok : 0;
+    for (size_t i = 0; i < w.n; i++) { /* damaged range deletions or the like: not mended */
         ok = i == 0 ? block_load(f, w.blocks[i]) : block_read(f, w.blocks[i]);
         if (ok == 1 && i == 0) ok = block_entries(f, f->plain.p, f->plain.n, 1, prop_entry, f);
         if (ok != 1) return ok;
     }
+    if (f->filter.size) {
+        ok = block_read(f, f->filter);
+        if (ok < 0) return ok;
+        f->info.bad_filter = ok == CMP_SST_DAMAGED;
+    }
     return 1;
+}
+
+/* The metaindex block without the filter, into out (entries, restarts). */
+static int meta_without_filter(sst *f, bytes *out)
+{
+    meta_walk w = {.f = f, .out = out};
+    int ok = block_load(f, f->metaindex);
+    if (ok == 1) ok = block_entries(f, f->plain.p, f->plain.n, 1, meta_entry, &w);
+    if (ok == 1) {
+        uint8_t r[4];
+        put_le32(r, (uint32_t)(w.restarts.n / 4));
+        ok = append(out, w.restarts.p, w.restarts.n);
+        if (ok == ND_OK) ok = append(out, r, 4);
+        if (ok == ND_OK) ok = 1;
+    }
+    free(w.restarts.p);
+    return ok;
 }
 
 /* ---- the index ------------------------------------------------------------- */
@@ -371,7 +413,7 @@ static int index_entry(void *payload, const uint8_t *key, size_t klen, const uin
     f->info.blocks++;
     int ok = block_read(f, h);
     if (ok < 0) return ok;
-    if (!ok) {
+    if (ok == CMP_SST_DAMAGED) {
         f->info.bad_blocks++;
         return 1;
     }
@@ -431,9 +473,17 @@ static int write_all(int fd, const void *p, size_t n, const char *out)
     return ND_OK;
 }
 
-/* out: f's bytes up to its footer, the block index (uncompressed, its
- * trailer), a footer naming it. */
-static int write_mended(sst *f, bytes *index, const char *out)
+static int write_block(int fd, const bytes *b, const char *out)
+{
+    uint8_t trailer[TRAILER_LEN] = {NO_COMPRESSION};
+    put_le32(trailer + 1, block_checksum(b->p, b->n, NO_COMPRESSION));
+    ND_FORWARD(write_all(fd, b->p, b->n, out));
+    return write_all(fd, trailer, TRAILER_LEN, out);
+}
+
+/* out: f's bytes up to its footer, the block index and (meta->n > 0) a
+ * metaindex (uncompressed, each with its trailer), a footer naming them. */
+static int write_mended(sst *f, const bytes *index, const bytes *meta, const char *out)
 {
     int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return nd_err_set(ND_EIO, "repair: cannot create %s: %s", out, strerror(errno));
@@ -446,15 +496,17 @@ static int write_mended(sst *f, bytes *index, const char *out)
         ND_TRY(write_all(fd, f->raw.p, n, out));
         off += n;
     }
-    uint8_t trailer[TRAILER_LEN] = {NO_COMPRESSION};
-    put_le32(trailer + 1, block_checksum(index->p, index->n, NO_COMPRESSION));
-    ND_TRY(write_all(fd, index->p, index->n, out));
-    ND_TRY(write_all(fd, trailer, TRAILER_LEN, out));
-    /* The footer as it was, the index handle changed. */
+    ND_TRY(write_block(fd, index, out));
+    handle mi = f->metaindex;
+    if (meta->n) {
+        mi = (handle){body + index->n + TRAILER_LEN, meta->n};
+        ND_TRY(write_block(fd, meta, out));
+    }
+    /* The footer as it was, the handles changed. */
     uint8_t ft[FOOTER_LEN] = {0};
     ft[0] = f->footer[0];
-    size_t n = 1 + nd_put_varint(ft + 1, f->metaindex.off);
-    n += nd_put_varint(ft + n, f->metaindex.size);
+    size_t n = 1 + nd_put_varint(ft + 1, mi.off);
+    n += nd_put_varint(ft + n, mi.size);
     n += nd_put_varint(ft + n, body);
     nd_put_varint(ft + n, index->n);
     memcpy(ft + 41, f->footer + 41, FOOTER_LEN - 41);
@@ -471,7 +523,7 @@ int cmp_sst_mend(const char *path, const char *out, cmp_sst_info *info)
 {
     sst f = {.fd = -1};
     struct stat st;
-    bytes index = {0};
+    bytes index = {0}, meta = {0};
     int rc = ND_OK;
     memset(info, 0, sizeof *info);
     f.fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -480,18 +532,22 @@ int cmp_sst_mend(const char *path, const char *out, cmp_sst_info *info)
     f.size = (uint64_t)st.st_size;
     rc = read_meta(&f);
     if (rc == 1) rc = walk_index(&f, NULL);
-    if (rc == 1 && f.info.bad_blocks && out) {
-        if (f.info.bad_blocks == f.info.blocks) rc = 0;
+    if (rc == 1 && (f.info.bad_blocks || f.info.bad_filter) && out) {
+        if (f.info.bad_blocks == f.info.blocks) rc = CMP_SST_DAMAGED;
         else rc = walk_index(&f, &index);
-        if (rc == 1) rc = write_mended(&f, &index, out);
-        if (rc == ND_OK) rc = 1;
+        if (rc == 1 && f.info.bad_filter) rc = meta_without_filter(&f, &meta);
+        if (rc == 1) {
+            rc = write_mended(&f, &index, &meta, out);
+            if (rc == ND_OK) rc = 1;
+        }
     }
-    if (rc == 1) *info = f.info;
+    if (rc == 1 || rc == CMP_SST_DAMAGED) *info = f.info;
 cleanup:
     if (f.fd >= 0) close(f.fd);
     free(f.raw.p);
     free(f.plain.p);
     free(f.key.p);
     free(index.p);
+    free(meta.p);
     return rc;
 }
