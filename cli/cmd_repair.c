@@ -16,7 +16,8 @@ static const char usage[] =
     "  dropped N documents (of N found), N files set aside\n"
     "  original kept in DB.damaged\n"
     "(found: the documents the salvaged store names, by their own entries or,\n"
-    "where those are lost, by their reverse entries or sketches)\n"
+    "where those are lost, by their reverse entries or sketches; or the count\n"
+    "its counters record, when larger)\n"
     "and exits 0; 2 if DB cannot be repaired.\n";
 
 int cmd_repair(int argc, char **argv)

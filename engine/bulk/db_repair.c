@@ -15,10 +15,11 @@
  * is kept as DB.damaged for inspection.
  *
  * What was dropped is counted from the documents, not from the counters
- * record (which may itself be an older one, the newer lost): the
+ * record alone (which may itself be an older one, the newer lost): the
  * documents the salvaged store names — its documents family's, and those
  * its reverse entries (fp || key) or sketches name whose document entry
- * is lost — less those the rebuilt store holds.
+ * is lost — or the counters' figure if larger, less those the rebuilt
+ * store holds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -210,7 +211,13 @@ int nd_db_repair(const char *path, nd_repair_report *out)
         rc = *nd_errmsg() ? nd_err_wrap(ND_ECORRUPT, "%s", why) : nd_err_set(ND_ECORRUPT, "%s", why);
         goto cleanup;
     }
+    /* found: what the salvaged store names, or what its counters record
+     * when that is more (documents no entry names any more: a file ingested
+     * whole that a damaged manifest could not place) */
+    uint64_t counted = 0;
     ND_TRY(count_named(from, &rep.docs_before));
+    ND_TRY(nd_db_counts(&counted, NULL, from));
+    if (counted > rep.docs_before) rep.docs_before = counted;
     ND_TRY(rebuild(from, tmp, &rep));
     rc = nd_db_close(from);
     from = NULL;
