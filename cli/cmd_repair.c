@@ -13,8 +13,11 @@ static const char usage[] =
     "accepts the result) and report what was dropped. The salvaged original\n"
     "is kept as DB.damaged. No other process may have DB open. Prints\n"
     "  kept N documents\n"
-    "  dropped N documents (of N the counters recorded), N files set aside\n"
+    "  dropped N documents (of N found), N files set aside\n"
     "  original kept in DB.damaged\n"
+    "(found: the documents the salvaged store names, by their own entries or,\n"
+    "where those are lost, by their reverse entries or sketches; or the count\n"
+    "its counters record, when larger)\n"
     "and exits 0; 2 if DB cannot be repaired.\n";
 
 int cmd_repair(int argc, char **argv)
@@ -33,7 +36,7 @@ int cmd_repair(int argc, char **argv)
         return rc == CLI_EXIT_USAGE ? CLI_EXIT_DB : rc;
     }
     printf("kept %" PRIu64 " documents\n", rep.docs_kept);
-    printf("dropped %" PRIu64 " documents (of %" PRIu64 " the counters recorded), %u files set aside\n",
+    printf("dropped %" PRIu64 " documents (of %" PRIu64 " found), %u files set aside\n",
            rep.docs_dropped, rep.docs_before, rep.files_lost);
     printf("original kept in %s\n", rep.damaged_copy);
     return CLI_EXIT_OK;

@@ -154,6 +154,9 @@ static int make_options(kv_db *db, const kv_open_opts *o)
     rocksdb_options_set_wal_recovery_mode(db->opts, o->salvage ? 3 /* kSkipAnyCorruptedRecords */
                                                                : 0 /* kTolerateCorruptedTailRecords */);
     rocksdb_options_set_paranoid_checks(db->opts, !o->salvage);
+    /* Files may be ingested below all others (kv_ingest_behind): the
+     * last level is kept for them. */
+    if (o->ingest_behind) rocksdb_options_set_allow_ingest_behind(db->opts, 1);
 
     ND_RETURN_IF(o->nprofiles > KV_PROFILES, ND_EINVAL, "storage: %u option profiles",
                  o->nprofiles);

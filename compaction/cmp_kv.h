@@ -71,6 +71,8 @@ typedef struct kv_open_opts {
     int salvage; /* replay the log's intact records past damage (repair only);
                   * else damage anywhere but a torn last record fails the open */
     const char *scratch_dir; /* a reader's scratch directory's parent; NULL: /tmp */
+    int ingest_behind; /* files may be ingested below every other (kv_ingest_behind;
+                        * repair only: the last level is kept for them) */
 } kv_open_opts;
 
 

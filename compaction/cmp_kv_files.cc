@@ -75,7 +75,8 @@ void kv_sst_free(kv_sst *w)
     free(w);
 }
 
-int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int behind,
+                  const char *what)
 {
     ND_FORWARD(kv_mem_check());
     char *err = NULL;
@@ -83,10 +84,21 @@ int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const ch
     ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
     /* The files are linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
+    if (behind) rocksdb_ingestexternalfileoptions_set_ingest_behind(io, 1);
     int rc = ND_OK;
     KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
     rocksdb_ingestexternalfileoptions_destroy(io);
     return rc < 0 ? rc : write_error(db, err, what);
+}
+
+int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+{
+    return ingest(db, cf, files, n, 0, what);
+}
+
+int kv_ingest_behind(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+{
+    return ingest(db, cf, files, n, 1, what);
 }
 
 /* ---- the database's files and state ----------------------------------------- */

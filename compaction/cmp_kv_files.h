@@ -22,6 +22,11 @@ void kv_sst_free(kv_sst *w);
 /* Move files[0..n) (finished, their key ranges apart) into family cf in
  * one step; errors name what. */
 int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what);
+/* As kv_ingest, below everything cf holds (sequence number 0, the last
+ * level): a database opened with kv_open_opts.ingest_behind, files that
+ * fit in cf's last level. */
+int kv_ingest_behind(kv_db *db, kv_cf *cf, const char *const *files, size_t n,
+                     const char *what);
 
 /* ---- the database's files and state ----------------------------------- */
 /* A live table file of a family (valid during the call only). */

@@ -1,34 +1,149 @@
 /*
  * cmp_repair.c — salvage of a damaged database in place, before the engine
- * rebuilds its tables (nd_db_repair, engine/bulk/db_repair.c): the logs are
- * rewritten with their intact records (cmp_walfix.c), which are replayed into table files, every family is given a file of
- * its own, then RocksDB's repair sets damaged files aside (kv_repair). It
- * works on a closed database, through the key-value adapter only.
+ * rebuilds its tables (nd_db_repair, engine/bulk/db_repair.c). It works on
+ * a closed database, through the key-value adapter and the table file
+ * reader (cmp_sstfile.c) only. In order:
+ *
+ * 1. The logs are rewritten with their intact records (cmp_walfix.c).
+ * 2. The database is opened as its manifest says (salvage mode): the
+ *    logs' records are replayed into table files, every family is given a
+ *    file of its own (a deleted empty key, so that RocksDB's repair keeps
+ *    the family), and the live files of each family are listed.
+ * 3. Every table file is read block by block (cmp_sst_mend): one whose
+ *    data blocks are partly damaged is replaced by a copy without them
+ *    (the original set aside in lost/), so that only those blocks'
+ *    entries are lost, not the file; one that cannot be read at all (its
+ *    index, footer or a meta block damaged) is set aside whole: RocksDB
+ *    7.8 reads a file whose LZ4 index is damaged as if it held nothing. A live file that was written aside
+ *    and ingested whole (a bulk load's documents, reverse entries and
+ *    tables in a new generation, the tables' fresh keys and refolds, a
+ *    resemblance store's band entries) is set aside too, as
+ *    lost/ingested-NAME: RocksDB's repair cannot keep such a file (its
+ *    properties name no family, and its sequence number lives in them)
+ *    and set it aside as damage — a healthy store written by `import`
+ *    came out of a repair empty (issue 44).
+ * 4. RocksDB's repair (kv_repair) rebuilds the manifest from the files
+ *    left, setting aside the files it cannot read whole.
+ * 5. The ingested files go back into their families: in the order of
+ *    their sequence numbers, the first below everything the family holds
+ *    (where a new generation's file was: the bottom), the others above.
+ *    Exact for the families a generation wrote (one file each, before any
+ *    other write to them); for a table's fresh keys and refolds and the
+ *    band entries, which the engine rebuilds anyway, the order among
+ *    later writes is approximate.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "cmp_gen.h"
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
+#include "cmp_layout.h"
 #include "cmp_repair.h"
+#include "cmp_sstfile.h"
 #include "cmp_walfix.h"
 #include "nd_error.h"
 
-/* Replay what the log holds intact, skipping damaged records, into every
- * family's table files, and give every family a file of its own (a
- * deleted empty key) so that kv_repair keeps it. Fails when the manifest
- * is unreadable. */
-static int salvage_log(const char *path)
+#define HELD "ingested-" /* prefix of a held file's name in lost/ */
+
+typedef struct repair_file {
+    char *name;   /* "000046.sst" */
+    char *family; /* its family, as the manifest said */
+    uint64_t seqno;
+    int held;     /* set aside as lost/HELD NAME, to be ingested again */
+} repair_file;
+
+typedef struct repair_state {
+    const char *path;
+    repair_file *v;
+    size_t n, cap;
+    const char *family; /* the family being listed */
+    st_repair_info info;
+} repair_state;
+
+static void state_free(repair_state *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        free(s->v[i].family);
+    }
+    free(s->v);
+}
+
+/* The profile of the family named name (cmp_gen.c: what the store opens it with). */
+static unsigned profile_of(const char *name)
+{
+    int cf = cmp_family_fixed(name);
+    uint64_t gen;
+    if (cf < 0 && !cmp_family_parse(name, &cf, &gen)) return CMP_PROFILE_SMALL;
+    return cmp_gen_profile(cf);
+}
+
+static int open_all(kv_db **kv, const char *path, int behind, char ***names, size_t *n,
+                    kv_cf ***cfs)
+{
+    *kv = NULL;
+    *cfs = NULL;
+    ND_FORWARD(kv_list_families(path, names, n));
+    *cfs = calloc(*n, sizeof **cfs);
+    unsigned *prof = calloc(*n, sizeof *prof);
+    int rc = *cfs && prof ? ND_OK : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    for (size_t i = 0; rc == ND_OK && i < *n; i++) prof[i] = profile_of((*names)[i]);
+    kv_open_opts o = {.salvage = 1, .ingest_behind = behind, .profiles = cmp_gen_profiles(),
+                      .nprofiles = CMP_PROFILES};
+    if (rc == ND_OK)
+        rc = kv_open(kv, path, &o, *n, (const char *const *)*names, prof, *cfs);
+    free(prof);
+    return rc;
+}
+
+static void close_all(kv_db *kv, char **names, size_t n, kv_cf **cfs)
+{
+    for (size_t i = 0; cfs && kv && i < n; i++) kv_family_free(cfs[i]);
+    kv_close(kv);
+    free(cfs);
+    kv_names_free(names, n);
+}
+
+static int list_file(void *payload, const kv_file *f)
+{
+    repair_state *s = payload;
+    const char *base = strrchr(f->path, '/');
+    base = base ? base + 1 : f->path;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        repair_file *v = realloc(s->v, cap * sizeof *v);
+        ND_RETURN_IF(!v, ND_ENOMEM, "repair: out of memory listing the files");
+        s->v = v;
+        s->cap = cap;
+    }
+    repair_file *r = &s->v[s->n];
+    *r = (repair_file){strdup(base), strdup(s->family), 0, 0};
+    if (!r->name || !r->family) {
+        free(r->name);
+        free(r->family);
+        return nd_err_set(ND_ENOMEM, "repair: out of memory listing the files");
+    }
+    s->n++;
+    return ND_OK;
+}
+
+/* Step 2: replay what the log holds intact, skipping damaged records, into
+ * every family's table files, give every family a file of its own (a
+ * deleted empty key) so that kv_repair keeps it, and list the live files
+ * of each family. Fails when the manifest is unreadable. */
+static int salvage_log(repair_state *s)
 {
     char **names = NULL;
     size_t n = 0;
     kv_db *kv = NULL;
+    kv_cf **cfs = NULL;
     kv_batch *b = NULL;
-    ND_FORWARD(kv_list_families(path, &names, &n));
-    kv_cf **cfs = calloc(n, sizeof *cfs);
-    unsigned *prof = calloc(n, sizeof *prof);
-    kv_open_opts o = {.salvage = 1};
-    int rc = cfs && prof ? ND_OK : nd_err_set(ND_ENOMEM, "repair: out of memory");
-    if (rc == ND_OK) rc = kv_open(&kv, path, &o, n, (const char *const *)names, prof, cfs);
+    int rc = open_all(&kv, s->path, 0, &names, &n, &cfs);
     if (rc == ND_OK) rc = kv_batch_new(&b, 0);
     for (size_t i = 0; rc == ND_OK && i < n; i++) {
         if (!cfs[i]) continue; /* RocksDB's "default", which the repair keeps */
@@ -38,23 +153,167 @@ static int salvage_log(const char *path)
         rc = kv_write(kv, b, 0);
         if (rc == ND_OK) rc = kv_flush(kv, cfs[i]);
     }
+    for (size_t i = 0; rc == ND_OK && i < n; i++) {
+        s->family = names[i];
+        rc = kv_live_files(kv, names[i], list_file, s);
+    }
     kv_batch_free(b);
-    for (size_t i = 0; kv && i < n; i++) kv_family_free(cfs[i]);
-    kv_close(kv);
-    free(cfs);
-    free(prof);
-    kv_names_free(names, n);
+    close_all(kv, names, n, cfs);
     return rc;
 }
 
-int st_repair(const char *path)
+static repair_file *find_file(repair_state *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i].name, name) == 0) return &s->v[i];
+    return NULL;
+}
+
+/* Move from to to, unless to exists. */
+static int move(const char *from, const char *to)
+{
+    struct stat st;
+    ND_RETURN_IF(stat(to, &st) == 0, ND_EEXIST, "repair: %s exists: move it away first", to);
+    ND_RETURN_IF(rename(from, to) != 0, ND_EIO, "repair: cannot move %s to %s: %s", from, to,
+                 strerror(errno));
+    return ND_OK;
+}
+
+/* Step 3 for the table file name: mended if partly damaged, held if it
+ * was ingested whole into a family the manifest named. */
+static int check_file(repair_state *s, const char *name)
+{
+    size_t len = strlen(s->path) + strlen(name) + 32;
+    char *file = malloc(len), *tmp = malloc(len), *lost = malloc(len);
+    int rc = file && tmp && lost ? ND_OK : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    if (rc < 0) goto cleanup;
+    snprintf(file, len, "%s/%s", s->path, name);
+    snprintf(tmp, len, "%s/%s.mend", s->path, name);
+    cmp_sst_info info;
+    int ok = cmp_sst_mend(file, tmp, &info);
+    ND_TRY(ok);
+    rc = ND_OK;
+    if (!ok) goto cleanup; /* not read here: RocksDB's repair decides */
+    if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
+        snprintf(lost, len, "%s/lost/%s", s->path, name);
+        ND_TRY(move(file, lost));
+        s->info.files_damaged++;
+        goto cleanup;
+    }
+    if (info.bad_blocks || info.bad_filter) {
+        snprintf(lost, len, "%s/lost/%s", s->path, name);
+        ND_TRY(move(file, lost));
+        ND_TRY(move(tmp, file));
+        s->info.files_mended++;
+        s->info.blocks_cut += info.bad_blocks;
+    }
+    repair_file *r = find_file(s, name);
+    if (info.external && r) {
+        snprintf(lost, len, "%s/lost/" HELD "%s", s->path, name);
+        ND_TRY(move(file, lost));
+        r->held = 1;
+        r->seqno = info.global_seqno;
+    }
+cleanup:
+    if (rc < 0 && tmp) remove(tmp);
+    free(file);
+    free(tmp);
+    free(lost);
+    return rc;
+}
+
+static int check_files(repair_state *s)
+{
+    char lost[4200];
+    snprintf(lost, sizeof lost, "%s/lost", s->path);
+    if (mkdir(lost, 0755) != 0 && errno != EEXIST)
+        return nd_err_set(ND_EIO, "repair: cannot make %s: %s", lost, strerror(errno));
+    DIR *d = opendir(s->path);
+    if (!d) return nd_err_set(ND_EIO, "repair: cannot list %s: %s", s->path, strerror(errno));
+    int rc = ND_OK;
+    for (struct dirent *e; rc == ND_OK && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".sst") == 0) rc = check_file(s, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Put the held files back where they were (a failed check of the files). */
+static void unhold(repair_state *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->v[i].held) continue;
+        char from[4200], to[4200];
+        snprintf(from, sizeof from, "%s/lost/" HELD "%s", s->path, s->v[i].name);
+        snprintf(to, sizeof to, "%s/%s", s->path, s->v[i].name);
+        if (rename(from, to) == 0) s->v[i].held = 0;
+    }
+}
+
+static int by_seqno(const void *a, const void *b)
+{
+    const repair_file *x = a, *y = b;
+    int c = strcmp(x->family, y->family);
+    return c ? c : x->seqno < y->seqno ? -1 : x->seqno > y->seqno;
+}
+
+/* Step 5: ingest the held files again, each family's in sequence order,
+ * the first below all (else above), the others above. A file RocksDB
+ * refuses stays in lost/. */
+static int restore(repair_state *s)
+{
+    size_t held = 0;
+    for (size_t i = 0; i < s->n; i++) held += s->v[i].held;
+    if (!held) return ND_OK;
+    qsort(s->v, s->n, sizeof *s->v, by_seqno);
+    char **names = NULL;
+    size_t n = 0;
+    kv_db *kv = NULL;
+    kv_cf **cfs = NULL;
+    int rc = open_all(&kv, s->path, 1, &names, &n, &cfs);
+    const char *family = NULL;
+    for (size_t i = 0; rc == ND_OK && i < s->n; i++) {
+        repair_file *r = &s->v[i];
+        if (!r->held) continue;
+        int first = !family || strcmp(family, r->family) != 0;
+        family = r->family;
+        kv_cf *cf = NULL;
+        for (size_t j = 0; j < n; j++)
+            if (strcmp(names[j], r->family) == 0) cf = cfs[j];
+        if (!cf) continue; /* its family is gone: the file stays in lost/ */
+        char file[4200];
+        snprintf(file, sizeof file, "%s/lost/" HELD "%s", s->path, r->name);
+        const char *files[1] = {file};
+        int ing = first ? kv_ingest_behind(kv, cf, files, 1, "restoring an ingested file") : -1;
+        if (ing < 0) ing = kv_ingest(kv, cf, files, 1, "restoring an ingested file");
+        if (ing == ND_OK) s->info.files_restored++;
+        else if (ing == ND_ENOMEM || ing == ND_ENOSPC || ing == ND_EIO) rc = ing;
+        else nd_err_clear(); /* refused: it stays set aside */
+    }
+    close_all(kv, names, n, cfs);
+    return rc;
+}
+
+int st_repair(const char *path, st_repair_info *info)
 {
     ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
+    repair_state s = {.path = path};
     /* RocksDB's reader would drop the rest of a block after a damaged
      * record: give it logs whose damage is cut out. */
-    uint64_t damaged = 0;
-    ND_FORWARD(cmp_wal_resync(path, &damaged));
-    /* A failed salvage (a damaged manifest) leaves all to the repair. */
-    (void)salvage_log(path);
-    return kv_repair(path);
+    int rc = cmp_wal_resync(path, &s.info.log_records_dropped);
+    /* A failed salvage (a damaged manifest) leaves all to the repair:
+     * files ingested whole are then set aside with the damage. */
+    if (rc == ND_OK && salvage_log(&s) < 0) {
+        nd_err_clear();
+        state_free(&s);
+        s = (repair_state){.path = path, .info = s.info};
+    }
+    if (rc == ND_OK) rc = check_files(&s);
+    if (rc < 0) unhold(&s); /* as they were, for another try */
+    if (rc == ND_OK) rc = kv_repair(path);
+    if (rc == ND_OK) rc = restore(&s);
+    if (info) *info = s.info;
+    state_free(&s);
+    return rc;
 }

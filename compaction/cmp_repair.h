@@ -5,9 +5,23 @@
 #ifndef CMP_REPAIR_H
 #define CMP_REPAIR_H
 
-/* Salvage the closed store at path in place: what is intact stays, damaged
- * files move to path/lost/ (kv_repair). The tables may then disagree with
- * the documents: the caller rebuilds them. */
-int st_repair(const char *path);
+#include <stdint.h>
+
+/* What st_repair did besides RocksDB's repair. */
+typedef struct st_repair_info {
+    uint64_t log_records_dropped; /* damaged log records (or runs of damaged bytes) */
+    unsigned files_mended;        /* table files rewritten without their damaged blocks */
+    uint64_t blocks_cut;          /* the damaged data blocks left out of them */
+    unsigned files_damaged;       /* table files set aside whole (nothing readable) */
+    unsigned files_restored;      /* files ingested whole, put back into their families */
+} st_repair_info;
+
+/* Salvage the closed store at path in place: what is intact stays, a
+ * table file's damaged data blocks are cut out of it, files RocksDB's
+ * repair cannot keep whole move to path/lost/ (the originals of the files
+ * cut too), and files ingested whole keep their families. The tables may
+ * then disagree with the documents: the caller rebuilds them. info (may be
+ * NULL) says what was done. */
+int st_repair(const char *path, st_repair_info *info);
 
 #endif /* CMP_REPAIR_H */

@@ -689,7 +689,11 @@ int nd_db_backup(nd_db *db, const char *dir);
 
 /** What nd_db_repair did. */
 typedef struct nd_repair_report {
-    uint64_t docs_before;  /**< documents the salvaged counters recorded */
+    uint64_t docs_before;  /**< documents found: those the salvaged store
+                                names (its document entries, and those whose
+                                entry is lost but whose reverse entry or
+                                sketch is not), or the salvaged counters'
+                                figure when larger */
     uint64_t docs_kept;    /**< documents in the rebuilt database */
     uint64_t docs_dropped; /**< docs_before - docs_kept (0 if negative) */
     unsigned files_lost;   /**< damaged or replayed files set aside in

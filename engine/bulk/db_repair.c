@@ -12,7 +12,14 @@
  * tables and fingerprint configuration, which thereby holds the same set
  * in every table; a resemblance store's documents keep their sketches (a
  * document whose sketch was lost is dropped). The new database takes DB's place; the salvaged old one
- * is kept as DB.damaged for inspection. Its own public calls only.
+ * is kept as DB.damaged for inspection.
+ *
+ * What was dropped is counted from the documents, not from the counters
+ * record alone (which may itself be an older one, the newer lost): the
+ * documents the salvaged store names — its documents family's, and those
+ * its reverse entries (fp || key) or sketches name whose document entry
+ * is lost — or the counters' figure if larger, less those the rebuilt
+ * store holds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +41,6 @@ typedef struct repair_copy {
     nd_sketch sketches[REPAIR_CHUNK]; /* a resemblance store's */
     char *keys; /* REPAIR_CHUNK keys of at most ND_MAX_KEY_LEN bytes */
     size_t n;
-    uint64_t copied;
     int rc; /* an import's failure, which stopped the walk */
 } repair_copy;
 
@@ -42,7 +48,6 @@ static int copy_flush(repair_copy *c)
 {
     if (!c->n) return ND_OK;
     ND_FORWARD(nd_db_import(c->to, c->docs, c->n));
-    c->copied += c->n;
     c->n = 0;
     return ND_OK;
 }
@@ -61,6 +66,68 @@ static int copy_doc(const nd_doc *d, void *payload)
     }
     if (++c->n == REPAIR_CHUNK && (c->rc = copy_flush(c)) < 0) return -1;
     return 0;
+}
+
+#define NAMED_CHUNK 1024 /* keys looked up in docs at once */
+
+/* Of the keys family cf names (each after skip bytes: rev's fingerprint),
+ * how many docs lacks: *missing. */
+static int count_unlisted(nd_db *db, int cf, size_t skip, uint64_t *missing)
+{
+    st_iter *it = NULL;
+    char *keys = malloc((size_t)NAMED_CHUNK * ND_MAX_KEY_LEN);
+    const char *ptrs[NAMED_CHUNK];
+    size_t lens[NAMED_CHUNK], n = 0;
+    unsigned char found[NAMED_CHUNK];
+    int rc = keys ? st_iter_new_scan(&it, db->store, cf)
+                  : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    *missing = 0;
+    if (rc == ND_OK) st_iter_seek_first(it);
+    while (rc == ND_OK) {
+        int valid = st_iter_valid(it);
+        if (valid) {
+            size_t klen;
+            const char *k = st_iter_key(it, &klen);
+            if (klen > skip && klen - skip <= ND_MAX_KEY_LEN) {
+                lens[n] = klen - skip;
+                memcpy(keys + n * ND_MAX_KEY_LEN, k + skip, lens[n]);
+                ptrs[n] = keys + n * ND_MAX_KEY_LEN;
+                n++;
+            }
+        }
+        if (n == NAMED_CHUNK || (!valid && n)) {
+            rc = st_exists_many(db->store, ST_CF_DOCS, ptrs, lens, n, found);
+            for (size_t i = 0; rc == ND_OK && i < n; i++) *missing += !found[i];
+            n = 0;
+        }
+        if (!valid) break;
+        st_iter_next(it);
+    }
+    if (rc == ND_OK && it) rc = st_iter_status(it);
+    st_iter_free(it);
+    free(keys);
+    return rc;
+}
+
+static int count_doc(const nd_doc *d, void *payload)
+{
+    (void)d;
+    ++*(uint64_t *)payload;
+    return 0;
+}
+
+/* The documents the salvaged store names: its document entries, and the
+ * documents whose entry is lost but whose reverse entry or sketch
+ * remains (the larger of those two counts: a document whose entry and
+ * both of those are lost is not seen). */
+static int count_named(nd_db *db, uint64_t *out)
+{
+    uint64_t docs = 0, by_rev = 0, by_sketch = 0;
+    ND_FORWARD(nd_db_foreach_doc(db, count_doc, &docs));
+    ND_FORWARD(count_unlisted(db, ST_CF_REV, 8, &by_rev));
+    if (db->min_resemblance > 0) ND_FORWARD(count_unlisted(db, ST_CF_SKETCH, 0, &by_sketch));
+    *out = docs + (by_rev > by_sketch ? by_rev : by_sketch);
+    return ND_OK;
 }
 
 /* Files RocksDB's repair moved to path/lost/. */
@@ -105,9 +172,10 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
     if (c->rc < 0) rc = c->rc;
     if (rc == ND_OK) rc = copy_flush(c);
     if (rc == ND_OK) rc = nd_db_verify(c->to);
+    /* kept: what the rebuilt store holds (verify checked its counters) */
+    if (rc == ND_OK) rc = nd_db_counts(&rep->docs_kept, NULL, c->to);
     int crc = nd_db_close(c->to);
     if (rc == ND_OK) rc = crc;
-    rep->docs_kept = c->copied;
     free(c->keys);
     free(c);
     return rc;
@@ -131,7 +199,8 @@ int nd_db_repair(const char *path, nd_repair_report *out)
     nd_db *from = NULL;
     if (stat(tmp, &st) == 0 || stat(old, &st) == 0)
         ND_FAIL(ND_EEXIST, "repair: %s or %s exists: move it away first", tmp, old);
-    ND_TRY(st_repair(path));
+    st_repair_info info;
+    ND_TRY(st_repair(path, &info));
     rep.files_lost = count_lost(path);
     nd_db_options o;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
@@ -143,7 +212,13 @@ int nd_db_repair(const char *path, nd_repair_report *out)
         rc = *nd_errmsg() ? nd_err_wrap(ND_ECORRUPT, "%s", why) : nd_err_set(ND_ECORRUPT, "%s", why);
         goto cleanup;
     }
-    ND_TRY(nd_db_counts(&rep.docs_before, NULL, from));
+    /* found: what the salvaged store names, or what its counters record
+     * when that is more (documents no entry names any more: a file ingested
+     * whole that a damaged manifest could not place) */
+    uint64_t counted = 0;
+    ND_TRY(count_named(from, &rep.docs_before));
+    ND_TRY(nd_db_counts(&counted, NULL, from));
+    if (counted > rep.docs_before) rep.docs_before = counted;
     ND_TRY(rebuild(from, tmp, &rep));
     rc = nd_db_close(from);
     from = NULL;
