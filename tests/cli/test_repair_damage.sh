@@ -121,7 +121,12 @@ store() {
     check "$what: some flip hit the documents ($hit)" "$hit" -gt 0
     rm -rf d d.damaged "$db"
 }
-fresh() { "$ND" init "$1" --k 3 --docs 1e4 "${@:2}" >/dev/null; }
+# a fingerprint-only store unless the kind is given (--resemblance)
+fresh() {
+    local kind=(--fingerprint-only)
+    [ $# -gt 1 ] && kind=("${@:2}")
+    "$ND" init "$1" --k 3 --docs 1e4 "${kind[@]}" >/dev/null
+}
 
 fresh imp && "$ND" import imp --format tsv all.tsv >/dev/null 2>&1
 store "import" imp

@@ -76,7 +76,12 @@ both() {
     healthy "$what, compacted" "$db.c" "${3:-}"
     rm -rf "$db" "$db.c"
 }
-fresh() { "$ND" init "$1" --k 3 --docs 1e4 "${@:2}" >/dev/null; }
+# a fingerprint-only store unless the kind is given (--resemblance)
+fresh() {
+    local kind=(--fingerprint-only)
+    [ $# -gt 1 ] && kind=("${@:2}")
+    "$ND" init "$1" --k 3 --docs 1e4 "${kind[@]}" >/dev/null
+}
 
 # --- fingerprint-only stores --------------------------------------------------
 fresh add && "$ND" add add --format tsv all.tsv >/dev/null 2>&1
