@@ -130,6 +130,14 @@ void cli_signals_defer(void);
 int cli_interrupted(void);
 void cli_signals_exit(void);
 
+/* The least --min-resemblance the docs advise (docs/cli.md,
+ * "Resemblance": below it the band keys stop finding every candidate). */
+#define CLI_ADVISED_MIN_RESEMBLANCE 0.8
+
+/* A store threshold r below CLI_ADVISED_MIN_RESEMBLANCE: one warning line
+ * on stderr naming cmd (the threshold is still taken); nothing otherwise. */
+void cli_warn_resemblance(const char *cmd, double r);
+
 /* Write a fingerprint as 16 lowercase hex digits. */
 void cli_put_hex(FILE *f, uint64_t fp);
 

@@ -127,4 +127,13 @@ int cli_parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
+void cli_warn_resemblance(const char *cmd, double r)
+{
+    if (!(r > 0 && r < CLI_ADVISED_MIN_RESEMBLANCE)) return;
+    fprintf(stderr,
+            "neardup: %s: warning: --min-resemblance %g is below %g, where the band keys "
+            "stop finding every candidate; choose %g or more (docs/cli.md, \"Resemblance\")\n",
+            cmd, r, CLI_ADVISED_MIN_RESEMBLANCE, CLI_ADVISED_MIN_RESEMBLANCE);
+}
+
 void cli_put_hex(FILE *f, uint64_t fp) { fprintf(f, "%016llx", (unsigned long long)fp); }

@@ -26,7 +26,8 @@ static const char usage[] =
     "                its word shingles with a stored one, however far its fingerprint\n"
     "                lies (edited copies); inputs must be texts. Cost: a sketch and\n"
     "                band keys, about 300 bytes a document, and a slower add\n"
-    "                (docs/cli.md, \"Resemblance\")\n"
+    "                (docs/cli.md, \"Resemblance\"). Below 0.8 the band keys miss\n"
+    "                candidates: accepted, with a warning on stderr\n"
     "  --resemblance the same with R = 0.85, the measured default\n"
     "  --json        print the chosen plan as JSON\n";
 
@@ -100,6 +101,7 @@ int cmd_init(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_fail("init", "expected exactly one database path");
     const char *path = argv[optind];
+    cli_warn_resemblance("init", o.min_resemblance); /* taken, but said */
     o.fp = &fo;
     nd_db *db = NULL;
     int rc = nd_db_open(&db, path, &o);

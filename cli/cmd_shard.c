@@ -214,6 +214,7 @@ static int shard_init(int argc, char **argv)
         return cli_usage_fail("shard init", "expected exactly one directory");
     if (a.shards == 0) return cli_usage_fail("shard init", "--shards S is required");
     const char *dir = argv[optind];
+    cli_warn_resemblance("shard init", a.min_resemblance);
     nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
     o.flags = ND_SHARDS_MANIFEST_ONLY; /* each shard created and closed in turn */
     o.shards = (unsigned)a.shards;
