@@ -126,7 +126,9 @@ typedef enum nd_error {
     ND_ENOTFOUND = -2,  /**< no such document, database or file */
     ND_ECORRUPT = -3,   /**< stored data failed a check (checksum, decode) */
     ND_EIO = -4,        /**< I/O error from the operating system or RocksDB */
-    ND_EBUSY = -5,      /**< database is opened for writing by another process */
+    ND_EBUSY = -5,      /**< database is opened for writing by another process
+                             or another handle of this one (nd_errmsg says
+                             which, with the other's pid when known) */
     ND_EVERSION = -6,   /**< on-disk format written by an incompatible build */
     ND_ENOMEM = -7,     /**< out of memory */
     ND_EEXIST = -8,     /**< already exists (e.g. create over an existing db) */
@@ -401,7 +403,9 @@ int nd_db_options_init(nd_db_options *opts, unsigned version);
  *  (ND_ECORRUPT), whatever the flags.
  *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL and
  *          the database exists; CREATE beside other files, see above);
- *          ND_EBUSY (another process has it open for writing);
+ *          ND_EBUSY (another process, or another handle in this one, has
+ *          it open for writing: nd_errmsg says "PATH is open for writing
+ *          by another process (pid N)" or "... by this process");
  *          ND_EVERSION (other format version); ND_EMISMATCH (fp config or
  *          k differ); ND_ECORRUPT; ND_EIO; ND_EREADONLY; ND_EINVAL; ND_ENOMEM.
  *  @note *out is set to NULL first when out is not NULL, and to the handle

@@ -82,3 +82,20 @@ expect_exit 0 "$ND" help
 expect_out_eq "$("$ND" --help)"
 expect_exit 1 "$ND" help imprt
 expect_err_match "^neardup: unknown command 'imprt' \(did you mean 'import'\?\)"
+
+# 2. a busy store: who holds it, plainly (pid of the writer), no RocksDB text
+mkfifo hold
+"$ND" add db --format fp hold >/dev/null 2>&1 &
+holder=$!
+exec 7>hold   # the writer keeps the fifo open, so `add` waits on it
+for _ in $(seq 50); do   # until add has the store
+    "$ND" delete db gone >/dev/null 2>&1
+    [ $? -eq 2 ] && break
+    sleep 0.1
+done
+expect_exit 2 "$ND" delete db gone
+expect_err_match "^neardup: cannot open database 'db': database is busy: db is open for writing by another process \(pid $holder\)$"
+check "no RocksDB text in the message [$err]" -z "$(printf '%s' "$err" | grep -iE 'lock|IO error|Resource')"
+expect_exit 0 "$ND" get db here   # readers are fine
+exec 7>&-
+wait $holder
