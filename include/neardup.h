@@ -1389,6 +1389,32 @@ typedef struct nd_dedupe_stats {
 /** The counts so far. @return ND_OK; ND_EINVAL (NULL). */
 int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
 
+/** Where a result walk's long work is (nd_dedupe_set_progress): the
+ *  phases of a walk that joins, in order: "grouping" (documents sorted
+ *  into groups of identical ones; clusters and roles), "self-join" and
+ *  "banding" (fingerprints and sketches read by the joins' passes), and
+ *  "clustering" (the groups clustered; clusters and roles). */
+typedef struct nd_dedupe_progress {
+    const char *phase;  /**< one of the names above */
+    const char *unit;   /**< what done counts: "documents", "fingerprints",
+                             "sketches" or "groups" */
+    uint64_t done;      /**< work of the phase done */
+    uint64_t total;     /**< the phase's work, estimated before it starts
+                             (done may end below or, seldom, above it); 0
+                             when unknown */
+} nd_dedupe_progress;
+
+typedef void (*nd_dedupe_progress_cb)(const nd_dedupe_progress *p, void *payload);
+
+/** Have the result walks that join (nd_dedupe_pairs, and the first of
+ *  nd_dedupe_clusters or nd_dedupe_roles) call cb as they go: at the start
+ *  (done 0) and end of each phase, and every few thousand fingerprints
+ *  between, on the calling thread. cb may not call functions of d. NULL
+ *  cb: no calls (the default). The library prints nothing: showing it is
+ *  the caller's (the neardup tool draws a progress line).
+ *  @return ND_OK; ND_EINVAL (NULL d). */
+int nd_dedupe_set_progress(nd_dedupe *d, nd_dedupe_progress_cb cb, void *payload);
+
 /* ------------------------------------------------------------------ */
 /* Sharded stores                                                      */
 /* ------------------------------------------------------------------ */
