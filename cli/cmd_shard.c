@@ -285,13 +285,16 @@ static const char *path_of(const nd_shards *sh, unsigned s)
     return path;
 }
 
-/* Start the load (--chunk M documents a shard, 0: the library's share). */
-static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes)
+/* Start the load (--chunk M documents a shard, 0: the library's share)
+ * of total_bytes of input (0: unknown) or total_docs documents (0:
+ * unknown), for the progress line. */
+static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes, uint64_t total_docs)
 {
     size_t c = chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
     int rc = nd_shards_loader_new(&l->loader, l->sh, c);
     if (rc < 0) return cli_fail_nd(rc, "%s", l->verb);
     cli_progress_start(&l->prog, l->verb, total_bytes);
+    cli_progress_phase(&l->prog, "reading", "docs", total_docs);
     return CLI_EXIT_OK;
 }
 
@@ -325,10 +328,10 @@ static void put_range(unsigned lo, unsigned hi)
 static int load_commit(shard_load *l)
 {
     unsigned S = l->shards;
+    cli_progress_phase(&l->prog, "writing", "shards", S);
     for (unsigned s = 0; s < S; s++) {
-        if (l->prog.tty) /* each commit is one call: say what the wait is */
-            fprintf(stderr, "\r%s: %llu docs read; writing shard %u of %u...   ", l->prog.verb,
-                    (unsigned long long)l->seen, s + 1, S);
+        l->prog.last = 0; /* each commit is one call: a line before each */
+        cli_progress_update(&l->prog, s, 0);
         int rc = nd_shards_loader_commit(l->loader, s, NULL);
         if (rc < 0) {
             if (l->prog.tty) fputc('\n', stderr);
@@ -424,7 +427,9 @@ static int shard_split(int argc, char **argv)
                       m.tables, p.k, p.tables);
         goto incomplete;
     }
-    if ((rc = load_start(&l, a.chunk, 0))) goto incomplete;
+    uint64_t total = 0;
+    nd_db_counts(&total, NULL, src); /* for the progress line only */
+    if ((rc = load_start(&l, a.chunk, 0, total))) goto incomplete;
     int nrc = nd_db_foreach_doc(src, split_cb, &l);
     if (l.rc) {
         rc = l.rc;
@@ -501,7 +506,7 @@ static int shard_import(int argc, char **argv)
     nd_db_fp_options(&fo, nd_shards_db(l.sh, 0));
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
-    rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs));
+    rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs), 0);
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
         cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
