@@ -29,6 +29,7 @@ int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_
 {
     if (!sk) return cli_record_fp(fp, rec, fo, html);
     if (rec->has_fp) {
+        cli_progress_clear();
         fprintf(stderr, "neardup: %s:%llu: %s\n", rec->file, (unsigned long long)rec->line,
                 CLI_NEEDS_TEXT);
         return CLI_BAD_RECORD;
@@ -236,6 +237,7 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
             }
             if (got == 0) break;
             if (got == -1) {
+                cli_progress_clear(); /* the message on a line of its own */
                 fprintf(stderr, "neardup: %s\n", source_error(&src));
                 (*bad)++;
                 if (o->skip_bad) continue;

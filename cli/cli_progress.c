@@ -108,13 +108,25 @@ void cli_progress_format(char *buf, size_t size, const cli_progress *p, uint64_t
     if (len >= size) buf[size - 1] = '\0';
 }
 
+/* The line on the terminal now, for cli_progress_clear. */
+static cli_progress *drawn;
+
 /* Draw line over the one drawn before (spaces over what it leaves). */
 static void draw(cli_progress *p, const char *line)
 {
     int w = (int)strlen(line);
     fprintf(stderr, "\r%s%*s", line, p->width > w ? p->width - w : 0, "");
     p->width = w;
+    drawn = p;
     fflush(stderr);
+}
+
+void cli_progress_clear(void)
+{
+    if (!drawn || !drawn->width) return;
+    fprintf(stderr, "\r%*s\r", drawn->width, "");
+    drawn->width = 0;
+    drawn->last = 0; /* drawn again at the next update */
 }
 
 void cli_progress_update(cli_progress *p, uint64_t count, uint64_t bytes)
@@ -143,5 +155,6 @@ double cli_progress_end(cli_progress *p)
 {
     if (p->tty && p->width) fprintf(stderr, "\r%*s\r", p->width, "");
     p->width = 0;
+    if (drawn == p) drawn = NULL;
     return now_s() - p->start;
 }

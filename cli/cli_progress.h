@@ -70,6 +70,9 @@ void cli_progress_note(cli_progress *p, const char *fmt, ...)
     ;
 /* Clear the line; returns the seconds since start. */
 double cli_progress_end(cli_progress *p);
+/* Clear whatever line is drawn, so that a diagnostic starts a line of its
+ * own (cli_fail and cli_fail_nd call it); the next update draws again. */
+void cli_progress_clear(void);
 
 /* The line itself (without the leading \r) for count, bytes and the
  * phase's elapsed seconds, into buf: what cli_progress_update draws. */

@@ -5,6 +5,7 @@
  * input/in_text.c.
  */
 #include "cli.h"
+#include "cli_progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 int cli_fail(const char *fmt, ...)
 {
     va_list ap;
+    cli_progress_clear();
     fputs("neardup: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -26,6 +28,7 @@ int cli_fail(const char *fmt, ...)
 int cli_fail_nd(int rc, const char *fmt, ...)
 {
     va_list ap;
+    cli_progress_clear();
     fputs("neardup: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

@@ -319,6 +319,7 @@ int cmd_dedupe(int argc, char **argv)
         }
         while ((got = in_reader_next(r, &rec)) != 0) {
             if (got == -1) {
+                cli_progress_clear();
                 fprintf(stderr, "neardup: %s\n", in_reader_error(r));
                 bad++;
                 if (skip_bad) continue;

@@ -5,9 +5,9 @@
  * `neardup COMMAND --help` (or `neardup help COMMAND`) explains one, and
  * an unknown command is answered with the names within two edits of it.
  * The hidden `neardup __complete [COMMAND [SUB]]` lists the commands or a
- * command's long options from its own option table (cli/neardup.bash). The exit codes are one rule for
- * every command (CLI_EXIT_RULE in cli.h); an interrupted command ends by
- * its signal (cli_signal.c).
+ * command's long options from its own option table (cli/neardup.bash).
+ * The exit codes are one rule for every command (CLI_EXIT_RULE in cli.h);
+ * an interrupted command ends by its signal (cli_signal.c).
  */
 #include "cli.h"
 

@@ -94,3 +94,10 @@ expect_out_match '^split db4 into st: 9600 documents over 3 shards'
 NEARDUP_PROGRESS=1 expect_exit 0 "$ND" shard import st many.fp
 has_line "shard import: reading: 4096 docs, $RATE of $RATE MB \($NUM%\), $NUM docs/s, $ETA"
 has_line "shard import: writing: 0 of 3 shards \(0%\)"
+# a diagnostic clears the line first: it starts a line of its own
+head -5000 texts.tsv > t2.tsv
+printf 'nokey\n' >> t2.tsv
+"$ND" init db5 --k 3 --docs 1e4 >/dev/null
+NEARDUP_PROGRESS=1 expect_exit 1 "$ND" import db5 --format tsv t2.tsv
+has_line "import: 4096 docs, $RATE of $RATE MB \\($NUM%\\), $NUM docs/s, $ETA"
+has_line "neardup: t2.tsv:5001: text: missing TAB between key and text"
