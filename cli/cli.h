@@ -108,6 +108,25 @@ int cli_usage_fail(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
  * parse on the first call for an argv (optind = 1 beforehand). */
 int cli_getopt(int argc, char **argv, const struct option *longopts, const char *cmd);
 
+/* Completion mode, for main's hidden `neardup __complete COMMAND [SUB]`:
+ * after cli_complete_begin the next cli_getopt prints "--help" and every
+ * long option of the table it is given, "--NAME" a line, on stdout and
+ * ends the process (exit 0) before the command does anything else: what
+ * bash completes is what the command parses. cli_completing() is nonzero
+ * in that mode (shard lists its subcommands then). */
+void cli_complete_begin(void);
+int cli_completing(void);
+
+/* Optimal string alignment distance (insertions, deletions,
+ * substitutions, adjacent transpositions) of a and b; at most 64 bytes of
+ * each are compared. */
+unsigned cli_edit_distance(const char *a, const char *b);
+
+/* " (did you mean 'X'?)" or " (did you mean 'X' or 'Y'?)": the names
+ * within two edits of word (and fewer edits than it has bytes), the
+ * closest ones, into out; "" when none. */
+void cli_suggest(char *out, size_t size, const char *word, const char *const *names, size_t n);
+
 /* "1 document", "2 documents": n and the singular or plural noun, for
  * printf's "%llu %s". */
 const char *cli_plural(uint64_t n, const char *one, const char *many);
@@ -129,6 +148,14 @@ void cli_signals_init(const char *cmd);
 void cli_signals_defer(void);
 int cli_interrupted(void);
 void cli_signals_exit(void);
+
+/* The least --min-resemblance the docs advise (docs/cli.md,
+ * "Resemblance": below it the band keys stop finding every candidate). */
+#define CLI_ADVISED_MIN_RESEMBLANCE 0.8
+
+/* A store threshold r below CLI_ADVISED_MIN_RESEMBLANCE: one warning line
+ * on stderr naming cmd (the threshold is still taken); nothing otherwise. */
+void cli_warn_resemblance(const char *cmd, double r);
 
 /* Write a fingerprint as 16 lowercase hex digits. */
 void cli_put_hex(FILE *f, uint64_t fp);

@@ -1,18 +1,14 @@
 /*
- * cli_docs.c — documents held for bulk calls, and the progress line (see
- * cli_docs.h).
+ * cli_docs.c — documents held for bulk calls (see cli_docs.h).
  */
 #include "cli_docs.h"
 
 #include "cli.h"
 #include "in_doc_io.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 int cli_record_fp(uint64_t *out, const in_record *rec, const nd_fp_options *fo, int html)
 {
@@ -33,6 +29,7 @@ int cli_record_sign(uint64_t *fp, nd_sketch *sk, const in_record *rec, const nd_
 {
     if (!sk) return cli_record_fp(fp, rec, fo, html);
     if (rec->has_fp) {
+        cli_progress_clear();
         fprintf(stderr, "neardup: %s:%llu: %s\n", rec->file, (unsigned long long)rec->line,
                 CLI_NEEDS_TEXT);
         return CLI_BAD_RECORD;
@@ -118,66 +115,6 @@ void cli_docs_dispose(cli_docs *l)
     free(l->sk);
     free(l->arena);
     memset(l, 0, sizeof *l);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void cli_progress_start_mode(cli_progress *p, const char *verb, uint64_t total_bytes, int mode)
-{
-    p->verb = verb;
-    switch (mode) {
-    case CLI_PROGRESS_ON: p->tty = 1; break;
-    case CLI_PROGRESS_OFF: p->tty = 0; break;
-    case CLI_PROGRESS_QUIET_TTY: p->tty = isatty(2) && !isatty(1); break;
-    default: p->tty = isatty(2); break;
-    }
-    p->start = now_s();
-    p->last = p->start - 1.0; /* the first update shows at once */
-    p->total_bytes = total_bytes;
-}
-
-void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes)
-{
-    cli_progress_start_mode(p, verb, total_bytes, CLI_PROGRESS_AUTO);
-}
-
-void cli_progress_note(cli_progress *p, const char *fmt, ...)
-{
-    if (!p->tty) return;
-    va_list ap;
-    fputc('\r', stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("   ", stderr);
-    fflush(stderr);
-}
-
-void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes)
-{
-    if (!p->tty) return;
-    double t = now_s();
-    if (t - p->last < 0.5) return;
-    p->last = t;
-    double el = t - p->start;
-    fprintf(stderr, "\r%s: %llu docs", p->verb, (unsigned long long)docs);
-    if (bytes) fprintf(stderr, ", %.1f MB", (double)bytes / 1e6);
-    fprintf(stderr, ", %.0f docs/s", el > 0 ? (double)docs / el : 0.0);
-    if (p->total_bytes && bytes && bytes <= p->total_bytes)
-        fprintf(stderr, ", ETA %.0fs", el * (double)(p->total_bytes - bytes) / (double)bytes);
-    fprintf(stderr, "   ");
-    fflush(stderr);
-}
-
-double cli_progress_end(cli_progress *p)
-{
-    if (p->tty) fprintf(stderr, "\r%60s\r", "");
-    return now_s() - p->start;
 }
 
 size_t cli_load_piece(size_t chunk)
@@ -300,6 +237,7 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
             }
             if (got == 0) break;
             if (got == -1) {
+                cli_progress_clear(); /* the message on a line of its own */
                 fprintf(stderr, "neardup: %s\n", source_error(&src));
                 (*bad)++;
                 if (o->skip_bad) continue;

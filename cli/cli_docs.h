@@ -1,8 +1,8 @@
 /*
  * cli_docs.h — documents read from inputs, held for a bulk call
  * (nd_db_import, nd_db_batch): records are fingerprinted (unless they carry a
- * fingerprint) and their keys copied into one arena; a progress line on a
- * terminal. Used by `import`, `batch` and `shard import`. Besides the
+ * fingerprint) and their keys copied into one arena, with the progress
+ * line of cli_progress.h. Used by `import`, `batch` and `shard import`. Besides the
  * in_reader formats, `import` and `batch` read `dump`'s lines (in_doc_io.h,
  * --format dump), each document with its own score and time.
  */
@@ -14,6 +14,7 @@
 
 #include <neardup.h>
 
+#include "cli_progress.h"
 #include "in_reader.h"
 
 typedef struct cli_docs {
@@ -53,36 +54,6 @@ int cli_docs_push_doc(cli_docs *l, const nd_doc *d);
 void cli_docs_seal(cli_docs *l);
 void cli_docs_clear(cli_docs *l);
 void cli_docs_dispose(cli_docs *l);
-
-/* Progress on stderr when it is a terminal: at most twice a second,
- * "\r<verb>: N docs, X MB, R docs/s[, ETA Ts]". total_bytes 0 = unknown;
- * bytes 0 (a source that is not files) leaves out the MB. */
-typedef struct cli_progress {
-    const char *verb;
-    int tty; /* shown (the name stays: a terminal is what shows it) */
-    double start, last;
-    uint64_t total_bytes;
-} cli_progress;
-
-/* When a command shows progress: CLI_PROGRESS_AUTO when stderr is a
- * terminal; CLI_PROGRESS_QUIET_TTY also needs stdout not to be one (a
- * command printing a line per document there would be garbled by it);
- * CLI_PROGRESS_ON always (--progress); CLI_PROGRESS_OFF never. */
-enum { CLI_PROGRESS_AUTO, CLI_PROGRESS_QUIET_TTY, CLI_PROGRESS_ON, CLI_PROGRESS_OFF };
-
-void cli_progress_start(cli_progress *p, const char *verb, uint64_t total_bytes);
-/* cli_progress_start with a CLI_PROGRESS_* mode. */
-void cli_progress_start_mode(cli_progress *p, const char *verb, uint64_t total_bytes, int mode);
-/* Replace the progress line by a note such as "import: writing the store..."
- * (a long single call ahead); nothing when progress is not shown. */
-void cli_progress_note(cli_progress *p, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void cli_progress_update(cli_progress *p, uint64_t docs, uint64_t bytes);
-/* Clear the progress line; returns the seconds since start. */
-double cli_progress_end(cli_progress *p);
 
 /* Documents to hand an nd_loader per call when its chunk is chunk (0: the
  * loader's default): at most a chunk, so that chunks fill exactly, and at

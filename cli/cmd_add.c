@@ -58,6 +58,7 @@ typedef struct add_ctx {
     int64_t now;
     uint64_t added, dups, bad;
     cli_progress prog;
+    in_reader *r; /* its bytes read, for the progress line */
 } add_ctx;
 
 static void print_result(add_ctx *a, const in_record *rec)
@@ -85,7 +86,7 @@ static int add_record(add_ctx *a, const in_record *rec)
     else a->added++;
     print_result(a, rec);
     uint64_t done = a->added + a->dups;
-    if (a->prog.tty && (done & 255) == 0) cli_progress_update(&a->prog, done, 0);
+    if (a->prog.tty && (done & 255) == 0) cli_progress_update(&a->prog, done, in_reader_bytes(a->r));
     return CLI_EXIT_OK;
 }
 
@@ -153,7 +154,9 @@ int cmd_add(int argc, char **argv)
         rc = cli_fail_nd(ND_ENOMEM, "add");
         goto cleanup;
     }
-    cli_progress_start_mode(&a.prog, "add", 0, progress);
+    char *inputs[1] = {(char *)input};
+    a.r = r;
+    cli_progress_start_mode(&a.prog, "add", cli_inputs_size(inputs, 1), progress);
     for (;;) {
         in_record rec;
         int got = in_reader_next(r, &rec);

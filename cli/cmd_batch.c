@@ -183,8 +183,9 @@ int cmd_batch(int argc, char **argv)
     ro.fo = &fo;
     ro.progress = &prog;
     c.prog = &prog;
-    cli_progress_start_mode(&prog, "batch: reading",
-                            cli_inputs_size(argv + optind + 1, argc - optind - 1), progress);
+    cli_progress_start_mode(&prog, "batch", cli_inputs_size(argv + optind + 1, argc - optind - 1),
+                            progress);
+    cli_progress_phase(&prog, "reading", "docs", 0);
     /* Answer a pipe or terminal line by line. With --add stored documents
      * are seen by later calls, so the answers are those of one batch;
      * without it the earlier documents that count are kept and checked

@@ -133,6 +133,8 @@ typedef struct load_ctx {
     nd_loader *l;
     int64_t now;
     int rc; /* the loader's error, which stopped the walk */
+    uint64_t loaded;
+    cli_progress *prog;
 } load_ctx;
 
 static int load_piece(nd_doc *docs, size_t n, void *payload)
@@ -140,32 +142,48 @@ static int load_piece(nd_doc *docs, size_t n, void *payload)
     load_ctx *lc = payload;
     for (size_t i = 0; i < n; i++) docs[i].time = lc->now;
     lc->rc = nd_loader_add(lc->l, docs, n);
+    lc->loaded += n;
+    cli_progress_update(lc->prog, lc->loaded, 0);
     return lc->rc < 0;
 }
 
 /* The documents into the database through one loader, a piece at a time
  * (the loader copies the keys). */
-static int load_db(nd_db *db, const char *path, nd_dedupe *dd, size_t memory, size_t n)
+static int load_db(nd_db *db, const char *path, nd_dedupe *dd, size_t memory, size_t n,
+                   cli_progress *prog)
 {
     size_t chunk = memory / LOAD_DOC_BYTES;
     if (chunk < 1000) chunk = 1000;
-    load_ctx lc = {NULL, (int64_t)time(NULL), ND_OK};
-    int line = 0, rc = CLI_EXIT_OK, nrc; /* line: width of the progress line shown */
+    load_ctx lc = {NULL, (int64_t)time(NULL), ND_OK, 0, prog};
+    int rc = CLI_EXIT_OK, nrc;
     if ((nrc = nd_loader_new(&lc.l, db, chunk)) < 0) goto fail;
-    if (isatty(2))
-        line = fprintf(stderr, "neardup: dedupe: loading %zu documents into '%s'...", n, path);
+    cli_progress_phase(prog, "loading", "docs", n);
+    cli_progress_update(prog, 0, 0);
     nrc = nd_dedupe_docs(dd, cli_load_piece(chunk), load_piece, &lc);
     if (nrc == ND_DEDUPE_STOPPED) nrc = lc.rc;
     if (nrc < 0) goto fail;
+    /* one call: say what the wait is */
+    cli_progress_note(prog, "dedupe: writing %zu %s into '%s'...", n,
+                      cli_plural(n, "document", "documents"), path);
     if ((nrc = nd_loader_finish(NULL, lc.l)) < 0) goto fail;
-    if (line > 0) fprintf(stderr, "\r%*s\r", line, "");
     goto done;
 fail:
-    if (line > 0) fputc('\n', stderr);
+    cli_progress_end(prog); /* the error on a line of its own */
     rc = cli_fail_nd(nrc, "dedupe: loading database '%s'", path);
 done:
     nd_loader_free(lc.l); /* without a commit, nothing new is stored */
     return rc;
+}
+
+/* nd_dedupe_set_progress's callback: each phase of the joins on the line. */
+static void join_progress(const nd_dedupe_progress *p, void *payload)
+{
+    cli_progress *prog = payload;
+    /* "docs", as the reading and loading lines count them */
+    const char *unit = strcmp(p->unit, "documents") == 0 ? "docs" : p->unit;
+    if (!prog->phase || strcmp(prog->phase, p->phase) != 0)
+        cli_progress_phase(prog, p->phase, unit, p->total);
+    cli_progress_update(prog, p->done, 0);
 }
 
 /* A new dedupe; an I/O error is the scratch directory's, which TMPDIR
@@ -287,8 +305,14 @@ int cmd_dedupe(int argc, char **argv)
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int tty = isatty(2);
-    uint64_t bytes = 0;
+    /* the results go to stdout as they are found: a line there only when
+     * stdout is not the terminal */
+    cli_progress prog;
+    cli_progress_start_mode(&prog, "dedupe", cli_inputs_size(argv + optind, argc - optind),
+                            CLI_PROGRESS_QUIET_TTY);
+    cli_progress_phase(&prog, "reading", "docs", 0);
+    if (prog.tty) nd_dedupe_set_progress(dd, join_progress, &prog);
+    uint64_t bytes = 0; /* of the inputs before this one */
     size_t n = 0;
     for (int a = optind; a < argc && rc == CLI_EXIT_OK; a++) {
         in_reader *r;
@@ -300,6 +324,7 @@ int cmd_dedupe(int argc, char **argv)
         }
         while ((got = in_reader_next(r, &rec)) != 0) {
             if (got == -1) {
+                cli_progress_clear();
                 fprintf(stderr, "neardup: %s\n", in_reader_error(r));
                 bad++;
                 if (skip_bad) continue;
@@ -322,19 +347,19 @@ int cmd_dedupe(int argc, char **argv)
                     break;
                 }
                 nrc = nd_dedupe_add_signature(dd, rec.key, rec.key_len, &sig, score);
-                bytes += rec.text_len;
             }
             if (nrc < 0) {
                 rc = cli_fail_nd(nrc, "dedupe: after %zu documents", n);
                 break;
             }
             n++;
-            if (tty && n % 20000 == 0)
-                fprintf(stderr, "\rneardup: dedupe: %zu documents, %.1f MB read", n, bytes / 1e6);
+            /* Asking the reader its offset is a system call: not per record. */
+            if (prog.tty && n % 4096 == 0)
+                cli_progress_update(&prog, n, bytes + in_reader_bytes(r));
         }
+        bytes += in_reader_bytes(r);
         in_reader_close(r);
     }
-    if (tty && n >= 20000) fputc('\n', stderr);
     if (rc == CLI_EXIT_OK) {
         if (strcmp(out, "pairs") == 0) {
             nrc = nd_dedupe_pairs(dd, dedupe_print_pair, &json);
@@ -346,7 +371,8 @@ int cmd_dedupe(int argc, char **argv)
         }
         if (nrc < 0) rc = cli_fail_nd(nrc, "dedupe");
     }
-    if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, dd, (size_t)o.memory, n);
+    if (rc == CLI_EXIT_OK && db) rc = load_db(db, db_path, dd, (size_t)o.memory, n, &prog);
+    cli_progress_end(&prog); /* before the summary (or the error) */
     if (db) {
         int crc = cli_close_db(db, db_path);
         if (rc == CLI_EXIT_OK) rc = crc;

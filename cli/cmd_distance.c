@@ -35,22 +35,25 @@ static int resolve(const char *arg, const nd_fp_options *fo, int html, uint64_t 
 
 int cmd_distance(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"html", no_argument, 0, 'H'},
+                                             {"features", required_argument, 0, 'f'},
+                                             {0, 0, 0, 0}};
     nd_fp_options fo;
-    int html = 0;
-    const char *args[2];
-    int nargs = 0;
+    int html = 0, opt;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--html") == 0) html = 1;
-        else if (strcmp(argv[i], "--features") == 0) {
-            if (i + 1 == argc) return cli_usage_fail("distance", "option '--features' needs a value");
-            if (cli_parse_features(argv[++i], &fo))
-                return cli_fail("distance: bad --features '%s'", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_fail("distance", "unrecognized option '%s'", argv[i]);
-        else if (nargs < 2) args[nargs++] = argv[i];
-        else return cli_usage_fail("distance", "expected exactly two arguments");
+    optind = 1;
+    while ((opt = cli_getopt(argc, argv, longopts, "distance")) != -1) {
+        if (opt == 'H') html = 1;
+        else if (opt != 'f') return CLI_EXIT_USAGE;
+        else if (cli_parse_features(optarg, &fo))
+            return cli_fail("distance: bad --features '%s'", optarg);
+    }
+    const char *args[2];
+    int nargs = argc - optind;
+    if (nargs == 2) {
+        args[0] = argv[optind];
+        args[1] = argv[optind + 1];
     }
     if (nargs != 2)
         return cli_usage_fail("distance", "expected exactly two arguments");

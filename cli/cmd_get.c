@@ -9,10 +9,13 @@
 static const char usage[] =
     "usage: neardup get DB [--json] KEY...\n"
     "\n"
-    "Print KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN for each stored key, or\n"
-    "missing<TAB>KEY on stderr for keys not stored. Options may come anywhere;\n"
-    "after `--` every argument is a key (for keys that start with '-'). A key\n"
-    "not found exits 1 (after the others are printed).\n";
+    "Print on stdout, one line per KEY in order: KEY<TAB>HEX16<TAB>SCORE<TAB>\n"
+    "LASTSEEN for a stored key, missing<TAB>KEY for one not stored (as\n"
+    "`delete` prints it). Options may come anywhere; after `--` every argument\n"
+    "is a key (for keys that start with '-'). A key not found exits 1 (after\n"
+    "every key is answered).\n"
+    "  --json  JSON lines {\"key\",\"fp\",\"score\",\"time\"}, and\n"
+    "          {\"key\":KEY,\"missing\":true} for a key not stored\n";
 
 int cmd_get(int argc, char **argv)
 {
@@ -40,10 +43,17 @@ int cmd_get(int argc, char **argv)
         size_t len = strlen(argv[i]);
         int nrc = nd_db_get(res, db, argv[i], len);
         if (nrc == ND_ENOTFOUND) {
+            /* A per-key result like the others: stdout, as delete's. */
             missing++;
-            fputs("neardup: missing\t", stderr);
-            in_put_field(stderr, argv[i], len);
-            fputc('\n', stderr);
+            if (json) {
+                printf("{\"key\":");
+                in_put_json_string(stdout, argv[i], len);
+                printf(",\"missing\":true}\n");
+            } else {
+                fputs("missing\t", stdout);
+                in_put_field(stdout, argv[i], len);
+                putchar('\n');
+            }
             continue;
         }
         if (nrc < 0) {

@@ -25,10 +25,11 @@ static const char usage[] =
     "  --tables T    force the number of permuted tables (see `neardup plan`)\n"
     "  --run-size R  fingerprints per compressed run (default 128)\n"
     "  --features F  fingerprint features recorded in the database\n"
-    "  --min-resemblance R  another threshold (0 < R <= 1; choose 0.8 or more).\n"
-    "                Cost of resemblance: a sketch and band keys, about 340 bytes\n"
-    "                a document, and an add at about 0.6x a fingerprint-only\n"
-    "                store's rate (docs/cli.md, \"Resemblance\")\n"
+    "  --min-resemblance R  another threshold (0 < R <= 1; choose 0.8 or more:\n"
+    "                below it the band keys miss candidates, accepted with a\n"
+    "                warning on stderr). Cost of resemblance: a sketch and band\n"
+    "                keys, about 340 bytes a document, and an add at about 0.6x a\n"
+    "                fingerprint-only store's rate (docs/cli.md, \"Resemblance\")\n"
     "  --resemblance R = 0.85, the default, said explicitly\n"
     "  --fingerprint-only  a fingerprint-only store (Manku's setting): near-\n"
     "                duplicates are fingerprints within k bits; records may be\n"
@@ -110,6 +111,7 @@ int cmd_init(int argc, char **argv)
     if ((o.flags & ND_DB_FINGERPRINT_ONLY) && o.min_resemblance > 0)
         return cli_usage_fail("init", "--fingerprint-only and a resemblance threshold exclude "
                               "each other");
+    cli_warn_resemblance("init", o.min_resemblance); /* taken, but said */
     o.fp = &fo;
     nd_db *db = NULL;
     int rc = nd_db_open(&db, path, &o);

@@ -5,8 +5,10 @@
  *              [--resemblance | --min-resemblance R]
  *   shard split DB DIR --shards S [--docs N] [--chunk M]
  *   shard import DIR INPUT... [--format F] [--html] [--time T] [--chunk M]
- *   shard info DIR [--json]
+ *   shard info DIR
  *   shard which DIR KEY...
+ * each with --json, its own option table (what bash completes), and its
+ * options anywhere among its operands.
  *
  * A sharded store is S ordinary databases plus a manifest, created,
  * opened and placed by the library (nd_shards_*, neardup.h; the manifest's
@@ -41,12 +43,13 @@
 static const char usage[] =
     "usage: neardup shard init DIR --shards S [--k K] [--docs N] [--tables T]\n"
     "                          [--features words|shingles:N|chars:N]\n"
-    "                          [--resemblance | --min-resemblance R]\n"
-    "       neardup shard split DB DIR --shards S [--docs N] [--chunk M]\n"
+    "                          [--resemblance | --min-resemblance R] [--json]\n"
+    "       neardup shard split DB DIR --shards S [--docs N] [--chunk M] [--json]\n"
     "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
-    "                            [--time T] [--chunk M] [--skip-bad] INPUT...\n"
+    "                            [--time T] [--chunk M] [--skip-bad] [--json]\n"
+    "                            INPUT...\n"
     "       neardup shard info DIR [--json]\n"
-    "       neardup shard which DIR KEY...\n"
+    "       neardup shard which DIR [--json] KEY...\n"
     "\n"
     "A sharded store DIR is S ordinary databases DIR/shard-000.. plus the\n"
     "manifest DIR/" ND_SHARDS_MANIFEST_NAME " (shard count, plan, fingerprint\n"
@@ -81,6 +84,10 @@ static const char usage[] =
     "  info    print the manifest (min_resemblance too, for resemblance shards)\n"
     "          and each shard's document count\n"
     "  which   print the shard of each KEY: KEY<TAB>SHARD<TAB>PATH\n"
+    "  --json  the result as JSON: one object (init, split, import, info) or\n"
+    "          one a key (which: {\"key\",\"shard\",\"path\"})\n"
+    "Options may come before or after the operands; after `--` every argument\n"
+    "is an operand (a key starting with '-').\n"
     "";
 
 /* Options shared by the subcommands. */
@@ -97,16 +104,29 @@ typedef struct shard_args {
     double min_resemblance; /* init: 0, or the shards' threshold */
 } shard_args;
 
-static int parse_args(shard_args *a, int argc, char **argv, const char *sub)
+/* Each subcommand's options: what it parses is what it takes (and what
+ * bash completes), so `shard info --html` is refused as unknown. */
+#define OPT_SHARDS {"shards", required_argument, 0, 's'}
+#define OPT_DOCS {"docs", required_argument, 0, 'n'}
+#define OPT_CHUNK {"chunk", required_argument, 0, 'c'}
+#define OPT_JSON {"json", no_argument, 0, 'j'}
+static const struct option init_opts[] = {
+    OPT_SHARDS, {"k", required_argument, 0, 'k'}, OPT_DOCS, {"tables", required_argument, 0, 't'},
+    {"features", required_argument, 0, 'f'}, {"min-resemblance", required_argument, 0, 'R'},
+    {"resemblance", no_argument, 0, 'S'}, OPT_JSON, {0, 0, 0, 0}};
+static const struct option split_opts[] = {OPT_SHARDS, OPT_DOCS, OPT_CHUNK, OPT_JSON,
+                                           {0, 0, 0, 0}};
+static const struct option import_opts[] = {
+    {"format", required_argument, 0, 'F'}, {"html", no_argument, 0, 'H'},
+    {"time", required_argument, 0, 'T'}, OPT_CHUNK, {"skip-bad", no_argument, 0, 'b'},
+    OPT_JSON, {0, 0, 0, 0}};
+static const struct option json_opts[] = {OPT_JSON, {0, 0, 0, 0}}; /* info, which */
+
+/* Parse the options of subcommand sub (anywhere among its operands, as
+ * getopt_long permutes them; after `--` only operands). */
+static int parse_args(shard_args *a, int argc, char **argv, const char *sub,
+                      const struct option *longopts)
 {
-    static const struct option longopts[] = {
-        {"shards", required_argument, 0, 's'}, {"k", required_argument, 0, 'k'},
-        {"docs", required_argument, 0, 'n'},   {"tables", required_argument, 0, 't'},
-        {"features", required_argument, 0, 'f'}, {"chunk", required_argument, 0, 'c'},
-        {"json", no_argument, 0, 'j'},         {"format", required_argument, 0, 'F'},
-        {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 'T'},
-        {"skip-bad", no_argument, 0, 'b'},     {"min-resemblance", required_argument, 0, 'R'},
-        {"resemblance", no_argument, 0, 'S'},  {0, 0, 0, 0}};
     unsigned long v;
     int opt;
     char cmd[32];
@@ -208,12 +228,13 @@ static int shard_init(int argc, char **argv)
     nd_shards *sh = NULL;
     nd_fp_options_init(&a.fo, ND_FP_OPTIONS_VERSION);
     a.docs = 100000000;
-    int rc = parse_args(&a, argc, argv, "init");
+    int rc = parse_args(&a, argc, argv, "init", init_opts);
     if (rc) return rc;
     if (optind != argc - 1)
         return cli_usage_fail("shard init", "expected exactly one directory");
     if (a.shards == 0) return cli_usage_fail("shard init", "--shards S is required");
     const char *dir = argv[optind];
+    cli_warn_resemblance("shard init", a.min_resemblance);
     nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
     o.flags = ND_SHARDS_MANIFEST_ONLY; /* each shard created and closed in turn */
     o.shards = (unsigned)a.shards;
@@ -225,10 +246,19 @@ static int shard_init(int argc, char **argv)
     o.min_resemblance = a.min_resemblance;
     if ((rc = create_store(&sh, dir, &o, "init"))) return rc;
     nd_shards_info_get(&m, sh);
-    printf("created %s: %u shards, k=%u, %u tables, fingerprint %s", dir, m.shards, m.k,
-           m.tables, m.fingerprint);
-    if (a.min_resemblance > 0) printf(", min resemblance %g", a.min_resemblance);
-    printf("\n");
+    if (a.json) {
+        printf("{\"path\":");
+        in_put_json_string(stdout, dir, strlen(dir));
+        printf(",\"shards\":%u,\"k\":%u,\"tables\":%u,\"fingerprint\":\"%s\"", m.shards, m.k,
+               m.tables, m.fingerprint);
+        if (a.min_resemblance > 0) printf(",\"min_resemblance\":%g", a.min_resemblance);
+        printf("}\n");
+    } else {
+        printf("created %s: %u shards, k=%u, %u tables, fingerprint %s", dir, m.shards, m.k,
+               m.tables, m.fingerprint);
+        if (a.min_resemblance > 0) printf(", min resemblance %g", a.min_resemblance);
+        printf("\n");
+    }
     int crc = nd_shards_close(sh);
     return crc < 0 ? cli_fail_nd(crc, "shard init") : CLI_EXIT_OK;
 }
@@ -255,13 +285,16 @@ static const char *path_of(const nd_shards *sh, unsigned s)
     return path;
 }
 
-/* Start the load (--chunk M documents a shard, 0: the library's share). */
-static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes)
+/* Start the load (--chunk M documents a shard, 0: the library's share)
+ * of total_bytes of input (0: unknown) or total_docs documents (0:
+ * unknown), for the progress line. */
+static int load_start(shard_load *l, uint64_t chunk, uint64_t total_bytes, uint64_t total_docs)
 {
     size_t c = chunk < SIZE_MAX ? (size_t)chunk : SIZE_MAX;
     int rc = nd_shards_loader_new(&l->loader, l->sh, c);
     if (rc < 0) return cli_fail_nd(rc, "%s", l->verb);
     cli_progress_start(&l->prog, l->verb, total_bytes);
+    cli_progress_phase(&l->prog, "reading", "docs", total_docs);
     return CLI_EXIT_OK;
 }
 
@@ -295,10 +328,10 @@ static void put_range(unsigned lo, unsigned hi)
 static int load_commit(shard_load *l)
 {
     unsigned S = l->shards;
+    cli_progress_phase(&l->prog, "writing", "shards", S);
     for (unsigned s = 0; s < S; s++) {
-        if (l->prog.tty) /* each commit is one call: say what the wait is */
-            fprintf(stderr, "\r%s: %llu docs read; writing shard %u of %u...   ", l->prog.verb,
-                    (unsigned long long)l->seen, s + 1, S);
+        l->prog.last = 0; /* each commit is one call: a line before each */
+        cli_progress_update(&l->prog, s, 0);
         int rc = nd_shards_loader_commit(l->loader, s, NULL);
         if (rc < 0) {
             if (l->prog.tty) fputc('\n', stderr);
@@ -333,6 +366,23 @@ static int split_cb(const nd_doc *d, void *payload)
     return 0;
 }
 
+/* split has no --k, --tables or threshold options (its table leaves them
+ * out, so bash does not offer them): one given says where they come from. */
+static int refuse_plan_options(int argc, char **argv)
+{
+    static const char *const plan_opts[] = {"k", "tables", "resemblance", "min-resemblance"};
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strncmp(argv[i], "--", 2) != 0) continue;
+        const char *name = argv[i] + 2;
+        size_t len = strcspn(name, "=");
+        for (size_t j = 0; j < sizeof plan_opts / sizeof plan_opts[0]; j++)
+            if (strlen(plan_opts[j]) == len && strncmp(name, plan_opts[j], len) == 0)
+                return cli_usage_fail("shard split", "unrecognized option '--%s': the shards take "
+                                      "k and tables from DB (and its resemblance)", plan_opts[j]);
+    }
+    return CLI_EXIT_OK;
+}
+
 static int shard_split(int argc, char **argv)
 {
     shard_args a = {0};
@@ -341,12 +391,11 @@ static int shard_split(int argc, char **argv)
     nd_db *src = NULL;
     shard_load l = {.verb = "shard split"};
     int rc;
-    if ((rc = parse_args(&a, argc, argv, "split"))) return rc;
+    if ((rc = refuse_plan_options(argc, argv))) return rc;
+    if ((rc = parse_args(&a, argc, argv, "split", split_opts))) return rc;
     if (argc - optind != 2)
         return cli_usage_fail("shard split", "expected a database and a directory");
     if (a.shards == 0) return cli_usage_fail("shard split", "--shards S is required");
-    if (a.has_k || a.tables || a.min_resemblance > 0)
-        return cli_fail("shard split: the shards take k and tables from DB (and its resemblance)");
     const char *dbpath = argv[optind], *dir = argv[optind + 1];
     unsigned S = (unsigned)a.shards;
     if ((rc = cli_open_db(&src, dbpath, ND_DB_READONLY))) return rc;
@@ -378,7 +427,9 @@ static int shard_split(int argc, char **argv)
                       m.tables, p.k, p.tables);
         goto incomplete;
     }
-    if ((rc = load_start(&l, a.chunk, 0))) goto incomplete;
+    uint64_t total = 0;
+    nd_db_counts(&total, NULL, src); /* for the progress line only */
+    if ((rc = load_start(&l, a.chunk, 0, total))) goto incomplete;
     int nrc = nd_db_foreach_doc(src, split_cb, &l);
     if (l.rc) {
         rc = l.rc;
@@ -394,11 +445,22 @@ static int shard_split(int argc, char **argv)
         rc = cli_fail_nd(nrc, "shard split");
         goto incomplete;
     }
-    printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables", dbpath, dir,
-           (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"), S,
-           cli_plural(S, "shard", "shards"), m.k, m.tables);
-    if (o.min_resemblance > 0) printf(", min resemblance %g", o.min_resemblance);
-    printf(")\n");
+    if (a.json) {
+        printf("{\"source\":");
+        in_put_json_string(stdout, dbpath, strlen(dbpath));
+        printf(",\"path\":");
+        in_put_json_string(stdout, dir, strlen(dir));
+        printf(",\"documents\":%llu,\"shards\":%u,\"k\":%u,\"tables\":%u",
+               (unsigned long long)l.seen, S, m.k, m.tables);
+        if (o.min_resemblance > 0) printf(",\"min_resemblance\":%g", o.min_resemblance);
+        printf("}\n");
+    } else {
+        printf("split %s into %s: %llu %s over %u %s (k=%u, %u tables", dbpath, dir,
+               (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"), S,
+               cli_plural(S, "shard", "shards"), m.k, m.tables);
+        if (o.min_resemblance > 0) printf(", min resemblance %g", o.min_resemblance);
+        printf(")\n");
+    }
     goto cleanup;
 incomplete:
     fprintf(stderr, "neardup: shard split: '%s' is incomplete (no manifest): remove it\n", dir);
@@ -430,7 +492,7 @@ static int shard_import(int argc, char **argv)
     int rc;
     a.fmt = IN_FORMAT_FP;
     a.time = (int64_t)time(NULL);
-    if ((rc = parse_args(&a, argc, argv, "import"))) return rc;
+    if ((rc = parse_args(&a, argc, argv, "import", import_opts))) return rc;
     if (argc - optind < 2)
         return cli_usage_fail("shard import", "expected a directory and at least one INPUT");
     const char *dir = argv[optind];
@@ -444,7 +506,7 @@ static int shard_import(int argc, char **argv)
     nd_db_fp_options(&fo, nd_shards_db(l.sh, 0));
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
-    rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs));
+    rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs), 0);
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
         cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
@@ -456,10 +518,16 @@ static int shard_import(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK) rc = load_commit(&l);
     load_free(&l); /* clears the progress line before the summary */
-    if (rc == CLI_EXIT_OK)
+    if (rc == CLI_EXIT_OK && a.json) {
+        printf("{\"path\":");
+        in_put_json_string(stdout, dir, strlen(dir));
+        printf(",\"imported\":%llu,\"bad\":%llu,\"shards\":%u}\n", (unsigned long long)l.seen,
+               (unsigned long long)bad, m.shards);
+    } else if (rc == CLI_EXIT_OK) {
         printf("imported %llu %s into %s (%u %s), %llu bad\n", (unsigned long long)l.seen,
                cli_plural(l.seen, "document", "documents"), dir, m.shards,
                cli_plural(m.shards, "shard", "shards"), (unsigned long long)bad);
+    }
     cli_docs_dispose(&docs);
     nrc = nd_shards_close(l.sh);
     if (nrc < 0 && rc == CLI_EXIT_OK) rc = cli_fail_nd(nrc, "shard import");
@@ -500,7 +568,7 @@ static int shard_info(int argc, char **argv)
     shard_args a = {0};
     nd_shards *sh = NULL;
     nd_shards_info m;
-    int rc = parse_args(&a, argc, argv, "info");
+    int rc = parse_args(&a, argc, argv, "info", json_opts);
     if (rc) return rc;
     if (optind != argc - 1) return cli_usage_fail("shard info", "expected exactly one directory");
     const char *dir = argv[optind];
@@ -546,14 +614,26 @@ static int shard_info(int argc, char **argv)
 
 static int shard_which(int argc, char **argv)
 {
+    shard_args a = {0};
     nd_shards *sh = NULL;
-    if (argc < 3) return cli_usage_fail("shard which", "expected a directory and keys");
-    int rc = open_manifest(&sh, argv[1], "which");
+    int rc = parse_args(&a, argc, argv, "which", json_opts);
     if (rc) return rc;
-    for (int i = 2; i < argc; i++) {
-        unsigned s = nd_shards_place(sh, argv[i], strlen(argv[i]));
-        in_put_field(stdout, argv[i], strlen(argv[i]));
-        printf("\t%u\t%s\n", s, path_of(sh, s));
+    if (argc - optind < 2) return cli_usage_fail("shard which", "expected a directory and keys");
+    if ((rc = open_manifest(&sh, argv[optind], "which"))) return rc;
+    for (int i = optind + 1; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        unsigned s = nd_shards_place(sh, argv[i], len);
+        const char *path = path_of(sh, s);
+        if (a.json) {
+            printf("{\"key\":");
+            in_put_json_string(stdout, argv[i], len);
+            printf(",\"shard\":%u,\"path\":", s);
+            in_put_json_string(stdout, path, strlen(path));
+            printf("}\n");
+        } else {
+            in_put_field(stdout, argv[i], len);
+            printf("\t%u\t%s\n", s, path);
+        }
     }
     nd_shards_close(sh);
     return CLI_EXIT_OK;
@@ -562,6 +642,10 @@ static int shard_which(int argc, char **argv)
 int cmd_shard(int argc, char **argv)
 {
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (argc < 2 && cli_completing()) { /* `neardup __complete shard` */
+        puts("init\nsplit\nimport\ninfo\nwhich");
+        return CLI_EXIT_OK;
+    }
     if (argc < 2) return cli_usage_fail("shard", "expected a subcommand (init, split, import, info, which)");
     const char *sub = argv[1];
     if (strcmp(sub, "init") == 0) return shard_init(argc - 1, argv + 1);

@@ -19,18 +19,18 @@ static const char usage[] =
 
 int cmd_stats(int argc, char **argv)
 {
-    int json = 0;
-    const char *path = NULL;
+    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
+    int json = 0, opt;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_fail("stats", "unrecognized option '%s'", argv[i]);
-        else if (path) return cli_usage_fail("stats", "expected exactly one database path");
-        else path = argv[i];
+    optind = 1;
+    while ((opt = cli_getopt(argc, argv, longopts, "stats")) != -1) {
+        if (opt == 'j') json = 1;
+        else return CLI_EXIT_USAGE;
     }
-    if (!path)
+    if (optind == argc)
         return cli_usage_fail("stats", "missing database path");
+    if (argc - optind > 1) return cli_usage_fail("stats", "expected exactly one database path");
+    const char *path = argv[optind];
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_READONLY);
     if (rc) return rc;

@@ -47,6 +47,8 @@ with that resemblance (see \\fBadd\\fR).
 ENVIRONMENT = [
     ("ND_BATCH_THREADS", "threads of a batch check (1 to 64; default: one a CPU, at most 8)."),
     ("ND_LOAD_THREADS", "1 runs the bulk loader of \\fBimport\\fR on one thread."),
+    ("NEARDUP_PROGRESS", "1: draw the progress line of the long commands even when stderr is not a"
+     " terminal; all: and every update of it (for tests); 0: never."),
     ("TMPDIR", "where \\fBdedupe\\fR keeps its scratch files (unlinked at once)."),
 ]
 

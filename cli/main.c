@@ -2,9 +2,12 @@
  * main.c — the neardup command-line tool: dispatch to one command.
  *
  * `neardup COMMAND [OPTIONS] [ARGS]`; `neardup --help` lists the commands,
- * `neardup COMMAND --help` explains one. The exit codes are one rule for
- * every command (CLI_EXIT_RULE in cli.h); an interrupted command ends by
- * its signal (cli_signal.c).
+ * `neardup COMMAND --help` (or `neardup help COMMAND`) explains one, and
+ * an unknown command is answered with the names within two edits of it.
+ * The hidden `neardup __complete [COMMAND [SUB]]` lists the commands or a
+ * command's long options from its own option table (cli/neardup.bash).
+ * The exit codes are one rule for every command (CLI_EXIT_RULE in cli.h);
+ * an interrupted command ends by its signal (cli_signal.c).
  */
 #include "cli.h"
 
@@ -47,7 +50,64 @@ static void list_commands(FILE *f)
                "commands:\n", ND_VERSION_STRING);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`neardup COMMAND --help` describes a command.\n%s", CLI_EXIT_RULE);
+    fprintf(f, "\n`neardup COMMAND --help` (or `neardup help COMMAND`) describes a command.\n%s",
+            CLI_EXIT_RULE);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* An unknown command: one line, with the commands within two edits of it
+ * ("did you mean 'import'?") when there are any. */
+static int unknown_command(const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+    char hint[256];
+    cli_suggest(hint, sizeof hint, name, names, sizeof names / sizeof names[0]);
+    cli_fail("unknown command '%s'%s; see 'neardup --help'", name, hint);
+    return CLI_EXIT_USAGE;
+}
+
+static int run_command(const cli_command *c, int argc, char **argv)
+{
+    cli_signals_init(c->name);
+    int rc = c->run(argc, argv);
+    if (rc == CLI_EXIT_INTERRUPTED) cli_signals_exit();
+    return rc;
+}
+
+/* `neardup help COMMAND [SUB]`: the command's own --help. */
+static int help_command(int argc, char **argv)
+{
+    const cli_command *c = find_command(argv[0]);
+    if (!c) return unknown_command(argv[0]);
+    char *args[8], help[] = "--help";
+    int n = 0;
+    for (int i = 0; i < argc && n < 6; i++) args[n++] = argv[i];
+    args[n++] = help;
+    args[n] = NULL;
+    return c->run(n, args);
+}
+
+/* `neardup __complete [COMMAND [SUB]]` (hidden, for cli/neardup.bash):
+ * the commands, or the long options COMMAND parses with, one a line, from
+ * its own option table (cli_getopt prints it and ends the process). */
+static int complete(int argc, char **argv)
+{
+    if (argc == 0) {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            printf("%s\n", commands[i].name);
+        return CLI_EXIT_OK;
+    }
+    const cli_command *c = find_command(argv[0]);
+    if (!c) return CLI_EXIT_USAGE;
+    cli_complete_begin();
+    return c->run(argc, argv); /* shard's subcommand list returns here */
 }
 
 int main(int argc, char **argv)
@@ -56,6 +116,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "neardup: no command given; see 'neardup --help'\n");
         return CLI_EXIT_USAGE;
     }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) return help_command(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         list_commands(stdout);
@@ -66,13 +127,8 @@ int main(int argc, char **argv)
                ND_FORMAT_VERSION, ND_FP_VERSION);
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(argv[1], commands[i].name) != 0) continue;
-        cli_signals_init(commands[i].name);
-        int rc = commands[i].run(argc - 1, argv + 1);
-        if (rc == CLI_EXIT_INTERRUPTED) cli_signals_exit();
-        return rc;
-    }
-    cli_fail("unknown command '%s'; see 'neardup --help'", argv[1]);
-    return CLI_EXIT_USAGE;
+    if (strcmp(argv[1], "__complete") == 0) return complete(argc - 2, argv + 2);
+    const cli_command *c = find_command(argv[1]);
+    if (c) return run_command(c, argc - 1, argv + 1);
+    return unknown_command(argv[1]);
 }

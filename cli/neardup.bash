@@ -1,19 +1,22 @@
 # bash completion for neardup -*- shell-script -*-
 #
-# Commands and each command's options come from the tool's own help
-# (`neardup --help`, `neardup COMMAND --help`), so they cannot drift from
-# it; values are completed for --format and --features, file names
-# elsewhere. Installed as share/bash-completion/completions/neardup.
+# Commands and each command's options come from the tool itself: the
+# hidden `neardup __complete` lists the commands, `neardup __complete
+# COMMAND [SUB]` the long options COMMAND (or shard's SUB) parses, printed
+# from its own option table, so completion offers exactly what the command
+# accepts. Values are completed for --format, --features, --out and
+# --keep, file names elsewhere. Installed as
+# share/bash-completion/completions/neardup.
 
 _neardup_commands()
 {
-    "$1" --help 2>/dev/null | awk '/^commands:/ { f = 1; next } f && /^  [a-z]/ { print $1 } f && /^$/ { f = 0 }'
+    "$1" __complete 2>/dev/null
 }
 
 _neardup_options()
 {
-    # every --option named in the command's usage, without its value
-    "$1" "$2" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | sort -u
+    # the command's option table (shard: its subcommand's, $3)
+    "$1" __complete "$2" ${3:+"$3"} 2>/dev/null
 }
 
 _neardup()
@@ -43,6 +46,8 @@ _neardup()
         case $cmd in
         dump) formats='tsv jsonl' ;;
         fingerprint) formats='files jsonl tsv warc' ;;
+        add) formats='fp jsonl tsv' ;;
+        dedupe | shard) formats='fp jsonl tsv files warc' ;;
         esac
         mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
         return 0
@@ -55,15 +60,19 @@ _neardup()
         [ "$cmd" = dedupe ] && { mapfile -t COMPREPLY < <(compgen -W 'clusters pairs keep drop' -- "$cur"); return 0; }
         ;;
     --keep)
-        [ "$cmd" = dedupe ] && { mapfile -t COMPREPLY < <(compgen -W 'score longest' -- "$cur"); return 0; }
+        [ "$cmd" = dedupe ] && { mapfile -t COMPREPLY < <(compgen -W 'first score longest' -- "$cur"); return 0; }
         ;;
     esac
-    if [ "$cmd" = shard ] && [ "$COMP_CWORD" -eq $((i + 1)) ]; then
-        mapfile -t COMPREPLY < <(compgen -W 'init split import info which' -- "$cur")
-        return 0
+    local sub=
+    if [ "$cmd" = shard ]; then
+        if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
+            mapfile -t COMPREPLY < <(compgen -W "$("$tool" __complete shard 2>/dev/null)" -- "$cur")
+            return 0
+        fi
+        sub=${COMP_WORDS[i + 1]}
     fi
     case $cur in
-    -*) mapfile -t COMPREPLY < <(compgen -W "$(_neardup_options "$tool" "$cmd") --help" -- "$cur") ;;
+    -*) mapfile -t COMPREPLY < <(compgen -W "$(_neardup_options "$tool" "$cmd" "$sub")" -- "$cur") ;;
     *) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
     esac
     return 0

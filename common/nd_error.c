@@ -21,7 +21,7 @@ const char *nd_strerror(int rc)
     case ND_ENOTFOUND: return "not found";
     case ND_ECORRUPT: return "corrupt data";
     case ND_EIO: return "I/O error";
-    case ND_EBUSY: return "database is busy (opened by another process)";
+    case ND_EBUSY: return "database is busy"; /* the message says who has it */
     case ND_EVERSION: return "incompatible format version";
     case ND_ENOMEM: return "out of memory";
     case ND_EEXIST: return "already exists";

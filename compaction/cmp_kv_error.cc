@@ -5,6 +5,7 @@
  * it does not include RocksDB.
  */
 extern "C" {
+#include "cmp_kvdir.h"
 #include "nd_error.h"
 }
 #include "cmp_kv_error.h"
@@ -27,7 +28,9 @@ int kv_map_error(const char *err, const char *what)
     else if (strstr(err, "lock") && (strstr(err, "Resource temporarily unavailable") ||
                                      strstr(err, "No locks available") ||
                                      strstr(err, "lock hold by current process")))
-        rc = ND_EBUSY;
+        /* Who holds it, plainly, instead of RocksDB's text (what is the
+         * database's path: only an open takes the lock). */
+        return kvdir_locked(what, strstr(err, "lock hold by current process") != NULL);
     else if (strstr(err, "Read-only file system") || strstr(err, "Permission denied"))
         rc = ND_EREADONLY;
     else if (strstr(err, "does not exist") || strstr(err, "No such file"))

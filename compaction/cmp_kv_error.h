@@ -13,7 +13,8 @@
 
 /* Translate a RocksDB error string into an nd_error and set the message
  * "<what>: <rocksdb text>": corruption and checksum mismatches
- * ND_ECORRUPT, a full disk ND_ENOSPC, a lock held ND_EBUSY, a read-only
+ * ND_ECORRUPT, a full disk ND_ENOSPC, a lock held ND_EBUSY (with
+ * kvdir_locked's message instead: what is then the path), a read-only
  * or forbidden path ND_EREADONLY, a missing one ND_ENOTFOUND, a path
  * through a file or an invalid argument ND_EINVAL, anything else ND_EIO.
  * Returns the code. */

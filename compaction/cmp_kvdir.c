@@ -63,6 +63,31 @@ int kvdir_busy(const char *path)
                       path, KVDIR_TRIES);
 }
 
+/* The pid holding a write lock on path/LOCK, or 0 when none can be named
+ * (no lock file, no lock, or one without a pid: an open file description
+ * lock). Another process's only: F_GETLK never reports the caller's. */
+static long lock_holder(const char *path)
+{
+    char file[4096];
+    if ((size_t)snprintf(file, sizeof file, "%s/LOCK", path) >= sizeof file) return 0;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    long pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK && fl.l_pid > 0 ? (long)fl.l_pid : 0;
+    close(fd);
+    return pid;
+}
+
+int kvdir_locked(const char *path, int self)
+{
+    if (self)
+        return nd_err_set(ND_EBUSY, "%s is open for writing by this process (another handle)", path);
+    long pid = lock_holder(path);
+    if (pid > 0)
+        return nd_err_set(ND_EBUSY, "%s is open for writing by another process (pid %ld)", path, pid);
+    return nd_err_set(ND_EBUSY, "%s is open for writing by another process", path);
+}
+
 char *kvdir_scratch_make(const char *parent)
 {
     const char *tmp = parent && *parent ? parent : "/tmp";

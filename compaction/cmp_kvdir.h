@@ -35,6 +35,15 @@ int kvdir_settled(const char *path, const char *before, char *view, size_t cap);
 /* ND_EBUSY with a message: no whole view could be read. */
 int kvdir_busy(const char *path);
 
+/* ND_EBUSY for a writer's open refused by the lock of the database at
+ * path, saying plainly who holds it: "PATH is open for writing by this
+ * process (another handle)" when self (RocksDB's "lock hold by current
+ * process"), else "PATH is open for writing by another process (pid N)",
+ * N read from the holder of PATH/LOCK's lock (F_GETLK; left out when it
+ * cannot be known). LOCK is opened only when not self: closing a file
+ * drops the POSIX locks its process holds on it. */
+int kvdir_locked(const char *path, int self);
+
 /* Make a fresh scratch directory under parent (NULL or "": /tmp; the
  * library reads no environment, the CLI passes $TMPDIR); malloc'd path,
  * or NULL (errno set) when none can be made. */

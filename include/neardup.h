@@ -126,7 +126,9 @@ typedef enum nd_error {
     ND_ENOTFOUND = -2,  /**< no such document, database or file */
     ND_ECORRUPT = -3,   /**< stored data failed a check (checksum, decode) */
     ND_EIO = -4,        /**< I/O error from the operating system or RocksDB */
-    ND_EBUSY = -5,      /**< database is opened for writing by another process */
+    ND_EBUSY = -5,      /**< database is opened for writing by another process
+                             or another handle of this one (nd_errmsg says
+                             which, with the other's pid when known) */
     ND_EVERSION = -6,   /**< on-disk format written by an incompatible build */
     ND_ENOMEM = -7,     /**< out of memory */
     ND_EEXIST = -8,     /**< already exists (e.g. create over an existing db) */
@@ -414,7 +416,9 @@ int nd_db_options_init(nd_db_options *opts, unsigned version);
  *  (ND_ECORRUPT), whatever the flags.
  *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL and
  *          the database exists; CREATE beside other files, see above);
- *          ND_EBUSY (another process has it open for writing);
+ *          ND_EBUSY (another process, or another handle in this one, has
+ *          it open for writing: nd_errmsg says "PATH is open for writing
+ *          by another process (pid N)" or "... by this process");
  *          ND_EVERSION (other format version); ND_EMISMATCH (fp config or
  *          k differ); ND_ECORRUPT; ND_EIO; ND_EREADONLY; ND_EINVAL; ND_ENOMEM.
  *  @note *out is set to NULL first when out is not NULL, and to the handle
@@ -1403,6 +1407,32 @@ typedef struct nd_dedupe_stats {
 
 /** The counts so far. @return ND_OK; ND_EINVAL (NULL). */
 int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d);
+
+/** Where a result walk's long work is (nd_dedupe_set_progress): the
+ *  phases of a walk that joins, in order: "grouping" (documents sorted
+ *  into groups of identical ones; clusters and roles), "self-join" and
+ *  "banding" (fingerprints and sketches read by the joins' passes), and
+ *  "clustering" (the groups clustered; clusters and roles). */
+typedef struct nd_dedupe_progress {
+    const char *phase;  /**< one of the names above */
+    const char *unit;   /**< what done counts: "documents", "fingerprints",
+                             "sketches" or "groups" */
+    uint64_t done;      /**< work of the phase done */
+    uint64_t total;     /**< the phase's work, estimated before it starts
+                             (done may end below or, seldom, above it); 0
+                             when unknown */
+} nd_dedupe_progress;
+
+typedef void (*nd_dedupe_progress_cb)(const nd_dedupe_progress *p, void *payload);
+
+/** Have the result walks that join (nd_dedupe_pairs, and the first of
+ *  nd_dedupe_clusters or nd_dedupe_roles) call cb as they go: at the start
+ *  (done 0) and end of each phase, and every few thousand fingerprints
+ *  between, on the calling thread. cb may not call functions of d. NULL
+ *  cb: no calls (the default). The library prints nothing: showing it is
+ *  the caller's (the neardup tool draws a progress line).
+ *  @return ND_OK; ND_EINVAL (NULL d). */
+int nd_dedupe_set_progress(nd_dedupe *d, nd_dedupe_progress_cb cb, void *payload);
 
 /* ------------------------------------------------------------------ */
 /* Sharded stores                                                      */

@@ -901,6 +901,12 @@ static void test_open_errors(void **state)
     assert_int_equal(nd_db_add(db, "x", 1, 42, 0, 0), ND_OK);
     o.flags = 0;
     assert_int_equal(nd_db_open(&db2, fx->path, &o), ND_EBUSY);
+    /* a second handle in this process is told so, not "another process" */
+    char want[256];
+    snprintf(want, sizeof want, "%s is open for writing by this process (another handle)",
+             fx->path);
+    assert_string_equal(nd_errmsg(), want);
+    assert_string_equal(nd_strerror(ND_EBUSY), "database is busy");
     o.flags = ND_DB_READONLY;
     assert_int_equal(nd_db_open(&db2, fx->path, &o), ND_OK);
     nd_results *res = fx->res;

@@ -370,6 +370,67 @@ static void test_memory_partitions(void **state)
     }
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+/* What the progress callback saw: the phases in order, and per call that
+ * done never went back within a phase and each phase began at 0. */
+typedef struct progress_log {
+    char phases[128];
+    uint64_t last_done, last_total, calls;
+    int ok;
+} progress_log;
+
+static void on_progress(const nd_dedupe_progress *p, void *payload)
+{
+    progress_log *g = payload;
+    size_t len = strlen(g->phases);
+    const char *tail = len ? strrchr(g->phases, ' ') : NULL;
+    const char *cur = tail ? tail + 1 : g->phases;
+    if (strcmp(cur, p->phase) != 0) { /* a new phase starts at 0 */
+        if (p->done != 0) g->ok = 0;
+        snprintf(g->phases + len, sizeof g->phases - len, "%s%s", len ? " " : "", p->phase);
+    } else if (p->done < g->last_done) {
+        g->ok = 0;
+    }
+    if (!p->unit || !p->unit[0]) g->ok = 0;
+    g->last_done = p->done;
+    g->last_total = p->total;
+    g->calls++;
+}
+
+static void test_progress(void **state)
+{
+    (void)state;
+    static corpus c;
+    static seen pairs, cl;
+    make_corpus(&c);
+    nd_dedupe_options o = ND_DEDUPE_OPTIONS_INIT;
+    nd_dedupe *d = load_texts(&c, &o);
+    progress_log g = {.ok = 1};
+    assert_int_equal(nd_dedupe_set_progress(NULL, on_progress, &g), ND_EINVAL);
+    assert_int_equal(nd_dedupe_set_progress(d, on_progress, &g), ND_OK);
+    memset(&pairs, 0, sizeof pairs);
+    assert_int_equal(nd_dedupe_pairs(d, on_pair, &pairs), ND_OK);
+    assert_string_equal(g.phases, "self-join banding");
+    assert_true(g.ok);
+    assert_true(g.last_total > 0 && g.last_done == g.last_total); /* every sketch, every band */
+    memset(&g, 0, sizeof g);
+    g.ok = 1;
+    memset(&cl, 0, sizeof cl);
+    assert_int_equal(nd_dedupe_clusters(d, on_member, &cl), ND_OK);
+    assert_string_equal(g.phases, "grouping self-join banding clustering");
+    assert_true(g.ok);
+    assert_true(g.last_done == g.last_total);
+    /* switched off: no more calls (the clustering is computed once, so
+     * walk the pairs again) */
+    uint64_t calls = g.calls;
+    assert_int_equal(nd_dedupe_set_progress(d, NULL, NULL), ND_OK);
+    memset(&pairs, 0, sizeof pairs);
+    assert_int_equal(nd_dedupe_pairs(d, on_pair, &pairs), ND_OK);
+    assert_int_equal(g.calls, calls);
+    nd_dedupe_free(d);
+}
+
 /* ---- clusters and roles ------------------------------------------------------ */
 
 static void test_clusters_rule(void **state)
@@ -685,6 +746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corpus_has_pairs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_partitions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clusters_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_docs_walk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),

@@ -273,6 +273,22 @@ cleanup:
     return rc;
 }
 
+int nd_dedupe_set_progress(nd_dedupe *d, nd_dedupe_progress_cb cb, void *payload)
+{
+    ND_RETURN_IF(!d, ND_EINVAL, "nd_dedupe_set_progress: NULL handle");
+    d->progress = cb;
+    d->progress_payload = payload;
+    return ND_OK;
+}
+
+void dedupe_progress(const nd_dedupe *d, const char *phase, const char *unit, uint64_t done,
+                     uint64_t total)
+{
+    if (!d->progress) return;
+    nd_dedupe_progress p = {phase, unit, done, total};
+    d->progress(&p, d->progress_payload);
+}
+
 int nd_dedupe_stats_get(nd_dedupe_stats *out, const nd_dedupe *d)
 {
     ND_RETURN_IF(!out || !d, ND_EINVAL, "nd_dedupe_stats_get: NULL argument");

@@ -71,11 +71,16 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+unsigned dedupe_band_count(unsigned width)
+{
+    return width == 0 ? ND_SKETCH_BANDS : ND_SKETCH_BINS / width;
+}
+
 int dedupe_band_scan(size_t m, const uint32_t *ids, const uint64_t *fp, const dedupe_band_src *src,
                      unsigned width, unsigned join_k, unsigned k, dedupe_cand_fn cb, void *payload)
 {
 #define DOC(x) (ids ? ids[x] : (uint32_t)(x))
-    unsigned ibits = 1, bands = width == 0 ? ND_SKETCH_BANDS : ND_SKETCH_BINS / width;
+    unsigned ibits = 1, bands = dedupe_band_count(width);
     while (ibits < 64 && ((uint64_t)1 << ibits) < m) ibits++;
     uint64_t imask = ((uint64_t)1 << ibits) - 1;
     uint64_t *a = malloc((m ? m : 1) * sizeof *a), *tmp = malloc((m ? m : 1) * sizeof *tmp);

@@ -56,6 +56,9 @@ typedef struct dedupe_band_src {
 typedef int (*dedupe_cand_fn)(size_t x, size_t y, unsigned dist, const dedupe_rec *a,
                               const dedupe_rec *b, void *payload);
 
+/* The bands of a scan with this width (0: the sketch's band keys). */
+unsigned dedupe_band_count(unsigned width);
+
 /* Every pair of the m documents whose sketches agree in some band of
  * `width` bins (8 or 4; a document without a sketch agrees with none),
  * reported once (from the first band they agree in), whose fingerprints

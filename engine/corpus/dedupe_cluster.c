@@ -102,7 +102,9 @@ static int dedupe_clustered(nd_dedupe *d)
         sort_prio = d->docs.prio;
         qsort(order, n, sizeof *order, cmp_priority);
     }
+    dedupe_progress(d, "grouping", "documents", 0, n);
     ND_TRY(dedupe_group(&d->group, &d->lead, &m, &d->docs, order, d->memory));
+    dedupe_progress(d, "grouping", "documents", n, n);
     d->m = m;
     if (m == n) { /* no two identical: join the documents themselves */
         free(d->lead);
@@ -120,7 +122,9 @@ static int dedupe_clustered(nd_dedupe *d)
     free(order);
     order = NULL;
     ND_TRY(dedupe_join(d, d->lead, m, 0, collect, &l));
+    dedupe_progress(d, "clustering", "groups", 0, m);
     ND_TRY(cluster_graph(d, &l));
+    dedupe_progress(d, "clustering", "groups", m, m);
     /* Cluster numbers: the kept groups with a dropped document, in keep
      * order. cluster[x] first counts the documents dropped to group x. */
     for (size_t i = 0; i < n; i++) {

@@ -54,7 +54,14 @@ struct nd_dedupe {
     uint64_t pairs, by_containment;
     /* keys read back for the callbacks */
     dedupe_key key_a, key_b;
+    /* nd_dedupe_set_progress */
+    nd_dedupe_progress_cb progress;
+    void *progress_payload;
 };
+
+/* Tell the progress callback, if any, where phase is. */
+void dedupe_progress(const nd_dedupe *d, const char *phase, const char *unit, uint64_t done,
+                     uint64_t total);
 
 /* Close the corpus on the first result call (idempotent). @return ND_OK,
  * ND_EINVAL (k above 8 asked without texts) or the store's error. */

@@ -34,8 +34,10 @@
  */
 #include <string.h>
 
+#include "dedupe_band.h"
 #include "dedupe_internal.h"
 #include "nd_error.h"
+#include "plan.h"
 
 typedef struct join_state {
     nd_dedupe *d;
@@ -45,6 +47,7 @@ typedef struct join_state {
     void *payload;
     int rc;                  /* why the joins stopped: found's value or an nd_error */
     dedupe_spill_reader seq; /* the band passes' reads of the sketch file */
+    uint64_t done, total;    /* the phase's progress: records read, estimated total */
 } join_state;
 
 #define DOC(js, x) ((js)->ids ? (size_t)(js)->ids[x] : (size_t)(x))
@@ -109,6 +112,10 @@ static int band_src_read(dedupe_rec *out, const uint32_t *docs, size_t n, int se
                          void *payload)
 {
     join_state *js = payload;
+    if (sequential) {
+        js->done += n;
+        dedupe_progress(js->d, "banding", "sketches", js->done, js->total);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!sequential) {
             ND_FORWARD(dedupe_docs_rec(&js->d->docs, docs[i], &out[i]));
@@ -125,25 +132,47 @@ static int band_src_read(dedupe_rec *out, const uint32_t *docs, size_t n, int se
 /* The self-join's source: the fingerprints of ids[start ..). */
 static int read_fps(uint64_t *out, size_t start, size_t count, void *payload)
 {
-    const join_state *js = payload;
+    join_state *js = payload;
     const uint64_t *fp = js->d->docs.fp;
+    js->done += count;
+    dedupe_progress(js->d, "self-join", "fingerprints", js->done, js->total);
     if (!js->ids) memcpy(out, fp + start, count * sizeof *out);
     else
         for (size_t x = 0; x < count; x++) out[x] = fp[js->ids[start + x]];
     return 0;
 }
 
+/* The fingerprints nd_selfjoin_stream will read for m documents within k
+ * bits and memory bytes, estimated as engine/index/join.c passes: per
+ * table one pass when they fit (32 bytes a fingerprint), else one to
+ * count and one a partition (about m / (memory / 32) of them). For the
+ * progress callback only. */
+static uint64_t selfjoin_reads(size_t m, unsigned k, size_t memory)
+{
+    nd_plan plan;
+    if (nd_plan_choose(&plan, k, m, 0) < 0) return 0;
+    size_t per = memory / 32;
+    uint64_t passes = 1;
+    if (memory && per < m) passes = 1 + (m + (per ? per : 1) - 1) / (per ? per : 1);
+    return (uint64_t)plan.info.tables * passes * m;
+}
+
 int dedupe_join(nd_dedupe *d, const uint32_t *ids, size_t m, int estimates, dedupe_found_fn found,
                 void *payload)
 {
-    join_state js = {d, ids, estimates, found, payload, ND_OK, {0}};
+    join_state js = {d, ids, estimates, found, payload, ND_OK, {0}, 0, 0};
     d->pairs = d->by_containment = 0;
     if (m < 2) return ND_OK;
+    js.total = selfjoin_reads(m, d->join_k, d->memory);
+    dedupe_progress(d, "self-join", "fingerprints", 0, js.total);
     int rc = nd_selfjoin_stream(m, d->join_k, d->memory, read_fps, &js, join_cb, &js);
     if (js.rc) return js.rc;
     if (rc < 0) return nd_err_wrap(rc, "dedupe: self-join");
     if (!d->docs.has_sk || d->simhash_only) return ND_OK;
     dedupe_band_src src = {band_src_read, &js};
+    js.done = 0;
+    js.total = (uint64_t)m * dedupe_band_count(d->band_width);
+    dedupe_progress(d, "banding", "sketches", 0, js.total);
     dedupe_spill_reader_init(&js.seq, &d->docs.recs);
     rc = dedupe_band_scan(m, ids, d->docs.fp, &src, d->band_width, d->join_k, d->k, band_cand, &js);
     dedupe_spill_reader_dispose(&js.seq);

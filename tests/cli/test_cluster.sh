@@ -54,7 +54,7 @@ expect_exit 0 "$ND" cluster --db db --apply fromdb.tsv
 expect_lines 2
 expect_err_match '2 removed, 2 deleted$'
 expect_exit 1 "$ND" get db b.com
-expect_err_match 'missing	b.com'
+expect_out_eq "$(printf 'missing\tb.com')"
 expect_exit 1 "$ND" get db a.com
 expect_exit 0 "$ND" get db d.com
 expect_exit 0 "$ND" verify db

@@ -113,7 +113,7 @@ expect_exit 0 "$ND" get bk3 doc1
 expect_exit 0 "$ND" expire db --older-than 1d --now 200000 --compact
 expect_out_eq "$(printf 'expired\t1')"
 expect_exit 1 "$ND" get db doc1
-expect_err_match 'missing'
+expect_out_eq "$(printf 'missing\tdoc1')"
 expect_exit 1 "$ND" expire db --older-than 90x
 expect_err_match 'older-than must be like'
 expect_exit 0 "$ND" verify db

@@ -44,11 +44,53 @@ run complete_words add db --pro
 expect_out_eq --progress
 run complete_words shard i
 expect_out_eq "$(printf 'import\ninfo\ninit')"
+run complete_words shard which st --
+expect_out_eq "$(printf -- '--help\n--json')"
+run complete_words shard split db st --
+expect_out_eq "$(printf -- '--chunk\n--docs\n--help\n--json\n--shards')"
+# the help's prose names options of other commands: not offered
+run complete_words import db --min
+expect_out_eq ""
+run complete_words dedupe --keep ""
+expect_out_eq "$(printf 'first\nlongest\nscore')"
+run complete_words add db --format ""
+expect_out_eq "$(printf 'fp\njsonl\ntsv')"
 run complete_words init --features sh
 expect_out_eq "$(printf 'shingles\nshingles:3')"
 touch somefile.fp
 run complete_words add db some
 expect_out_eq somefile.fp
+
+# Completion offers exactly what each command (and shard subcommand)
+# parses: every option offered is taken, every option taken is offered.
+# Candidates: every option of every table and every --word of every help;
+# an option is taken when the command does not call it unrecognized
+# (`CMD --opt` alone: a usage error of another kind, or "needs a value").
+subs=$("$ND" __complete shard)
+check "shard lists its subcommands" "$(printf '%s\n' $subs | tr '\n' ' ')" = "init split import info which "
+targets=$(for c in $commands; do [ "$c" = shard ] && for s in $subs; do echo "shard:$s"; done || echo "$c"; done)
+cands=$( { for t in $targets; do "$ND" __complete ${t/:/ }; done
+           for c in $commands; do "$ND" "$c" --help; done | grep -o -- '--[a-z][a-z-]*'; } | sort -u)
+check "candidates found" "$(printf '%s\n' "$cands" | wc -l)" -ge 30
+for t in $targets; do
+    offered=$("$ND" __complete ${t/:/ } | sort)
+    check "$t offers options" -n "$offered"
+    # bash offers what __complete prints (shard: for the subcommand typed)
+    if [ "${t%%:*}" = shard ]; then run complete_words shard "${t#*:}" --; else run complete_words "$t" db --; fi
+    check "$t: bash completes its table [$out]" "$out" = "$offered"
+    nl=$'\n'
+    for o in $cands; do
+        e=$("$ND" ${t/:/ } "$o" 2>&1 >/dev/null </dev/null)
+        taken=1
+        [[ $e == *"unrecognized option '$o'"* || $e == *"option '$o' is ambiguous"* ]] && taken=0
+        if [[ "$nl$offered$nl" == *"$nl$o$nl"* ]]; then
+            check "$t offers $o, which it refuses: $e" "$taken" -eq 1
+        elif [[ "$nl$offered" != *"$nl$o"* ]]; then
+            # (an abbreviation of an offered option is taken, not offered)
+            check "$t takes $o, which completion does not offer" "$taken" -eq 0
+        fi
+    done
+done
 
 # resemblance stores: the options complete, the page explains them
 run complete_words init db --min
