@@ -514,3 +514,46 @@ int in_source_would_block(in_reader *r)
     struct pollfd p = {.fd = r->fd, .events = POLLIN};
     return poll(&p, 1, 0) == 0;
 }
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+int in_source_peek(in_reader *r, size_t max)
+{
+    for (;;) {
+        size_t i = r->beg;
+        while (i < r->end && is_blank(r->buf[i])) i++;
+        if (i < r->end && memchr(r->buf + i, '\n', r->end - i)) break;
+        if (r->end - r->beg >= max || r->eof || r->end == r->buf_cap) break;
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    r->line = r->buf + r->beg;
+    r->len = r->end - r->beg;
+    return 0;
+}
+
+int in_read_all(in_reader *r)
+{
+    int too_long = 0;
+    for (;;) {
+        if (r->end - r->beg > ND_MAX_DOC_BYTES) { /* only the end matters now */
+            too_long = 1;
+            r->beg = r->end = 0;
+        }
+        if (r->eof) break;
+        if (r->end == r->buf_cap) {
+            compact(r);
+            if (r->end == r->buf_cap && in_buf_reserve(r, r->buf_cap * 2))
+                return in_fail_file(r, -2, r->path, "out of memory");
+        }
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    if (too_long)
+        return in_fail_file(r, -1, r->path, "larger than the %u MiB document limit",
+                            ND_MAX_DOC_BYTES >> 20);
+    r->line = r->buf + r->beg;
+    r->len = r->end - r->beg;
+    r->beg = r->end;
+    return 1;
+}

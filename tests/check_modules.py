@@ -66,7 +66,8 @@ def strip(text):
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
     text = re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
-    text = re.sub(r"^\s*#.*(\\\n.*)*$", " ", text, flags=re.M)
+    # a directive with its continuation lines (a multi-line #define)
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*$", " ", text, flags=re.M)
     text = re.sub(r'extern\s*""\s*\{', " ", text)  # C++ guards; their '}' is skipped below
     return re.sub(r'extern\s*""', " ", text)  # extern "C" before one definition
 
