@@ -257,8 +257,8 @@ static void hint(in_reader *r)
             return;
         }
     }
-inferred:
-    if (r->how == HOW_CONTENT)
+inferred: /* jsonl and warc by their first bytes leave no doubt: no word */
+    if (r->how == HOW_CONTENT && (r->fmt == IN_FORMAT_TSV || r->fmt == IN_FORMAT_FP))
         append(r, "; format %s inferred from the first line: give --format to choose",
                in_format_name(r->fmt));
     else if (r->how == HOW_NAME)

@@ -100,15 +100,21 @@ typedef struct in_reader_opts {
  * inferred). On failure returns -2 with the message in
  * in_reader_error(NULL).
  *
- * Hints: the first bad record of an input says what the input looks like
- * when that is another format: when it is the input's first record and
- * its line looks like another format ("FILE:1: fingerprint '{"id"...': not
- * a hex digit; this looks like JSONL: use --format jsonl"), or, without
- * opts->infer's format being given, plain text ("...; this looks like plain
- * text: use --format files"); a later first bad record of an inferred
- * format says how the format was chosen ("...; format tsv inferred from
- * the first line: give --format to choose"). An input of the format it is
- * read as gets no hint: its messages are as they were. */
+ * Hints: the first bad record of an input (and only it) may end with what
+ * the input looks like:
+ *   - when it is the input's first record and its line looks like another
+ *     record format: "FILE:1: fingerprint '{"id"...': not a hex digit;
+ *     this looks like JSONL: use --format jsonl" (or "..., which this
+ *     command does not read" when opts->formats lacks it);
+ *   - without a --format (opts->infer), when that line is no record at
+ *     all: "...; this looks like plain text: use --format files" (or
+ *     "..., not fp, jsonl or tsv records");
+ *   - otherwise, for a format inferred from a TSV or fingerprint first
+ *     line or from the name: "...; format tsv inferred from the first
+ *     line: give --format to choose".
+ * An input of the format it is read as, given or inferred from a '{' or
+ * "WARC/1." start, gets no hint: its messages are as they always were.
+ */
 int in_reader_open(in_reader **out, in_format fmt, const char *path, const in_reader_opts *opts);
 /* The format r reads (the given or inferred one). */
 in_format in_reader_format(const in_reader *r);
