@@ -263,7 +263,11 @@ static int source_open(doc_source *src, const cli_read_opts *o, const char *path
         if (doc_reader_open(&src->dump, path) < 0) return cli_fail("%s", doc_reader_error(NULL));
     } else {
         in_reader_opts ro = cli_reader_opts(o);
-        if (in_reader_open(&src->in, o->fmt, path, &ro) < 0) return cli_fail("%s", in_reader_error(NULL));
+        if (in_reader_open(&src->in, o->fmt, path, &ro) < 0) {
+            /* a signal while the first line was awaited (inference) */
+            if (cli_interrupted()) return CLI_EXIT_INTERRUPTED;
+            return cli_fail("%s", in_reader_error(NULL));
+        }
     }
     return CLI_EXIT_OK;
 }

@@ -154,6 +154,10 @@ int cmd_add(int argc, char **argv)
     cli_signals_defer(); /* stop between documents, and say how far */
     in_reader *r = NULL;
     rc = in_reader_open(&r, fmt, input, &ro);
+    if (rc < 0 && cli_interrupted()) { /* while the first line was awaited (inference) */
+        fprintf(stderr, "neardup: add: interrupted after 0 new, 0 dup, 0 bad\n");
+        return CLI_EXIT_INTERRUPTED;
+    }
     if (rc < 0) return cli_fail("%s", in_reader_error(r));
     rc = cli_open_db(&a.db, path, flags);
     if (rc) goto cleanup;
