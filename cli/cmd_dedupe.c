@@ -279,10 +279,20 @@ int cmd_dedupe(int argc, char **argv)
     ro.infer = !fmt_given;
     if (optind == argc)
         return cli_usage_fail("dedupe", "give at least one INPUT");
-    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
+    /* Without --format the first input is opened first: fingerprints
+     * inferred there make the dedupe one of fingerprints, as --format fp
+     * does (its k is checked against them now, not after the read). */
+    in_reader *first = NULL;
+    if (!fmt_given && in_reader_open(&first, fmt, argv[optind], &ro) < 0)
+        return cli_fail("%s", in_reader_error(NULL));
+    in_format fmt0 = first ? in_reader_format(first) : fmt;
+    dedupe_cli_options(&o, min_res, fmt0 == IN_FORMAT_FP);
     o.fp = &fo;
     /* The options are checked before --db creates anything. */
-    if ((rc = new_dedupe(&dd, &o))) return rc;
+    if ((rc = new_dedupe(&dd, &o))) {
+        in_reader_close(first);
+        return rc;
+    }
     if (db_path) { /* created with design distance min(k, 8) */
         nd_dedupe_stats_get(&st, dd);
         rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, o.has_k, o.k, &fo,
@@ -301,10 +311,11 @@ int cmd_dedupe(int argc, char **argv)
     uint64_t bytes = 0;
     size_t n = 0;
     for (int a = optind; a < argc && rc == CLI_EXIT_OK; a++) {
-        in_reader *r;
+        in_reader *r = first;
         in_record rec;
         int got;
-        if (in_reader_open(&r, fmt, argv[a], &ro) < 0) {
+        first = NULL;
+        if (!r && in_reader_open(&r, fmt, argv[a], &ro) < 0) {
             rc = cli_fail("%s", in_reader_error(NULL));
             break;
         }
@@ -384,6 +395,7 @@ int cmd_dedupe(int argc, char **argv)
                 (unsigned long long)st.pairs, cli_plural(st.pairs, "pair", "pairs"), by_cont,
                 (unsigned long long)bad, secs);
 done: /* a failure before any document was read: no summary */
+    in_reader_close(first);
     if (db) {
         int crc = cli_close_db(db, db_path);
         if (rc == CLI_EXIT_OK) rc = crc;

@@ -208,7 +208,22 @@ int mpi_cmd_dedupe(int argc, char **argv)
     if ((why = cli_fields_check(&ro, fmt_given, fmt))) return mpi_usage_error(usage, "dedupe: %s", why);
     ro.infer = !fmt_given;
     if (optind == argc) return mpi_usage_error(usage, "dedupe: give at least one INPUT");
-    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
+    /* Without --format the first input's inferred format decides, as in
+     * `neardup dedupe`: fingerprints make a dedupe of fingerprints. Every
+     * rank opens the same file and infers the same. */
+    in_format fmt0 = fmt;
+    if (!fmt_given && strcmp(argv[optind], "-") != 0) { /* stdin is read once */
+        in_reader *first;
+        if (in_reader_open(&first, fmt, argv[optind], &ro) < 0) {
+            rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
+                               : CLI_EXIT_USAGE;
+        } else {
+            fmt0 = in_reader_format(first);
+            in_reader_close(first);
+        }
+        if ((rc = mpi_agree(rc))) goto cleanup;
+    }
+    dedupe_cli_options(&o, min_res, fmt0 == IN_FORMAT_FP);
     o.fp = &fo;
     /* Every rank signs with the same options; bad options fail alike on
      * every rank, so rank 0 alone says so. */

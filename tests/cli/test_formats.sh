@@ -41,6 +41,17 @@ expect_out_eq "$want"
 # an explicit --format files still reads the file whole
 expect_exit 0 "$ND" dedupe --format files corpus.jsonl
 expect_err_match 'dedupe: 1 document \(1 distinct\)'
+# inferred fingerprints make a dedupe of fingerprints, as --format fp: the
+# same pairs, and the same refusal of a k fingerprints alone cannot reach
+awk 'BEGIN { srand(4); for (i = 0; i < 300; i++) { x = int(rand() * 65536)
+    printf "%04x000000000000\tk%d\n%04x000000000001\tc%d\n", x, i, x, i } }' > near.fp
+run "$ND" dedupe --format fp --out pairs near.fp
+want=$out
+check "fingerprint pairs found" "$(printf '%s\n' "$want" | wc -l)" -ge 300
+expect_exit 0 "$ND" dedupe --out pairs near.fp
+expect_out_eq "$want"
+expect_exit 1 "$ND" dedupe --k 9 near.fp
+expect_err_match 'k above 8 needs texts'
 # plain text and directories: files, as before
 mkdir docs && printf '%s\n' "$T1" > docs/one.txt && printf '%s\n' "$T1" > docs/two.txt
 expect_exit 0 "$ND" dedupe docs

@@ -65,6 +65,11 @@ expect_exit 0 mpi 4 dedupe --format fp --k 3 fps.fp
 same "dedupe fps -np 4" reffp.txt
 expect_exit 1 mpi 3 dedupe --format fp --k 9 fps.fp
 expect_err_match 'needs texts'
+# inferred fingerprints: the same pairs and the same refusal
+expect_exit 0 mpi 2 dedupe --k 3 fps.fp
+same "dedupe inferred fps" reffp.txt
+expect_exit 1 mpi 2 dedupe --k 9 fps.fp
+expect_err_match 'needs texts'
 printf 'doc1\tsome text\nno tab here\n' >bad.tsv
 expect_exit 1 mpi 3 dedupe --format tsv bad.tsv
 expect_err_match 'bad.tsv:2'
