@@ -155,6 +155,7 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
             cli_usage_fail(cmd, "--format must be fp, jsonl, tsv, files, warc or dump, got '%s'", arg);
             return -1;
         }
+        o->fmt_given = 1;
         return 1;
     case 'H': o->html = 1; return 1;
     case 't':
@@ -164,8 +165,26 @@ int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd)
         }
         return 1;
     case 'b': o->skip_bad = 1; return 1;
-    default: return 0;
+    default: {
+        const char *why;
+        int got = cli_field_option(&o->in, opt, arg, &why);
+        if (got < 0) cli_usage_fail(cmd, "%s", why);
+        return got;
     }
+    }
+}
+
+int cli_read_check(const cli_read_opts *o, const char *cmd)
+{
+    const char *why = cli_fields_check(&o->in, o->fmt_given, o->dump ? IN_FORMAT_DUMP : o->fmt);
+    return why ? cli_usage_fail(cmd, "%s", why) : CLI_EXIT_OK;
+}
+
+in_reader_opts cli_reader_opts(const cli_read_opts *o)
+{
+    in_reader_opts ro = o->in;
+    ro.infer = !o->fmt_given;
+    return ro;
 }
 
 /* One input: an in_reader, or a doc_reader for --format dump. */
@@ -179,8 +198,13 @@ static int source_open(doc_source *src, const cli_read_opts *o, const char *path
     memset(src, 0, sizeof *src);
     if (o->dump) {
         if (doc_reader_open(&src->dump, path) < 0) return cli_fail("%s", doc_reader_error(NULL));
-    } else if (in_reader_open(&src->in, o->fmt, path, NULL) < 0) {
-        return cli_fail("%s", in_reader_error(NULL));
+    } else {
+        in_reader_opts ro = cli_reader_opts(o);
+        if (in_reader_open(&src->in, o->fmt, path, &ro) < 0) {
+            /* a signal while the first line was awaited (inference) */
+            if (cli_interrupted()) return CLI_EXIT_INTERRUPTED;
+            return cli_fail("%s", in_reader_error(NULL));
+        }
     }
     return CLI_EXIT_OK;
 }

@@ -78,7 +78,11 @@ uint64_t cli_inputs_size(char **paths, int n);
  * not flushed, nothing printed (the command says what became of it). */
 typedef int (*cli_flush_fn)(cli_docs *l, void *payload);
 typedef struct cli_read_opts {
-    in_format fmt;
+    in_format fmt;  /* the format given, or the command's default */
+    int fmt_given;  /* --format given; else the format of each input is
+                       inferred (in_reader_opts.infer) */
+    in_reader_opts in; /* the readers' options: formats the command reads,
+                          the JSONL members (--id-field...) */
     int dump; /* --format dump: in_doc_io.h's tsv, fmt unused */
     const nd_fp_options *fo;
     nd_db *sign_db; /* a resemblance store: texts are signed for it; NULL else */
@@ -94,9 +98,16 @@ int cli_read_docs(cli_docs *l, char **inputs, int ninputs, cli_read_opts *o,
 
 /* The input options `import` and `batch` share, as getopt_long values:
  * 'f' --format (the in_reader formats and dump), 'H' --html, 't' --time,
- * 'b' --skip-bad. Returns 1 when
- * opt was one of them and applied, 0 when it is not one of them, and -1
- * (the error printed, naming cmd) for a bad value. */
+ * 'b' --skip-bad, and the JSONL members (CLI_FIELD_LONGOPTS). Returns 1
+ * when opt was one of them and applied, 0 when it is not one of them, and
+ * -1 (the error printed, naming cmd) for a bad value. */
 int cli_read_option(cli_read_opts *o, int opt, const char *arg, const char *cmd);
+/* After the options: cli_fields_check, as a usage error naming cmd
+ * (CLI_EXIT_USAGE, printed), else CLI_EXIT_OK. */
+int cli_read_check(const cli_read_opts *o, const char *cmd);
+
+/* The reader options of an input read as o says (infer unless a format
+ * was given). */
+in_reader_opts cli_reader_opts(const cli_read_opts *o);
 
 #endif

@@ -19,6 +19,7 @@
 static const char usage[] =
     "usage: neardup add DB [--format fp|jsonl|tsv] [--k K] [--sync] [--skip-bad]\n"
     "                      [--html] [--time T] [--json] [--mmap] [--progress]\n"
+    "                      [--id-field F] [--text-field F | --html-field F]\n"
     "                      [INPUT|-]\n"
     "\n"
     "Add each document unless a stored one lies within K bits (default: the\n"
@@ -31,9 +32,10 @@ static const char usage[] =
     "or within K bits), every document is stored (dups too, so that later\n"
     "copies of a copy are caught), texts are needed (not fingerprints), and a\n"
     "dup line ends with the resemblance: dup<TAB>KEY<TAB>MATCH<TAB>DIST<TAB>RES.\n"
-    "  --format   fp: lines HEX16[<TAB>KEY] (KEY defaults to the hex; default)\n"
+    "  --format   fp: lines HEX16[<TAB>KEY] (KEY defaults to the hex)\n"
     "             jsonl: {\"id\":..,\"text\":..} or {\"id\":..,\"fp\":\"HEX16\"}, optional \"score\"\n"
     "             tsv: KEY<TAB>TEXT\n"
+    CLI_FIELD_HELP
     "  --sync     fsync each document before printing its line (the line is\n"
     "             the acknowledgement)\n"
     "  --skip-bad count and skip malformed records instead of stopping\n"
@@ -46,7 +48,8 @@ static const char usage[] =
     "             (by default: when stderr is a terminal and stdout is not)\n"
     "A summary line goes to stderr: `neardup: add: N new, N dup, N bad`.\n"
     "A bad record stops the run (exit 1) unless --skip-bad; what came before\n"
-    "it is stored.\n";
+    "it is stored.\n"
+    CLI_INFER_HELP("", "fp");
 
 typedef struct add_ctx {
     nd_db *db;
@@ -97,9 +100,14 @@ int cmd_add(int argc, char **argv)
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'},         {"mmap", no_argument, 0, 'm'},
-        {"progress", no_argument, 0, 'p'},     {0, 0, 0, 0}};
+        {"progress", no_argument, 0, 'p'},     CLI_FIELD_LONGOPTS,
+        {0, 0, 0, 0}};
     add_ctx a = {0};
     in_format fmt = IN_FORMAT_FP;
+    in_reader_opts ro = {.formats = IN_BIT(IN_FORMAT_FP) | IN_BIT(IN_FORMAT_JSONL) |
+                                    IN_BIT(IN_FORMAT_TSV)};
+    int fmt_given = 0;
+    const char *why;
     unsigned flags = 0;
     int have_k = 0, skip_bad = 0, progress = CLI_PROGRESS_QUIET_TTY, opt, rc;
     unsigned long v;
@@ -113,6 +121,7 @@ int cmd_add(int argc, char **argv)
             if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FILES ||
                 fmt == IN_FORMAT_WARC)
                 return cli_usage_fail("add", "--format must be fp, jsonl or tsv, got '%s'", optarg);
+            fmt_given = 1;
             break;
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
@@ -130,16 +139,27 @@ int cmd_add(int argc, char **argv)
             break;
         case 'j': a.json = 1; break;
         case 'p': progress = CLI_PROGRESS_ON; break;
-        default: return CLI_EXIT_USAGE;
+        default:
+            switch (cli_field_option(&ro, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return cli_usage_fail("add", "%s", why);
+            default: return CLI_EXIT_USAGE;
+            }
         }
     }
+    if ((why = cli_fields_check(&ro, fmt_given, fmt))) return cli_usage_fail("add", "%s", why);
+    ro.infer = !fmt_given;
     if (optind >= argc || argc - optind > 2)
         return cli_usage_fail("add", "expected a database path and at most one input");
     const char *path = argv[optind];
     const char *input = optind + 1 < argc ? argv[optind + 1] : "-";
     cli_signals_defer(); /* stop between documents, and say how far */
     in_reader *r = NULL;
-    rc = in_reader_open(&r, fmt, input, NULL);
+    rc = in_reader_open(&r, fmt, input, &ro);
+    if (rc < 0 && cli_interrupted()) { /* while the first line was awaited (inference) */
+        fprintf(stderr, "neardup: add: interrupted after 0 new, 0 dup, 0 bad\n");
+        return CLI_EXIT_INTERRUPTED;
+    }
     if (rc < 0) return cli_fail("%s", in_reader_error(r));
     rc = cli_open_db(&a.db, path, flags);
     if (rc) goto cleanup;

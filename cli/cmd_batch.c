@@ -17,6 +17,7 @@
 static const char usage[] =
     "usage: neardup batch DB [--format fp|jsonl|tsv|files|warc|dump] [--k K] [--add]\n"
     "                        [--chunk N] [--html] [--time T] [--sync] [--skip-bad]\n"
+    "                        [--id-field F] [--text-field F | --html-field F]\n"
     "                        [--json] [--progress] INPUT...\n"
     "\n"
     "Check a batch of documents against the stored ones and against each other\n"
@@ -32,9 +33,10 @@ static const char usage[] =
     "  --add      store the new documents (atomically with the check)\n"
     "  --chunk N  check N documents per batch (default: the whole input; with\n"
     "             --add, later chunks see the documents earlier ones stored)\n"
-    "  --format, --html, --time, --skip-bad as in `add`; --json: JSON lines;\n"
-    "             --format dump reads `neardup dump` output (each document's\n"
-    "             own score and time)\n"
+    "  --format, --html, --time, --skip-bad, --id-field, --text-field,\n"
+    "  --html-field as in `add`; --json: JSON lines; --format dump reads\n"
+    "             `neardup dump` output (each document's own score and time);\n"
+    "             files and warc as in `import`\n"
     "  --progress a progress line on stderr even when it is not a terminal\n"
     "             (by default: when stderr is a terminal and stdout is not)\n"
     "On a pipe or terminal each line is answered as it comes; without --add the\n"
@@ -43,7 +45,8 @@ static const char usage[] =
     "as one batch (for a long-lived stream, `add` or `batch --add` cost less).\n"
     "A summary line goes to stderr: `neardup: batch: N new, N dup, N bad in T s`.\n"
     "A bad record stops the run (exit 1) unless --skip-bad: nothing of the\n"
-    "batch is stored (with --chunk, nothing of the chunk it is in).\n";
+    "batch is stored (with --chunk, nothing of the chunk it is in).\n"
+    CLI_INFER_HELP("a directory is files; else ", "fp");
 
 typedef struct batch_ctx {
     nd_db *db;
@@ -125,8 +128,8 @@ int cmd_batch(int argc, char **argv)
         {"html", no_argument, 0, 'H'},         {"time", required_argument, 0, 't'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {"progress", no_argument, 0, 'p'},
-        {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL)};
+        CLI_FIELD_LONGOPTS,                    {0, 0, 0, 0}};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .in = {.dump = 1}};
     batch_ctx c = {0};
     unsigned dbflags = 0;
     int have_k = 0, progress = CLI_PROGRESS_QUIET_TTY, opt, rc;
@@ -158,6 +161,7 @@ int cmd_batch(int argc, char **argv)
         default: return CLI_EXIT_USAGE;
         }
     }
+    if (cli_read_check(&ro, "batch")) return CLI_EXIT_USAGE;
     if (argc - optind < 2)
         return cli_usage_fail("batch", "expected a database path and at least one input");
     const char *path = argv[optind];

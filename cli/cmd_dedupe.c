@@ -29,6 +29,7 @@ static const char usage[] =
     "                      [--format files|jsonl|tsv|warc|fp] [--keep first|score|longest]\n"
     "                      [--out clusters|pairs|keep|drop] [--features F] [--html]\n"
     "                      [--min-containment C] [--memory MB] [--skip-bad] [--json]\n"
+    "                      [--id-field F] [--text-field F | --html-field F]\n"
     "                      INPUT...\n"
     "\n"
     "Find the near-duplicates of a corpus and print them:\n"
@@ -55,8 +56,10 @@ static const char usage[] =
     "                       --out pairs --json then shows \"containment\" too\n"
     "  --keep               which document of a cluster stays: first (input order,\n"
     "                       default), score (highest \"score\"), longest (text)\n"
-    "  --format             input format (default files: each file or every file\n"
-    "                       under a directory is a document)\n"
+    "  --format             input format (files: each file or every file under a\n"
+    "                       directory is a document; without --format, inferred\n"
+    "                       as below)\n"
+    CLI_FIELD_HELP
     "  --db DB              also load every document (key, fingerprint, score) into\n"
     "                       the database DB, created with design distance min(K, 8)\n"
     "                       if missing, for later queries (an existing DB keeps\n"
@@ -84,7 +87,8 @@ static const char usage[] =
     "yet assigned is kept and takes every unassigned document it forms a pair\n"
     "with, so each dropped document is within K bits (and R resemblance) of its\n"
     "kept one.\n"
-    "";
+    CLI_INFER_HELP("a directory is files; else ", "files (a regular file is one\n"
+                   "document; stdin must then be given a --format)");
 
 /* --memory: MB (2^20 bytes) for the sorts, by default and at most; the
  * least is 1 KB, for tests that want many partitions. */
@@ -208,8 +212,11 @@ int cmd_dedupe(int argc, char **argv)
         {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
         {"db", required_argument, 0, 'd'},      {"memory", required_argument, 0, 'm'},
-        {0, 0, 0, 0}};
+        CLI_FIELD_LONGOPTS,                     {0, 0, 0, 0}};
     in_format fmt = IN_FORMAT_FILES;
+    in_reader_opts ro = {0};
+    int fmt_given = 0;
+    const char *why;
     nd_fp_options fo;
     nd_dedupe_options o;
     nd_dedupe_stats st = {0};
@@ -236,6 +243,7 @@ int cmd_dedupe(int argc, char **argv)
         case 'F':
             if (in_format_parse(optarg, &fmt))
                 return cli_usage_fail("dedupe", "--format must be files, jsonl, tsv, warc or fp, got '%s'", optarg);
+            fmt_given = 1;
             break;
         case 'K':
             if (strcmp(optarg, "first") == 0) o.keep = ND_DEDUPE_KEEP_FIRST;
@@ -282,15 +290,32 @@ int cmd_dedupe(int argc, char **argv)
             o.memory = (uint64_t)(mb * (1 << 20));
             break;
         }
-        default: return CLI_EXIT_USAGE;
+        default:
+            switch (cli_field_option(&ro, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return cli_usage_fail("dedupe", "%s", why);
+            default: return CLI_EXIT_USAGE;
+            }
         }
     }
+    if ((why = cli_fields_check(&ro, fmt_given, fmt))) return cli_usage_fail("dedupe", "%s", why);
+    ro.infer = !fmt_given;
     if (optind == argc)
         return cli_usage_fail("dedupe", "give at least one INPUT");
-    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
+    /* Without --format the first input is opened first: fingerprints
+     * inferred there make the dedupe one of fingerprints, as --format fp
+     * does (its k is checked against them now, not after the read). */
+    in_reader *first = NULL;
+    if (!fmt_given && in_reader_open(&first, fmt, argv[optind], &ro) < 0)
+        return cli_fail("%s", in_reader_error(NULL));
+    in_format fmt0 = first ? in_reader_format(first) : fmt;
+    dedupe_cli_options(&o, min_res, fmt0 == IN_FORMAT_FP);
     o.fp = &fo;
     /* The options are checked before --db creates anything. */
-    if ((rc = new_dedupe(&dd, &o))) return rc;
+    if ((rc = new_dedupe(&dd, &o))) {
+        in_reader_close(first);
+        return rc;
+    }
     if (db_path) { /* created with design distance min(k, 8) */
         nd_dedupe_stats_get(&st, dd);
         rc = open_db(&db, db_path, st.k < ND_MAX_PLAN_K ? st.k : ND_MAX_PLAN_K, o.has_k, o.k, &fo,
@@ -315,10 +340,11 @@ int cmd_dedupe(int argc, char **argv)
     uint64_t bytes = 0; /* of the inputs before this one */
     size_t n = 0;
     for (int a = optind; a < argc && rc == CLI_EXIT_OK; a++) {
-        in_reader *r;
+        in_reader *r = first;
         in_record rec;
         int got;
-        if (in_reader_open(&r, fmt, argv[a], NULL) < 0) {
+        first = NULL;
+        if (!r && in_reader_open(&r, fmt, argv[a], &ro) < 0) {
             rc = cli_fail("%s", in_reader_error(NULL));
             break;
         }
@@ -400,6 +426,7 @@ int cmd_dedupe(int argc, char **argv)
                 (unsigned long long)st.pairs, cli_plural(st.pairs, "pair", "pairs"), by_cont,
                 (unsigned long long)bad, secs);
 done: /* a failure before any document was read: no summary */
+    in_reader_close(first);
     if (db) {
         int crc = cli_close_db(db, db_path);
         if (rc == CLI_EXIT_OK) rc = crc;

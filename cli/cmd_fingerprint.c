@@ -11,14 +11,19 @@
 static const char usage[] =
     "usage: neardup fingerprint [--html] [--features words|shingles:N|chars:N]\n"
     "                           [--format files|jsonl|tsv|warc] [--jsonl] [--json]\n"
+    "                           [--id-field F] [--text-field F | --html-field F]\n"
     "                           [FILE...|-]\n"
     "\n"
-    "Print HEX16<TAB>NAME per document. By default each FILE is one document\n"
-    "(\"-\" or no FILE: stdin is one document named \"-\"); NAME is the file name,\n"
-    "or the id of a JSON line with --format jsonl (--jsonl for short).\n"
+    "Print HEX16<TAB>NAME per document. A FILE of no record format is one\n"
+    "document (\"-\" or no FILE: stdin, named \"-\"); NAME is the file name,\n"
+    "or the key of a record (the id of a JSON line with --format jsonl,\n"
+    "--jsonl for short).\n"
     "  --html       documents are HTML (files ending .html/.htm are anyway)\n"
     "  --features   words, shingles:N (default shingles:3) or chars:N\n"
-    "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n";
+    "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n"
+    CLI_FIELD_HELP
+    CLI_INFER_HELP("a directory is files; else ", "files (one document: the file's bytes,\n"
+                   "or stdin's decompressed)");
 
 static void print_fp(int json, const char *name, size_t len, uint64_t fp)
 {
@@ -34,12 +39,13 @@ static void print_fp(int json, const char *name, size_t len, uint64_t fp)
     }
 }
 
-static int run_reader(in_format fmt, const char *path, const nd_fp_options *fo, int html, int json)
+static int run_reader(in_format fmt, const char *path, const in_reader_opts *ro,
+                      const nd_fp_options *fo, int html, int json)
 {
     in_reader *r;
     in_record rec;
     int got, rc = CLI_EXIT_OK;
-    if (in_reader_open(&r, fmt, path, NULL) < 0) return cli_fail("%s", in_reader_error(NULL));
+    if (in_reader_open(&r, fmt, path, ro) < 0) return cli_fail("%s", in_reader_error(NULL));
     while ((got = in_reader_next(r, &rec)) != 0) {
         if (got < 0) {
             rc = cli_fail("%s", in_reader_error(r));
@@ -66,10 +72,15 @@ int cmd_fingerprint(int argc, char **argv)
     static const struct option longopts[] = {
         {"html", no_argument, 0, 'H'},     {"features", required_argument, 0, 'f'},
         {"format", required_argument, 0, 'F'}, {"jsonl", no_argument, 0, 'J'},
-        {"json", no_argument, 0, 'j'},     {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'},     CLI_FIELD_LONGOPTS,
+        {0, 0, 0, 0}};
     nd_fp_options fo;
     in_format fmt = IN_FORMAT_FILES;
-    int html = 0, json = 0, opt, rc = CLI_EXIT_OK;
+    in_reader_opts ro = {.formats = IN_BIT(IN_FORMAT_FILES) | IN_BIT(IN_FORMAT_JSONL) |
+                                    IN_BIT(IN_FORMAT_TSV) | IN_BIT(IN_FORMAT_WARC),
+                         .stream_document = 1};
+    int html = 0, json = 0, fmt_given = 0, opt, rc = CLI_EXIT_OK;
+    const char *why;
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_fp_options_init(&fo, ND_FP_OPTIONS_VERSION);
     optind = 1;
@@ -83,14 +94,25 @@ int cmd_fingerprint(int argc, char **argv)
         case 'F':
             if (in_format_parse(optarg, &fmt) || fmt == IN_FORMAT_FP)
                 return cli_usage_fail("fingerprint", "--format must be files, jsonl, tsv or warc, got '%s'", optarg);
+            fmt_given = 1;
             break;
-        case 'J': fmt = IN_FORMAT_JSONL; break;
+        case 'J':
+            fmt = IN_FORMAT_JSONL;
+            fmt_given = 1;
+            break;
         case 'j': json = 1; break;
-        default: return CLI_EXIT_USAGE;
+        default:
+            switch (cli_field_option(&ro, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return cli_usage_fail("fingerprint", "%s", why);
+            default: return CLI_EXIT_USAGE;
+            }
         }
     }
+    if ((why = cli_fields_check(&ro, fmt_given, fmt))) return cli_usage_fail("fingerprint", "%s", why);
+    ro.infer = !fmt_given;
     if (optind == argc || (argc - optind == 1 && strcmp(argv[optind], "-") == 0)) {
-        if (fmt != IN_FORMAT_FILES) return run_reader(fmt, "-", &fo, html, json);
+        if (fmt != IN_FORMAT_FILES || !fmt_given) return run_reader(fmt, "-", &ro, &fo, html, json);
         /* stdin as one document */
         uint64_t fp;
         char *text = NULL;
@@ -114,6 +136,7 @@ int cmd_fingerprint(int argc, char **argv)
         print_fp(json, "-", 1, fp);
         return CLI_EXIT_OK;
     }
-    for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++) rc = run_reader(fmt, argv[i], &fo, html, json);
+    for (int i = optind; i < argc && rc == CLI_EXIT_OK; i++)
+        rc = run_reader(fmt, argv[i], &ro, &fo, html, json);
     return rc;
 }

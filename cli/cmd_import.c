@@ -30,6 +30,7 @@
 static const char usage[] =
     "usage: neardup import DB [--format fp|jsonl|tsv|files|warc|dump] [--html]\n"
     "                         [--time T] [--chunk N] [--steps] [--sync]\n"
+    "                         [--id-field F] [--text-field F | --html-field F]\n"
     "                         [--skip-bad] [--json] INPUT...\n"
     "\n"
     "Load documents fast, without the near-duplicate check (use `add` or\n"
@@ -39,12 +40,13 @@ static const char usage[] =
     "--format dump or fp), written as read in atomic groups of 4096 documents\n"
     "through the online path, so a bad record, an interrupt or a crash keeps\n"
     "the groups written before it (the summary counts them).\n"
-    "  --format   fp (default), jsonl, tsv as in `add`; files: each file (or\n"
+    "  --format   fp, jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
     "             WARC-Target-URI, HTML responses through the HTML path;\n"
     "             dump: what `neardup dump` writes (each document keeps its\n"
     "             score and last-seen time; --time is not used)\n"
+    CLI_FIELD_HELP
     "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
     "             220 bytes each plus twice the key: one chunk is written\n"
     "             while the next fills); with --steps, documents per step\n"
@@ -63,7 +65,8 @@ static const char usage[] =
     "temporary files go (after a crash: when the database is next opened\n"
     "for writing); with --steps the steps before it stay imported, the one\n"
     "in progress does not. An interrupt once the store is being written\n"
-    "lets the import finish.\n";
+    "lets the import finish.\n"
+    CLI_INFER_HELP("a directory is files; else ", "fp");
 
 typedef struct import_ctx {
     nd_db *db;
@@ -102,8 +105,9 @@ int cmd_import(int argc, char **argv)
         {"time", required_argument, 0, 't'},   {"chunk", required_argument, 0, 'c'},
         {"sync", no_argument, 0, 's'},         {"skip-bad", no_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},         {"steps", no_argument, 0, 'S'},
-        {0, 0, 0, 0}};
-    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_db_import_step(0)};
+        CLI_FIELD_LONGOPTS,                    {0, 0, 0, 0}};
+    cli_read_opts ro = {.fmt = IN_FORMAT_FP, .time = (int64_t)time(NULL), .chunk = nd_db_import_step(0),
+                        .in = {.dump = 1}};
     import_ctx c = {.ro = &ro, .auto_chunk = 1};
     unsigned flags = 0;
     int json = 0, steps = 0, opt, rc;
@@ -129,6 +133,7 @@ int cmd_import(int argc, char **argv)
         default: return CLI_EXIT_USAGE;
         }
     }
+    if (cli_read_check(&ro, "import")) return CLI_EXIT_USAGE;
     if (argc - optind < 2)
         return cli_usage_fail("import", "expected a database path and at least one input");
     const char *path = argv[optind];

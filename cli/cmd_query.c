@@ -6,6 +6,7 @@
  * fingerprint configuration (--text FILE).
  */
 #include "cli.h"
+#include "in_reader.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ static const char usage[] =
     "Print every stored document within K bits of each query fingerprint:\n"
     "  QUERYHEX<TAB>MATCHKEY<TAB>MATCHHEX<TAB>DIST   (closest first)\n"
     "  FP          a fingerprint as 16 hex digits\n"
-    "  -           read fingerprints from stdin, one per line\n"
+    "  -           read fingerprints from stdin, one per line (HEX16, or\n"
+    "              HEX16<TAB>KEY as `fingerprint` prints; gzip or zstd too)\n"
     "  --text FILE fingerprint FILE (\"-\" = stdin) with the database's options;\n"
     "              in a store verifying by resemblance, its near-duplicates\n"
     "              as `add` finds them there (estimated resemblance >= R, by band\n"
@@ -71,31 +73,31 @@ static int run_one(query_ctx *q, uint64_t fp, const nd_sketch *sk)
     return CLI_EXIT_OK;
 }
 
+/* Fingerprint lines from stdin (the fp format of the readers: HEX16, a
+ * key after a TAB ignored; gzip or zstd decompressed). A line that is
+ * not one is an error naming it, and when the first line looks like
+ * another format the message says so. */
 static int run_stdin(query_ctx *q)
 {
     /* On a pipe or terminal, each query's answer goes out before the next
-     * line is read (getline returns a line as soon as it is complete). */
+     * line is read (the reader returns a line as soon as it is complete). */
     struct stat st;
     int live = fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
                                       S_ISCHR(st.st_mode));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    unsigned long lineno = 0;
-    int rc = CLI_EXIT_OK;
-    while (rc == CLI_EXIT_OK && (len = getline(&line, &cap, stdin)) >= 0) {
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        if (len == 0) continue;
-        uint64_t fp;
-        const char *why;
-        if (in_parse_hex64(line, (size_t)len, &fp, &why))
-            rc = cli_fail("<stdin>:%lu: fingerprint: %s", lineno, why);
-        else
-            rc = run_one(q, fp, NULL);
+    in_reader_opts ro = {.formats = IN_BIT(IN_FORMAT_FP)};
+    in_reader *r;
+    in_record rec;
+    int got, rc = CLI_EXIT_OK;
+    if (in_reader_open(&r, IN_FORMAT_FP, "-", &ro) < 0) return cli_fail("%s", in_reader_error(NULL));
+    while (rc == CLI_EXIT_OK && (got = in_reader_next(r, &rec)) != 0) {
+        if (got < 0) {
+            rc = cli_fail("%s", in_reader_error(r));
+            break;
+        }
+        rc = run_one(q, rec.fp, NULL);
         if (live) fflush(stdout);
     }
-    free(line);
+    in_reader_close(r);
     return rc;
 }
 

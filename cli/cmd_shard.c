@@ -47,6 +47,7 @@ static const char usage[] =
     "       neardup shard split DB DIR --shards S [--docs N] [--chunk M] [--json]\n"
     "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
     "                            [--time T] [--chunk M] [--skip-bad] [--json]\n"
+    "                            [--id-field F] [--text-field F | --html-field F]\n"
     "                            INPUT...\n"
     "       neardup shard info DIR [--json]\n"
     "       neardup shard which DIR [--json] KEY...\n"
@@ -67,7 +68,11 @@ static const char usage[] =
     "          with the store's configuration, a key already stored replaced,\n"
     "          with repeated keys the last one wins; resemblance shards need\n"
     "          texts, which are signed, and are written as they are read, in\n"
-    "          atomic groups: a bad record keeps what was written before it)\n"
+    "          atomic groups: a bad record keeps what was written before it);\n"
+    "          --format, --id-field, --text-field, --html-field as for\n"
+    "          `neardup import`, and without --format an input's format is\n"
+    "          inferred as there (a directory: files; else its first line,\n"
+    "          else its name, else fp)\n"
     "  split and import sort each shard's documents in chunks spilled to\n"
     "  temporary files in the shard, then write the shards once each, one\n"
     "  after the other. A bad record, or a crash before the shards are\n"
@@ -99,6 +104,8 @@ typedef struct shard_args {
     uint64_t chunk;
     int json, html, skip_bad;
     in_format fmt;
+    int fmt_given;
+    in_reader_opts in; /* import: the JSONL members */
     int64_t time;
     nd_fp_options fo;
     double min_resemblance; /* init: 0, or the shards' threshold */
@@ -119,7 +126,7 @@ static const struct option split_opts[] = {OPT_SHARDS, OPT_DOCS, OPT_CHUNK, OPT_
 static const struct option import_opts[] = {
     {"format", required_argument, 0, 'F'}, {"html", no_argument, 0, 'H'},
     {"time", required_argument, 0, 'T'}, OPT_CHUNK, {"skip-bad", no_argument, 0, 'b'},
-    OPT_JSON, {0, 0, 0, 0}};
+    OPT_JSON, CLI_FIELD_LONGOPTS, {0, 0, 0, 0}};
 static const struct option json_opts[] = {OPT_JSON, {0, 0, 0, 0}}; /* info, which */
 
 /* Parse the options of subcommand sub (anywhere among its operands, as
@@ -182,6 +189,7 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub,
             if (in_format_parse(optarg, &a->fmt))
                 return cli_usage_fail("shard", "%s: --format must be fp, jsonl, tsv, files or warc, "
                                 "got '%s'", sub, optarg);
+            a->fmt_given = 1;
             break;
         case 'H': a->html = 1; break;
         case 'b': a->skip_bad = 1; break;
@@ -190,9 +198,18 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub,
                 return cli_usage_fail("shard", "%s: --time must be seconds since the epoch, got '%s'",
                                 sub, optarg);
             break;
-        default: return CLI_EXIT_USAGE;
+        default: {
+            const char *why;
+            switch (cli_field_option(&a->in, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return cli_usage_fail("shard", "%s: %s", sub, why);
+            default: return CLI_EXIT_USAGE;
+            }
+        }
         }
     }
+    const char *why = cli_fields_check(&a->in, a->fmt_given, a->fmt);
+    if (why) return cli_usage_fail("shard", "%s: %s", sub, why);
     return CLI_EXIT_OK;
 }
 
@@ -509,7 +526,8 @@ static int shard_import(int argc, char **argv)
     rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs), 0);
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
-        cli_read_opts ro = {.fmt = a.fmt, .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
+        cli_read_opts ro = {.fmt = a.fmt, .fmt_given = a.fmt_given, .in = a.in,
+                            .fo = &fo, .html = a.html, .skip_bad = a.skip_bad,
                             .time = a.time,
                             .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};

@@ -14,7 +14,9 @@
  *
  * One row of the format table (in_files.h). The reader's state is the
  * list the walk made; each file is read whole into the reader's buffer
- * (in_source.c's, without a source).
+ * (in_source.c's, without a source). Without a state the reader is a
+ * stream the dispatcher opened and inferred no record format in: one
+ * document, read through in_source.c (next_stream).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -211,9 +213,28 @@ static int read_file(in_reader *r, const char *path)
     return 1;
 }
 
+/* A stream (stdin, a FIFO) of no record format, under inference: the
+ * whole of it is one document, keyed by r->key, which the dispatcher set
+ * ("-" for stdin, else the path); read through the source (decoded). */
+static int next_stream(in_reader *r, in_record *rec)
+{
+    if (r->lineno) return 0;
+    r->lineno = 1;
+    int rc = in_read_all(r);
+    if (rc != 1) return rc;
+    rec->key = r->key;
+    rec->key_len = strlen(r->key);
+    rec->text = r->line;
+    rec->text_len = r->len;
+    rec->is_html = is_html_name(r->path);
+    rec->line = 1;
+    return 1;
+}
+
 static int next_files(in_reader *r, in_record *rec)
 {
     file_list *l = r->state;
+    if (!l) return next_stream(r, rec);
     if (l->next == l->n) return 0;
     const file_entry *e = &l->v[l->next++];
     r->lineno = l->next;

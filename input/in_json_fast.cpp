@@ -113,7 +113,7 @@ extern "C" int in_json_fast_object(in_json_fast *p, const char *line, size_t len
             if (std::memchr(m.key.data(), '\0', m.key.size())) return 0;
             if (!jansson_agrees(m.value)) return 0;
             for (size_t i = 0; i < n; i++)
-                if (m.key == fields[i].name) fill(&fields[i], m.value);
+                if (fields[i].name && m.key == fields[i].name) fill(&fields[i], m.value);
         }
         return 1;
     } catch (...) {

@@ -48,7 +48,8 @@ typedef enum in_json_kind {
 
 /* A member asked for by name; the parse fills in the rest. */
 typedef struct in_json_field {
-    const char *name;  /* in: the member name (NUL-terminated) */
+    const char *name;  /* in: the member name (NUL-terminated); NULL: none
+                          (the field stays IN_JSON_ABSENT) */
     in_json_kind kind; /* out: IN_JSON_ABSENT when the object has none */
     const char *str;   /* STRING: the bytes, escapes decoded (may hold NUL);
                           valid until the next parse */

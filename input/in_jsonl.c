@@ -7,6 +7,13 @@
  * ignored (but must be valid JSON). Strings may hold any Unicode JSON can
  * escape, \u0000 included, except NUL in the id.
  *
+ * The key's and the text's members may have other names (r->id_field,
+ * r->text_field: --id-field, --text-field, --html-field, whose text is
+ * HTML): a missing or mistyped one is named in the message ("field
+ * \"content\": missing"). A chosen name takes its member over: "fp",
+ * "score" or "html" chosen as the key's or the text's is not read as
+ * such. The default names keep every message as it was.
+ *
  * Two parsers, one verdict. A line first goes to the fast parser
  * (in_json_fast.h: simdjson), whose strings are used in place, without a
  * copy. When it declines — the line is not valid JSON, or not an object
@@ -34,14 +41,30 @@
 
 _Static_assert(IN_PAD >= IN_JSON_PADDING, "the reader's views are followed by too few bytes");
 
+/* The members a line is read by: the key's and the text's (chosen, or
+ * "id" and "text"), and "fp", "score" and "html" unless a chosen name is
+ * theirs (NULL then). */
+typedef struct names {
+    const char *id, *text, *fp, *score, *html;
+} names;
+
+static names names_of(const in_reader *r)
+{
+    names n = {r->id_field ? r->id_field : "id", r->text_field ? r->text_field : "text",
+               r->taken & IN_TAKES_FP ? NULL : "fp", r->taken & IN_TAKES_SCORE ? NULL : "score",
+               r->taken & IN_TAKES_HTML ? NULL : "html"};
+    return n;
+}
+
 /* The fast parse of r->line into rec: 1 a good record, 0 let jansson
  * decide (declined, or a member that is not what it should be). */
 int in_jsonl_fast(in_reader *r, in_record *rec)
 {
     enum { ID, TEXT, FP, SCORE, HTML, NFIELDS };
+    names nm = names_of(r);
     in_json_field f[NFIELDS] = {
-        [ID] = {.name = "id"}, [TEXT] = {.name = "text"}, [FP] = {.name = "fp"},
-        [SCORE] = {.name = "score"}, [HTML] = {.name = "html"}};
+        [ID] = {.name = nm.id}, [TEXT] = {.name = nm.text}, [FP] = {.name = nm.fp},
+        [SCORE] = {.name = nm.score}, [HTML] = {.name = nm.html}};
     in_json_fast *json = r->state;
     if (!json) {
         if (in_json_fast_new(&json)) return 0;
@@ -81,6 +104,7 @@ int in_jsonl_fast(in_reader *r, in_record *rec)
     }
     if (f[HTML].kind == IN_JSON_TRUE) rec->is_html = 1;
     else if (f[HTML].kind != IN_JSON_ABSENT && f[HTML].kind != IN_JSON_FALSE) return 0;
+    if (r->text_html && rec->text) rec->is_html = 1;
     rec->line = r->lineno;
     return 1;
 }
@@ -100,11 +124,14 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
     if (!j) return in_fail(r, -1, "invalid JSON at column %d: %s", err.column, err.text);
     if (!json_is_object(j)) return bad(r, j, "(line)", "expected a JSON object");
 
-    json_t *id = json_object_get(j, "id");
+    names nm = names_of(r);
+    /* a text member of another name than "text": its own messages */
+    int custom = r->text_field && strcmp(r->text_field, "text") != 0;
+    json_t *id = json_object_get(j, nm.id);
     char num[32];
     const char *key;
     size_t klen;
-    if (!id) return bad(r, j, "id", "missing");
+    if (!id) return bad(r, j, nm.id, "missing");
     if (json_is_string(id)) {
         key = json_string_value(id);
         klen = json_string_length(id);
@@ -113,15 +140,19 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
         key = num;
         klen = strlen(num);
     } else {
-        return bad(r, j, "id", "expected a string or an integer");
+        return bad(r, j, nm.id, "expected a string or an integer");
     }
     const char *kp = in_key_problem(key, klen);
-    if (kp) return bad(r, j, "id", kp);
+    if (kp) return bad(r, j, nm.id, kp);
 
-    json_t *text = json_object_get(j, "text"), *fp = json_object_get(j, "fp");
-    if (text && fp) return bad(r, j, "fp", "give either \"text\" or \"fp\", not both");
-    if (!text && !fp) return bad(r, j, "text", "missing (or give \"fp\")");
-    if (text && !json_is_string(text)) return bad(r, j, "text", "expected a string");
+    json_t *text = json_object_get(j, nm.text), *fp = nm.fp ? json_object_get(j, nm.fp) : NULL;
+    if (text && fp) {
+        if (!custom) return bad(r, j, "fp", "give either \"text\" or \"fp\", not both");
+        json_decref(j);
+        return in_fail(r, -1, "field \"fp\": give either \"%s\" or \"fp\", not both", nm.text);
+    }
+    if (!text && !fp) return bad(r, j, nm.text, custom ? "missing" : "missing (or give \"fp\")");
+    if (text && !json_is_string(text)) return bad(r, j, nm.text, "expected a string");
     if (fp) {
         const char *why;
         if (!json_is_string(fp)) return bad(r, j, "fp", "expected a string of 16 hex digits");
@@ -129,17 +160,18 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
             return bad(r, j, "fp", why);
         rec->has_fp = 1;
     }
-    json_t *score = json_object_get(j, "score");
+    json_t *score = nm.score ? json_object_get(j, nm.score) : NULL;
     if (score) {
         if (!json_is_number(score)) return bad(r, j, "score", "expected a number");
         rec->score = json_number_value(score);
         rec->has_score = 1;
     }
-    json_t *html = json_object_get(j, "html");
+    json_t *html = nm.html ? json_object_get(j, nm.html) : NULL;
     if (html) {
         if (!json_is_boolean(html)) return bad(r, j, "html", "expected true or false");
         rec->is_html = json_is_true(html);
     }
+    if (r->text_html && text) rec->is_html = 1;
     if (in_copy(&r->key, &r->key_cap, key, klen) ||
         (text && in_copy(&r->text, &r->text_cap, json_string_value(text), json_string_length(text)))) {
         json_decref(j);

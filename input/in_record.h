@@ -16,8 +16,14 @@ typedef enum in_format {
     IN_FORMAT_JSONL,
     IN_FORMAT_TSV,
     IN_FORMAT_FILES,
-    IN_FORMAT_WARC
+    IN_FORMAT_WARC,
+    /* `neardup dump`'s lines (in_doc_io.h): recognised by in_format_guess,
+     * not read by in_reader (no row in the format table) */
+    IN_FORMAT_DUMP
 } in_format;
+
+/* A set of formats: IN_BIT(IN_FORMAT_FP) | IN_BIT(IN_FORMAT_JSONL)... */
+#define IN_BIT(f) (1u << (f))
 
 typedef struct in_record {
     const char *key;

@@ -1,7 +1,7 @@
 /*
  * in_source.c — the bytes of a stream input (every format but files):
- * read(2) into one buffer, gzip decoded on the way, lines and blocks
- * handed out as views into the buffer.
+ * read(2) into one buffer, gzip or zstd decoded on the way, lines and
+ * blocks handed out as views into the buffer.
  *
  * Not zlib's gzread, for two reasons. gzread fills its buffer before it
  * returns (it loops on read(2) until the request is met, 128 KiB here),
@@ -15,6 +15,18 @@
  * gzip: members may be concatenated, each starting with the magic; bytes
  * after a member that do not start another are ignored, as gzread does.
  * Input that ends inside a member is corrupt ("truncated").
+ *
+ * zstd (magic 28 b5 2f fd, or a skippable frame's 5? 2a 4d 18): frames may
+ * be concatenated, skippable frames are passed over, as `zstd -d` does;
+ * unlike gzip, bytes after the last frame that do not start another are
+ * corrupt data, as they are to `zstd -d`. Decoded with the streaming
+ * decompressor (ZSTD_decompressStream) from whatever has arrived, like
+ * gzip. A frame's window may be at most 2^IN_ZSTD_WINDOW_LOG bytes
+ * (128 MiB, libzstd's own default limit): the decoder's memory is bounded
+ * whatever the frame header claims, and the output goes into the same
+ * buffer and line limit as plain input, so a small file that expands
+ * without end (a "zstd bomb") costs time, not memory: its over-long line
+ * is reported like any other.
  *
  * The buffer holds buf_cap bytes plus IN_PAD + 1 spare ones, and the
  * IN_PAD bytes after the last byte read are kept zeroed, so every view is
@@ -36,6 +48,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include <neardup.h>
 
@@ -43,14 +57,22 @@
 
 #define IN_BUF_START (1u << 17)
 #define IN_ZIN_CAP (1u << 16)
+#define IN_ZSTD_WINDOW_LOG 27
 
-enum { GZ_UNKNOWN = -1, GZ_PLAIN = 0, GZ_MEMBER = 1, GZ_BETWEEN = 2 };
+enum { GZ_UNKNOWN = -1, GZ_PLAIN = 0, GZ_MEMBER = 1, GZ_BETWEEN = 2, GZ_ZSTD = 3 };
 
-/* A gzip input's inflater and the compressed bytes read ahead of it. */
+/* A compressed input's decoder and the compressed bytes read ahead of
+ * it: gzip's inflater (the pending bytes are zs.next_in, zs.avail_in) or
+ * zstd's decompressor (the pending bytes are zin[zpos, zlen)). */
 struct in_gz {
     int inflating; /* zs is initialised */
     z_stream zs;
-    unsigned char *zin; /* compressed bytes read, not yet inflated */
+    ZSTD_DCtx *zd; /* zstd: the decompressor */
+    size_t zpos, zlen;
+    int frame_open; /* zstd: inside a frame (its end not yet decoded) */
+    int out_full;   /* zstd: the last call filled the output: the decoder
+                       may hold more, to be had without reading */
+    unsigned char *zin; /* compressed bytes read, not yet decoded */
     size_t zin_cap;
 };
 
@@ -141,6 +163,7 @@ void in_source_close(in_reader *r)
     r->fd = -1;
     if (r->gz) {
         if (r->gz->inflating) inflateEnd(&r->gz->zs);
+        ZSTD_freeDCtx(r->gz->zd); /* accepts NULL */
         free(r->gz->zin);
         free(r->gz);
         r->gz = NULL;
@@ -168,7 +191,27 @@ static int read_compressed(in_reader *r)
     return 1;
 }
 
-/* The first bytes: gzip's magic 1f 8b, or plain (copied to buf). */
+static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+
+/* Do the n first bytes p leave a compressed stream possible? gzip's magic
+ * is 1f 8b, zstd's 28 b5 2f fd, a zstd skippable frame's 5? 2a 4d 18. */
+static int magic_pending(const unsigned char *p, size_t n)
+{
+    static const unsigned char skippable[3] = {0x2a, 0x4d, 0x18};
+    if (n == 0) return 1;
+    if (n == 1 && p[0] == 0x1f) return 1;
+    if (n >= 4) return 0;
+    if (memcmp(p, zstd_magic, n) == 0) return 1;
+    return (p[0] & 0xf0) == 0x50 && memcmp(p + 1, skippable, n - 1) == 0;
+}
+
+static int is_zstd(const unsigned char *p, size_t n)
+{
+    return n >= 4 && (memcmp(p, zstd_magic, 4) == 0 ||
+                      ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18));
+}
+
+/* The first bytes: gzip's magic 1f 8b, zstd's, or plain (copied to buf). */
 static int detect(in_reader *r)
 {
     if (!r->gz && !(r->gz = calloc(1, sizeof *r->gz))) return in_fail(r, -2, "out of memory");
@@ -177,7 +220,7 @@ static int detect(in_reader *r)
     g->zin_cap = IN_ZIN_CAP;
     g->zs.next_in = g->zin;
     g->zs.avail_in = 0;
-    while (g->zs.avail_in < 2 && (g->zs.avail_in == 0 || g->zin[0] == 0x1f)) {
+    while (magic_pending(g->zin, g->zs.avail_in)) {
         int rc = read_compressed(r);
         if (rc < 0) return rc;
         if (rc == 0) break;
@@ -186,6 +229,16 @@ static int detect(in_reader *r)
         if (inflateInit2(&g->zs, 15 + 16) != Z_OK) return in_fail(r, -2, "out of memory");
         g->inflating = 1;
         r->gzip = GZ_MEMBER;
+        return 0;
+    }
+    if (is_zstd(g->zin, g->zs.avail_in)) {
+        if (!(g->zd = ZSTD_createDCtx()) ||
+            ZSTD_isError(ZSTD_DCtx_setParameter(g->zd, ZSTD_d_windowLogMax, IN_ZSTD_WINDOW_LOG)))
+            return in_fail(r, -2, "out of memory");
+        g->zpos = 0; /* the bytes read so far start at zin: next_in == zin */
+        g->zlen = g->zs.avail_in;
+        g->zs.avail_in = 0;
+        r->gzip = GZ_ZSTD;
         return 0;
     }
     r->gzip = GZ_PLAIN;
@@ -242,6 +295,64 @@ static int inflate_some(in_reader *r, int may_read)
     }
 }
 
+/* zstd: read more compressed bytes after those not yet decoded. 1 some,
+ * 0 end of input, -2 error. */
+static int read_zstd(in_reader *r)
+{
+    struct in_gz *g = r->gz;
+    if (r->raw_eof) return 0;
+    if (g->zpos) {
+        memmove(g->zin, g->zin + g->zpos, g->zlen - g->zpos);
+        g->zlen -= g->zpos;
+        g->zpos = 0;
+    }
+    ssize_t k = read_some(r->fd, g->zin + g->zlen, g->zin_cap - g->zlen);
+    if (k < 0) return in_fail(r, -2, "read error: %s", strerror(errno));
+    if (k == 0) {
+        r->raw_eof = 1;
+        return 0;
+    }
+    r->raw_bytes += (uint64_t)k;
+    g->zlen += (size_t)k;
+    return 1;
+}
+
+/* Decode zstd into buf[end, buf_cap); with may_read, read(2) when the
+ * compressed bytes run out. inflate_some's codes. */
+static int unzstd_some(in_reader *r, int may_read)
+{
+    struct in_gz *g = r->gz;
+    for (;;) {
+        if (g->zpos == g->zlen && !g->out_full) {
+            if (!may_read) return 0;
+            int rc = read_zstd(r);
+            if (rc < 0) return rc;
+            if (rc == 0) {
+                if (g->frame_open)
+                    return in_fail(r, -2, "corrupt or truncated zstd data: unexpected end of file");
+                return 0;
+            }
+        }
+        ZSTD_inBuffer in = {g->zin, g->zlen, g->zpos};
+        ZSTD_outBuffer out = {r->buf + r->end, r->buf_cap - r->end, 0};
+        size_t ret = ZSTD_decompressStream(g->zd, &out, &in);
+        g->zpos = in.pos;
+        if (ZSTD_isError(ret)) {
+            if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+                return in_fail(r, -2, "out of memory");
+            if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+                return in_fail(r, -2, "zstd frame needs a window above the %u MiB limit "
+                               "(decompress it with zstd -d --long=31 first)",
+                               1u << (IN_ZSTD_WINDOW_LOG - 20));
+            return in_fail(r, -2, "corrupt or truncated zstd data: %s", ZSTD_getErrorName(ret));
+        }
+        g->frame_open = ret != 0;
+        g->out_full = out.pos == out.size;
+        r->end += out.pos;
+        if (out.pos) return 1;
+    }
+}
+
 static int fill_raw(in_reader *r);
 
 /* Append bytes at buf[end] (end < buf_cap). 1 some, 0 end of input
@@ -262,7 +373,7 @@ static int fill_raw(in_reader *r)
         if (r->gzip == GZ_PLAIN && r->end > 0) return 1;
     }
     if (r->gzip != GZ_PLAIN) {
-        int rc = inflate_some(r, 1);
+        int rc = r->gzip == GZ_ZSTD ? unzstd_some(r, 1) : inflate_some(r, 1);
         if (rc == 0) r->eof = 1;
         return rc;
     }
@@ -392,14 +503,57 @@ int in_source_would_block(in_reader *r)
             }
             ls = e + 1;
         }
-        if (r->gzip != GZ_MEMBER && r->gzip != GZ_BETWEEN) break;
-        /* gzip: inflate what has come, without reading */
+        if (r->gzip != GZ_MEMBER && r->gzip != GZ_BETWEEN && r->gzip != GZ_ZSTD) break;
+        /* gzip or zstd: decode what has come, without reading */
         if (r->end == r->buf_cap) return 0; /* full: the reader makes room */
-        int rc = inflate_some(r, 0);
+        int rc = r->gzip == GZ_ZSTD ? unzstd_some(r, 0) : inflate_some(r, 0);
         memset(r->buf + r->end, 0, IN_PAD + 1); /* as fill() keeps it */
         if (rc < 0 || r->eof) return 0; /* the reader reports or ends */
         if (rc == 0) break;
     }
     struct pollfd p = {.fd = r->fd, .events = POLLIN};
     return poll(&p, 1, 0) == 0;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+int in_source_peek(in_reader *r, size_t max)
+{
+    for (;;) {
+        size_t i = r->beg;
+        while (i < r->end && is_blank(r->buf[i])) i++;
+        if (i < r->end && memchr(r->buf + i, '\n', r->end - i)) break;
+        if (r->end - r->beg >= max || r->eof || r->end == r->buf_cap) break;
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    r->line = r->buf + r->beg;
+    r->len = r->end - r->beg;
+    return 0;
+}
+
+int in_read_all(in_reader *r)
+{
+    int too_long = 0;
+    for (;;) {
+        if (r->end - r->beg > ND_MAX_DOC_BYTES) { /* only the end matters now */
+            too_long = 1;
+            r->beg = r->end = 0;
+        }
+        if (r->eof) break;
+        if (r->end == r->buf_cap) {
+            compact(r);
+            if (r->end == r->buf_cap && in_buf_reserve(r, r->buf_cap * 2))
+                return in_fail_file(r, -2, r->path, "out of memory");
+        }
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    if (too_long)
+        return in_fail_file(r, -1, r->path, "larger than the %u MiB document limit",
+                            ND_MAX_DOC_BYTES >> 20);
+    r->line = r->buf + r->beg;
+    r->len = r->end - r->beg;
+    r->beg = r->end;
+    return 1;
 }

@@ -31,9 +31,10 @@ struct in_reader {
     int fd;          /* -1: none (files format) */
     int live;        /* a pipe, socket or terminal: reads return what has come */
     int eof;         /* every byte of the input is in buf */
-    int gzip;        /* 0 plain, 1 inside a gzip member, 2 between members */
-    struct in_gz *gz; /* gzip's state (in_source.c, the only user of zlib);
-                         NULL for plain input */
+    int gzip;        /* 0 plain, 1 inside a gzip member, 2 between members,
+                        3 zstd */
+    struct in_gz *gz; /* the decoder's state (in_source.c, the only user of
+                         zlib and libzstd); NULL for plain input */
     int raw_eof;        /* read(2) returned 0 */
     uint64_t raw_bytes; /* bytes read(2) from fd */
     char *buf;          /* buf_cap + IN_PAD + 1 bytes */
@@ -53,7 +54,23 @@ struct in_reader {
     /* the format's own state (the JSON parser, the files of a walk):
      * made by the format, freed by its close (in_format.h) */
     void *state;
+    /* jsonl: the members of the key and the text (NULL: "id", "text"),
+     * text_html: the text is HTML (--html-field), taken: IN_TAKES_* of the
+     * members "fp", "score", "html" no longer read as such because a
+     * chosen name is theirs. Owned by the reader (in_reader.c). */
+    char *id_field, *text_field;
+    int text_html;
+    unsigned taken;
+    /* the dispatcher's (in_reader.c): how the format was chosen, the
+     * formats the command reads, records returned, a hint given */
+    int how;
+    unsigned formats;
+    int dump_ok;
+    uint64_t nrec;
+    int hinted;
 };
+
+enum { IN_TAKES_FP = 1, IN_TAKES_SCORE = 2, IN_TAKES_HTML = 4 };
 
 /* Set r->err to "FILE:LINE: msg" and return code. */
 int in_fail(in_reader *r, int code, const char *fmt, ...)
@@ -93,5 +110,18 @@ int in_source_would_block(in_reader *r);
 
 /* Make buf hold at least need bytes (plus the padding); -1 out of memory. */
 int in_buf_reserve(in_reader *r, size_t need);
+
+/* Buffer the input's first bytes without consuming them (inference,
+ * in_reader.c): read until a line that is not blank is complete, max
+ * bytes are held (max <= the buffer's first size) or the input ends. The
+ * view r->line, r->len: the bytes held (decoded). 0, or -2 (I/O, corrupt
+ * data) with the message in r->err. */
+int in_source_peek(in_reader *r, size_t max);
+
+/* The rest of the input as one view r->line, r->len (the files format on
+ * a stream: one document). 1, 0 when the input was read before, -1 when
+ * it exceeds ND_MAX_DOC_BYTES (the rest is then read and dropped), -2
+ * I/O. */
+int in_read_all(in_reader *r);
 
 #endif

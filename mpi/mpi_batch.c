@@ -51,7 +51,8 @@
 
 static const char usage[] =
     "usage: neardup-mpi batch DIR [--add] [--format fp|jsonl|tsv] [--k K] [--chunk N]\n"
-    "                         [--html] [--time T] [--skip-bad] [--json] INPUT...\n"
+    "                         [--html] [--time T] [--skip-bad] [--json]\n"
+    "                         [--id-field F] [--text-field F | --html-field F] INPUT...\n"
     "\n"
     "Check a batch of documents against the sharded store DIR (see `neardup\n"
     "shard`) and against each other, on every rank of the MPI job: shard s\n"
@@ -60,7 +61,8 @@ static const char usage[] =
     "  dup<TAB>KEY<TAB>MATCHKEY<TAB>DIST closest stored or earlier new document\n"
     "  --add      store the new documents, each in the shard of its key, once\n"
     "             every rank has checked its shards\n"
-    "  --format   fp (default), jsonl or tsv, as for `neardup add`\n"
+    "  --format   fp, jsonl or tsv, as for `neardup add`\n"
+    CLI_FIELD_HELP
     "  --k K      distance (default: the store's k)\n"
     "  --html     texts are HTML\n"
     "  --time T   last-seen time to record with --add (default now)\n"
@@ -70,6 +72,7 @@ static const char usage[] =
     "             chunk is checked, stored with --add and printed before the next\n"
     "             is read, so later chunks see what earlier ones stored\n"
     "The inputs are read in order as one stream (as `neardup batch`).\n"
+    CLI_INFER_HELP("", "fp")
     "Exit codes: 0 ok, 1 bad usage or input, 2 a shard failed (nothing stored).\n";
 
 /* The batch as broadcast: one buffer, a header (n, key bytes, last
@@ -116,11 +119,15 @@ static void batch_layout(batch *b)
 /* Rank 0's reader: the inputs in order, read a chunk at a time. */
 typedef struct batch_reader {
     in_format fmt;
+    int fmt_given;
+    in_reader_opts ro;
     char **inputs;
     int ninputs, next; /* next input to open */
     in_reader *r;
     nd_fp_options fo;
     nd_db *signer; /* a resemblance store's shard 0: texts are signed, or NULL */
+    const char *dir; /* the store, and its threshold, for the messages */
+    double min_res;
     int html, skip_bad;
     uint64_t bad;
 } batch_reader;
@@ -141,8 +148,14 @@ static int read_batch(batch *b, batch_reader *br, uint64_t max)
                 last = 1;
                 break;
             }
-            if (in_reader_open(&br->r, br->fmt, br->inputs[br->next++], NULL) < 0) {
+            if (in_reader_open(&br->r, br->fmt, br->inputs[br->next++], &br->ro) < 0) {
                 rc = mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL));
+                goto done;
+            }
+            if (br->signer && in_reader_format(br->r) == IN_FORMAT_FP) { /* inferred */
+                rc = mpi_note(CLI_EXIT_USAGE, "batch: '%s' verifies by resemblance (R=%g): it "
+                              "needs texts (--format jsonl or tsv), not fingerprints (%s)",
+                              br->dir, br->min_res, br->inputs[br->next - 1]);
                 goto done;
             }
         }
@@ -418,7 +431,8 @@ int mpi_cmd_batch(int argc, char **argv)
         {"k", required_argument, 0, 'k'}, {"html", no_argument, 0, 'H'},
         {"time", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
         {"skip-bad", no_argument, 0, 'b'}, {"chunk", required_argument, 0, 'c'},
-        {0, 0, 0, 0}};
+        CLI_FIELD_LONGOPTS,                {0, 0, 0, 0}};
+    const char *why;
     run_ctx c = {0};
     batch_reader br = {0};
     int have_k = 0, opt, rc = 0;
@@ -442,6 +456,7 @@ int mpi_cmd_batch(int argc, char **argv)
                 br.fmt == IN_FORMAT_WARC)
                 return mpi_usage_error(usage, "batch: --format must be fp, jsonl or tsv, got '%s'",
                                        optarg);
+            br.fmt_given = 1;
             break;
         case 'k':
             if (cli_parse_uint(optarg, 0, ND_MAX_K, &v))
@@ -462,9 +477,18 @@ int mpi_cmd_batch(int argc, char **argv)
             if (cli_parse_count(optarg, &chunk) || chunk == 0 || chunk > 1000000000)
                 return mpi_usage_error(usage, "batch: --chunk must be 1..1e9, got '%s'", optarg);
             break;
-        default: return mpi_usage_error(usage, NULL);
+        default:
+            switch (cli_field_option(&br.ro, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return mpi_usage_error(usage, "batch: %s", why);
+            default: return mpi_usage_error(usage, NULL);
+            }
         }
     }
+    if ((why = cli_fields_check(&br.ro, br.fmt_given, br.fmt)))
+        return mpi_usage_error(usage, "batch: %s", why);
+    br.ro.infer = !br.fmt_given;
+    br.ro.formats = IN_BIT(IN_FORMAT_FP) | IN_BIT(IN_FORMAT_JSONL) | IN_BIT(IN_FORMAT_TSV);
     if (argc - optind < 2)
         return mpi_usage_error(usage, "batch: expected a sharded store DIR and an INPUT");
     c.dir = argv[optind];
@@ -520,7 +544,9 @@ int mpi_cmd_batch(int argc, char **argv)
         nd_db_fp_options(&br.fo, db0);
         c.r = nd_db_min_resemblance(db0);
         if (c.r > 0) br.signer = db0;
-        if (c.r > 0 && br.fmt == IN_FORMAT_FP)
+        br.dir = c.dir;
+        br.min_res = c.r;
+        if (c.r > 0 && br.fmt_given && br.fmt == IN_FORMAT_FP)
             rc = mpi_note(CLI_EXIT_USAGE, "batch: '%s' verifies by resemblance (R=%g): it needs "
                           "texts (--format jsonl or tsv), not fingerprints", c.dir, c.r);
     }

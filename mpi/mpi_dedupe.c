@@ -24,7 +24,8 @@
 static const char usage[] =
     "usage: neardup-mpi dedupe [--k K] [--format files|jsonl|tsv|warc|fp]\n"
     "                          [--min-resemblance R] [--min-containment C]\n"
-    "                          [--features F] [--html] [--skip-bad] [--json] INPUT...\n"
+    "                          [--features F] [--html] [--skip-bad] [--json]\n"
+    "                          [--id-field F] [--text-field F | --html-field F] INPUT...\n"
     "\n"
     "Print every near-duplicate pair of a corpus, as `neardup dedupe --out\n"
     "pairs`: KEY1<TAB>KEY2<TAB>DIST. Each rank fingerprints every size-th\n"
@@ -32,6 +33,9 @@ static const char usage[] =
     "`neardup dedupe` (K default 24, or 3 with fp input or R = 0; R default\n"
     "0.85; C default 0 = off; format default files). Rank 0 keeps keys and\n"
     "sketches in scratch files in $TMPDIR (default /tmp).\n"
+    CLI_FIELD_HELP
+    CLI_INFER_HELP("a directory is files; else ", "files (a regular file is one\n"
+                   "document)")
     "Exit codes: 0 ok, 1 bad usage or input, 2 the job failed.\n";
 
 /* One record as a rank sends it: index, fingerprint (fp input), key
@@ -43,7 +47,7 @@ typedef struct rec_head {
 
 /* Read every input; sign this rank's share into out. */
 static int read_share(mpi_buf *out, uint64_t *n_out, nd_dedupe *dd, char **inputs, int ninputs,
-                      in_format fmt, int html, int skip_bad)
+                      in_format fmt, const in_reader_opts *ro, int html, int skip_bad)
 {
     uint64_t n = 0;
     int rc = 0;
@@ -51,7 +55,7 @@ static int read_share(mpi_buf *out, uint64_t *n_out, nd_dedupe *dd, char **input
         in_reader *r;
         in_record rec;
         int got;
-        if (in_reader_open(&r, fmt, inputs[a], NULL) < 0) {
+        if (in_reader_open(&r, fmt, inputs[a], ro) < 0) {
             rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
                                : CLI_EXIT_USAGE;
             break;
@@ -133,8 +137,11 @@ int mpi_cmd_dedupe(int argc, char **argv)
         {"min-containment", required_argument, 0, 'c'},
         {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
-        {0, 0, 0, 0}};
+        CLI_FIELD_LONGOPTS,                     {0, 0, 0, 0}};
     in_format fmt = IN_FORMAT_FILES;
+    in_reader_opts ro = {0};
+    int fmt_given = 0;
+    const char *why;
     nd_fp_options fo;
     nd_dedupe_options o;
     nd_dedupe *dd = NULL;
@@ -164,6 +171,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
             if (in_format_parse(optarg, &fmt))
                 return mpi_usage_error(usage, "dedupe: --format must be files, jsonl, tsv, "
                                        "warc or fp, got '%s'", optarg);
+            fmt_given = 1;
             break;
         case 'r': {
             char *end;
@@ -189,11 +197,33 @@ int mpi_cmd_dedupe(int argc, char **argv)
         case 'H': html = 1; break;
         case 'b': skip_bad = 1; break;
         case 'j': json = 1; break;
-        default: return mpi_usage_error(usage, NULL);
+        default:
+            switch (cli_field_option(&ro, opt, optarg, &why)) {
+            case 1: break;
+            case -1: return mpi_usage_error(usage, "dedupe: %s", why);
+            default: return mpi_usage_error(usage, NULL);
+            }
         }
     }
+    if ((why = cli_fields_check(&ro, fmt_given, fmt))) return mpi_usage_error(usage, "dedupe: %s", why);
+    ro.infer = !fmt_given;
     if (optind == argc) return mpi_usage_error(usage, "dedupe: give at least one INPUT");
-    dedupe_cli_options(&o, min_res, fmt == IN_FORMAT_FP);
+    /* Without --format the first input's inferred format decides, as in
+     * `neardup dedupe`: fingerprints make a dedupe of fingerprints. Every
+     * rank opens the same file and infers the same. */
+    in_format fmt0 = fmt;
+    if (!fmt_given && strcmp(argv[optind], "-") != 0) { /* stdin is read once */
+        in_reader *first;
+        if (in_reader_open(&first, fmt, argv[optind], &ro) < 0) {
+            rc = mpi_rank == 0 ? mpi_note(CLI_EXIT_USAGE, "%s", in_reader_error(NULL))
+                               : CLI_EXIT_USAGE;
+        } else {
+            fmt0 = in_reader_format(first);
+            in_reader_close(first);
+        }
+        if ((rc = mpi_agree(rc))) goto cleanup;
+    }
+    dedupe_cli_options(&o, min_res, fmt0 == IN_FORMAT_FP);
     o.fp = &fo;
     /* Every rank signs with the same options; bad options fail alike on
      * every rank, so rank 0 alone says so. */
@@ -206,7 +236,7 @@ int mpi_cmd_dedupe(int argc, char **argv)
 
     double t0 = mpi_now();
     mpi_step("fingerprinting", 0);
-    rc = read_share(&share, &n, dd, argv + optind, argc - optind, fmt, html, skip_bad);
+    rc = read_share(&share, &n, dd, argv + optind, argc - optind, fmt, &ro, html, skip_bad);
     if ((rc = mpi_agree(rc))) goto cleanup;
     double t1 = mpi_now();
     lens = calloc((size_t)mpi_size, sizeof *lens);

@@ -17,7 +17,8 @@ and dependency rules"):
 3. engine/ includes no header of compaction/ but storage.h;
 4. one owner per dependency: <rocksdb/c.h> is included by the
    key-value adapter alone (cmp_kv.cc, cmp_kv_files.cc and their shared
-   cmp_kv_impl.h), <zstd.h> by compaction/cmp_codec.c,
+   cmp_kv_impl.h), <zstd.h> by compaction/cmp_codec.c (the run codec)
+   and input/in_source.c (the tools' .zst inputs),
    <xxhash.h> by common/nd_hash.c, libxml2 by engine/text/fp_html.c;
 5. no file of compaction/ or common/ longer than 800 lines;
 6. no file of common/, compaction/ or engine/ calls getenv: the library
@@ -65,7 +66,8 @@ def strip(text):
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
     text = re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
-    text = re.sub(r"^\s*#.*(\\\n.*)*$", " ", text, flags=re.M)
+    # a directive with its continuation lines (a multi-line #define)
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*$", " ", text, flags=re.M)
     text = re.sub(r'extern\s*""\s*\{', " ", text)  # C++ guards; their '}' is skipped below
     return re.sub(r'extern\s*""', " ", text)  # extern "C" before one definition
 

@@ -28,6 +28,11 @@ typedef struct outcome {
     char *key, *text;
 } outcome;
 
+/* The member names the next readers take (test_fields; in_reader_open
+ * sets them from in_reader_opts as here). */
+static const char *g_id, *g_text;
+static int g_html;
+
 static in_reader *reader_new(void)
 {
     in_reader *r = calloc(1, sizeof *r);
@@ -36,7 +41,24 @@ static in_reader *reader_new(void)
     r->fd = -1;
     r->path = strdup("t.jsonl");
     r->lineno = 1;
+    if (g_id) r->id_field = strdup(g_id);
+    if (g_text) r->text_field = strdup(g_text);
+    r->text_html = g_html;
+    const char *names[2] = {g_id, g_text};
+    for (int i = 0; i < 2; i++) {
+        if (!names[i]) continue;
+        if (strcmp(names[i], "fp") == 0) r->taken |= IN_TAKES_FP;
+        if (strcmp(names[i], "score") == 0) r->taken |= IN_TAKES_SCORE;
+        if (strcmp(names[i], "html") == 0) r->taken |= IN_TAKES_HTML;
+    }
     return r;
+}
+
+static void set_fields(const char *id, const char *text, int html)
+{
+    g_id = id;
+    g_text = text;
+    g_html = html;
 }
 
 static char *dup_bytes(const char *p, size_t n)
@@ -291,13 +313,75 @@ static void test_deep_and_huge(void **state)
     free(line);
 }
 
+/* --id-field, --text-field, --html-field: other member names, the same
+ * verdict from both parsers, messages naming the chosen member. */
+static void test_fields(void **state)
+{
+    (void)state;
+    set_fields("url", "content", 0);
+    expect_record("{\"url\":\"http://a/\",\"content\":\"body\",\"id\":7,\"text\":[]}",
+                  "http://a/", "body", 4);
+    expect_bad("{\"url\":\"u\"}", "t.jsonl:1: field \"content\": missing");
+    outcome o = parse("{\"url\":\"u\"}");
+    assert_null(strstr(o.err, "(or give")); /* a chosen text member: just missing */
+    outcome_free(&o);
+    expect_bad("{\"url\":\"u\",\"content\":5}", "field \"content\": expected a string");
+    expect_bad("{\"id\":\"u\",\"content\":\"x\"}", "field \"url\": missing");
+    expect_bad("{\"url\":null,\"content\":\"x\"}", "field \"url\": expected a string or an integer");
+    expect_bad("{\"url\":\"u\",\"content\":\"x\",\"fp\":\"00000000000000ff\"}",
+               "field \"fp\": give either \"content\" or \"fp\", not both");
+    /* fp and score still read beside chosen names */
+    o = parse("{\"url\":\"u\",\"fp\":\"00000000000000ff\",\"score\":3}");
+    assert_int_equal(o.rc, 1);
+    assert_int_equal(o.fast, 1);
+    assert_true(o.rec.has_fp && o.rec.fp == 0xff && o.rec.has_score && o.rec.score == 3);
+    outcome_free(&o);
+
+    /* --html-field html: the member "html" is the page, no longer a flag */
+    set_fields(NULL, "html", 1);
+    o = parse("{\"id\":\"p\",\"html\":\"<p>hi</p>\"}");
+    assert_int_equal(o.rc, 1);
+    assert_int_equal(o.fast, 1);
+    assert_true(o.rec.is_html);
+    assert_string_equal(o.text, "<p>hi</p>");
+    outcome_free(&o);
+    expect_bad("{\"id\":\"p\",\"html\":true}", "field \"html\": expected a string");
+    expect_bad("{\"id\":\"p\",\"text\":\"x\"}", "field \"html\": missing");
+    /* --text-field html: the same text, not HTML */
+    set_fields(NULL, "html", 0);
+    o = parse("{\"id\":\"p\",\"html\":\"<p>hi</p>\"}");
+    assert_int_equal(o.rc, 1);
+    assert_false(o.rec.is_html);
+    outcome_free(&o);
+    /* --html-field raw_content beside a flag "html": false: HTML all the same */
+    set_fields(NULL, "raw_content", 1);
+    o = parse("{\"id\":\"p\",\"raw_content\":\"<b>x</b>\",\"html\":false}");
+    assert_int_equal(o.rc, 1);
+    assert_int_equal(o.fast, 1);
+    assert_true(o.rec.is_html);
+    outcome_free(&o);
+    /* a chosen name "fp" or "score" takes the member over */
+    set_fields("score", "fp", 0);
+    o = parse("{\"score\":\"k\",\"fp\":\"plain text\"}");
+    assert_int_equal(o.rc, 1);
+    assert_int_equal(o.fast, 1);
+    assert_false(o.rec.has_fp || o.rec.has_score);
+    assert_string_equal(o.key, "k");
+    assert_string_equal(o.text, "plain text");
+    outcome_free(&o);
+    /* --text-field text: the default's messages */
+    set_fields(NULL, "text", 0);
+    expect_bad("{\"id\":\"a\"}", "field \"text\": missing (or give \"fp\")");
+    set_fields(NULL, NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes),        cmocka_unit_test(test_invalid_surrogates),
         cmocka_unit_test(test_invalid_utf8),   cmocka_unit_test(test_control_bytes),
         cmocka_unit_test(test_members),        cmocka_unit_test(test_jansson_limits),
-        cmocka_unit_test(test_deep_and_huge),
+        cmocka_unit_test(test_deep_and_huge),  cmocka_unit_test(test_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,3 +113,28 @@ void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int 
     }
     fputc('\n', f);
 }
+
+int cli_field_option(in_reader_opts *o, int opt, const char *arg, const char **why)
+{
+    const char **slot;
+    switch (opt) {
+    case CLI_OPT_ID_FIELD: slot = &o->id_field; *why = "--id-field needs a member name"; break;
+    case CLI_OPT_TEXT_FIELD: slot = &o->text_field; *why = "--text-field needs a member name"; break;
+    case CLI_OPT_HTML_FIELD: slot = &o->html_field; *why = "--html-field needs a member name"; break;
+    default: return 0;
+    }
+    if (!*arg) return -1;
+    *slot = arg;
+    return 1;
+}
+
+const char *cli_fields_check(const in_reader_opts *o, int fmt_given, in_format fmt)
+{
+    if (o->text_field && o->html_field) return "give --text-field or --html-field, not both";
+    const char *text = o->html_field ? o->html_field : o->text_field;
+    if (strcmp(o->id_field ? o->id_field : "id", text ? text : "text") == 0)
+        return "the key and the text cannot be one member";
+    if ((o->id_field || text) && fmt_given && fmt != IN_FORMAT_JSONL)
+        return "--id-field, --text-field and --html-field are for JSONL input";
+    return NULL;
+}

@@ -7,8 +7,9 @@
  * half of tool/: the dedupe commands' options and output lines.
  *
  * tool/ sees <neardup.h> (types only: it calls no function of the
- * library) and input/'s in_text.h; cli/ and mpi/ call it, nothing of it
- * calls them.
+ * library) and input/'s in_text.h and in_reader.h (the reader options
+ * its field options fill); cli/ and mpi/ call it, nothing of it calls
+ * them.
  */
 #ifndef ND_CLI_COMMON_H
 #define ND_CLI_COMMON_H
@@ -18,6 +19,8 @@
 #include <stdio.h>
 
 #include <neardup.h>
+
+#include "in_reader.h"
 
 /* The exit codes (the rule: cli.h, and mpi_cmds.h for neardup-mpi). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 1, CLI_EXIT_DB = 2, CLI_EXIT_INTERRUPTED = 130 };
@@ -57,6 +60,43 @@ unsigned cli_batch_threads(void);
  * "resemblance". */
 void cli_print_decision(FILE *f, int json, const char *key, size_t key_len, int dup,
                         const char *match, size_t match_len, unsigned dist, double res);
+
+/* The JSONL member options of every command that reads records, as
+ * getopt_long values: list CLI_FIELD_LONGOPTS in the command's options,
+ * hand each value to cli_field_option, then check with cli_fields_check.
+ *   --id-field F    the member holding the key (default "id")
+ *   --text-field F  the member holding the text (default "text")
+ *   --html-field F  the member holding the text, which is HTML (instead of
+ *                   --text-field) */
+enum { CLI_OPT_ID_FIELD = 0x1001, CLI_OPT_TEXT_FIELD, CLI_OPT_HTML_FIELD };
+#define CLI_FIELD_LONGOPTS                                                   \
+    {"id-field", required_argument, 0, CLI_OPT_ID_FIELD},                    \
+        {"text-field", required_argument, 0, CLI_OPT_TEXT_FIELD},            \
+        {"html-field", required_argument, 0, CLI_OPT_HTML_FIELD}
+/* The --help lines of the three options (each command's usage text). */
+#define CLI_FIELD_HELP                                                               \
+    "  --id-field F, --text-field F, --html-field F\n"                               \
+    "             JSONL: the members holding the key (default \"id\") and the\n"      \
+    "             text (default \"text\"; with --html-field the text is HTML)\n"
+
+/* The sentence of each command's --help on inference: DIR is what a
+ * directory is ("a directory is files; else " or ""), DEFAULT the
+ * command's format when nothing tells. */
+#define CLI_INFER_HELP(DIR, DEFAULT)                                                  \
+    "Without --format each input's format is inferred (docs/cli.md, \"Input\n"        \
+    "formats\"): " DIR "by its first line ('{' jsonl, 'WARC/1.' warc, 16 hex\n"       \
+    "digits fp, KEY<TAB>TEXT tsv), else by its name (.jsonl .ndjson .json, .tsv,\n"   \
+    ".warc, also under .gz or .zst), else " DEFAULT "; a first line that is not\n"   \
+    "of the format read is an error saying what it looks like. gzip and zstd\n"     \
+    "inputs are decompressed (told by their first bytes).\n"
+
+/* Apply one of the options to o: 1 applied, 0 not one of them, -1 a bad
+ * value (*why: the message). */
+int cli_field_option(in_reader_opts *o, int opt, const char *arg, const char **why);
+/* After the options: NULL, or why they do not go together (--text-field
+ * with --html-field; two options naming one member; a field option with
+ * a --format given (fmt_given) that is not jsonl). */
+const char *cli_fields_check(const in_reader_opts *o, int fmt_given, in_format fmt);
 
 /* The resemblance store's refusal of a fingerprint-only record. */
 #define CLI_NEEDS_TEXT "this store verifies by resemblance: records need text, not a fingerprint"

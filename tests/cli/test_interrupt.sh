@@ -75,6 +75,22 @@ check "add printed a line per document stored" "$(grep -c '^new' add.out)" -eq "
 expect_exit 0 "$ND" stats small --json
 expect_out_match "\"documents\":$added,"
 
+# add and batch, without --format, waiting for the first line (the one
+# their format is inferred from): the signal ends the wait, nothing done
+for cmd in "add small feed" "batch small --add feed"; do
+    # shellcheck disable=SC2086
+    "$ND" $cmd > wait.out 2> wait.err &
+    pid=$!
+    exec 3> feed
+    sleep 0.3
+    kill -INT "$pid"
+    finish "$pid"
+    exec 3>&-
+    check "$cmd interrupted before its first line: exit status 130 ($code)" "$code" -eq 130
+    check "$cmd interrupted before its first line says so: [$(cat wait.err)]" \
+        -n "$(grep -E '^neardup: (add|batch): interrupted after 0 new, 0 dup(, 0 bad)?$' wait.err)"
+done
+
 # batch --add, blocked reading a pipe: a live pipe is answered line by
 # line, so the line written before the pause is answered and stored; the
 # interrupt then ends the read with nothing half-done

@@ -35,6 +35,18 @@ for np in 1 3 4; do
     expect_exit 0 mpi "$np" batch st batch.fp
     same "batch -np $np" ref.txt
 done
+# Without --format each input's format is inferred, as by `neardup batch`:
+# the same fingerprints as JSONL with another key member, and as zstd.
+awk -F'\t' '{ printf "{\"url\":\"%s\",\"fp\":\"%s\"}\n", $2, $1 }' batch.fp >batch.data
+expect_exit 0 mpi 3 batch st --id-field url batch.data
+same "batch JSONL inferred, --id-field url" ref.txt
+zstd -q -c batch.fp >batch.fp.zst
+expect_exit 0 mpi 2 batch st batch.fp.zst
+same "batch .zst" ref.txt
+expect_exit 1 mpi 2 batch st --format fp batch.data
+expect_err_match 'batch.data:1: .*this looks like JSONL: use --format jsonl'
+expect_exit 1 mpi 2 batch st --format tsv --id-field url batch.fp
+expect_err_match 'for JSONL input'
 "$ND" batch db batch.fp --json >ref.json 2>/dev/null
 expect_exit 0 mpi 3 batch st batch.fp --json
 same "batch --json" ref.json

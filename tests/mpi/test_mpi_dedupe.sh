@@ -25,6 +25,16 @@ for np in 1 3 4; do
     expect_exit 0 mpi "$np" dedupe --format tsv corpus.tsv
     same "dedupe texts -np $np" ref.txt
 done
+# Without --format the format is inferred as by `neardup dedupe`; JSONL
+# with other member names; zstd.
+awk -F'\t' '{ printf "{\"url\":\"%s\",\"content\":\"%s\"}\n", $1, $2 }' corpus.tsv >corpus.data
+expect_exit 0 mpi 3 dedupe --id-field url --text-field content corpus.data
+same "dedupe JSONL inferred, --id-field --text-field" ref.txt
+zstd -q -c corpus.tsv >corpus.tsv.zst
+expect_exit 0 mpi 2 dedupe corpus.tsv.zst
+same "dedupe .zst inferred" ref.txt
+expect_exit 1 mpi 2 dedupe --format tsv corpus.data
+expect_err_match 'corpus.data:1: .*this looks like JSONL: use --format jsonl'
 "$ND" dedupe --format tsv --out pairs --json --min-resemblance 0.5 corpus.tsv >ref.json 2>/dev/null
 expect_exit 0 mpi 3 dedupe --format tsv --json --min-resemblance 0.5 corpus.tsv
 same "dedupe --json" ref.json
@@ -54,6 +64,11 @@ awk -v seed=3 -v n=2000 -v out=stored -f "$GEN" >fps.fp
 expect_exit 0 mpi 4 dedupe --format fp --k 3 fps.fp
 same "dedupe fps -np 4" reffp.txt
 expect_exit 1 mpi 3 dedupe --format fp --k 9 fps.fp
+expect_err_match 'needs texts'
+# inferred fingerprints: the same pairs and the same refusal
+expect_exit 0 mpi 2 dedupe --k 3 fps.fp
+same "dedupe inferred fps" reffp.txt
+expect_exit 1 mpi 2 dedupe --k 9 fps.fp
 expect_err_match 'needs texts'
 printf 'doc1\tsome text\nno tab here\n' >bad.tsv
 expect_exit 1 mpi 3 dedupe --format tsv bad.tsv
