@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import Iterable, Iterator, Tuple, Union
+from typing import Any, Iterable, Iterator, Literal, Tuple, Union, overload
 
 __version__: str
 FP_VERSION: int  # version of the fingerprint function (ND_FP_VERSION)
@@ -35,7 +35,7 @@ MAX_DOC_BYTES: int  # bytes of one text (64 MiB)
 Key = Union[str, bytes, bytearray, memoryview]
 Text = Union[str, bytes, bytearray, memoryview]
 Time = Union[int, float, datetime.datetime, None]
-PathLike = Union[str, bytes, os.PathLike]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 # (key, fingerprint), (key, fingerprint, score) or (key, fingerprint, score, time),
 # or (key, fingerprint, score, time, sketch) with Database.sign's sketch (bytes),
 # which a store created with min_resemblance requires of every document
@@ -104,7 +104,8 @@ class Document(Tuple[Union[str, bytes], int, float, int]):
 
 class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
     """The near-duplicate found for one document of a batch:
-    (key, fingerprint, distance, index)."""
+    (key, fingerprint, distance, match_index). The field is not called
+    `index`: that would hide tuple.index."""
 
     @property
     def key(self) -> Union[str, bytes]: ...
@@ -113,7 +114,7 @@ class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
     @property
     def distance(self) -> int: ...
     @property
-    def index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
+    def match_index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
     @property
     def resemblance(self) -> float | None: ...  # a store created with min_resemblance (an attribute, not in the tuple)
 
@@ -313,7 +314,7 @@ class Database:
     ) -> int:
         """Delete every document last seen before a time (a timedelta: that
         long before now). Returns the number deleted."""
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """{"documents", "fingerprints", "disk_bytes", "tables": [{"prefix_bits",
         "entries", "runs", "fresh", "bytes", "bits_per_entry"}, ...]}
         (reads every table: O(entries))."""
@@ -365,7 +366,7 @@ class Pair(Tuple[Union[str, bytes], Union[str, bytes], int, Union[float, None],
     @property
     def index2(self) -> int: ...
 
-class Cluster(Tuple[int, Union[str, bytes], list, list, int, list]):
+class Cluster(Tuple[int, Union[str, bytes], list[Union[str, bytes]], list[int], int, list[int]]):
     """A cluster of two or more near-duplicates: (id, keep, drop, distances,
     keep_index, drop_indexes). Every dropped document forms a pair with the
     kept one (the representative rule)."""
@@ -383,13 +384,68 @@ class Cluster(Tuple[int, Union[str, bytes], list, list, int, list]):
     @property
     def drop_indexes(self) -> list[int]: ...
 
+@overload
 def dedupe(
     docs: Iterable[DedupeTuple],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
     min_containment: float | None = None,
-    keep: str = "first",
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["pairs"] = "pairs",
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> list[Pair]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeTuple],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["clusters"],
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> dict[int, Cluster]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeTuple],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["keep", "drop"],
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> list[Union[str, bytes]]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeTuple],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
     out: str = "pairs",
     memory: int | None = None,
     features: str | None = None,
@@ -455,7 +511,7 @@ class Dedupe:
         k: int | None = None,
         min_resemblance: float | None = None,
         min_containment: float | None = None,
-        keep: str = "first",
+        keep: Literal["first", "score", "longest"] = "first",
         memory: int | None = None,
         features: str | None = None,
         html: bool = False,
@@ -483,7 +539,7 @@ class Dedupe:
         """The keys to keep, in input order."""
     def drop(self) -> list[Union[str, bytes]]:
         """The keys to drop, in input order."""
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """{"documents", "texts", "distinct", "pairs", "by_containment", "k"}
         (nd_dedupe_stats: distinct once clustered; pairs of the last walk
         that joined; k the distance in effect)."""
