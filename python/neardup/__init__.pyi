@@ -15,15 +15,43 @@ Conventions
   ``datetime`` by its ``timestamp()``); None means now.
 * Every failure of the library raises ``Error`` (a subclass per code);
   wrong argument types raise ``TypeError`` as usual.
-* Every call releases the GIL while the library works: threads sharing one
-  ``Database`` run their calls at once (one handle is thread-safe).
+* Records: the calls taking many documents (Database.add_many, batch,
+  load; Dedupe.add_many, dedupe()) take each as a tuple, a dict or an
+  object (see Record below); anything else raises TypeError naming the
+  index and the type ("records[3]: expected a (key, text) tuple, a dict
+  or an object with .id/.text, got str").
+* Long calls and Ctrl-C: add_many, batch, load, sign_many, Dedupe.add_many
+  and dedupe() work in groups (each about 50 ms of library work) and check
+  for signals between them, so Ctrl-C stops them within about 0.1 s. The
+  KeyboardInterrupt says what was done ("interrupted: 1,200,000 of
+  2,000,000 documents committed") and carries it: ``e.committed`` (int)
+  and ``e.total`` (int, or None when the input's length is not known); any
+  other exception leaving those calls carries them too. What stays is
+  stated per call. Single library calls (a batch without add, the commit
+  of a load, compact, verify, expire, backup, a Dedupe's join) run to
+  their end first.
+
+The GIL
+-------
+Released while the library works, so other threads run meanwhile: every
+Database call (the ones on many documents once per group: their records
+are read, and their results built, with the GIL held), Database.sign and
+the text calls (signing included), sign_many (once per group of texts),
+Dedupe.add_many and dedupe() (once per group: signing and adding), the
+walks (pairs, clusters, keep, drop: taken back once per 1024 results),
+close(). Held throughout: fingerprint() and Database.fingerprint() of a
+text under 2 KB (releasing would cost about as much as hashing it),
+Dedupe.add of a text under 2 KB, distance(), resemblance(), len(db), and
+every conversion of arguments and results. Threads sharing one Database
+run their calls at once (one handle is thread-safe); a Dedupe serves one
+call at a time.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
-from typing import Any, Iterable, Iterator, Literal, Tuple, Union, overload
+from typing import Any, Iterable, Iterator, Literal, Protocol, Tuple, Union, overload
 
 __version__: str
 FP_VERSION: int  # version of the fingerprint function (ND_FP_VERSION)
@@ -45,6 +73,31 @@ DocumentTuple = Union[
     Tuple[Key, int, float, Time],
     Tuple[Key, int, float, Time, Union[bytes, None]],
 ]
+
+# A text as a Database record: (key, text), (key, text, score) or
+# (key, text, score, time); signed under the store's options (fingerprint
+# and sketch, nd_db_sign) with the GIL released, a group at a time
+TextTuple = Union[
+    Tuple[Union[Key, int], Text],
+    Tuple[Union[Key, int], Text, float],
+    Tuple[Union[Key, int], Text, float, Time],
+]
+
+class HasId(Protocol):
+    """An object record: its attributes of the dict members' names (id,
+    and text or fp; score, time, html, sketch when present)."""
+
+    @property
+    def id(self) -> Union[Key, int]: ...
+
+# A record of a Database call: a tuple (DocumentTuple, TextTuple), a dict
+# with the members the JSONL reader names -- "id" (str, bytes, or an int,
+# written in decimal), "text" or "fp" (an int, or 16 hex digits as in
+# JSONL), "score", "time", "html" (a text is HTML), "sketch" (with "fp";
+# Database.sign's) -- other members ignored, None meaning absent; or an
+# object with .id and those attributes (a dataclass, a named tuple with an
+# id field).
+Record = Union[DocumentTuple, TextTuple, dict[str, Any], HasId]
 
 # ---- errors -----------------------------------------------------------------
 
@@ -137,7 +190,8 @@ def fingerprint(
     "chars" (4 code points), "chars:N". cjk_bigrams=False keeps spaceless
     scripts whole. title_weight: HTML title weight (default 2).
     Raises InvalidArgumentError (bad features), LimitError (text over
-    MAX_DOC_BYTES)."""
+    MAX_DOC_BYTES). A text under 2 KB is hashed holding the GIL (releasing
+    it would cost about as much); a longer one without it."""
 
 def distance(a: int, b: int, /) -> int:
     """Hamming distance between two fingerprints."""
@@ -245,7 +299,9 @@ class Database:
         """(fingerprint, sketch) of a text under the store's options, from
         one tokenisation: what add_text stores for it. The sketch (176
         bytes: 128 of min-hash bins, then 12 band keys as big-endian
-        uint32) compares with resemblance(); any store signs texts."""
+        uint32) compares with resemblance(); any store signs texts. The
+        GIL is released for the signing (for many short texts, sign_many
+        releases it once per group instead of once per text)."""
     def add_text(
         self, key: Key, text: Text, score: float = 0.0, time: Time = None, *, html: bool = False
     ) -> None:
@@ -274,10 +330,45 @@ class Database:
         """The stored near-duplicates of a text as add_if_new_text finds
         them, most resemblant first; in a fingerprint-only store, query()
         of its fingerprint."""
-    def add_many(self, documents: Iterable[DocumentTuple]) -> None:
-        """Store documents in one atomic write (one fsync with sync=True),
-        without the near-duplicate check; later entries of a key win.
-        A missing time is now."""
+    def add_many(self, documents: Iterable[Record], *, html: bool = False) -> None:
+        """Store documents without the near-duplicate check (the group
+        commit, nd_db_add_many: online writes, their table entries folded
+        later); later entries of a key win. A missing time is now; a text
+        is signed (html: texts without an "html" member are HTML).
+
+        Every record is read first (a bad one raises before anything is
+        written). A call of at most 256 documents is one atomic write (one
+        fsync with sync=True); a longer one writes atomic groups sized for
+        about 50 ms each, checking for Ctrl-C between them: an interrupt or
+        a failure raises with ``e.committed`` documents written (the first
+        ones, in order). Many documents into a new or large store: load()
+        is several times faster."""
+    def load(self, records: Iterable[Record], *, html: bool = False) -> int:
+        """The bulk load (nd_loader, as `neardup import`): store records
+        without the near-duplicate check, in bounded memory (the records
+        are streamed a group at a time; the loader sorts chunks of up to
+        8M documents, spilled to temporary files in the store's
+        directory), the store written once at the end. Later records of a
+        key win; a key already stored is replaced. Returns the number of
+        documents new to the store.
+
+        A fingerprint-only store commits at the end, all or nothing: an
+        interrupt (Ctrl-C is seen between groups) or a failure before the
+        commit imports nothing new (``e.committed`` 0; keys already stored
+        may have been replaced), and the temporary files go. The commit
+        itself runs to its end (a signal during it is raised after it,
+        with everything committed). A store verifying by resemblance is
+        written as the records come, in atomic groups of 4096 with their
+        sketches and band keys: an interrupt keeps ``e.committed``
+        documents. One load() of a Database at a time
+        (InvalidArgumentError); close() during it makes it raise
+        InvalidArgumentError, nothing new committed. The GIL is released
+        while each group is handed over (texts signed) and for the
+        commit."""
+    def sign_many(self, texts: Iterable[Text], html: bool = False) -> list[tuple[int, bytes]]:
+        """sign() of each text, in order: the GIL is released once per
+        group of texts (sized for about 50 ms), so threads signing at once
+        use as many cores; Ctrl-C is seen between groups."""
     def query(
         self,
         fingerprint: int,
@@ -293,7 +384,12 @@ class Database:
         found; fingerprints_only: one Match per stored fingerprint, key
         None."""
     def batch(
-        self, documents: Iterable[DocumentTuple], k: int | None = None, add: bool = False
+        self,
+        documents: Iterable[Record],
+        k: int | None = None,
+        add: bool = False,
+        *,
+        html: bool = False,
     ) -> list[BatchMatch | None]:
         """Check documents against the store and against each other, as if
         each were add_if_new'ed in order: answer i is None when document i
@@ -301,9 +397,20 @@ class Database:
         an earlier new document of the batch (its index). add=True stores
         the new ones, atomically with the check. In a store created with
         min_resemblance every document carries its sketch (fingerprint and
-        sketch from sign(text)): a match is the most resemblant stored or
-        earlier document of resemblance >= the store's (BatchMatch.
-        resemblance), and add=True stores every document."""
+        sketch from sign(text), or a text record, signed here): a match is
+        the most resemblant stored or earlier document of resemblance >=
+        the store's (BatchMatch.resemblance), and add=True stores every
+        document.
+
+        Every record is read first. Without add, one library call checks
+        them all (texts signed first, in groups; Ctrl-C is seen between
+        those, not during the check). With add, a call of at most 256
+        documents is one group, checked and stored atomically; a longer
+        one runs in groups sized for about 50 ms each, one after the other
+        (the answers are those of one batch: a match with a document that
+        an earlier group stored names its match_index), with Ctrl-C seen
+        between groups: ``e.committed`` documents were checked and, if new,
+        stored."""
     def get(self, key: Key, /) -> Document | None:
         """The stored document of key, or None."""
     def __contains__(self, key: Key) -> bool: ...
@@ -341,7 +448,12 @@ class Database:
 
 # (key, text) or (key, text, score); an int text is a fingerprint (a
 # document without text: it pairs by distance alone, within min(k, 8) bits)
-DedupeTuple = Union[Tuple[Key, Union[Text, int]], Tuple[Key, Union[Text, int], float]]
+DedupeTuple = Union[
+    Tuple[Union[Key, int], Union[Text, int]], Tuple[Union[Key, int], Union[Text, int], float]
+]
+# a record of a dedupe: a tuple, a dict ("id", "text" or "fp", "score",
+# "html"; as a Database Record, without time and sketch) or an object
+DedupeRecord = Union[DedupeTuple, dict[str, Any], HasId]
 
 class Pair(Tuple[Union[str, bytes], Union[str, bytes], int, Union[float, None],
                  Union[float, None], bool, int, int]):
@@ -386,7 +498,7 @@ class Cluster(Tuple[int, Union[str, bytes], list[Union[str, bytes]], list[int], 
 
 @overload
 def dedupe(
-    docs: Iterable[DedupeTuple],
+    docs: Iterable[DedupeRecord],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
@@ -404,7 +516,7 @@ def dedupe(
 ) -> list[Pair]: ...
 @overload
 def dedupe(
-    docs: Iterable[DedupeTuple],
+    docs: Iterable[DedupeRecord],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
@@ -422,7 +534,7 @@ def dedupe(
 ) -> dict[int, Cluster]: ...
 @overload
 def dedupe(
-    docs: Iterable[DedupeTuple],
+    docs: Iterable[DedupeRecord],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
@@ -440,7 +552,7 @@ def dedupe(
 ) -> list[Union[str, bytes]]: ...
 @overload
 def dedupe(
-    docs: Iterable[DedupeTuple],
+    docs: Iterable[DedupeRecord],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
@@ -493,8 +605,9 @@ class Dedupe:
 
     The first result call closes the corpus (a later add raises
     InvalidArgumentError); the results may be read again, in any view.
-    Calls release the GIL while the library works (a text of 2 KB or
-    more is signed without it; the walks take it once per 1024 results).
+    Calls release the GIL while the library works (add() of a text under
+    2 KB excepted; add_many once per group of records; the walks take it
+    back once per 1024 results).
     The handle serves one call at a time: another thread's call waits for
     it; a call made from inside one of its own calls on the same thread
     (from a __del__ the collector runs during a walk) raises
@@ -525,12 +638,18 @@ class Dedupe:
     def closed(self) -> bool: ...
     def add(self, key: Key, text: Text, score: float = 0.0, html: bool | None = None) -> None:
         """Add a document with text (keys may repeat; score serves
-        keep="score"). Raises LimitError for a text over MAX_DOC_BYTES."""
+        keep="score"). Raises LimitError for a text over MAX_DOC_BYTES.
+        A text under 2 KB is signed holding the GIL; add_many signs any
+        text without it."""
     def add_fingerprint(self, key: Key, fingerprint: int, score: float = 0.0) -> None:
         """Add a document known by its fingerprint only."""
-    def add_many(self, docs: Iterable[DedupeTuple], /) -> None:
-        """add() (or add_fingerprint() for an int text) each tuple, streamed
-        from any iterable; a library error names the document's position."""
+    def add_many(self, docs: Iterable[DedupeRecord], /) -> None:
+        """add() (or add_fingerprint() for an int text or an "fp") each
+        record, streamed from any iterable a group at a time: the group is
+        read with the GIL held, then signed and added with it released
+        (texts of any length), and Ctrl-C is seen between groups (the
+        documents added before stay: ``e.committed``). A library error
+        names the record's position."""
     def pairs(self) -> list[Pair]:
         """Every pair, each once, as found."""
     def clusters(self) -> dict[int, Cluster]:

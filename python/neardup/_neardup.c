@@ -197,7 +197,8 @@ PyMODINIT_FUNC PyInit__neardup(void)
     pynd_BatchMatchType = PyStructSequence_NewType(&batch_desc);
     if (!pynd_MatchType || !pynd_DocumentType || !pynd_BatchMatchType ||
         PyType_Ready(&pynd_DatabaseType) < 0 || PyType_Ready(&pynd_IterType) < 0 ||
-        pynd_errors_init(mod) < 0 || pynd_dedupe_types_init(mod) < 0 || add_type(mod, "Match", pynd_MatchType) < 0 ||
+        pynd_errors_init(mod) < 0 || pynd_dedupe_types_init(mod) < 0 || pynd_records_init() < 0 ||
+        add_type(mod, "Match", pynd_MatchType) < 0 ||
         add_type(mod, "Document", pynd_DocumentType) < 0 ||
         add_type(mod, "BatchMatch", pynd_BatchMatchType) < 0 ||
         add_type(mod, "Database", &pynd_DatabaseType) < 0 ||

@@ -278,35 +278,75 @@ static PyObject *dedupe_add_fingerprint(pynd_dedupe *self, PyObject *const *args
     return rc < 0 ? NULL : Py_NewRef(Py_None);
 }
 
-static PyObject *dedupe_add_many(pynd_dedupe *self, PyObject *docs)
+/* Add one record (GIL released). @return a library code. */
+static int add_record(nd_dedupe *dd, const pynd_rec *r, int html)
 {
-    PyObject *it = PyObject_GetIter(docs), *item;
-    if (!it) return NULL;
-    Py_ssize_t i = 0;
+    if (!r->text) return nd_dedupe_add_fp(dd, r->key, r->key_len, r->fp, r->score);
+    nd_signature sig;
+    int rc = nd_dedupe_sign(&sig, dd, r->text, r->text_len,
+                            (r->html >= 0 ? r->html : html) ? ND_FP_HTML : 0);
+    return rc < 0 ? rc : nd_dedupe_add_signature(dd, r->key, r->key_len, &sig, r->score);
+}
+
+/* Records in groups: read with the GIL held (a generator may use the
+ * Dedupe between groups), signed and added with it released, signals
+ * checked between groups. @return 0, or -1 with an exception noting how
+ * many documents were added. */
+static int add_records(pynd_dedupe *self, PyObject *docs)
+{
+    PyObject *it = PyObject_GetIter(docs), *item, *hold = PyList_New(0);
+    Py_ssize_t total = pynd_known_len(docs);
+    pynd_pace pace;
+    pynd_pace_init(&pace, PYND_SIGN_MIN, 16384);
+    pynd_rec *recs = PyMem_Malloc(pace.max * sizeof *recs);
+    size_t done = 0, n = 0, bad = 0;
     int rc = 0;
-    while (rc == 0 && (item = PyIter_Next(it))) {
-        char where[64];
-        PyObject *fields = PySequence_Fast(item, "a document is a tuple (key, text[, score])");
-        Py_DECREF(item);
-        if (!fields) {
-            rc = -1;
-            break;
+    if (!recs) PyErr_NoMemory();
+    if (!it || !hold || !recs) goto fail;
+    for (;;) {
+        for (n = 0; n < pace.group && (item = PyIter_Next(it)); n++) {
+            rc = pynd_record(item, (Py_ssize_t)(done + n), PYND_REC_DEDUPE, &recs[n], hold);
+            Py_DECREF(item);
+            if (rc < 0) goto fail;
         }
-        Py_ssize_t m = PySequence_Fast_GET_SIZE(fields);
-        PyObject **f = PySequence_Fast_ITEMS(fields);
-        if (m < 2 || m > 3) {
-            PyErr_Format(PyExc_TypeError,
-                         "document %zd: expected (key, text[, score]), got %zd items", i, m);
-            rc = -1;
-        } else {
-            snprintf(where, sizeof where, "document %zd", i);
-            rc = add_one(self, f[0], f[1], m > 2 ? f[2] : NULL, self->html, 1, where);
+        if (PyErr_Occurred()) goto fail;
+        if (n == 0) break;
+        if (pynd_dedupe_enter(self) < 0) goto fail;
+        nd_dedupe *dd = self->dd;
+        int html = self->html;
+        double t0 = pynd_clock();
+        Py_BEGIN_ALLOW_THREADS
+        for (bad = 0; bad < n && rc >= 0; bad++) rc = add_record(dd, &recs[bad], html);
+        Py_END_ALLOW_THREADS
+        pynd_dedupe_leave(self);
+        pynd_pace_done(&pace, n, pynd_clock() - t0);
+        if (rc < 0) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "records[%zu]: %s", done + bad - 1, nd_errmsg());
+            pynd_raise_msg(rc, msg);
+            done += bad - 1;
+            n = 0;
+            goto fail;
         }
-        Py_DECREF(fields);
-        i++;
+        done += n;
+        PyList_SetSlice(hold, 0, PyList_GET_SIZE(hold), NULL);
+        if (pynd_check_signals(done, total, "added", NULL) < 0) goto fail;
     }
     Py_DECREF(it);
-    if (rc < 0 || PyErr_Occurred()) return NULL;
+    Py_DECREF(hold);
+    PyMem_Free(recs);
+    return 0;
+fail:
+    pynd_note(done, total, "added", NULL);
+    Py_XDECREF(it);
+    Py_XDECREF(hold);
+    PyMem_Free(recs);
+    return -1;
+}
+
+static PyObject *dedupe_add_many(pynd_dedupe *self, PyObject *docs)
+{
+    if (add_records(self, docs) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -420,8 +460,9 @@ static PyMethodDef dedupe_methods[] = {
          "min(k, 8) bits).")},
     {"add_many", (PyCFunction)dedupe_add_many, METH_O,
      SIG("add_many", ", docs, /",
-         "Add (key, text[, score]) tuples from an iterable (an int text is a "
-         "fingerprint).")},
+         "Add records from an iterable: (key, text[, score]) tuples (an int text is a "
+         "fingerprint), dicts or objects with id and text or fp; signed in groups with "
+         "the GIL released.")},
     {"pairs", (PyCFunction)pynd_dedupe_pairs, METH_NOARGS,
      SIG("pairs", "", "Every near-duplicate pair, as found (a list of Pair).")},
     {"clusters", (PyCFunction)pynd_dedupe_clusters, METH_NOARGS,

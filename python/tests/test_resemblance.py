@@ -128,7 +128,7 @@ def test_batch_and_add_many_with_sketches(tmp_path, db):
             rs.batch([("bare", fp0)])
         with pytest.raises(neardup.InvalidArgumentError):
             rs.add_many([("bare", fp0, 0.0, None, None)])
-        with pytest.raises(ValueError, match="document 0: sketch"):
+        with pytest.raises(ValueError, match=r"records\[0\]: sketch"):
             rs.batch([("short", fp0, 0.0, None, sk0[:10])])
         assert len(rs) == 5
     # a fingerprint-only store takes and ignores sketches: no resemblance
