@@ -5,6 +5,7 @@ itself (its name does not start with test_)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 from typing import Union
@@ -17,6 +18,14 @@ else:  # pragma: no cover - mypy reads the branch of its target version
 import neardup
 
 Key = Union[str, bytes]
+
+
+@dataclasses.dataclass
+class Rec:
+    """A record object: read by its attributes."""
+
+    id: str
+    text: str
 
 
 def use(path: str) -> None:
@@ -40,6 +49,14 @@ def use(path: str) -> None:
             assert_type(doc, neardup.Document)
         sig = db.sign("a text to sign")
         assert_type(sig, tuple[int, bytes])
+        assert_type(db.sign_many(["one text", b"another"]), list[tuple[int, bytes]])
+        # records: tuples, dicts (the JSONL reader's members), objects with .id
+        new = db.load([("g", fp ^ 0xF0F0), ("h", "a text, signed"), {"id": 5, "fp": fp ^ 0xFF0},
+                       Rec(id="i", text="another text, signed")])
+        assert_type(new, int)
+        db.add_many([{"id": "j", "text": "<p>html</p>", "html": True}], html=False)
+        assert_type(db.batch([Rec(id="k", text="a text, checked")], add=True, html=False),
+                    list[Union[neardup.BatchMatch, None]])
         assert_type(neardup.resemblance(sig[1], sig[1]), float)
 
     docs = [("x", "the same words in the same order"), ("y", "the same words in the same order")]
@@ -48,6 +65,8 @@ def use(path: str) -> None:
     assert_type(neardup.dedupe(docs, out="clusters"), dict[int, neardup.Cluster])
     assert_type(neardup.dedupe(docs, out="keep"), list[Key])
     assert_type(neardup.dedupe(docs, out="drop"), list[Key])
+    assert_type(neardup.dedupe([{"id": "x", "text": "a text"}, Rec("y", "a text")], out="keep"),
+                list[Key])
     view: str = "pairs"
     assert_type(neardup.dedupe(docs, out=view),
                 Union[list[neardup.Pair], dict[int, neardup.Cluster], list[Key]])
