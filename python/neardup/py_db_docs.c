@@ -167,7 +167,7 @@ Py_ssize_t pynd_known_len(PyObject *obj)
 
 /* Every record of iterable into b, checking for signals as it goes.
  * @return 0, or -1 with an exception (noting that nothing was `what`). */
-static int read_all(pynd_docs *b, PyObject *iterable, const char *what)
+static int read_all(pynd_docs *b, PyObject *iterable, const char *what, const char *detail)
 {
     Py_ssize_t total = pynd_known_len(iterable), i = 0;
     PyObject *it = PyObject_GetIter(iterable), *item;
@@ -176,22 +176,23 @@ static int read_all(pynd_docs *b, PyObject *iterable, const char *what)
     while (rc == 0 && (item = PyIter_Next(it))) {
         rc = pynd_docs_add(b, item, i++);
         Py_DECREF(item);
-        if (rc == 0 && (i & 4095) == 0) rc = pynd_check_signals(0, total, what, NULL);
+        if (rc == 0 && (i & 4095) == 0) rc = pynd_check_signals(0, total, what, detail);
     }
     Py_DECREF(it);
     if (rc == 0 && PyErr_Occurred()) rc = -1;
-    if (rc < 0) pynd_note(0, total, what, NULL);
+    if (rc < 0) pynd_note(0, total, what, detail);
     return rc;
 }
 
 /* ---- add_many ------------------------------------------------------------ */
 
 /* Parse html=, read the records. @return 0 or -1. */
-static int start(pynd_docs *b, PyObject *records, PyObject *html_obj, const char *what)
+static int start(pynd_docs *b, PyObject *records, PyObject *html_obj, const char *what,
+                 const char *detail)
 {
     int html = html_obj ? PyObject_IsTrue(html_obj) : 0;
     if (html < 0 || pynd_docs_init(b, html) < 0) return -1;
-    if (read_all(b, records, what) < 0) {
+    if (read_all(b, records, what, detail) < 0) {
         pynd_docs_free(b);
         return -1;
     }
@@ -208,7 +209,7 @@ PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t narg
     size_t done = 0, bad = (size_t)-1;
     int rc = ND_OK;
     if (pynd_parse("add_many", args, nargs, kwnames, names, 1, 1, a) < 0 ||
-        start(&b, a[0], a[1], "committed") < 0)
+        start(&b, a[0], a[1], "committed", NULL) < 0)
         return NULL;
     pynd_pace_init(&pace, PYND_ATOMIC_DOCS, PYND_GROUP_MAX);
     while (done < b.n) {
@@ -331,8 +332,8 @@ PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
     if (pynd_parse("batch", args, nargs, kwnames, names, 1, 3, a) < 0 ||
         pynd_k(a[1], self->k, &k) < 0 || (a[2] && (add = PyObject_IsTrue(a[2])) < 0))
         return NULL;
-    const char *what = add ? "committed" : "checked";
-    if (start(&b, a[0], a[3], what) < 0) return NULL;
+    const char *what = "committed", *detail = add ? NULL : "a batch without add stores nothing";
+    if (start(&b, a[0], a[3], what, detail) < 0) return NULL;
     /* Without add: one call of every document, its texts signed first in
      * groups. With add: groups, each checked and stored atomically. */
     pynd_pace_init(&pace, add ? PYND_ATOMIC_DOCS : PYND_SIGN_MIN, PYND_GROUP_MAX);
@@ -355,7 +356,7 @@ PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
             }
             pynd_pace_done(&pace, g, pynd_clock() - t0);
             s += g;
-            if (pynd_check_signals(0, (Py_ssize_t)b.n, what, NULL) < 0) goto fail;
+            if (pynd_check_signals(0, (Py_ssize_t)b.n, what, detail) < 0) goto fail;
         }
     }
     int all = add && nd_db_min_resemblance(self->db) > 0;
@@ -381,14 +382,14 @@ PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
         done += g;
         if (add && pynd_check_signals(done, (Py_ssize_t)b.n, what, NULL) < 0) goto fail;
     }
-    if (!add && pynd_check_signals(b.n, (Py_ssize_t)b.n, what, NULL) < 0) goto fail;
+    if (!add && pynd_check_signals(0, (Py_ssize_t)b.n, what, detail) < 0) goto fail;
     pynd_db_results_done(self, keys);
     PyMem_Free(items);
     Py_XDECREF(stored);
     pynd_docs_free(&b);
     return list;
 fail:
-    pynd_note(add ? done : 0, (Py_ssize_t)b.n, what, NULL);
+    pynd_note(add ? done : 0, (Py_ssize_t)b.n, what, detail);
     if (keys) pynd_db_results_done(self, keys);
     PyMem_Free(items);
     Py_XDECREF(stored);

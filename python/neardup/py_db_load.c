@@ -22,6 +22,10 @@
 
 #include <string.h>
 
+/* The total a load's progress names: the input's length when known, else
+ * the records read so far. */
+#define SEEN (total >= 0 ? total : (Py_ssize_t)read)
+
 void pynd_db_drop_loader(pynd_db *self)
 {
     nd_loader *l = self->loader;
@@ -103,7 +107,7 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
             rc = pynd_docs_add(&b, item, (Py_ssize_t)read++);
             Py_DECREF(item);
             if (rc < 0 || ((read & 4095) == 0 &&
-                           pynd_check_signals(committed, total, "committed", detail) < 0))
+                           pynd_check_signals(committed, SEEN, "committed", detail) < 0))
                 goto fail;
         }
         if (PyErr_Occurred()) goto fail;
@@ -113,7 +117,7 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
         pynd_pace_done(&pace, b.n, secs);
         if (online) committed += b.n;
         pynd_docs_reset(&b);
-        if (pynd_check_signals(committed, total, "committed", detail) < 0) goto fail;
+        if (pynd_check_signals(committed, SEEN, "committed", detail) < 0) goto fail;
     }
     /* the commit: one call, which runs to its end */
     if (pynd_db_enter(self) < 0) goto fail;
@@ -139,8 +143,7 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     return PyLong_FromUnsignedLongLong(added);
 fail:
-    pynd_note(committed, total >= 0 ? total : (Py_ssize_t)read, "committed",
-              detail[0] ? detail : NULL);
+    pynd_note(committed, SEEN, "committed", detail[0] ? detail : NULL);
     if (l && self->loader == l) pynd_db_drop_loader(self); /* removes its files */
     Py_DECREF(it);
     pynd_docs_free(&b);

@@ -15,6 +15,10 @@
  * the GIL released; another thread's call waits for it, a call re-entered
  * from the same thread (from a generator feeding add_many, say) raises.
  * close() waits likewise, so a handle is never freed under a running call.
+ * add_many reads its records (py_records.c) a group at a time with the GIL
+ * held, then signs and adds the group with it released, and checks for
+ * signals between groups; the handle is busy during the library part
+ * only, so a generator feeding it may use the Dedupe between groups.
  * The results walks are in py_dedupe_walk.c.
  */
 #include "py_neardup.h"
@@ -196,12 +200,12 @@ static PyObject *dedupe_exit_ctx(pynd_dedupe *self, PyObject *args)
  * fingerprint() does). */
 #define RELEASE_GIL_BYTES 2048
 
-/* Add one document: text is a str or bytes-like (signed, as HTML when
- * html), or, when fp_ok, an int (a fingerprint). `where` prefixes a
- * library error's message (NULL: none). @return 0, or -1 with an
+/* Add one document (add, add_fingerprint; add_many reads records in
+ * groups, add_records): text is a str or bytes-like (signed, as HTML when
+ * html), or, when fp_ok, an int (a fingerprint). @return 0, or -1 with an
  * exception set. */
 static int add_one(pynd_dedupe *self, PyObject *keyobj, PyObject *text, PyObject *scoreobj,
-                   int html, int fp_ok, const char *where)
+                   int html, int fp_ok)
 {
     const char *key;
     size_t key_len;
@@ -233,13 +237,7 @@ static int add_one(pynd_dedupe *self, PyObject *keyobj, PyObject *text, PyObject
     }
     pynd_dedupe_leave(self);
     if (rc < 0) {
-        if (where) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "%s: %s", where, nd_errmsg());
-            pynd_raise_msg(rc, msg);
-        } else {
-            pynd_raise(rc);
-        }
+        pynd_raise(rc);
         rc = -1;
     }
 cleanup:
@@ -261,7 +259,7 @@ static PyObject *dedupe_add(pynd_dedupe *self, PyObject *const *args, Py_ssize_t
     PyObject *a[4];
     if (pynd_parse("add", args, nargs, kwnames, names, 2, 4, a) < 0) return NULL;
     int html = html_arg(self, a[3]);
-    if (html < 0 || add_one(self, a[0], a[1], a[2], html, 0, NULL) < 0) return NULL;
+    if (html < 0 || add_one(self, a[0], a[1], a[2], html, 0) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -273,7 +271,7 @@ static PyObject *dedupe_add_fingerprint(pynd_dedupe *self, PyObject *const *args
     if (pynd_parse("add_fingerprint", args, nargs, kwnames, names, 2, 3, a) < 0) return NULL;
     PyObject *fp = PyNumber_Index(a[1]);
     if (!fp) return NULL;
-    int rc = add_one(self, a[0], fp, a[2], 0, 1, NULL);
+    int rc = add_one(self, a[0], fp, a[2], 0, 1);
     Py_DECREF(fp);
     return rc < 0 ? NULL : Py_NewRef(Py_None);
 }

@@ -1,14 +1,18 @@
 /*
  * py_neardup.h — what the files of the `neardup._neardup` CPython extension
  * share: the exception classes, argument parsing and conversions
- * (py_util.c), the result types (_neardup.c), the Database type (py_db.c,
- * py_db_docs.c) and its document iterator (py_db_iter.c), the Dedupe type
- * and dedupe() (py_dedupe.c) with their results (py_dedupe_walk.c).
+ * (py_util.c), records and the groups of long calls (py_records.c), the
+ * result types (_neardup.c), the Database type (py_db.c, py_db_docs.c,
+ * py_db_load.c, py_db_similar.c) and its document iterator (py_db_iter.c),
+ * the Dedupe type and dedupe() (py_dedupe.c) with their results
+ * (py_dedupe_walk.c).
  *
  * The extension is a thin layer over <neardup.h>, the only neardup header
  * it includes: every call converts its arguments while holding the GIL,
- * releases the GIL around the library call, and turns a failure into
- * neardup.Error (or a subclass per code) carrying nd_strerror and nd_errmsg.
+ * releases the GIL around the library call (the calls on many documents:
+ * once per group, checking for signals between groups), and turns a
+ * failure into neardup.Error (or a subclass per code) carrying
+ * nd_strerror and nd_errmsg.
  */
 #ifndef PY_NEARDUP_H
 #define PY_NEARDUP_H
