@@ -4,7 +4,8 @@ API doing the same work on the same store.
 
   bench/bench_python.py [--build build] [--dir DIR] [--n 1000000]
                         [--queries 20000] [--adds 40000] [--rounds 5]
-                        [--threads T] [--smoke]
+                        [--threads T] [--only query,add_if_new,load,sign]
+                        [--texts 40000] [--smoke]
 
 Makes (once; kept in DIR) a store of N fingerprints with bench_db, then
 alternates, for each round:
@@ -18,6 +19,19 @@ alternates, for each round:
               on a fresh copy of the store opened without background folds;
               with --threads T, on T threads each (thread i: documents i,
               i + T, ...), which shows the GIL released during the calls.
+  load        `neardup import` of N fingerprints (a file in the fp format,
+              into a store made by `neardup init`, the CLI's own seconds)
+              against Database.load of the same (key, fingerprint) tuples
+              (a list built before the clock starts; a store made with
+              Database(create=True)), docs/s;
+  sign        texts of 1 KB (under the 2 KB below which fingerprint() and
+              Dedupe.add keep the GIL) signed on 1 and on 2 threads: through
+              Database.sign_many (the GIL released once a group), through
+              Database.sign one call per text, through Dedupe.add_many (one
+              Dedupe a thread), and through Dedupe.add one call per text
+              (which keeps the GIL for such a text: the reference that does
+              not scale); texts/s and the 2-thread speed-up.
+              Run it on two idle cores to see the scaling.
 The fingerprints are bench_db's (bench/bdb_gen.c, ported below); the
 matches found must agree, which checks the port. Prints each round and
 the medians: C, Python, the ratio and the difference in microseconds per
@@ -29,6 +43,7 @@ add_if_new figures. --smoke: a small store in a temporary DIR, one round
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -147,6 +162,164 @@ def py_adds(neardup, copy, a, threads, start=200_000_000):
     return a / secs, sum(new)
 
 
+def fp_only_store_args(neardup, build):
+    """The arguments that make a fingerprint-only store (the default store
+    verifies by resemblance), for the Python side and for `neardup init`."""
+    return {"fingerprint_only": True}, ["--fingerprint-only"]
+
+
+def write_fp_file(path, gen, n):
+    """N fingerprints of bench_db's stored stream, keys doc0, doc1, ...:
+    the file for `neardup import` and the same records for load()."""
+    recs = [(f"doc{i}", gen.stored(i)) for i in range(n)]
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w") as f:
+            f.writelines(f"{fp:016x}\t{key}\n" for key, fp in recs)
+        os.replace(path + ".tmp", path)
+    return recs
+
+
+def c_import(build, store, fp_file, n, init_args):
+    cli = os.path.join(build, "cli", "neardup")
+    shutil.rmtree(store, ignore_errors=True)
+    run([cli, "init", store, "--docs", str(n), *init_args])
+    out = json.loads(run([cli, "import", store, fp_file, "--json"]).strip().splitlines()[-1])
+    if out["imported"] != n:
+        sys.exit(f"import: {out['imported']} of {n} imported")
+    return n / out["seconds"]
+
+
+def py_load(neardup, store, n, recs, store_args):
+    """load() of recs (a list), or, when recs is a path, of the records
+    parsed from that fp file as they are read (a generator)."""
+    shutil.rmtree(store, ignore_errors=True)
+    with neardup.Database(store, create=True, docs=n, background=False, **store_args) as db:
+        t0 = time.perf_counter()
+        if isinstance(recs, str):
+            with open(recs) as f:
+                new = db.load((line[17:-1], int(line[:16], 16)) for line in f)
+        else:
+            new = db.load(recs)
+        secs = time.perf_counter() - t0
+        if new != n or len(db) != n:
+            sys.exit(f"load: {new} new, {len(db)} stored of {n}")
+    return n / secs
+
+
+def bench_load(o, neardup, gen):
+    store_args, init_args = fp_only_store_args(neardup, o.build)
+    fp_file = os.path.join(o.dir, f"fps-{o.n}.txt")
+    recs = write_fp_file(fp_file, gen, o.n)
+    store = os.path.join(o.dir, "load")
+    c, py, pyf = [], [], []
+    for r in range(o.rounds):
+        c.append(c_import(o.build, store, fp_file, o.n, init_args))
+        py.append(py_load(neardup, store, o.n, recs, store_args))
+        pyf.append(py_load(neardup, store, o.n, fp_file, store_args))
+        print(f"round {r + 1}: neardup import {c[-1]:,.0f} docs/s, Database.load "
+              f"{py[-1]:,.0f} docs/s (of a list), {pyf[-1]:,.0f} docs/s (parsing the file "
+              f"in Python)", flush=True)
+    shutil.rmtree(store, ignore_errors=True)
+    cm, pm, fm = statistics.median(c), statistics.median(py), statistics.median(pyf)
+    print(f"\nload of {o.n:,} fingerprints into an empty store, docs/s, median of "
+          f"{o.rounds}:")
+    print("| load | docs/s | import / it |")
+    print("| --- | ---: | ---: |")
+    print(f"| neardup import FILE (its own seconds) | {cm:,.0f} | 1.00 |")
+    print(f"| Database.load(list of tuples) | {pm:,.0f} | {cm / pm:.2f} |")
+    print(f"| Database.load(tuples parsed from FILE) | {fm:,.0f} | {cm / fm:.2f} |")
+    return cm, pm, fm
+
+
+def corpus(n, size=1000, seed=45):
+    """n texts of about `size` bytes: words of a 20,000-word vocabulary
+    drawn with a skew, so that texts differ as real ones do."""
+    import random
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+             for _ in range(20_000)]
+    out = []
+    for _ in range(n):
+        words, length = [], 0
+        while length < size:
+            w = vocab[int(rng.paretovariate(1.2)) % len(vocab)]
+            words.append(w)
+            length += len(w) + 1
+        out.append(" ".join(words))
+    return out
+
+
+def on_threads(threads, work, parts):
+    """(wall seconds, process CPU seconds) of work(part) for each part, on
+    `threads` threads."""
+    workers = [threading.Thread(target=work, args=(p,)) for p in parts[1:]]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for w in workers:
+        w.start()
+    work(parts[0])
+    for w in workers:
+        w.join()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def bench_sign(o, neardup):
+    texts = corpus(o.texts)
+    store = os.path.join(o.dir, "sign")
+    shutil.rmtree(store, ignore_errors=True)
+    rows = {"sign_many": ([], []), "sign per text": ([], []), "Dedupe.add_many": ([], []),
+            "Dedupe.add per text": ([], [])}
+    busy = {name: [] for name in rows}  # CPU seconds / wall seconds on 2 threads
+    with neardup.Database(store, create=True, docs=1000) as db:
+        if db.sign_many(texts[:100]) != [db.sign(t) for t in texts[:100]]:
+            sys.exit("sign_many differs from sign")
+
+        def per_text(part):
+            sign = db.sign
+            for t in part:
+                sign(t)
+
+        def dedupe(part):
+            with neardup.Dedupe() as d:
+                d.add_many(part)
+
+        def dedupe_add(part):  # a text under 2 KB is signed holding the GIL
+            with neardup.Dedupe() as d:
+                add = d.add
+                for key, t in part:
+                    add(key, t)
+
+        keyed = [(str(i), t) for i, t in enumerate(texts)]
+        for r in range(o.rounds):
+            for name, work, data in (("sign_many", db.sign_many, texts),
+                                     ("sign per text", per_text, texts),
+                                     ("Dedupe.add_many", dedupe, keyed),
+                                     ("Dedupe.add per text", dedupe_add, keyed)):
+                for threads in (1, 2):
+                    parts = [data[i::threads] for i in range(threads)]
+                    wall, cpu = on_threads(threads, work, parts)
+                    rows[name][threads - 1].append(len(data) / wall)
+                    if threads == 2:
+                        busy[name].append(cpu / wall)
+            print(f"round {r + 1}: " + ", ".join(
+                f"{name} {v[0][-1]:,.0f} / {v[1][-1]:,.0f} texts/s" for name, v in rows.items()),
+                flush=True)
+    shutil.rmtree(store, ignore_errors=True)
+    print(f"\n{o.texts:,} texts of about 1 KB, texts/s on 1 and 2 threads, median of "
+          f"{o.rounds} (os.cpu_count() = {os.cpu_count()}, load average "
+          f"{os.getloadavg()[0]:.2f} at the end):")
+    print("(CPU / wall: the process's CPU seconds per wall second on 2 threads, near 2 when "
+          "both threads run at once, near 1 when the GIL serialises them)")
+    print("| call | 1 thread | 2 threads | speed-up | CPU / wall |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    out = {}
+    for name, (one, two) in rows.items():
+        a, b = statistics.median(one), statistics.median(two)
+        out[name] = (a, b)
+        print(f"| {name} | {a:,.0f} | {b:,.0f} | {b / a:.2f} | "
+              f"{statistics.median(busy[name]):.2f} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
@@ -156,10 +329,16 @@ def main():
     ap.add_argument("--adds", type=int, default=40_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", default="query,add_if_new",
+                    help="comma-separated: query, add_if_new (one set, run together), "
+                         "load, sign")
+    ap.add_argument("--texts", type=int, default=40_000)
     ap.add_argument("--smoke", action="store_true")
     o = ap.parse_args()
+    o.only = set(o.only.split(","))
     if o.smoke:
-        o.n, o.queries, o.adds, o.rounds = 20_000, 500, 500, 1
+        o.n, o.queries, o.adds, o.rounds, o.texts = 20_000, 500, 500, 1, 400
+        o.only = {"query", "add_if_new", "load", "sign"}
         o.dir = tempfile.mkdtemp(prefix="bench-python-")
     try:
         bench(o)
@@ -173,9 +352,15 @@ def bench(o):
     import neardup
 
     os.makedirs(o.dir, exist_ok=True)
+    gen = Gen(o.n)
+    if "load" in o.only:
+        bench_load(o, neardup, gen)
+    if "sign" in o.only:
+        bench_sign(o, neardup)
+    if not o.only & {"query", "add_if_new"}:
+        return
     store, copy = os.path.join(o.dir, f"store-{o.n}"), os.path.join(o.dir, "copy")
     make_store(o.build, store, o.n)
-    gen = Gen(o.n)
     rows = {"query": ([], []), "add_if_new": ([], [])}
     for r in range(o.rounds):
         c_us, c_matches = c_query(o.build, store, o.n, o.queries)

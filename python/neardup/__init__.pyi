@@ -15,15 +15,43 @@ Conventions
   ``datetime`` by its ``timestamp()``); None means now.
 * Every failure of the library raises ``Error`` (a subclass per code);
   wrong argument types raise ``TypeError`` as usual.
-* Every call releases the GIL while the library works: threads sharing one
-  ``Database`` run their calls at once (one handle is thread-safe).
+* Records: the calls taking many documents (Database.add_many, batch,
+  load; Dedupe.add_many, dedupe()) take each as a tuple, a dict or an
+  object (see Record below); anything else raises TypeError naming the
+  index and the type ("records[3]: expected a (key, text) tuple, a dict
+  or an object with .id/.text, got str").
+* Long calls and Ctrl-C: add_many, batch, load, sign_many, Dedupe.add_many
+  and dedupe() work in groups (each about 50 ms of library work) and check
+  for signals between them, so Ctrl-C stops them within about 0.1 s. The
+  KeyboardInterrupt says what was done ("interrupted: 1,200,000 of
+  2,000,000 documents committed") and carries it: ``e.committed`` (int)
+  and ``e.total`` (int, or None when the input's length is not known); any
+  other exception leaving those calls carries them too. What stays is
+  stated per call. Single library calls (a batch without add, the commit
+  of a load, compact, verify, expire, backup, a Dedupe's join) run to
+  their end first.
+
+The GIL
+-------
+Released while the library works, so other threads run meanwhile: every
+Database call (the ones on many documents once per group: their records
+are read, and their results built, with the GIL held), Database.sign and
+the text calls (signing included), sign_many (once per group of texts),
+Dedupe.add_many and dedupe() (once per group: signing and adding), the
+walks (pairs, clusters, keep, drop: taken back once per 1024 results),
+close(). Held throughout: fingerprint() and Database.fingerprint() of a
+text under 2 KB (releasing would cost about as much as hashing it),
+Dedupe.add of a text under 2 KB, distance(), resemblance(), len(db), and
+every conversion of arguments and results. Threads sharing one Database
+run their calls at once (one handle is thread-safe); a Dedupe serves one
+call at a time.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
-from typing import Iterable, Iterator, Tuple, Union
+from typing import Any, Iterable, Iterator, Literal, Protocol, Tuple, Union, overload
 
 __version__: str
 FP_VERSION: int  # version of the fingerprint function (ND_FP_VERSION)
@@ -35,7 +63,7 @@ MAX_DOC_BYTES: int  # bytes of one text (64 MiB)
 Key = Union[str, bytes, bytearray, memoryview]
 Text = Union[str, bytes, bytearray, memoryview]
 Time = Union[int, float, datetime.datetime, None]
-PathLike = Union[str, bytes, os.PathLike]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 # (key, fingerprint), (key, fingerprint, score) or (key, fingerprint, score, time),
 # or (key, fingerprint, score, time, sketch) with Database.sign's sketch (bytes),
 # which a store created with min_resemblance requires of every document
@@ -45,6 +73,31 @@ DocumentTuple = Union[
     Tuple[Key, int, float, Time],
     Tuple[Key, int, float, Time, Union[bytes, None]],
 ]
+
+# A text as a Database record: (key, text), (key, text, score) or
+# (key, text, score, time); signed under the store's options (fingerprint
+# and sketch, nd_db_sign) with the GIL released, a group at a time
+TextTuple = Union[
+    Tuple[Union[Key, int], Text],
+    Tuple[Union[Key, int], Text, float],
+    Tuple[Union[Key, int], Text, float, Time],
+]
+
+class HasId(Protocol):
+    """An object record: its attributes of the dict members' names (id,
+    and text or fp; score, time, html, sketch when present)."""
+
+    @property
+    def id(self) -> Union[Key, int]: ...
+
+# A record of a Database call: a tuple (DocumentTuple, TextTuple), a dict
+# with the members the JSONL reader names -- "id" (str, bytes, or an int,
+# written in decimal), "text" or "fp" (an int, or 16 hex digits as in
+# JSONL), "score", "time", "html" (a text is HTML), "sketch" (with "fp";
+# Database.sign's) -- other members ignored, None meaning absent; or an
+# object with .id and those attributes (a dataclass, a named tuple with an
+# id field).
+Record = Union[DocumentTuple, TextTuple, dict[str, Any], HasId]
 
 # ---- errors -----------------------------------------------------------------
 
@@ -104,7 +157,8 @@ class Document(Tuple[Union[str, bytes], int, float, int]):
 
 class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
     """The near-duplicate found for one document of a batch:
-    (key, fingerprint, distance, index)."""
+    (key, fingerprint, distance, match_index). The field is not called
+    `index`: that would hide tuple.index."""
 
     @property
     def key(self) -> Union[str, bytes]: ...
@@ -113,7 +167,7 @@ class BatchMatch(Tuple[Union[str, bytes], int, int, Union[int, None]]):
     @property
     def distance(self) -> int: ...
     @property
-    def index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
+    def match_index(self) -> int | None: ...  # earlier batch document matched; None: a stored one
     @property
     def resemblance(self) -> float | None: ...  # a store created with min_resemblance (an attribute, not in the tuple)
 
@@ -136,7 +190,8 @@ def fingerprint(
     "chars" (4 code points), "chars:N". cjk_bigrams=False keeps spaceless
     scripts whole. title_weight: HTML title weight (default 2).
     Raises InvalidArgumentError (bad features), LimitError (text over
-    MAX_DOC_BYTES)."""
+    MAX_DOC_BYTES). A text under 2 KB is hashed holding the GIL (releasing
+    it would cost about as much); a longer one without it."""
 
 def distance(a: int, b: int, /) -> int:
     """Hamming distance between two fingerprints."""
@@ -249,7 +304,9 @@ class Database:
         """(fingerprint, sketch) of a text under the store's options, from
         one tokenisation: what add_text stores for it. The sketch (176
         bytes: 128 of min-hash bins, then 12 band keys as big-endian
-        uint32) compares with resemblance(); any store signs texts."""
+        uint32) compares with resemblance(); any store signs texts. The
+        GIL is released for the signing (for many short texts, sign_many
+        releases it once per group instead of once per text)."""
     def add_text(
         self, key: Key, text: Text, score: float = 0.0, time: Time = None, *, html: bool = False
     ) -> None:
@@ -278,10 +335,45 @@ class Database:
         """The stored near-duplicates of a text as add_if_new_text finds
         them, most resemblant first; in a fingerprint-only store, query()
         of its fingerprint."""
-    def add_many(self, documents: Iterable[DocumentTuple]) -> None:
-        """Store documents in one atomic write (one fsync with sync=True),
-        without the near-duplicate check; later entries of a key win.
-        A missing time is now."""
+    def add_many(self, documents: Iterable[Record], *, html: bool = False) -> None:
+        """Store documents without the near-duplicate check (the group
+        commit, nd_db_add_many: online writes, their table entries folded
+        later); later entries of a key win. A missing time is now; a text
+        is signed (html: texts without an "html" member are HTML).
+
+        Every record is read first (a bad one raises before anything is
+        written). A call of at most 256 documents is one atomic write (one
+        fsync with sync=True); a longer one writes atomic groups sized for
+        about 50 ms each, checking for Ctrl-C between them: an interrupt or
+        a failure raises with ``e.committed`` documents written (the first
+        ones, in order). Many documents into a new or large store: load()
+        is several times faster."""
+    def load(self, records: Iterable[Record], *, html: bool = False) -> int:
+        """The bulk load (nd_loader, as `neardup import`): store records
+        without the near-duplicate check, in bounded memory (the records
+        are streamed a group at a time; the loader sorts chunks of up to
+        8M documents, spilled to temporary files in the store's
+        directory), the store written once at the end. Later records of a
+        key win; a key already stored is replaced. Returns the number of
+        documents new to the store.
+
+        A fingerprint-only store commits at the end, all or nothing: an
+        interrupt (Ctrl-C is seen between groups) or a failure before the
+        commit imports nothing new (``e.committed`` 0; keys already stored
+        may have been replaced), and the temporary files go. The commit
+        itself runs to its end (a signal during it is raised after it,
+        with everything committed). A store verifying by resemblance is
+        written as the records come, in atomic groups of 4096 with their
+        sketches and band keys: an interrupt keeps ``e.committed``
+        documents. One load() of a Database at a time
+        (InvalidArgumentError); close() during it makes it raise
+        InvalidArgumentError, nothing new committed. The GIL is released
+        while each group is handed over (texts signed) and for the
+        commit."""
+    def sign_many(self, texts: Iterable[Text], html: bool = False) -> list[tuple[int, bytes]]:
+        """sign() of each text, in order: the GIL is released once per
+        group of texts (sized for about 50 ms), so threads signing at once
+        use as many cores; Ctrl-C is seen between groups."""
     def query(
         self,
         fingerprint: int,
@@ -297,7 +389,12 @@ class Database:
         found; fingerprints_only: one Match per stored fingerprint, key
         None."""
     def batch(
-        self, documents: Iterable[DocumentTuple], k: int | None = None, add: bool = False
+        self,
+        documents: Iterable[Record],
+        k: int | None = None,
+        add: bool = False,
+        *,
+        html: bool = False,
     ) -> list[BatchMatch | None]:
         """Check documents against the store and against each other, as if
         each were add_if_new'ed in order: answer i is None when document i
@@ -305,9 +402,20 @@ class Database:
         an earlier new document of the batch (its index). add=True stores
         the new ones, atomically with the check. In a store created with
         min_resemblance every document carries its sketch (fingerprint and
-        sketch from sign(text)): a match is the most resemblant stored or
-        earlier document of resemblance >= the store's (BatchMatch.
-        resemblance), and add=True stores every document."""
+        sketch from sign(text), or a text record, signed here): a match is
+        the most resemblant stored or earlier document of resemblance >=
+        the store's (BatchMatch.resemblance), and add=True stores every
+        document.
+
+        Every record is read first. Without add, one library call checks
+        them all (texts signed first, in groups; Ctrl-C is seen between
+        those, not during the check). With add, a call of at most 256
+        documents is one group, checked and stored atomically; a longer
+        one runs in groups sized for about 50 ms each, one after the other
+        (the answers are those of one batch: a match with a document that
+        an earlier group stored names its match_index), with Ctrl-C seen
+        between groups: ``e.committed`` documents were checked and, if new,
+        stored."""
     def get(self, key: Key, /) -> Document | None:
         """The stored document of key, or None."""
     def __contains__(self, key: Key) -> bool: ...
@@ -318,7 +426,7 @@ class Database:
     ) -> int:
         """Delete every document last seen before a time (a timedelta: that
         long before now). Returns the number deleted."""
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """{"documents", "fingerprints", "disk_bytes", "tables": [{"prefix_bits",
         "entries", "runs", "fresh", "bytes", "bits_per_entry"}, ...]}
         (reads every table: O(entries))."""
@@ -345,7 +453,12 @@ class Database:
 
 # (key, text) or (key, text, score); an int text is a fingerprint (a
 # document without text: it pairs by distance alone, within min(k, 8) bits)
-DedupeTuple = Union[Tuple[Key, Union[Text, int]], Tuple[Key, Union[Text, int], float]]
+DedupeTuple = Union[
+    Tuple[Union[Key, int], Union[Text, int]], Tuple[Union[Key, int], Union[Text, int], float]
+]
+# a record of a dedupe: a tuple, a dict ("id", "text" or "fp", "score",
+# "html"; as a Database Record, without time and sketch) or an object
+DedupeRecord = Union[DedupeTuple, dict[str, Any], HasId]
 
 class Pair(Tuple[Union[str, bytes], Union[str, bytes], int, Union[float, None],
                  Union[float, None], bool, int, int]):
@@ -370,7 +483,7 @@ class Pair(Tuple[Union[str, bytes], Union[str, bytes], int, Union[float, None],
     @property
     def index2(self) -> int: ...
 
-class Cluster(Tuple[int, Union[str, bytes], list, list, int, list]):
+class Cluster(Tuple[int, Union[str, bytes], list[Union[str, bytes]], list[int], int, list[int]]):
     """A cluster of two or more near-duplicates: (id, keep, drop, distances,
     keep_index, drop_indexes). Every dropped document forms a pair with the
     kept one (the representative rule)."""
@@ -388,13 +501,68 @@ class Cluster(Tuple[int, Union[str, bytes], list, list, int, list]):
     @property
     def drop_indexes(self) -> list[int]: ...
 
+@overload
 def dedupe(
-    docs: Iterable[DedupeTuple],
+    docs: Iterable[DedupeRecord],
     *,
     k: int | None = None,
     min_resemblance: float | None = None,
     min_containment: float | None = None,
-    keep: str = "first",
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["pairs"] = "pairs",
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> list[Pair]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeRecord],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["clusters"],
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> dict[int, Cluster]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeRecord],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
+    out: Literal["keep", "drop"],
+    memory: int | None = None,
+    features: str | None = None,
+    html: bool = False,
+    scratch_dir: PathLike | None = None,
+    cjk_bigrams: bool | None = None,
+    title_weight: int | None = None,
+    stopwords: Iterable[str] | None = None,
+    bytes_keys: bool = False,
+) -> list[Union[str, bytes]]: ...
+@overload
+def dedupe(
+    docs: Iterable[DedupeRecord],
+    *,
+    k: int | None = None,
+    min_resemblance: float | None = None,
+    min_containment: float | None = None,
+    keep: Literal["first", "score", "longest"] = "first",
     out: str = "pairs",
     memory: int | None = None,
     features: str | None = None,
@@ -442,8 +610,9 @@ class Dedupe:
 
     The first result call closes the corpus (a later add raises
     InvalidArgumentError); the results may be read again, in any view.
-    Calls release the GIL while the library works (a text of 2 KB or
-    more is signed without it; the walks take it once per 1024 results).
+    Calls release the GIL while the library works (add() of a text under
+    2 KB excepted; add_many once per group of records; the walks take it
+    back once per 1024 results).
     The handle serves one call at a time: another thread's call waits for
     it; a call made from inside one of its own calls on the same thread
     (from a __del__ the collector runs during a walk) raises
@@ -460,7 +629,7 @@ class Dedupe:
         k: int | None = None,
         min_resemblance: float | None = None,
         min_containment: float | None = None,
-        keep: str = "first",
+        keep: Literal["first", "score", "longest"] = "first",
         memory: int | None = None,
         features: str | None = None,
         html: bool = False,
@@ -474,12 +643,18 @@ class Dedupe:
     def closed(self) -> bool: ...
     def add(self, key: Key, text: Text, score: float = 0.0, html: bool | None = None) -> None:
         """Add a document with text (keys may repeat; score serves
-        keep="score"). Raises LimitError for a text over MAX_DOC_BYTES."""
+        keep="score"). Raises LimitError for a text over MAX_DOC_BYTES.
+        A text under 2 KB is signed holding the GIL; add_many signs any
+        text without it."""
     def add_fingerprint(self, key: Key, fingerprint: int, score: float = 0.0) -> None:
         """Add a document known by its fingerprint only."""
-    def add_many(self, docs: Iterable[DedupeTuple], /) -> None:
-        """add() (or add_fingerprint() for an int text) each tuple, streamed
-        from any iterable; a library error names the document's position."""
+    def add_many(self, docs: Iterable[DedupeRecord], /) -> None:
+        """add() (or add_fingerprint() for an int text or an "fp") each
+        record, streamed from any iterable a group at a time: the group is
+        read with the GIL held, then signed and added with it released
+        (texts of any length), and Ctrl-C is seen between groups (the
+        documents added before stay: ``e.committed``). A library error
+        names the record's position."""
     def pairs(self) -> list[Pair]:
         """Every pair, each once, as found."""
     def clusters(self) -> dict[int, Cluster]:
@@ -488,7 +663,7 @@ class Dedupe:
         """The keys to keep, in input order."""
     def drop(self) -> list[Union[str, bytes]]:
         """The keys to drop, in input order."""
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """{"documents", "texts", "distinct", "pairs", "by_containment", "k"}
         (nd_dedupe_stats: distinct once clustered; pairs of the last walk
         that joined; k the distance in effect)."""

@@ -49,15 +49,17 @@ static PyStructSequence_Field batch_fields[] = {
     {"key", "the matched document's key"},
     {"fingerprint", "its fingerprint (int)"},
     {"distance", "Hamming distance to the batch document (int)"},
-    {"index", "position of the earlier batch document matched, or None when the "
-              "match is a stored document"},
+    {"match_index", "position of the earlier batch document matched, or None when the "
+                    "match is a stored document (not `index`, which would hide "
+                    "tuple.index)"},
     {"resemblance", "estimated resemblance to the match (float; a store created with "
                     "min_resemblance), else None; an attribute only, not part of the tuple"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc batch_desc = {
     "neardup.BatchMatch",
-    "The near-duplicate found for a batch document: (key, fingerprint, distance, index).",
+    "The near-duplicate found for a batch document: (key, fingerprint, distance, "
+    "match_index).",
     batch_fields, 4};
 
 /* Fill a struct sequence from a Py_BuildValue format; NULL on failure. */
@@ -195,7 +197,8 @@ PyMODINIT_FUNC PyInit__neardup(void)
     pynd_BatchMatchType = PyStructSequence_NewType(&batch_desc);
     if (!pynd_MatchType || !pynd_DocumentType || !pynd_BatchMatchType ||
         PyType_Ready(&pynd_DatabaseType) < 0 || PyType_Ready(&pynd_IterType) < 0 ||
-        pynd_errors_init(mod) < 0 || pynd_dedupe_types_init(mod) < 0 || add_type(mod, "Match", pynd_MatchType) < 0 ||
+        pynd_errors_init(mod) < 0 || pynd_dedupe_types_init(mod) < 0 || pynd_records_init() < 0 ||
+        add_type(mod, "Match", pynd_MatchType) < 0 ||
         add_type(mod, "Document", pynd_DocumentType) < 0 ||
         add_type(mod, "BatchMatch", pynd_BatchMatchType) < 0 ||
         add_type(mod, "Database", &pynd_DatabaseType) < 0 ||

@@ -90,6 +90,7 @@ static int close_handle(pynd_db *self)
     self->closing = 1;
     pynd_db_stop_iters(self);
     while (self->users > 0) pynd_nap();
+    pynd_db_drop_loader(self); /* a load() between groups: it raises next */
     nd_db *db = self->db;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -633,13 +634,21 @@ static PyMethodDef db_methods[] = {
          "Store the document unless one within k bits is stored: None when stored, "
          "else the closest Match.")},
     {"add_many", FAST(pynd_db_add_many),
-     SIG("add_many", ", documents", "Store (key, fingerprint[, score[, time]]) tuples "
-                                    "in one atomic write.")},
+     SIG("add_many", ", documents, *, html=False",
+         "Store records (tuples, dicts or objects; texts are signed) without the check, "
+         "in atomic groups (one for up to 256 documents).")},
+    {"load", FAST(pynd_db_load),
+     SIG("load", ", records, *, html=False",
+         "The bulk load (nd_loader, as `neardup import`): store records without the check, "
+         "committed at the end; returns the number of documents new to the store.")},
+    {"sign_many", FAST(pynd_db_sign_many),
+     SIG("sign_many", ", texts, html=False",
+         "[(fingerprint, sketch), ...] of texts, signed in groups with the GIL released.")},
     {"query", FAST(db_query),
      SIG("query", ", fingerprint, k=None, limit=None, *, first=False, fingerprints_only=False",
          "Every stored document within k bits, closest first (a list of Match).")},
     {"batch", FAST(pynd_db_batch),
-     SIG("batch", ", documents, k=None, add=False",
+     SIG("batch", ", documents, k=None, add=False, *, html=False",
          "Check documents against the store and each other: None (new) or a BatchMatch "
          "each.")},
     {"get", (PyCFunction)db_get, METH_O,

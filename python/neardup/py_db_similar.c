@@ -140,7 +140,7 @@ done:
  * sketch family without its version byte), and back. */
 #define SKETCH_WIRE (ND_SKETCH_BYTES + 4 * ND_SKETCH_BANDS)
 
-static PyObject *sketch_bytes(const nd_sketch *sk)
+PyObject *pynd_sketch_bytes(const nd_sketch *sk)
 {
     unsigned char b[SKETCH_WIRE];
     memcpy(b, sk->bin, ND_SKETCH_BYTES);
@@ -184,7 +184,7 @@ PyObject *pynd_db_sign(pynd_db *self, PyObject *const *args, Py_ssize_t nargs, P
     int rc = sign(self, a[0], a[1], &sig);
     pynd_db_leave(self);
     if (rc < 0) return NULL;
-    PyObject *sk = sketch_bytes(&sig.sketch);
+    PyObject *sk = pynd_sketch_bytes(&sig.sketch);
     if (!sk) return NULL;
     return Py_BuildValue("(KN)", (unsigned long long)sig.fp, sk);
 }

@@ -15,6 +15,10 @@
  * the GIL released; another thread's call waits for it, a call re-entered
  * from the same thread (from a generator feeding add_many, say) raises.
  * close() waits likewise, so a handle is never freed under a running call.
+ * add_many reads its records (py_records.c) a group at a time with the GIL
+ * held, then signs and adds the group with it released, and checks for
+ * signals between groups; the handle is busy during the library part
+ * only, so a generator feeding it may use the Dedupe between groups.
  * The results walks are in py_dedupe_walk.c.
  */
 #include "py_neardup.h"
@@ -196,12 +200,12 @@ static PyObject *dedupe_exit_ctx(pynd_dedupe *self, PyObject *args)
  * fingerprint() does). */
 #define RELEASE_GIL_BYTES 2048
 
-/* Add one document: text is a str or bytes-like (signed, as HTML when
- * html), or, when fp_ok, an int (a fingerprint). `where` prefixes a
- * library error's message (NULL: none). @return 0, or -1 with an
+/* Add one document (add, add_fingerprint; add_many reads records in
+ * groups, add_records): text is a str or bytes-like (signed, as HTML when
+ * html), or, when fp_ok, an int (a fingerprint). @return 0, or -1 with an
  * exception set. */
 static int add_one(pynd_dedupe *self, PyObject *keyobj, PyObject *text, PyObject *scoreobj,
-                   int html, int fp_ok, const char *where)
+                   int html, int fp_ok)
 {
     const char *key;
     size_t key_len;
@@ -233,13 +237,7 @@ static int add_one(pynd_dedupe *self, PyObject *keyobj, PyObject *text, PyObject
     }
     pynd_dedupe_leave(self);
     if (rc < 0) {
-        if (where) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "%s: %s", where, nd_errmsg());
-            pynd_raise_msg(rc, msg);
-        } else {
-            pynd_raise(rc);
-        }
+        pynd_raise(rc);
         rc = -1;
     }
 cleanup:
@@ -261,7 +259,7 @@ static PyObject *dedupe_add(pynd_dedupe *self, PyObject *const *args, Py_ssize_t
     PyObject *a[4];
     if (pynd_parse("add", args, nargs, kwnames, names, 2, 4, a) < 0) return NULL;
     int html = html_arg(self, a[3]);
-    if (html < 0 || add_one(self, a[0], a[1], a[2], html, 0, NULL) < 0) return NULL;
+    if (html < 0 || add_one(self, a[0], a[1], a[2], html, 0) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -273,40 +271,80 @@ static PyObject *dedupe_add_fingerprint(pynd_dedupe *self, PyObject *const *args
     if (pynd_parse("add_fingerprint", args, nargs, kwnames, names, 2, 3, a) < 0) return NULL;
     PyObject *fp = PyNumber_Index(a[1]);
     if (!fp) return NULL;
-    int rc = add_one(self, a[0], fp, a[2], 0, 1, NULL);
+    int rc = add_one(self, a[0], fp, a[2], 0, 1);
     Py_DECREF(fp);
     return rc < 0 ? NULL : Py_NewRef(Py_None);
 }
 
-static PyObject *dedupe_add_many(pynd_dedupe *self, PyObject *docs)
+/* Add one record (GIL released). @return a library code. */
+static int add_record(nd_dedupe *dd, const pynd_rec *r, int html)
 {
-    PyObject *it = PyObject_GetIter(docs), *item;
-    if (!it) return NULL;
-    Py_ssize_t i = 0;
+    if (!r->text) return nd_dedupe_add_fp(dd, r->key, r->key_len, r->fp, r->score);
+    nd_signature sig;
+    int rc = nd_dedupe_sign(&sig, dd, r->text, r->text_len,
+                            (r->html >= 0 ? r->html : html) ? ND_FP_HTML : 0);
+    return rc < 0 ? rc : nd_dedupe_add_signature(dd, r->key, r->key_len, &sig, r->score);
+}
+
+/* Records in groups: read with the GIL held (a generator may use the
+ * Dedupe between groups), signed and added with it released, signals
+ * checked between groups. @return 0, or -1 with an exception noting how
+ * many documents were added. */
+static int add_records(pynd_dedupe *self, PyObject *docs)
+{
+    PyObject *it = PyObject_GetIter(docs), *item, *hold = PyList_New(0);
+    Py_ssize_t total = pynd_known_len(docs);
+    pynd_pace pace;
+    pynd_pace_init(&pace, PYND_SIGN_MIN, 16384);
+    pynd_rec *recs = PyMem_Malloc(pace.max * sizeof *recs);
+    size_t done = 0, n = 0, bad = 0;
     int rc = 0;
-    while (rc == 0 && (item = PyIter_Next(it))) {
-        char where[64];
-        PyObject *fields = PySequence_Fast(item, "a document is a tuple (key, text[, score])");
-        Py_DECREF(item);
-        if (!fields) {
-            rc = -1;
-            break;
+    if (!recs) PyErr_NoMemory();
+    if (!it || !hold || !recs) goto fail;
+    for (;;) {
+        for (n = 0; n < pace.group && (item = PyIter_Next(it)); n++) {
+            rc = pynd_record(item, (Py_ssize_t)(done + n), PYND_REC_DEDUPE, &recs[n], hold);
+            Py_DECREF(item);
+            if (rc < 0) goto fail;
         }
-        Py_ssize_t m = PySequence_Fast_GET_SIZE(fields);
-        PyObject **f = PySequence_Fast_ITEMS(fields);
-        if (m < 2 || m > 3) {
-            PyErr_Format(PyExc_TypeError,
-                         "document %zd: expected (key, text[, score]), got %zd items", i, m);
-            rc = -1;
-        } else {
-            snprintf(where, sizeof where, "document %zd", i);
-            rc = add_one(self, f[0], f[1], m > 2 ? f[2] : NULL, self->html, 1, where);
+        if (PyErr_Occurred()) goto fail;
+        if (n == 0) break;
+        if (pynd_dedupe_enter(self) < 0) goto fail;
+        nd_dedupe *dd = self->dd;
+        int html = self->html;
+        double t0 = pynd_clock();
+        Py_BEGIN_ALLOW_THREADS
+        for (bad = 0; bad < n && rc >= 0; bad++) rc = add_record(dd, &recs[bad], html);
+        Py_END_ALLOW_THREADS
+        pynd_dedupe_leave(self);
+        pynd_pace_done(&pace, n, pynd_clock() - t0);
+        if (rc < 0) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "records[%zu]: %s", done + bad - 1, nd_errmsg());
+            pynd_raise_msg(rc, msg);
+            done += bad - 1;
+            n = 0;
+            goto fail;
         }
-        Py_DECREF(fields);
-        i++;
+        done += n;
+        PyList_SetSlice(hold, 0, PyList_GET_SIZE(hold), NULL);
+        if (pynd_check_signals(done, total, "added", NULL) < 0) goto fail;
     }
     Py_DECREF(it);
-    if (rc < 0 || PyErr_Occurred()) return NULL;
+    Py_DECREF(hold);
+    PyMem_Free(recs);
+    return 0;
+fail:
+    pynd_note(done, total, "added", NULL);
+    Py_XDECREF(it);
+    Py_XDECREF(hold);
+    PyMem_Free(recs);
+    return -1;
+}
+
+static PyObject *dedupe_add_many(pynd_dedupe *self, PyObject *docs)
+{
+    if (add_records(self, docs) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -420,8 +458,9 @@ static PyMethodDef dedupe_methods[] = {
          "min(k, 8) bits).")},
     {"add_many", (PyCFunction)dedupe_add_many, METH_O,
      SIG("add_many", ", docs, /",
-         "Add (key, text[, score]) tuples from an iterable (an int text is a "
-         "fingerprint).")},
+         "Add records from an iterable: (key, text[, score]) tuples (an int text is a "
+         "fingerprint), dicts or objects with id and text or fp; signed in groups with "
+         "the GIL released.")},
     {"pairs", (PyCFunction)pynd_dedupe_pairs, METH_NOARGS,
      SIG("pairs", "", "Every near-duplicate pair, as found (a list of Pair).")},
     {"clusters", (PyCFunction)pynd_dedupe_clusters, METH_NOARGS,

@@ -1,14 +1,18 @@
 /*
  * py_neardup.h — what the files of the `neardup._neardup` CPython extension
  * share: the exception classes, argument parsing and conversions
- * (py_util.c), the result types (_neardup.c), the Database type (py_db.c,
- * py_db_docs.c) and its document iterator (py_db_iter.c), the Dedupe type
- * and dedupe() (py_dedupe.c) with their results (py_dedupe_walk.c).
+ * (py_util.c), records and the groups of long calls (py_records.c), the
+ * result types (_neardup.c), the Database type (py_db.c, py_db_docs.c,
+ * py_db_load.c, py_db_similar.c) and its document iterator (py_db_iter.c),
+ * the Dedupe type and dedupe() (py_dedupe.c) with their results
+ * (py_dedupe_walk.c).
  *
  * The extension is a thin layer over <neardup.h>, the only neardup header
  * it includes: every call converts its arguments while holding the GIL,
- * releases the GIL around the library call, and turns a failure into
- * neardup.Error (or a subclass per code) carrying nd_strerror and nd_errmsg.
+ * releases the GIL around the library call (the calls on many documents:
+ * once per group, checking for signals between groups), and turns a
+ * failure into neardup.Error (or a subclass per code) carrying
+ * nd_strerror and nd_errmsg.
  */
 #ifndef PY_NEARDUP_H
 #define PY_NEARDUP_H
@@ -96,6 +100,57 @@ int pynd_score(PyObject *obj, double *out);
 int pynd_fp_options(nd_fp_options *opts, PyObject *features, PyObject *cjk_bigrams,
                     PyObject *title_weight, PyObject *stopwords, PyObject **keep);
 
+/* ---- records and groups (py_records.c) ----------------------------------- */
+
+/* What a record is read for: a Dedupe's (key, text[, score]), or a
+ * Database's (key, fingerprint or text[, score[, time[, sketch]]]). */
+#define PYND_REC_DEDUPE 0x0u
+#define PYND_REC_DB 0x1u
+
+/* One record, converted. The pointers point into objects held by the
+ * `hold` list given to pynd_record (the record itself among them). */
+typedef struct pynd_rec {
+    const char *key;
+    size_t key_len;
+    const char *text;  /* NULL: a fingerprint record */
+    size_t text_len;
+    uint64_t fp;       /* when text is NULL */
+    double score;      /* 0 when not given */
+    int64_t time;      /* when has_time */
+    int has_time;
+    int html;          /* -1: not given */
+    PyObject *sketch;  /* borrowed (held); NULL: none */
+} pynd_rec;
+
+/* Intern the field names; call once at module initialisation. */
+int pynd_records_init(void);
+
+/* Read record number index of an iterable (a tuple or list, a dict, an
+ * object with .id: py_records.c says which members count) into *out,
+ * appending to hold every object out points into. @return 0, or -1 with
+ * an exception naming the index ("records[3]: ..."). */
+int pynd_record(PyObject *item, Py_ssize_t index, unsigned what, pynd_rec *out,
+                PyObject *hold);
+/* Prefix the pending TypeError, ValueError or OverflowError with
+ * "records[index]: " (other exceptions are left). @return -1. */
+int pynd_record_error(Py_ssize_t index);
+
+/* Group sizes: start at min, then sized for about 50 ms of library work
+ * (growing at most twofold a group), within [min, max]. */
+typedef struct pynd_pace {
+    size_t group, min, max;
+} pynd_pace;
+void pynd_pace_init(pynd_pace *p, size_t min, size_t max);
+void pynd_pace_done(pynd_pace *p, size_t n, double secs);
+double pynd_clock(void); /* seconds, monotonic */
+
+/* Note progress on the pending exception: attributes `committed` (done)
+ * and `total` (None when < 0); a KeyboardInterrupt without arguments gets
+ * the message "interrupted: DONE of TOTAL documents WHAT[; DETAIL]". */
+void pynd_note(size_t done, Py_ssize_t total, const char *what, const char *detail);
+/* PyErr_CheckSignals, noting progress on what it raises. @return 0 or -1. */
+int pynd_check_signals(size_t done, Py_ssize_t total, const char *what, const char *detail);
+
 /* ---- result types (_neardup.c) ------------------------------------------ */
 
 /* neardup.Match(key, fingerprint, distance, score, time): a query answer. */
@@ -132,6 +187,7 @@ typedef struct pynd_db {
     nd_results *cache[PYND_RESULTS_CACHE]; /* idle result lists */
     int ncache;
     pynd_iter *iters;  /* live document iterators */
+    nd_loader *loader; /* the loader of a load() in progress, or NULL */
     PyObject *weakrefs;
 } pynd_db;
 
@@ -153,11 +209,55 @@ nd_results *pynd_db_results(pynd_db *self);
 /* Give it back (cleared) to the cache, or free it. */
 void pynd_db_results_done(pynd_db *self, nd_results *res);
 
-/* Methods over many documents (py_db_docs.c). */
+/* Documents of a Database call, read from records (py_db_docs.c): d[i]
+ * with kind[i] (a fingerprint, a fingerprint with its sketch sk[i], or a
+ * text txt[i] to sign into d[i].fp and sk[i]). */
+typedef struct pynd_docs {
+    nd_doc *d;
+    unsigned char *kind;
+    nd_sketch *sk;   /* NULL until a record has a sketch or a text */
+    struct pynd_doc_text {
+        const char *ptr;
+        size_t len;
+        unsigned char html;
+    } *txt;          /* NULL until a record has a text */
+    size_t n, cap;
+    int64_t now;     /* the time of a record without one */
+    int html;        /* the call's html= for texts without "html" */
+    PyObject *hold;  /* what the pointers point into */
+} pynd_docs;
+
+/* A call of at most this many documents is one group (add_many, batch
+ * with add: one atomic write); groups never exceed PYND_GROUP_MAX. Texts
+ * are signed in groups of at least PYND_SIGN_MIN. */
+#define PYND_ATOMIC_DOCS 256
+#define PYND_GROUP_MAX 65536
+#define PYND_SIGN_MIN 64
+
+int pynd_docs_init(pynd_docs *b, int html);
+/* Append record number index. @return 0, or -1 with an exception. */
+int pynd_docs_add(pynd_docs *b, PyObject *item, Py_ssize_t index);
+/* Without the GIL: sign the texts of [from, to) and point each document
+ * at its sketch. @return ND_OK, or a code with *bad the failed index. */
+int pynd_docs_prepare(pynd_docs *b, nd_db *db, size_t from, size_t to, size_t *bad);
+/* Raise rc's exception, naming records[bad] unless bad is (size_t)-1. */
+PyObject *pynd_docs_raise(int rc, size_t bad);
+void pynd_docs_reset(pynd_docs *b); /* no documents, nothing held */
+void pynd_docs_free(pynd_docs *b);
+/* The length of a list or tuple, else -1 (an iterator's is not known). */
+Py_ssize_t pynd_known_len(PyObject *obj);
+
+/* Methods over many documents (py_db_docs.c, py_db_load.c). */
 PyObject *pynd_db_batch(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 PyObject *pynd_db_add_many(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);
+PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames);
+PyObject *pynd_db_sign_many(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+/* A loader's end, by close(): freed (GIL released), nothing committed. */
+void pynd_db_drop_loader(pynd_db *self);
 
 /* Methods taking texts (py_db_similar.c): what a store verifying by
  * resemblance needs (fingerprint and sketch from one tokenisation,
@@ -176,6 +276,8 @@ PyObject *pynd_mod_resemblance(PyObject *mod, PyObject *const *args, Py_ssize_t 
 /* A sketch from its 176 bytes (Database.sign's layout) into *out.
  * @return 0, or -1 with ValueError (naming name) or TypeError set. */
 int pynd_sketch_from(PyObject *o, nd_sketch *out, const char *name);
+/* The 176 bytes of a sketch, as Database.sign returns them. */
+PyObject *pynd_sketch_bytes(const nd_sketch *sk);
 
 /* Iteration (py_db_iter.c): `iter(db)`, and close()'s stop of every live
  * iterator (waits for their reader threads, with the GIL released). */

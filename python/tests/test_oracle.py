@@ -52,7 +52,7 @@ def test_batch_equals_scan(db):
     answers = db.batch([(f"q{j}", q) for j, q in enumerate(queries)])
     for q, a in zip(queries, answers):
         best = scan(docs, q, 3)[0]  # a planted one at distance 0 exists
-        assert a is not None and a.index is None
+        assert a is not None and a.match_index is None
         assert (a.distance, a.fingerprint, a.key) == best
     far = [(f"f{j}", flip(random.Random(j), q, 20)) for j, q in enumerate(queries)]
     for (key, fp), a in zip(far, db.batch(far)):

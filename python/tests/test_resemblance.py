@@ -132,7 +132,7 @@ def test_batch_and_add_many_with_sketches(tmp_path, db):
                 ("shuffled", fp2, 0.0, 1000, sk2)]
         out = rs.batch(docs)
         assert out[0] is None and out[2] is None
-        assert out[1].key == "orig" and out[1].index == 0
+        assert out[1].key == "orig" and out[1].match_index == 0
         assert out[1].resemblance == pytest.approx(neardup.resemblance(sk0, sk1))
         assert len(tuple(out[1])) == 4
         assert len(rs) == 0
@@ -147,9 +147,9 @@ def test_batch_and_add_many_with_sketches(tmp_path, db):
             rs.batch([("bare", fp0)])
         with pytest.raises(neardup.InvalidArgumentError):
             rs.add_many([("bare", fp0, 0.0, None, None)])
-        with pytest.raises(ValueError, match="document 0: sketch"):
+        with pytest.raises(ValueError, match=r"records\[0\]: sketch"):
             rs.batch([("short", fp0, 0.0, None, sk0[:10])])
         assert len(rs) == 5
     # a fingerprint-only store takes and ignores sketches: no resemblance
     out = db.batch([("a", fp0, 0.0, None, sk0), ("b", fp0, 0.0, None, sk0)])
-    assert out[0] is None and out[1].index == 0 and out[1].resemblance is None
+    assert out[0] is None and out[1].match_index == 0 and out[1].resemblance is None
