@@ -12,7 +12,7 @@
 # stdout; a duration ("0.02 s") and a rate ("425 docs/s") match any. A
 # block right after the line `<!-- readme-test: skip ... -->` is not run.
 # For the C API page, `cc` builds against the build tree (pkg-config
-# finds its neardup-uninstalled.pc) and example.c is
+# finds its neardup-uninstalled.pc, in the build root) and example.c is
 # tests/readme_example.c.
 # Also checked: one page of $DOCS has a ```c block, that block is
 # tests/readme_example.c (after that file's opening comment), and the
@@ -97,7 +97,7 @@ while IFS=$'\t' read -r kind where text; do
     esac
 done < examples.tsv
 PATH="$PWD/bin:$nd_dir:$PATH" LC_ALL=C TZ=UTC \
-    PKG_CONFIG_PATH="$BUILD_ROOT/meson-uninstalled" LD_LIBRARY_PATH="$BUILD_ROOT" \
+    PKG_CONFIG_PATH="$BUILD_ROOT" LD_LIBRARY_PATH="$BUILD_ROOT" \
     bash run_examples.sh > run.log 2>&1
 check "the examples ran to the end: $(cat run.log)" -z "$(cat run.log)"
 

@@ -4,8 +4,9 @@
 # installed `neardup --help` (and `neardup-mpi --help` when built), check
 # that neardup.pc, the man page and the bash completion land where
 # docs/c-api.md says, then build its C example (tests/readme_example.c)
-# with pkg-config against the installed tree and run it
-# (tests/readme_example.sh checks its output).
+# with pkg-config against the installed tree, dynamically and statically,
+# and run it (tests/readme_example.sh checks its output); --cflags must
+# name the include directory alone.
 set -euo pipefail
 build=$1 src=$2 sanitize=${3:-none}
 tmp=$(mktemp -d)
@@ -48,4 +49,20 @@ san=()
 # shellcheck disable=SC2086
 cc "${san[@]}" -o "$tmp/example" "$src/tests/readme_example.c" $flags -Wl,-rpath,"$libdir"
 bash "$src/tests/readme_example.sh" "$tmp/example" "$src/tests/data/texts"
+
+# Embedders: --cflags names the include directory alone (no dependency's
+# flags leak), and a static link of libneardup.a succeeds with --static's
+# Libs.private alone (the C++ runtime of the storage adapter included).
+pcq() { PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$root pkg-config "$@" neardup; }
+cflags=$(pcq --cflags | xargs) # (pkg-config ends with a space)
+[ "$cflags" = "-I$prefix/include" ] || { echo "pkg-config --cflags: '$cflags', want -I$prefix/include only" >&2; exit 1; }
+static=$(pcq --static --libs)
+case " $static " in *" -lstdc++ "*) ;; *) echo "no -lstdc++ in Libs.private: $static" >&2; exit 1 ;; esac
+[ -f "$libdir/libneardup.a" ] || { echo "no libneardup.a in $libdir" >&2; exit 1; }
+# shellcheck disable=SC2086
+cc "${san[@]}" -o "$tmp/example_static" "$src/tests/readme_example.c" $cflags ${static/-lneardup/-l:libneardup.a}
+if ldd "$tmp/example_static" | grep -q libneardup; then
+    echo "the static example still links libneardup.so" >&2; exit 1
+fi
+bash "$src/tests/readme_example.sh" "$tmp/example_static" "$src/tests/data/texts"
 echo "install ok: $prefix"
