@@ -191,7 +191,8 @@ int in_jsonl_jansson(in_reader *r, in_record *rec)
 static int next_jsonl(in_reader *r, in_record *rec)
 {
     int rc;
-    while ((rc = in_read_line(r)) == 1 && r->len == 0) {}
+    /* a line of white space alone is blank, as an empty one is */
+    while ((rc = in_read_line(r)) == 1 && in_blank(r->line, r->len)) {}
     if (rc != 1) return rc;
     if (in_jsonl_fast(r, rec)) return 1;
     const char *file = rec->file;

@@ -445,6 +445,12 @@ int in_read_line(in_reader *r)
         return in_fail(r, -1, "line longer than the %u MiB limit", ND_MAX_DOC_BYTES >> 20);
     }
     if (r->len && r->line[r->len - 1] == '\r') r->len--;
+    /* A UTF-8 byte order mark opening the input (as some editors and
+     * spreadsheets write) is no part of the first key or record. */
+    if (r->lineno == 1 && r->len >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
+        r->line += 3;
+        r->len -= 3;
+    }
     r->line[r->len] = '\0';
     return 1;
 }
@@ -529,6 +535,10 @@ int in_source_peek(in_reader *r, size_t max)
     }
     r->line = r->buf + r->beg;
     r->len = r->end - r->beg;
+    if (r->len >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) { /* as in_read_line */
+        r->line += 3;
+        r->len -= 3;
+    }
     return 0;
 }
 

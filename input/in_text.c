@@ -175,3 +175,10 @@ const char *in_key_problem(const char *key, size_t len)
     if (memchr(key, '\0', len)) return "key contains a NUL byte";
     return NULL;
 }
+
+int in_blank(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(" \t\r\f\v", p[i]) || p[i] == '\0') return 0;
+    return 1;
+}

@@ -23,6 +23,10 @@ int in_parse_time(const char *s, int64_t *out);
 /* Validate a key: 1..ND_MAX_KEY_LEN bytes, no NUL. NULL if fine, else why. */
 const char *in_key_problem(const char *key, size_t len);
 
+/* 1 when p[0..n) is white space alone (spaces, tabs, CR, FF, VT) or
+ * empty: a blank line of a line format. */
+int in_blank(const char *p, size_t n);
+
 /* Write key bytes as one TSV field: backslash, tab, newline, CR and other
  * control bytes are escaped (\\ \t \n \r \xHH); everything else verbatim. */
 void in_put_field(FILE *f, const char *bytes, size_t len);

@@ -162,3 +162,24 @@ printf '\037' > one.tsv
 expect_exit 1 "$ND" fingerprint --format tsv one.tsv
 expect_err_match 'one.tsv:1: text: missing TAB'
 
+
+# A UTF-8 byte order mark opening an input is no part of the first key
+# (issue 44: it became one), given the format or inferred; and a JSONL
+# line of white space alone is blank, as an empty one is.
+printf '\357\273\277bom1\tthe first text of a file saved with a mark\nbom2\tanother text\n' > bom.tsv
+expect_exit 0 "$ND" fingerprint --format tsv bom.tsv
+expect_out_match '	bom1$'
+check "the mark is not in the first key" -z "$(printf '%s' "$out" | grep "$(printf '\357\273\277')")"
+expect_exit 0 "$ND" fingerprint bom.tsv
+expect_out_match '	bom1$'
+printf '\357\273\277{"id": "j1", "text": "a json text"}\n  \n\t\n\n{"id": "j2", "text": "another"}\n' > bom.jsonl
+expect_exit 0 "$ND" fingerprint bom.jsonl
+expect_lines 2
+expect_out_match '	j1$'
+expect_out_match '	j2$'
+expect_exit 0 "$ND" fingerprint --format jsonl bom.jsonl
+expect_lines 2
+printf '\357\273\2770123456789abcdef\tfp1\n' > bom.fp
+expect_exit 0 "$ND" init bomdb --fingerprint-only
+expect_exit 0 "$ND" add bomdb --format fp bom.fp
+expect_out_eq "$(printf 'new\tfp1')"
