@@ -359,6 +359,9 @@ static int fill_raw(in_reader *r);
  * (r->eof set), -2 error. */
 static int fill(in_reader *r)
 {
+    /* Every read asks first whether a signal asked the command to stop,
+     * so that no input (an endless line, /dev/zero) keeps it reading. */
+    if (read_stop && read_stop()) return in_fail(r, -2, "interrupted");
     int rc = fill_raw(r);
     memset(r->buf + r->end, 0, IN_PAD + 1);
     return rc;
@@ -405,11 +408,35 @@ static size_t compact(in_reader *r)
     return moved;
 }
 
+/* After a line over the limit was reported: drop the rest of it, up to
+ * its newline or the end, in bounded memory. 0, or in_read_line's -2. */
+static int skip_rest_of_line(in_reader *r)
+{
+    for (;;) {
+        char *nl = r->end > r->beg ? memchr(r->buf + r->beg, '\n', r->end - r->beg) : NULL;
+        if (nl) {
+            r->beg = (size_t)(nl - r->buf) + 1;
+            break;
+        }
+        r->beg = r->end = 0;
+        if (r->eof) break;
+        int rc = fill(r);
+        if (rc < 0) return rc;
+    }
+    r->skip_line = 0;
+    return 0;
+}
+
 int in_read_line(in_reader *r)
 {
     size_t scan = r->beg; /* no newline in buf[beg, scan) */
     int too_long = 0;
     r->len = 0;
+    if (r->skip_line) {
+        int rc = skip_rest_of_line(r);
+        if (rc < 0) return rc;
+        scan = r->beg;
+    }
     r->lineno++;
     for (;;) {
         char *nl = scan < r->end ? memchr(r->buf + scan, '\n', r->end - scan) : NULL;
@@ -422,8 +449,13 @@ int in_read_line(in_reader *r)
             break;
         }
         scan = r->end;
-        if (!too_long && r->end - r->beg > ND_MAX_DOC_BYTES) too_long = 1;
-        if (too_long) r->beg = r->end = scan = 0; /* only the newline matters now */
+        if (!too_long && r->end - r->beg > ND_MAX_DOC_BYTES) {
+            /* Reported now, not at its newline, which may never come (an
+             * endless input): the next read drops the rest of the line. */
+            r->beg = r->end = 0;
+            r->skip_line = 1;
+            return in_fail(r, -1, "line longer than the %u MiB limit", ND_MAX_DOC_BYTES >> 20);
+        }
         if (r->eof) {
             if (r->end == r->beg && !too_long) {
                 r->lineno--;

@@ -45,6 +45,7 @@ struct in_reader {
     char *line;
     size_t len;
     uint64_t lineno;
+    int skip_line;   /* the current line passed the limit: drop its rest */
     char err[1024];
     /* owned copies for the current record (jsonl, warc), freed at close */
     char *key;
