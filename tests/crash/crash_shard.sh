@@ -96,8 +96,10 @@ for round in $(seq 1 "$KILLS"); do
         awk -F'\t' -v s="$s" '$3 == s {print $2 "\t" $1}' "$work/placed" > "$work/want"
         want=$(wc -l < "$work/want")
         got=$(( ${after[s]:-0} - ${before[s]:-0} ))
-        cut -f1 "$work/want" | xargs -d '\n' "$ND" get "$p" 2>"$work/gerr" | cut -f1,2 > "$work/got"
-        missing=$(grep -c $'missing\t' "$work/gerr")
+        # get answers every key on stdout: the document, or missing<TAB>KEY
+        cut -f1 "$work/want" | xargs -d '\n' "$ND" get "$p" 2>"$work/gerr" > "$work/answers"
+        grep -v $'^missing\t' "$work/answers" | cut -f1,2 > "$work/got"
+        missing=$(grep -c $'^missing\t' "$work/answers")
         if [ "$got" -eq "$want" ]; then
             states+=F
             if cmp -s "$work/want" "$work/got"; then ok; else
