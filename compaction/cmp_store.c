@@ -704,6 +704,10 @@ int st_checkpoint(st_store *s, const char *dir)
         rc = nd_err_set(ND_EBUSY, "%s: a writer changed the database during the backup; try again",
                         s->path);
     }
+    /* A checkpoint that failed at its end (the fsync of the directory it
+     * renamed into place) leaves a whole directory that a retry would
+     * refuse as existing: a failed backup leaves none. */
+    if (rc < 0 && stat(dir, &st) == 0) (void)kvdir_remove_checkpoint(dir);
     return rc;
 }
 
