@@ -20,6 +20,8 @@
 #include "in_json_fast.h"
 
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 #include <new>
 
 #include <simdjson.h>
@@ -33,6 +35,27 @@ struct in_json_fast {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
+
+/* Does an object name a member twice? jansson refuses such an object
+ * (JSON_REJECT_DUPLICATES), so the fast parser must not take it. A
+ * record has a few members: pairs are compared, then a set past 16. */
+static bool has_duplicate_keys(simdjson::dom::object o)
+{
+    std::string_view seen[16];
+    size_t n = 0;
+    std::unordered_set<std::string_view> many; /* allocates only when used */
+    for (auto m : o) {
+        if (n < 16) {
+            for (size_t i = 0; i < n; i++)
+                if (seen[i] == m.key) return true;
+            seen[n++] = m.key;
+            if (n == 16) many.insert(seen, seen + n);
+        } else if (!many.insert(m.key).second) {
+            return true;
+        }
+    }
+    return false;
+}
 
 /* Does jansson read this value (and everything inside) as simdjson did? */
 static bool jansson_agrees(element e)
@@ -48,7 +71,7 @@ static bool jansson_agrees(element e)
     }
     case element_type::OBJECT: {
         simdjson::dom::object o;
-        if (e.get_object().get(o)) return false;
+        if (e.get_object().get(o) || has_duplicate_keys(o)) return false;
         for (auto m : o) {
             if (std::memchr(m.key.data(), '\0', m.key.size())) return false;
             if (!jansson_agrees(m.value)) return false;
@@ -108,6 +131,7 @@ extern "C" int in_json_fast_object(in_json_fast *p, const char *line, size_t len
         if (len > IN_JSON_FAST_MAX || p->parser.parse(line, len, false).get(root)) return 0;
         simdjson::dom::object obj;
         if (root.get_object().get(obj)) return 0; /* not an object */
+        if (has_duplicate_keys(obj)) return 0;
         for (size_t i = 0; i < n; i++) fields[i].kind = IN_JSON_ABSENT;
         for (auto m : obj) {
             if (std::memchr(m.key.data(), '\0', m.key.size())) return 0;

@@ -120,7 +120,8 @@ static int bad(in_reader *r, json_t *j, const char *field, const char *what)
 int in_jsonl_jansson(in_reader *r, in_record *rec)
 {
     json_error_t err;
-    json_t *j = json_loadb(r->line, r->len, JSON_ALLOW_NUL, &err);
+    /* A member named twice is refused, not read as its last value. */
+    json_t *j = json_loadb(r->line, r->len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
     if (!j) return in_fail(r, -1, "invalid JSON at column %d: %s", err.column, err.text);
     if (!json_is_object(j)) return bad(r, j, "(line)", "expected a JSON object");
 
