@@ -285,12 +285,15 @@ else
 fi
 
 # Endless input (issue 44): a line over the limit is an error at once, in
-# bounded memory (under a 600 MB address-space limit), whatever follows it
-# in the input; with --skip-bad the rest of an endless line is read until
-# a signal, which ends the command at its next read.
+# bounded memory (under a 600 MB address-space limit, where the build has
+# no sanitizer: ASan's shadow memory needs terabytes of address space),
+# whatever follows it in the input; with --skip-bad the rest of an endless
+# line is read until a signal, which ends the command at its next read.
 "$ND" init zero --fingerprint-only >/dev/null
+limit="ulimit -v 600000;"
+ldd "$ND" 2>/dev/null | grep -q 'libasan' && limit=""
 for c in add import batch; do
-    expect_exit 1 bash -c "ulimit -v 600000; exec \"\$0\" $c zero --format fp /dev/zero" "$ND"
+    expect_exit 1 bash -c "$limit exec \"\$0\" $c zero --format fp /dev/zero" "$ND"
     expect_err_match '/dev/zero:1: line longer than the 64 MiB limit'
 done
 STDIN=/dev/zero expect_exit 1 "$ND" query zero -
