@@ -555,7 +555,9 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
 
 /* Resemblance stores.
  *
- * A store created with nd_db_options.min_resemblance R > 0 verifies by
+ * A store created with nd_db_options.min_resemblance R > 0, or with options
+ * of version 4 at zero (R = ND_DB_DEFAULT_MIN_RESEMBLANCE, the default
+ * store; ND_DB_FINGERPRINT_ONLY asks for the other kind), verifies by
  * resemblance. It keeps, per document, the sketch of the features its
  * fingerprint is made from (nd_db_sign computes both from one
  * tokenisation) and the sketch's ND_SKETCH_BANDS band keys, in families
