@@ -16,18 +16,8 @@
 # the file (the limit: the blocks cannot be found without it), and the
 # count says so exactly.
 
-texts=()
-for f in /usr/share/common-licenses/* /usr/share/doc/*/copyright; do
-    [ -f "$f" ] && [ -r "$f" ] && texts+=("$f")
-    [ "${#texts[@]}" -ge 300 ] && break
-done
-if [ "${#texts[@]}" -lt 50 ]; then
-    texts=()
-    for f in "$(dirname "$src")"/../data/texts/*; do texts+=("$f"); done
-fi
-for f in "${texts[@]}"; do
-    printf '%s\t%s\n' "$f" "$(tr '\t\n\r' '   ' < "$f" | head -c 8000)"
-done > all.tsv
+. "$(dirname "$src")/texts_tsv.sh"
+texts_tsv all.tsv
 
 # flip FILE WHERE: a byte at fraction WHERE of the data blocks, or in the
 # filter (just before the index: the filter is written before it), or in

@@ -14,18 +14,8 @@
 
 # Small real texts: the licences and packages' copyright files, else the
 # test's own.
-texts=()
-for f in /usr/share/common-licenses/* /usr/share/doc/*/copyright; do
-    [ -f "$f" ] && [ -r "$f" ] && texts+=("$f")
-    [ "${#texts[@]}" -ge 300 ] && break
-done
-if [ "${#texts[@]}" -lt 50 ]; then
-    texts=()
-    for f in "$(dirname "$src")"/../data/texts/*; do texts+=("$f"); done
-fi
-for f in "${texts[@]}"; do
-    printf '%s\t%s\n' "$f" "$(tr '\t\n\r' '   ' < "$f" | head -c 8000)"
-done > all.tsv
+. "$(dirname "$src")/texts_tsv.sh"
+texts_tsv all.tsv
 # a few texts twice under other keys: fingerprints with several documents
 head -n 20 all.tsv | sed 's/^/copy:/' >> all.tsv
 n_all=$(wc -l < all.tsv)
@@ -113,7 +103,7 @@ fresh exp && "$ND" import exp --time 1000000000 --format tsv a.tsv >/dev/null 2>
 both "import, expire" exp
 
 # --- resemblance stores ---------------------------------------------------------
-qt=${texts[0]}
+qt=$(head -n 1 all.tsv | cut -f1) # the first text's path
 fresh radd --resemblance && "$ND" add radd --format tsv all.tsv >/dev/null 2>&1
 both "resemblance add" radd "$qt"
 fresh rimp --resemblance && "$ND" import rimp --format tsv all.tsv >/dev/null 2>&1
