@@ -34,6 +34,7 @@
 /* The exit codes, the option parsers and --help test that neardup-mpi
  * shares: tool/. */
 #include "cli_common.h"
+#include "cli_progress.h"
 /* The text forms of keys, fingerprints and times (in_parse_hex64,
  * in_put_field, in_put_json_string...): input/, shared by every output. */
 #include "in_text.h"
@@ -77,6 +78,19 @@ int cli_open_db(nd_db **out, const char *path, unsigned flags);
 int cli_open_db_threads(nd_db **out, const char *path, unsigned flags, unsigned threads);
 /* Close; prints and returns CLI_EXIT_DB on failure. */
 int cli_close_db(nd_db *db, const char *path);
+
+/* A long library call's line (verify, compact, expire, repair): start p
+ * for verb (shown on a terminal's stderr, or by NEARDUP_PROGRESS) and
+ * defer signals, so that the first SIGINT or SIGTERM stops the call at
+ * its next consistent point. cli_long_call_step is its nd_progress_cb
+ * (payload: p): each phase on the line; 1 (stop) once a signal came. */
+void cli_long_call_start(cli_progress *p, const char *verb);
+int cli_long_call_step(const nd_progress *np, void *payload);
+/* After the call returned nrc: the line cleared; 1 (the call was
+ * stopped) says "neardup: VERB: interrupted" and gives
+ * CLI_EXIT_INTERRUPTED; an error is printed as "VERB 'PATH': ..."
+ * (cli_fail_nd; a usage code becomes CLI_EXIT_DB); else CLI_EXIT_OK. */
+int cli_long_call_end(cli_progress *p, int nrc, const char *verb, const char *path);
 
 /* Fingerprint the file at path ("-" = stdin) with the database's
  * fingerprint options (HTML if html), and with sk non-NULL its sketch

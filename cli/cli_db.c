@@ -98,3 +98,34 @@ int cli_fingerprint_file(uint64_t *out, nd_sketch *sk, nd_db *db, const char *pa
     if (nrc < 0) return cli_fail_nd(nrc, "fingerprinting '%s'", path);
     return CLI_EXIT_OK;
 }
+
+void cli_long_call_start(cli_progress *p, const char *verb)
+{
+    cli_progress_start(p, verb, 0);
+    cli_signals_defer();
+}
+
+int cli_long_call_step(const nd_progress *np, void *payload)
+{
+    cli_progress *p = payload;
+    /* "docs", as the other commands' lines count them */
+    const char *unit = strcmp(np->unit, "documents") == 0 ? "docs" : np->unit;
+    if (!p->phase || strcmp(p->phase, np->phase) != 0)
+        cli_progress_phase(p, np->phase, unit, np->total);
+    cli_progress_update(p, np->done, 0);
+    return cli_interrupted() ? 1 : 0;
+}
+
+int cli_long_call_end(cli_progress *p, int nrc, const char *verb, const char *path)
+{
+    cli_progress_end(p);
+    if (nrc == 1) {
+        fprintf(stderr, "neardup: %s: interrupted\n", verb);
+        return CLI_EXIT_INTERRUPTED;
+    }
+    if (nrc < 0) {
+        int rc = cli_fail_nd(nrc, "%s '%s'", verb, path);
+        return rc == CLI_EXIT_USAGE ? CLI_EXIT_DB : rc;
+    }
+    return CLI_EXIT_OK;
+}

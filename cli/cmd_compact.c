@@ -7,7 +7,9 @@ static const char usage[] =
     "usage: neardup compact DB\n"
     "\n"
     "Fold every fresh insert into compressed runs (the background does this\n"
-    "past a threshold). Each step is atomic: a crash midway loses nothing.\n";
+    "past a threshold). Each step is atomic: a crash midway loses nothing,\n"
+    "and SIGINT stops it after the table being folded (exit 130). On a\n"
+    "terminal a progress line shows each phase.\n";
 
 int cmd_compact(int argc, char **argv)
 {
@@ -21,8 +23,10 @@ int cmd_compact(int argc, char **argv)
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_NO_BACKGROUND);
     if (rc) return rc;
-    int nrc = nd_db_compact(db);
-    if (nrc < 0) rc = cli_fail_nd(nrc, "compact '%s'", path);
+    cli_progress prog;
+    cli_long_call_start(&prog, "compact");
+    nd_db_set_progress(db, cli_long_call_step, &prog);
+    rc = cli_long_call_end(&prog, nd_db_compact(db), "compact", path);
     int crc = cli_close_db(db, path);
     return rc ? rc : crc;
 }

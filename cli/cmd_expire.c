@@ -14,7 +14,8 @@ static const char usage[] =
     "\n"
     "Delete every document last seen before now - AGE. AGE needs its unit:\n"
     "90d, 12h, 30m, 45s or 2w (a bare number is refused). Prints\n"
-    "`expired<TAB>N`.\n"
+    "`expired<TAB>N`. SIGINT stops it between documents (exit 130), each\n"
+    "document deleted whole or kept, and N counts those deleted.\n"
     "  --now T    \"now\" in seconds since the epoch (tests, replays)\n"
     "  --dry-run  delete nothing: print each document that would go, as\n"
     "             `dump` does (KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN), then\n"
@@ -84,13 +85,20 @@ int cmd_expire(int argc, char **argv)
         dry_ctx c = {json, 0};
         nrc = nd_db_foreach_expired(db, now - age, print_expired, &c);
         n = c.n;
+        if (nrc < 0) rc = cli_fail_nd(nrc, "expire '%s'", path);
     } else {
+        cli_progress prog;
+        cli_long_call_start(&prog, "expire");
+        nd_db_set_progress(db, cli_long_call_step, &prog);
         nrc = nd_db_expire(&n, db, now - age);
         if (nrc == ND_OK && compact) nrc = nd_db_compact(db);
+        rc = cli_long_call_end(&prog, nrc, "expire", path);
     }
-    if (nrc < 0) rc = cli_fail_nd(nrc, "expire '%s'", path);
-    else if (json) printf("{\"%s\":%llu}\n", dry ? "would_expire" : "expired", (unsigned long long)n);
-    else printf("%s\t%llu\n", dry ? "would-expire" : "expired", (unsigned long long)n);
+    /* interrupted: what was deleted is gone, and said */
+    if (rc == CLI_EXIT_OK || rc == CLI_EXIT_INTERRUPTED) {
+        if (json) printf("{\"%s\":%llu}\n", dry ? "would_expire" : "expired", (unsigned long long)n);
+        else printf("%s\t%llu\n", dry ? "would-expire" : "expired", (unsigned long long)n);
+    }
     int crc = cli_close_db(db, path);
     return rc ? rc : crc;
 }

@@ -18,7 +18,9 @@ static const char usage[] =
     "(found: the documents the salvaged store names, by their own entries or,\n"
     "where those are lost, by their reverse entries or sketches; or the count\n"
     "its counters record, when larger)\n"
-    "and exits 0; 2 if DB cannot be repaired.\n";
+    "and exits 0; 2 if DB cannot be repaired. On a terminal a progress line\n"
+    "shows each phase. SIGINT stops it (exit 130): DB then holds the store as\n"
+    "salvaged in place, and a new repair starts again.\n";
 
 int cmd_repair(int argc, char **argv)
 {
@@ -30,11 +32,11 @@ int cmd_repair(int argc, char **argv)
         return cli_usage_fail("repair", "expected exactly one database path");
     const char *path = argv[optind];
     nd_repair_report rep;
-    int nrc = nd_db_repair(path, &rep);
-    if (nrc < 0) {
-        int rc = cli_fail_nd(nrc, "repair '%s'", path);
-        return rc == CLI_EXIT_USAGE ? CLI_EXIT_DB : rc;
-    }
+    cli_progress prog;
+    cli_long_call_start(&prog, "repair");
+    int rc = cli_long_call_end(&prog, nd_db_repair_progress(path, cli_long_call_step, &prog, &rep),
+                               "repair", path);
+    if (rc != CLI_EXIT_OK) return rc;
     printf("kept %" PRIu64 " documents\n", rep.docs_kept);
     printf("dropped %" PRIu64 " documents (of %" PRIu64 " found), %u files set aside\n",
            rep.docs_dropped, rep.docs_before, rep.files_lost);

@@ -11,7 +11,8 @@ static const char usage[] =
     "families agree; in a store verifying by resemblance, also that every\n"
     "document has its sketch and band keys and nothing else is there. Prints\n"
     "`ok` and exits 0 only then; otherwise names the\n"
-    "first problem and exits 2.\n";
+    "first problem and exits 2. On a terminal a progress line shows each\n"
+    "phase; SIGINT stops the check (exit 130).\n";
 
 int cmd_verify(int argc, char **argv)
 {
@@ -25,13 +26,11 @@ int cmd_verify(int argc, char **argv)
     nd_db *db;
     int rc = cli_open_db(&db, path, ND_DB_READONLY);
     if (rc) return rc;
-    int nrc = nd_db_verify(db);
-    if (nrc < 0) {
-        rc = cli_fail_nd(nrc, "verify '%s'", path);
-        if (rc == CLI_EXIT_USAGE) rc = CLI_EXIT_DB;
-    } else {
-        printf("ok\n");
-    }
+    cli_progress prog;
+    cli_long_call_start(&prog, "verify");
+    nd_db_set_progress(db, cli_long_call_step, &prog);
+    rc = cli_long_call_end(&prog, nd_db_verify(db), "verify", path);
+    if (rc == CLI_EXIT_OK) printf("ok\n");
     int crc = cli_close_db(db, path);
     return rc ? rc : crc;
 }

@@ -161,6 +161,22 @@ int kvdir_remove_checkpoint(const char *dir)
     return rmdir(dir) == 0;
 }
 
+/* What a closed store's directory holds: a checkpoint's names, and the
+ * lock and info logs of a store that was open. */
+static int store_file(const char *name)
+{
+    return checkpoint_file(name) || strcmp(name, "LOCK") == 0 || strcmp(name, "LOG") == 0 ||
+           strncmp(name, "LOG.old.", 8) == 0;
+}
+
+int kvdir_remove_store(const char *dir)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    if (remove_files(dir, store_file) != 0) return 0;
+    return rmdir(dir) == 0;
+}
+
 void kv_version(unsigned *major, unsigned *minor)
 {
     *major = ND_ROCKSDB_MAJOR;

@@ -58,6 +58,10 @@ void kvdir_scratch_remove(const char *dir);
  * a checkpoint found inconsistent after it was written. 1 when removed,
  * 0 when absent or not such a directory (left alone). */
 int kvdir_remove_checkpoint(const char *dir);
+/* Remove the closed store at dir if it holds only what a store's
+ * directory holds (a checkpoint's names, LOCK, LOG, LOG.old.*): 1 when
+ * removed, 0 when absent or holding anything else (left alone). */
+int kvdir_remove_store(const char *dir);
 
 /* The RocksDB version this library was built with (meson reads it from
  * rocksdb's pkg-config file). RocksDB's soname carries major.minor

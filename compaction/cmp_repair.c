@@ -317,3 +317,5 @@ int st_repair(const char *path, st_repair_info *info)
     state_free(&s);
     return rc;
 }
+
+int st_remove_store(const char *path) { return kvdir_remove_store(path); }

@@ -24,4 +24,8 @@ typedef struct st_repair_info {
  * NULL) says what was done. */
 int st_repair(const char *path, st_repair_info *info);
 
+/* Remove the closed store at path, a rebuild that did not finish, if its
+ * directory holds only a store's files: 1 when removed, else 0. */
+int st_remove_store(const char *path);
+
 #endif /* CMP_REPAIR_H */

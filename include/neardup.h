@@ -638,7 +638,8 @@ int nd_db_get(nd_results *out, nd_db *db, const void *key, size_t key_len);
  *  space of deleted documents and rewritten runs comes back (a rewrite of
  *  the whole database: an administrative call). Each fold step is atomic,
  *  so a crash leaves every table holding the same set.
- *  @return ND_OK or an error. */
+ *  @return ND_OK, an error, or a progress callback's stop
+ *          (nd_db_set_progress). */
 int nd_db_compact(nd_db *db);
 
 /** Per-table statistics. */
@@ -678,7 +679,8 @@ int nd_db_stats(nd_stats *out, nd_db *db);
  *  reverse families agree, counters match; in a resemblance store every
  *  document has a well-formed sketch and its ND_SKETCH_BANDS band
  *  entries, and those families hold nothing else.
- *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem. */
+ *  @return ND_OK; ND_ECORRUPT with nd_errmsg naming the first problem; a
+ *          progress callback's stop (nd_db_set_progress). */
 int nd_db_verify(nd_db *db);
 
 /** Write a consistent checkpoint of the database into new directory dir
@@ -719,10 +721,52 @@ typedef struct nd_repair_report {
  *          e.g. its configuration is lost); ND_EIO; ND_ENOSPC; ND_ENOMEM. */
 int nd_db_repair(const char *path, nd_repair_report *out);
 
+/** Where a long call's work is (nd_db_set_progress, nd_db_repair_progress). */
+typedef struct nd_progress {
+    const char *phase;  /**< what the call is doing: its phases are named
+                             where the call is declared */
+    const char *unit;   /**< what done counts: "tables", "documents" */
+    uint64_t done;      /**< work of the phase done */
+    uint64_t total;     /**< the phase's work, estimated when it starts
+                             (done may end below or above it); 0 when unknown */
+} nd_progress;
+
+/** A long call's progress: called at the start (done 0) and the end of each
+ *  phase and every ND_PROGRESS_EVERY units between, on the calling thread.
+ *  It may not call functions of the handle. The callback rule (top): 0 goes
+ *  on; nonzero stops the call at its next consistent point, which returns
+ *  that value (positive) or ND_ESTOPPED (negative); what the call had
+ *  committed stays, as each call says. */
+typedef int (*nd_progress_cb)(const nd_progress *p, void *payload);
+#define ND_PROGRESS_EVERY 65536u
+
+/** Have db's long whole-store calls report their progress to cb (NULL: no
+ *  calls, the default): nd_db_verify (phases "tables", a table at a time,
+ *  and "documents"), nd_db_compact ("folding", tables; "compacting", files)
+ *  and nd_db_expire ("expiring", documents read). Stopped, verify has found
+ *  nothing wrong so far; compact leaves the tables folded so far folded
+ *  (the store stays consistent: a fold is atomic); expire has deleted the
+ *  documents it reports (each whole), the others stay. Set it before such
+ *  calls run: it is read without a lock.
+ *  @return ND_OK; ND_EINVAL (NULL db). */
+int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload);
+
+/** nd_db_repair, reporting its progress to cb (NULL: as nd_db_repair): the
+ *  phases "salvaging" (the storage's own repair: done 0, then 1),
+ *  "counting" (documents the salvaged store names), "rebuilding"
+ *  (documents copied into the new store, of those counted), then the new
+ *  store's nd_db_verify phases. Stopped by cb: the rebuilt copy is
+ *  removed, path holds the store as salvaged in place (it may fail
+ *  verify), and a new repair starts again.
+ *  @return as nd_db_repair, or cb's stop. */
+int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
+                          nd_repair_report *out);
+
 /** Delete every document whose last-seen time is < before.
  *  @param out_deleted  number deleted, also when a later step failed (may
  *                      be NULL)
- *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
+ *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT;
+ *          a progress callback's stop (nd_db_set_progress). */
 int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before);
 
 /** Visit, in key order, every document nd_db_expire(db, before) would

@@ -8,7 +8,7 @@
  * kept, a damaged table file moves to DB/lost/. The families may then
  * disagree (a table file lost, the documents kept, or the reverse), so
  * the second step rebuilds: every document the salvaged documents family
- * still holds is imported into a new database with the same k, number of
+ * still holds is loaded (one nd_loader) into a new database with the same k, number of
  * tables and fingerprint configuration, which thereby holds the same set
  * in every table; a resemblance store's documents keep their sketches (a
  * document whose sketch was lost is dropped). The new database takes DB's place; the salvaged old one
@@ -33,21 +33,50 @@
 #include "nd_error.h"
 #include "storage.h"
 
-#define REPAIR_CHUNK 4096 /* documents per import */
+#define REPAIR_CHUNK 4096 /* documents per nd_loader_add */
+#define REPAIR_LOAD_CHUNK (1u << 20) /* the loader's chunk: about 300 MB */
+
+/* The caller's progress callback (nd_db_repair_progress), or none. */
+typedef struct repair_progress {
+    nd_progress_cb cb;
+    void *payload;
+} repair_progress;
+
+/* 0 to go on, else the stop the repair returns (the callback rule). */
+static int report_in(const repair_progress *p, const char *phase, const char *unit,
+                     uint64_t done, uint64_t total)
+{
+    if (!p->cb) return 0;
+    nd_progress np = {phase, unit, done, total};
+    return nd_err_callback(p->cb(&np, p->payload), phase);
+}
+
+static int report(const repair_progress *p, const char *phase, uint64_t done, uint64_t total)
+{
+    return report_in(p, phase, "documents", done, total);
+}
+
+static int report_tick(const repair_progress *p, const char *phase, uint64_t done, uint64_t total)
+{
+    return p->cb && done % ND_PROGRESS_EVERY == 0 ? report(p, phase, done, total) : 0;
+}
 
 typedef struct repair_copy {
     nd_db *to;
+    nd_loader *load; /* one load into to: a rebuild writes the store once */
     nd_doc docs[REPAIR_CHUNK];
     nd_sketch sketches[REPAIR_CHUNK]; /* a resemblance store's */
     char *keys; /* REPAIR_CHUNK keys of at most ND_MAX_KEY_LEN bytes */
     size_t n;
-    int rc; /* an import's failure, which stopped the walk */
+    uint64_t copied, total; /* documents walked, of those counted */
+    const repair_progress *progress;
+    int rc; /* an import's failure or the callback's stop, which stopped the walk */
 } repair_copy;
 
 static int copy_flush(repair_copy *c)
 {
     if (!c->n) return ND_OK;
-    ND_FORWARD(nd_db_import(c->to, c->docs, c->n));
+    ND_FORWARD(nd_loader_add(c->load, c->docs, c->n));
     c->n = 0;
     return ND_OK;
 }
@@ -56,6 +85,7 @@ static int copy_doc(const nd_doc *d, void *payload)
 {
     repair_copy *c = payload;
     char *key = c->keys + c->n * ND_MAX_KEY_LEN;
+    if ((c->rc = report_tick(c->progress, "rebuilding", ++c->copied, c->total)) != 0) return -1;
     if (nd_db_min_resemblance(c->to) > 0 && !d->sketch) return 0; /* its sketch is lost */
     memcpy(key, d->key, d->key_len);
     c->docs[c->n] = *d;
@@ -109,25 +139,36 @@ static int count_unlisted(nd_db *db, int cf, size_t skip, uint64_t *missing)
     return rc;
 }
 
+typedef struct doc_count {
+    uint64_t n;
+    const repair_progress *progress;
+    int rc; /* the callback's stop */
+} doc_count;
+
 static int count_doc(const nd_doc *d, void *payload)
 {
     (void)d;
-    ++*(uint64_t *)payload;
-    return 0;
+    doc_count *c = payload;
+    return (c->rc = report_tick(c->progress, "counting", ++c->n, 0)) != 0 ? -1 : 0;
 }
 
 /* The documents the salvaged store names: its document entries, and the
  * documents whose entry is lost but whose reverse entry or sketch
  * remains (the larger of those two counts: a document whose entry and
  * both of those are lost is not seen). */
-static int count_named(nd_db *db, uint64_t *out)
+static int count_named(nd_db *db, const repair_progress *progress, uint64_t *out)
 {
-    uint64_t docs = 0, by_rev = 0, by_sketch = 0;
-    ND_FORWARD(nd_db_foreach_doc(db, count_doc, &docs));
+    uint64_t by_rev = 0, by_sketch = 0;
+    doc_count docs = {0, progress, 0};
+    int rc;
+    if ((rc = report(progress, "counting", 0, 0)) != 0) return rc;
+    rc = nd_db_foreach_doc(db, count_doc, &docs);
+    if (docs.rc != 0) return docs.rc;
+    ND_FORWARD(rc);
     ND_FORWARD(count_unlisted(db, ST_CF_REV, 8, &by_rev));
     if (db->min_resemblance > 0) ND_FORWARD(count_unlisted(db, ST_CF_SKETCH, 0, &by_sketch));
-    *out = docs + (by_rev > by_sketch ? by_rev : by_sketch);
-    return ND_OK;
+    *out = docs.n + (by_rev > by_sketch ? by_rev : by_sketch);
+    return report(progress, "counting", docs.n, 0);
 }
 
 /* Files RocksDB's repair moved to path/lost/. */
@@ -145,7 +186,8 @@ static unsigned count_lost(const char *path)
 }
 
 /* Copy every document of from into the new database at to, made like from. */
-static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
+static int rebuild(nd_db *from, const char *to, const repair_progress *progress,
+                   nd_repair_report *rep)
 {
     nd_plan_info plan;
     nd_fp_options fp;
@@ -167,10 +209,18 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
     repair_copy *c = calloc(1, sizeof *c);
     ND_RETURN_IF(!c, ND_ENOMEM, "repair: out of memory");
     c->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);
+    c->progress = progress;
+    c->total = rep->docs_before;
     int rc = c->keys ? nd_db_open(&c->to, to, &o) : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    if (rc == ND_OK) rc = nd_loader_new(&c->load, c->to, REPAIR_LOAD_CHUNK);
+    if (rc == ND_OK) rc = report(progress, "rebuilding", 0, c->total);
     if (rc == ND_OK) rc = nd_db_foreach_doc(from, copy_doc, c);
-    if (c->rc < 0) rc = c->rc;
+    if (c->rc != 0) rc = c->rc;
     if (rc == ND_OK) rc = copy_flush(c);
+    if (rc == ND_OK) rc = nd_loader_finish(NULL, c->load);
+    nd_loader_free(c->load);
+    if (rc == ND_OK) rc = report(progress, "rebuilding", c->copied, c->total);
+    if (rc == ND_OK) rc = nd_db_set_progress(c->to, progress->cb, progress->payload);
     if (rc == ND_OK) rc = nd_db_verify(c->to);
     /* kept: what the rebuilt store holds (verify checked its counters) */
     if (rc == ND_OK) rc = nd_db_counts(&rep->docs_kept, NULL, c->to);
@@ -183,7 +233,14 @@ static int rebuild(nd_db *from, const char *to, nd_repair_report *rep)
 
 int nd_db_repair(const char *path, nd_repair_report *out)
 {
+    return nd_db_repair_progress(path, NULL, NULL, out);
+}
+
+int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
+                          nd_repair_report *out)
+{
     ND_RETURN_IF(!path || !*path, ND_EINVAL, "nd_db_repair: NULL or empty path");
+    repair_progress progress = {cb, payload};
     nd_repair_report rep = {0, 0, 0, 0, {0}};
     size_t len = strlen(path);
     char *tmp = malloc(len + 16), *old = malloc(len + 16);
@@ -200,7 +257,9 @@ int nd_db_repair(const char *path, nd_repair_report *out)
     if (stat(tmp, &st) == 0 || stat(old, &st) == 0)
         ND_FAIL(ND_EEXIST, "repair: %s or %s exists: move it away first", tmp, old);
     st_repair_info info;
+    if ((rc = report_in(&progress, "salvaging", "steps", 0, 1)) != 0) goto cleanup;
     ND_TRY(st_repair(path, &info));
+    if ((rc = report_in(&progress, "salvaging", "steps", 1, 1)) != 0) goto cleanup;
     rep.files_lost = count_lost(path);
     nd_db_options o;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
@@ -216,10 +275,15 @@ int nd_db_repair(const char *path, nd_repair_report *out)
      * when that is more (documents no entry names any more: a file ingested
      * whole that a damaged manifest could not place) */
     uint64_t counted = 0;
-    ND_TRY(count_named(from, &rep.docs_before));
+    if ((rc = count_named(from, &progress, &rep.docs_before)) != 0) goto cleanup;
     ND_TRY(nd_db_counts(&counted, NULL, from));
     if (counted > rep.docs_before) rep.docs_before = counted;
-    ND_TRY(rebuild(from, tmp, &rep));
+    /* A rebuild that failed or was stopped leaves no copy that the next
+     * repair would refuse as existing. */
+    if ((rc = rebuild(from, tmp, &progress, &rep)) != 0) {
+        (void)st_remove_store(tmp);
+        goto cleanup;
+    }
     rc = nd_db_close(from);
     from = NULL;
     if (rc < 0) goto cleanup;

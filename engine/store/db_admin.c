@@ -30,12 +30,16 @@
 
 int nd_db_compact(nd_db *db)
 {
+    int rc;
     ND_FORWARD(db_check_writable(db));
-    ND_FORWARD(db_fold_all(db, 1));
+    if ((rc = db_fold_all(db, 1)) != 0) return rc; /* an error, or stopped */
     ND_FORWARD(db_bands_flush_now(db));
     /* The fold deleted fresh keys and rewritten runs, expire deleted
-     * documents: RocksDB keeps their bytes until its files are compacted. */
-    return st_compact_files(db->store);
+     * documents: RocksDB keeps their bytes until its files are compacted
+     * (one call of RocksDB's, which reports nothing on its way). */
+    if ((rc = db_progress(db, "compacting", "files", 0, 1)) != 0) return rc;
+    ND_FORWARD(st_compact_files(db->store));
+    return db_progress(db, "compacting", "files", 1, 1);
 }
 
 /* ---- statistics ------------------------------------------------------- */
@@ -225,11 +229,15 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
     int rc;
     *ndocs = 0;
     ND_RETURN_IF(!rk, ND_ENOMEM, "verify: out of memory");
+    db_write_lock(db);
+    uint64_t total = db->write.docs;
+    db_write_unlock(db);
     rc = st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1);
     if (rc < 0) {
         free(rk);
         return rc;
     }
+    if ((rc = db_progress(db, "documents", "documents", 0, total)) != 0) goto cleanup;
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen, rlen;
         const char *k = st_iter_key(it, &klen);
@@ -252,8 +260,10 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
                     (int)(klen > 80 ? 80 : klen), k);
         if (db->min_resemblance > 0) ND_TRY(sketch_check(db, k, klen));
         (*ndocs)++;
+        if ((rc = db_progress_tick(db, "documents", "documents", *ndocs, total)) != 0) goto cleanup;
     }
     rc = st_iter_status(it);
+    if (rc == ND_OK) rc = db_progress(db, "documents", "documents", *ndocs, total);
 cleanup:
     st_iter_free(it);
     free(rk);
@@ -265,17 +275,21 @@ int nd_db_verify(nd_db *db)
     digest rd = {0};
     uint64_t rev_entries, ndocs;
     ND_RETURN_IF(!db, ND_EINVAL, "nd_db_verify: NULL database");
+    unsigned tables = db->plan.info.tables;
+    int rc;
+    if ((rc = db_progress(db, "tables", "tables", 0, tables)) != 0) return rc;
     ND_FORWARD(rev_digest(db, &rd, &rev_entries));
-    for (unsigned t = 0; t < db->plan.info.tables; t++) {
+    for (unsigned t = 0; t < tables; t++) {
         verify_table v = {db, t, {0}};
         ND_FORWARD(db_mirrored_scan(db, t, verify_cb, &v, 1));
+        if ((rc = db_progress(db, "tables", "tables", t + 1, tables)) != 0) return rc;
         if (v.d.count != rd.count || v.d.sum != rd.sum || v.d.x != rd.x)
             return nd_err_set(ND_ECORRUPT,
                               "table %u holds %llu fingerprints that differ from the %llu "
                               "the documents reference",
                               t, (unsigned long long)v.d.count, (unsigned long long)rd.count);
     }
-    ND_FORWARD(docs_check(db, &ndocs));
+    if ((rc = docs_check(db, &ndocs)) != 0) return rc; /* an error, or stopped */
     ND_RETURN_IF(ndocs != rev_entries, ND_ECORRUPT,
                  "%llu documents but %llu rev entries", (unsigned long long)ndocs,
                  (unsigned long long)rev_entries);

@@ -124,6 +124,22 @@ unsigned db_threads(const nd_db *db)
     return cpus < 1 ? 1 : cpus > DB_MAX_THREADS ? DB_MAX_THREADS : (unsigned)cpus;
 }
 
+int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload)
+{
+    ND_RETURN_IF(!db, ND_EINVAL, "nd_db_set_progress: NULL database");
+    db->progress = cb;
+    db->progress_payload = payload;
+    return ND_OK;
+}
+
+int db_progress(const nd_db *db, const char *phase, const char *unit, uint64_t done,
+                uint64_t total)
+{
+    if (!db->progress) return 0;
+    nd_progress p = {phase, unit, done, total};
+    return nd_err_callback(db->progress(&p, db->progress_payload), phase);
+}
+
 int db_check_writable(nd_db *db)
 {
     ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");

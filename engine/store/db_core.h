@@ -159,6 +159,9 @@ struct nd_db {
     /* nd_db_options.threads (0: one a CPU, at most 8): nd_db_batch's workers
      * and whether a loader's passes overlap (db_threads). */
     unsigned threads;
+    /* nd_db_set_progress: the long whole-store calls' reports (db_progress). */
+    nd_progress_cb progress;
+    void *progress_payload;
 
     db_writer write;
     db_commits commits;
@@ -193,6 +196,21 @@ int db_sketch_decode(const char *val, size_t len, nd_sketch *out);
 /* Band entry key of band b of sketch key band for document key (out holds
  * DB_BAND_PREFIX_LEN + ND_MAX_KEY_LEN); returns its length. */
 size_t db_band_key_encode(uint8_t *out, unsigned b, uint32_t band, const void *key, size_t klen);
+
+/* ---- progress --------------------------------------------------------- */
+
+/* Report to the handle's nd_db_set_progress callback, if any: 0 to go on,
+ * else the stop the call returns (the callback's positive value, or
+ * ND_ESTOPPED with a message naming phase). */
+int db_progress(const nd_db *db, const char *phase, const char *unit, uint64_t done,
+                uint64_t total);
+/* db_progress every ND_PROGRESS_EVERY units: done a multiple of it. */
+static inline int db_progress_tick(const nd_db *db, const char *phase, const char *unit,
+                                   uint64_t done, uint64_t total)
+{
+    return db->progress && done % ND_PROGRESS_EVERY == 0 ? db_progress(db, phase, unit, done, total)
+                                                         : 0;
+}
 
 /* ---- checks ----------------------------------------------------------- */
 

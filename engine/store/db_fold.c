@@ -84,10 +84,15 @@ int db_fold_all(nd_db *db, int all)
     if (rc == ND_OK) db->fold.fresh_pending = 0;
     uint64_t fps = db->write.fps;
     db_write_unlock(db);
-    for (unsigned t = 0; t < db->plan.info.tables && rc == ND_OK; t++) {
+    unsigned tables = db->plan.info.tables;
+    /* nd_db_compact's folds (all) report a table at a time; the
+     * background's do not (the callback runs on the caller's thread). */
+    if (all && rc == ND_OK) rc = db_progress(db, "folding", "tables", 0, tables);
+    for (unsigned t = 0; t < tables && rc == ND_OK; t++) {
         uint64_t folded = 0;
         rc = fold_table(db, t, fps, all, lock_writer, unlock_writer, &folded);
         fresh_lower(db, t, folded);
+        if (all && rc == ND_OK) rc = db_progress(db, "folding", "tables", t + 1, tables);
     }
     pthread_mutex_unlock(&db->fold.mu);
     return rc;

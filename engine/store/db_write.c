@@ -131,20 +131,30 @@ typedef struct expire_ctx {
     size_t n;
 } expire_ctx;
 
-static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted)
+/* Delete the gathered keys in one atomic write. A document is slow to
+ * stage (its table entries are found and removed), so with ask the
+ * progress callback is asked every EXPIRE_ASK of them (done: seen, the
+ * documents read); stopped, the write holds those staged so far, and the
+ * stop is returned after it. */
+#define EXPIRE_ASK 256
+static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted, uint64_t seen, uint64_t total,
+                       int ask)
 {
     db_txn t = {0};
     size_t done = 0;
-    int rc;
+    int rc, stop = 0;
     ND_TRY(db_txn_begin(&t, db, 0));
-    for (size_t i = 0; i < e->n; i++) {
+    for (size_t i = 0; i < e->n && !stop; i++) {
         rc = db_txn_stage_delete(&t, e->keys[i], e->lens[i]);
-        if (rc == ND_ENOTFOUND) continue; /* deleted meanwhile */
+        if (rc == ND_ENOTFOUND) rc = ND_OK; /* deleted meanwhile */
+        else if (rc == ND_OK) done++;
         ND_TRY(rc);
-        done++;
+        if (ask && db->progress && i % EXPIRE_ASK == EXPIRE_ASK - 1 && i + 1 < e->n)
+            stop = db_progress(db, "expiring", "documents", seen, total);
     }
     ND_TRY(db_txn_commit(&t));
     *deleted += done;
+    rc = stop;
 cleanup:
     rc = db_txn_end(&t, rc);
     for (size_t i = 0; i < e->n; i++) free(e->keys[i]);
@@ -163,23 +173,35 @@ int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
     e.lens = malloc(EXPIRE_BATCH * sizeof *e.lens);
     if (!e.keys || !e.lens) ND_FAIL(ND_ENOMEM, "expire: out of memory");
     /* The iterator reads a snapshot; deletions go in batches beside it. */
+    db_write_lock(db);
+    uint64_t total = db->write.docs, seen = 0;
+    db_write_unlock(db);
     ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
+    if ((rc = db_progress(db, "expiring", "documents", 0, total)) != 0) goto cleanup;
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
         const char *k = st_iter_key(it, &klen);
         const char *v = st_iter_value(it, &vlen);
         int64_t time;
+        /* stopped: the batch gathered so far is deleted first, so that the
+         * count reported is what is gone */
+        if ((rc = db_progress_tick(db, "expiring", "documents", ++seen, total)) != 0) {
+            int drc = e.n ? delete_keys(db, &e, &deleted, seen, total, 0) : ND_OK;
+            if (drc < 0) rc = drc;
+            goto cleanup;
+        }
         ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
         if (!db_doc_expired(time, before)) continue;
         e.keys[e.n] = malloc(klen ? klen : 1);
         if (!e.keys[e.n]) ND_FAIL(ND_ENOMEM, "expire: out of memory");
         memcpy(e.keys[e.n], k, klen);
         e.lens[e.n++] = klen;
-        if (e.n == EXPIRE_BATCH) ND_TRY(delete_keys(db, &e, &deleted));
+        if (e.n == EXPIRE_BATCH && (rc = delete_keys(db, &e, &deleted, seen, total, 1)) != 0)
+            goto cleanup;
     }
     ND_TRY(st_iter_status(it));
-    if (e.n) ND_TRY(delete_keys(db, &e, &deleted));
-    rc = ND_OK;
+    if (e.n && (rc = delete_keys(db, &e, &deleted, seen, total, 1)) != 0) goto cleanup;
+    rc = db_progress(db, "expiring", "documents", seen, total);
 cleanup:
     if (e.keys)
         for (size_t i = 0; i < e.n; i++) free(e.keys[i]);

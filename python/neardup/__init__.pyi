@@ -425,7 +425,9 @@ class Database:
         self, before: Union[int, float, datetime.datetime, datetime.timedelta], /
     ) -> int:
         """Delete every document last seen before a time (a timedelta: that
-        long before now). Returns the number deleted."""
+        long before now). Returns the number deleted. Ctrl-C stops it between
+        documents (each deleted whole or kept): the KeyboardInterrupt's
+        `committed` is the number deleted."""
     def stats(self) -> dict[str, Any]:
         """{"documents", "fingerprints", "disk_bytes", "tables": [{"prefix_bits",
         "entries", "runs", "fresh", "bytes", "bits_per_entry"}, ...]}
@@ -434,9 +436,11 @@ class Database:
         """Stored documents (a counter: O(1))."""
     def compact(self) -> None:
         """Fold fresh inserts into runs and compact the files (a rewrite of
-        the store: an administrative call)."""
+        the store: an administrative call). Ctrl-C stops it after the table
+        being folded (the store stays consistent)."""
     def verify(self) -> None:
-        """Check every invariant; CorruptError names the first problem."""
+        """Check every invariant; CorruptError names the first problem.
+        Ctrl-C stops it (KeyboardInterrupt)."""
     def backup(self, directory: PathLike, /) -> None:
         """Write a consistent checkpoint into a new directory (ExistsError if
         it exists); it opens as a Database."""

@@ -103,6 +103,19 @@ static int close_handle(pynd_db *self)
 
 /* ---- open and close --------------------------------------------------- */
 
+/* The handle's nd_progress_cb: the signal handlers run (Ctrl-C's
+ * KeyboardInterrupt), and a raised exception stops the call (1), which
+ * then returns with it pending on this thread. */
+static int signals_seen(const nd_progress *p, void *payload)
+{
+    (void)p;
+    (void)payload;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    PyGILState_Release(g);
+    return stop;
+}
+
 static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"path", "create", "exclusive", "k", "docs", "tables", "sync",
@@ -174,6 +187,7 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
     }
     nd_plan_info plan;
     nd_db_plan(&plan, db);
+    nd_db_set_progress(db, signals_seen, NULL); /* Ctrl-C stops the long calls */
     self->db = db;
     self->k = plan.k;
     self->readonly = readonly;
@@ -399,6 +413,7 @@ static PyObject *db_delete(pynd_db *self, PyObject *keyobj)
 
 /* ---- the whole store -------------------------------------------------- */
 
+
 static PyObject *db_expire(pynd_db *self, PyObject *before)
 {
     int64_t t;
@@ -425,6 +440,10 @@ static PyObject *db_expire(pynd_db *self, PyObject *before)
     rc = nd_db_expire(&deleted, self->db, t);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
+    if (rc > 0) { /* stopped by a signal: what was deleted is gone */
+        pynd_note((size_t)deleted, -1, "expired", NULL);
+        return NULL;
+    }
     if (rc < 0) return pynd_raise(rc);
     return PyLong_FromUnsignedLongLong(deleted);
 }
@@ -438,6 +457,7 @@ static PyObject *whole_store(pynd_db *self, int (*call)(nd_db *))
     rc = call(self->db);
     Py_END_ALLOW_THREADS
     pynd_db_leave(self);
+    if (rc > 0) return NULL; /* stopped by a signal (signals_seen): its exception */
     if (rc < 0) return pynd_raise(rc);
     Py_RETURN_NONE;
 }

@@ -1,5 +1,5 @@
 """Ctrl-C stops the long calls: a SIGINT sent by a timer thread during a
-large add_many, batch(add=True), load, sign_many or dedupe raises
+large add_many, batch(add=True), load, sign_many, dedupe, verify or expire raises
 KeyboardInterrupt within about a second, and the exception says what
 was committed (e.committed, e.total, "interrupted: N of M documents
 committed"), which is what the store holds."""
@@ -155,6 +155,19 @@ def test_batch_without_add_while_signing(db, interrupt):
     check(e, latency, 300_000)
     assert e.committed == 0 and len(db) == 0
     assert str(e).endswith("; a batch without add stores nothing")
+
+
+def test_verify_and_expire(db, interrupt):
+    assert db.load(fps(400_000)) == 400_000
+    e, latency = interrupt(db.verify, after=0.3)
+    assert latency < LATENCY, f"{latency:.2f} s from the signal to the exception"
+    # expire: every document is older than the year 3000; each goes whole
+    e, latency = interrupt(lambda: db.expire(32503680000), after=0.5)
+    assert latency < LATENCY, f"{latency:.2f} s from the signal to the exception"
+    assert 0 < e.committed < 400_000, e.committed
+    assert re.match(rf"interrupted: {e.committed:,} documents expired", str(e)), str(e)
+    assert len(db) == 400_000 - e.committed
+    db.verify()
 
 
 def test_other_handlers_and_threads(db):

@@ -123,4 +123,56 @@ for cmd in "query small -" "dedupe --format fp -"; do
     check "interrupted $name: exit status 130 ($code)" "$code" -eq 130
     check "interrupted $name says so: [$(cat other.err)]" "$(cat other.err)" = "neardup: $name: interrupted"
 done
+
+# the long whole-store calls (verify, expire, repair) stop at their next
+# consistent point on SIGINT, say so and leave the store whole; their
+# progress lines name each phase. A store of 400,000 documents.
+"$ND" init long --fingerprint-only --k 3 --docs 1e6 >/dev/null
+head -n 400000 big.fp > long.fp
+"$ND" import long long.fp >/dev/null 2>&1
+# stop CMD PATTERN: run CMD (its line drawn at every update), SIGINT once
+# its stderr matches PATTERN; out, err and code as run sets them
+stop() {
+    local pattern=$1 pid
+    shift
+    NEARDUP_PROGRESS=all "$@" > long.out 2> long.err &
+    pid=$!
+    seen() { tr '\r' '\n' < long.err | grep -qE "$pattern"; }
+    wait_for 60 seen
+    check "$1 $2: '$pattern' shown before the signal" "$?" -eq 0
+    kill -INT "$pid"
+    finish "$pid"
+    out=$(cat long.out)
+    err=$(tr '\r' '\n' < long.err | grep -v '^ *$' | tail -n 1)
+}
+stop 'verify: documents: [1-9]' "$ND" verify long
+check "interrupted verify: exit status 130 ($code)" "$code" -eq 130
+check "interrupted verify says so: [$err]" "$err" = "neardup: verify: interrupted"
+check "interrupted verify printed no verdict: [$out]" -z "$out"
+check "verify's line showed its tables first" -n "$(tr '\r' '\n' < long.err | grep -E '^verify: tables: ([0-9]+) of \1 tables')"
+
+stop 'repair: rebuilding: [1-9]' "$ND" repair long
+check "interrupted repair: exit status 130 ($code)" "$code" -eq 130
+check "interrupted repair says so: [$err]" "$err" = "neardup: repair: interrupted"
+check "interrupted repair leaves no rebuilt copy" ! -e long.repairing
+check "interrupted repair leaves the store in place" ! -e long.damaged
+expect_exit 0 "$ND" verify long
+NEARDUP_PROGRESS=all run "$ND" repair long
+check "repair after the interrupted one: exit 0 ($code)" "$code" -eq 0
+expect_out_match '^kept 400000 documents$'
+check "repair's line named its phases" \
+    -n "$(printf '%s' "$err" | tr '\r' '\n' | grep -E '^repair: salvaging: 1 of 1 steps')" \
+    -a -n "$(printf '%s' "$err" | tr '\r' '\n' | grep -E '^repair: counting: 400000 docs')" \
+    -a -n "$(printf '%s' "$err" | tr '\r' '\n' | grep -E '^repair: rebuilding: 400000 of 400000 docs')"
+rm -rf long.damaged
+
+stop 'expire: expiring: [1-9]' "$ND" expire long --older-than 1s --now 99999999999
+check "interrupted expire: exit status 130 ($code)" "$code" -eq 130
+check "interrupted expire says so: [$err]" "$err" = "neardup: expire: interrupted"
+gone=$(sed -n 's/^expired\t\([0-9]*\)$/\1/p' long.out)
+check "interrupted expire printed what it deleted: [$out]" -n "$gone"
+check "some, not all, expired: $gone" "${gone:-0}" -gt 0 -a "${gone:-0}" -lt 400000
+expect_exit 0 "$ND" stats long --json
+expect_out_match "\"documents\":$((400000 - ${gone:-0})),"
+expect_exit 0 "$ND" verify long
 set +m
