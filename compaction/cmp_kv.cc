@@ -341,6 +341,14 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
         rc = open_families(db, path, o->readonly, o->salvage, n + off, all, cfo, handles);
     }
     if (rc < 0) goto cleanup;
+    /* An allocation that failed during the open took the reserve (and
+     * was retried in its room): the open is whole, but the limit is
+     * reached unless the reserve can be mapped again. */
+    rc = kv_mem_check();
+    if (rc < 0) {
+        for (size_t i = 0; i < n + off; i++) rocksdb_column_family_handle_destroy(handles[i]);
+        goto cleanup;
+    }
     for (size_t i = 0; i < n + off; i++) {
         if (strcmp(all[i], "default") == 0) db->default_cf = handles[i];
         else cfs[i - off] = (kv_cf *)handles[i];
@@ -588,6 +596,10 @@ static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
  * to set before iter_open). */
 static int iter_alloc(kv_iter **out, int own)
 {
+    /* A walk reads many blocks: not begun once the reserve is spent (a
+     * reader's too: RocksDB's read path does not survive a failed
+     * allocation better than its writes). */
+    ND_FORWARD(kv_mem_check());
     kv_iter *it = (kv_iter *)calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
     if (own && !(it->ropts = ropts_total_order())) {
