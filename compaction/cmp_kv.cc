@@ -288,15 +288,27 @@ static int open_families(kv_db *db, const char *path, int readonly, int salvage,
     char *err = NULL;
     if (readonly && !db->scratch) db->scratch = kvdir_scratch_make(db->scratch_parent);
     if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
+    if (!readonly && !salvage) {
+        /* Before a writer's open: RocksDB opens without a deleted log and
+         * then writes past it, and the writes it held are gone for good.
+         * Another writer may hold the store (RocksDB then says busy): its
+         * compactions delete files, so damage counts only if the MANIFEST
+         * stood still through the check. */
+        char before[KVDIR_STATE_MAX];
+        int moved = 0;
+        kvdir_manifest_state(path, before, sizeof before);
+        int rc = before[0] ? files_check(path, before, before, ND_OK, &moved) : ND_OK;
+        if (rc < 0) return rc;
+    }
     /* no scratch directory: RocksDB's read-only open, no writer beside */
     KV_GUARD(if (readonly) db->db = rocksdb_open_for_read_only_column_families(
                  db->opts, path, (int)m, all, cfo, handles, 0, &err);
              else db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo,
                                                         handles, &err));
     int rc = take_error(err, path), moved = 0;
-    /* A writer checks only when RocksDB found damage (its paranoid open
-     * notices a missing or cut file; the check then names it), and never
-     * while salvaging (a repair opens what it can). */
+    /* After RocksDB found damage (its paranoid open notices a missing or
+     * cut file; the check then names it); never while salvaging (a
+     * repair opens what it can). */
     if (!salvage && (readonly || rc == ND_ECORRUPT)) rc = files_check(path, NULL, NULL, rc, &moved);
     if (rc != ND_OK && db->db) {
         for (size_t j = 0; j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
