@@ -221,8 +221,32 @@ void kv_names_free(char **names, size_t n)
     if (names) rocksdb_list_column_families_destroy(names, n);
 }
 
+/* After an open of path whose view is of MANIFEST state view (NULL: the
+ * one CURRENT names now), which failed with rc (ND_OK: it did not): a
+ * table file that MANIFEST lists missing, or of another size, is damage
+ * RocksDB's read-only instances do not report, and which its writable
+ * open names poorly ("000076.ldb"). ND_ECORRUPT naming the file, or rc.
+ * Beside a writer the check holds only if the MANIFEST did not move
+ * during it (before: the state the attempt began with): *moved is then
+ * set instead, and the attempt is to be made again. */
+static int files_check(const char *path, const char *view, const char *before, int rc,
+                       int *moved)
+{
+    int crc = cmp_manifest_check(path, view);
+    if (crc == ND_OK) return rc;
+    if (crc == ND_ECORRUPT && before) {
+        char now[KVDIR_STATE_MAX];
+        if (!kvdir_settled(path, before, now, sizeof now)) {
+            *moved = 1;
+            return rc;
+        }
+    }
+    return crc;
+}
+
 /* A reader: a secondary of any writer, holding every file open (files the writer
- * deletes stay readable), opened afresh until its view is whole (cmp_kvdir.h). */
+ * deletes stay readable), opened afresh until its view is whole (cmp_kvdir.h)
+ * and every table file of that view is there, whole (files_check). */
 static int open_secondary(kv_db *db, const char *path, size_t m, const char **all,
                           const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
@@ -233,35 +257,65 @@ static int open_secondary(kv_db *db, const char *path, size_t m, const char **al
                      db->opts, path, db->scratch, (int)m, all, cfo, handles, &err));
         int rc = take_error(err, path);
         err = NULL;
-        if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND) return rc; /* not a race */
-        int settled = kvdir_settled(path, before, db->view, sizeof db->view);
+        if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND && rc != ND_ECORRUPT)
+            return rc; /* not a race */
+        int settled = kvdir_settled(path, before, db->view, sizeof db->view), moved = 0;
+        if (settled) rc = files_check(path, db->view, before, rc, &moved);
         /* A missing or unreadable file while the writer's MANIFEST stood
          * still is no race: damage (or a store gone), reported as it is. */
-        if (rc != ND_OK && settled) return rc;
-        if (rc == ND_OK && settled) {
+        if (rc != ND_OK && settled && !moved) {
+            for (size_t j = 0; db->db && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+            if (db->db) KV_GUARD(rocksdb_close(db->db));
+            db->db = NULL;
+            return rc;
+        }
+        if (rc == ND_OK && settled && !moved) {
             kvdir_scratch_remove(db->scratch); /* its info log stays open */
             return ND_OK;
         }
-        for (size_t j = 0; rc == ND_OK && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
-        if (rc == ND_OK) KV_GUARD(rocksdb_close(db->db));
+        for (size_t j = 0; db->db && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+        if (db->db) KV_GUARD(rocksdb_close(db->db));
         db->db = NULL;
     }
     return kvdir_busy(path);
 }
 
 /* One attempt at opening families all[0..m) into handles. */
-static int open_families(kv_db *db, const char *path, int readonly, size_t m, const char **all,
-                         const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
+static int open_families(kv_db *db, const char *path, int readonly, int salvage, size_t m,
+                         const char **all, const rocksdb_options_t **cfo,
+                         rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
     if (readonly && !db->scratch) db->scratch = kvdir_scratch_make(db->scratch_parent);
     if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
+    if (!readonly && !salvage) {
+        /* Before a writer's open: RocksDB opens without a deleted log and
+         * then writes past it, and the writes it held are gone for good.
+         * Another writer may hold the store (RocksDB then says busy): its
+         * compactions delete files, so damage counts only if the MANIFEST
+         * stood still through the check. */
+        char before[KVDIR_STATE_MAX];
+        int moved = 0;
+        kvdir_manifest_state(path, before, sizeof before);
+        int rc = before[0] ? files_check(path, before, before, ND_OK, &moved) : ND_OK;
+        if (rc < 0) return rc;
+    }
     /* no scratch directory: RocksDB's read-only open, no writer beside */
     KV_GUARD(if (readonly) db->db = rocksdb_open_for_read_only_column_families(
                  db->opts, path, (int)m, all, cfo, handles, 0, &err);
              else db->db = rocksdb_open_column_families(db->opts, path, (int)m, all, cfo,
                                                         handles, &err));
-    return take_error(err, path);
+    int rc = take_error(err, path), moved = 0;
+    /* After RocksDB found damage (its paranoid open notices a missing or
+     * cut file; the check then names it); never while salvaging (a
+     * repair opens what it can). */
+    if (!salvage && (readonly || rc == ND_ECORRUPT)) rc = files_check(path, NULL, NULL, rc, &moved);
+    if (rc != ND_OK && db->db) {
+        for (size_t j = 0; j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+        KV_GUARD(rocksdb_close(db->db));
+        db->db = NULL;
+    }
+    return rc;
 }
 
 int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
@@ -290,15 +344,23 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
     }
     if (o->create) ND_TRY(kvdir_make(path)); /* here, not by RocksDB: a bad parent is named */
     db->scratch_parent = o->scratch_dir;
-    rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
+    rc = open_families(db, path, o->readonly, o->salvage, n + off, all, cfo, handles);
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: open without compression. */
         for (unsigned i = 0; i < db->nprof; i++)
             if (db->prof[i].compress)
                 rocksdb_options_set_compression(db->prof[i].opts, rocksdb_no_compression);
-        rc = open_families(db, path, o->readonly, n + off, all, cfo, handles);
+        rc = open_families(db, path, o->readonly, o->salvage, n + off, all, cfo, handles);
     }
     if (rc < 0) goto cleanup;
+    /* An allocation that failed during the open took the reserve (and
+     * was retried in its room): the open is whole, but the limit is
+     * reached unless the reserve can be mapped again. */
+    rc = kv_mem_check();
+    if (rc < 0) {
+        for (size_t i = 0; i < n + off; i++) rocksdb_column_family_handle_destroy(handles[i]);
+        goto cleanup;
+    }
     for (size_t i = 0; i < n + off; i++) {
         if (strcmp(all[i], "default") == 0) db->default_cf = handles[i];
         else cfs[i - off] = (kv_cf *)handles[i];
@@ -546,6 +608,10 @@ static int iter_open(kv_iter **out, kv_iter *it, kv_db *db, kv_cf *cf,
  * to set before iter_open). */
 static int iter_alloc(kv_iter **out, int own)
 {
+    /* A walk reads many blocks: not begun once the reserve is spent (a
+     * reader's too: RocksDB's read path does not survive a failed
+     * allocation better than its writes). */
+    ND_FORWARD(kv_mem_check());
     kv_iter *it = (kv_iter *)calloc(1, sizeof *it);
     ND_RETURN_IF(!it, ND_ENOMEM, "storage: out of memory");
     if (own && !(it->ropts = ropts_total_order())) {

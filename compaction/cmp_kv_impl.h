@@ -17,6 +17,9 @@ extern "C" {
 
 #include "cmp_kv_mem.h"
 #include "cmp_kvdir.h"
+extern "C" {
+#include "cmp_manifest.h"
+}
 
 /* Read-ahead of walks over much of a family: one read of this size
  * instead of one per 4 KB block. */

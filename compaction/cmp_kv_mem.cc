@@ -20,6 +20,7 @@ extern "C" {
 }
 #include "cmp_kv_mem.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -160,6 +161,22 @@ static uint64_t stack_bytes(void)
     return 8 * MB;
 }
 
+/* glibc gives each thread that allocates a malloc arena of its own, and
+ * each reserves 64 MB of address space (HEAP_MAX_SIZE) as it is made:
+ * RocksDB's two threads beside a reader took 128 MB of a 250 MB limit,
+ * the main thread's allocations then failed, among them RocksDB's
+ * unchecked malloc in LRUCacheShard::Insert (SIGSEGV). Under a limit
+ * every thread shares the main arena (process-wide, and for the rest of
+ * the process: the price is contention on malloc's lock, paid only under
+ * a limit). */
+static void one_arena(void)
+{
+#ifdef M_ARENA_MAX
+    static std::atomic<int> done;
+    if (!done.exchange(1)) mallopt(M_ARENA_MAX, 1);
+#endif
+}
+
 static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -172,12 +189,19 @@ int kv_mem_plan(kv_mem *out, uint64_t cache_bytes, int readonly)
     if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return ND_OK;
     out->limited = 1;
     out->limit = (uint64_t)r.rlim_cur;
+    one_arena();
     uint64_t used = mapped_now();
     out->left = used < out->limit ? out->limit - used : 0;
-    /* A reader neither flushes nor compacts: no background work to keep
-     * room for, one thread (RocksDB's timer). */
-    uint64_t threads = (readonly ? 1 : KV_THREADS) * (stack_bytes() + 64 * 1024);
-    out->reserve = readonly ? 0 : clamp(out->left / 4, 16 * MB, 64 * MB);
+    /* A reader neither flushes nor compacts: one thread (RocksDB's
+     * timer) and a smaller reserve. It still needs one: its open builds a
+     * memtable per family (and replays the log into them), reads every
+     * table file's index and filter, and fills the block cache, and an
+     * allocation failing there unwound RocksDB half-way (exit 134 in
+     * Arena::~Arena at `ulimit -v` 199-207 MB, SIGSEGV in
+     * LRUCacheShard::Insert, whose malloc is unchecked). */
+    uint64_t threads = (readonly ? 2 : KV_THREADS) * (stack_bytes() + 64 * 1024);
+    out->reserve = readonly ? clamp(out->left / 8, 8 * MB, 32 * MB)
+                            : clamp(out->left / 4, 16 * MB, 64 * MB);
     uint64_t need = out->reserve + threads + KV_FLOOR;
     if (out->left < need)
         return nd_err_set(ND_ENOMEM,
@@ -189,6 +213,12 @@ int kv_mem_plan(kv_mem *out, uint64_t cache_bytes, int readonly)
     out->cache = clamp(avail / 8, 1 * MB, cache_bytes);
     out->memtable = clamp(avail / 16, 1 * MB, 64 * MB);
     out->memtables = avail / 4;
+    /* A reader's memtables hold only the log it replays at open (a full
+     * one is set aside and a new one begun: no flush), so they are small:
+     * each family's first arena block and memtable bloom filter, sized
+     * by the memtable, were taken at open whether the log held anything
+     * or not (14 families of 8 MB blocks). */
+    if (readonly) out->memtable = clamp(avail / 64, 1 * MB, 4 * MB);
     out->arena = clamp(out->memtable / 8, 64 * 1024, 8 * MB);
     /* A compaction holds its output file's filter entries (8 bytes a
      * key) until the file is done: smaller files, a smaller peak. */

@@ -50,7 +50,8 @@ extern "C" {
 #endif
 
 /* Plan for a database whose block cache would be cache_bytes (readonly:
- * one that never writes, hence no reserve): *out as above. ND_ENOMEM,
+ * one that never writes: small memtables and a smaller reserve): *out
+ * as above. ND_ENOMEM,
  * naming the limit, when the room left is below what RocksDB needs to
  * run at all. */
 int kv_mem_plan(kv_mem *out, uint64_t cache_bytes, int readonly);

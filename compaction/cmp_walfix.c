@@ -11,14 +11,9 @@
  * block byte by byte for the next header whose length fits and whose CRC
  * holds (a false match has odds of 2^-32), and keep going from there.
  *
- * The log format (RocksDB's db/log_format.h, stable since LevelDB; pinned
- * here to what RocksDB 7.8 writes, like cmp_direct.c for table files):
- * 32 KiB blocks of physical records, each a 7-byte header — masked CRC32C
- * of the type byte and payload (little-endian), payload length (2 bytes,
- * little-endian), type (1 full, 2 first, 3 middle, 4 last) — then the
- * payload; a block's last 1-6 bytes, too few for a header, are zeros. A
- * logical record (one write batch) is one full record or first, middles,
- * last. Recyclable records (types 5-8, an 11-byte header) and any other
+ * The log format is cmp_logfmt.h's (pinned to what RocksDB 7.8 writes,
+ * like cmp_direct.c for table files); a logical record here is one write
+ * batch. Recyclable records (types 5-8, an 11-byte header) and any other
  * type stop the rewrite of that log: it is left as it is for RocksDB.
  *
  * The rewritten log holds the intact logical records in their order,
@@ -32,38 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmp_logfmt.h"
 #include "cmp_walfix.h"
 #include "nd_error.h"
 
-#define BLOCK 32768u
-#define HEADER 7u
-enum { T_ZERO = 0, T_FULL = 1, T_FIRST = 2, T_MIDDLE = 3, T_LAST = 4 };
-
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1; /* Castagnoli */
-        crc_table[i] = c;
-    }
-}
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-/* RocksDB stores CRCs masked (a CRC of data holding CRCs is weak). */
-static uint32_t crc_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
-
-static uint32_t record_crc(uint8_t type, const uint8_t *payload, size_t len)
-{
-    return crc_mask(crc32c(crc32c(0, &type, 1), payload, len));
-}
+#define BLOCK CMP_LOG_BLOCK
+#define HEADER CMP_LOG_HEADER
+enum { T_ZERO = CMP_LOG_ZERO, T_FULL = CMP_LOG_FULL, T_FIRST = CMP_LOG_FIRST,
+       T_MIDDLE = CMP_LOG_MIDDLE, T_LAST = CMP_LOG_LAST };
 
 typedef struct buf {
     uint8_t *p;
@@ -99,7 +70,7 @@ static int frame(buf *out, const uint8_t *rec, size_t len)
         size_t frag = len < left - HEADER ? len : left - HEADER;
         int last = frag == len;
         uint8_t type = first && last ? T_FULL : first ? T_FIRST : last ? T_LAST : T_MIDDLE;
-        uint32_t crc = record_crc(type, rec, frag);
+        uint32_t crc = cmp_log_crc(type, rec, frag);
         uint8_t h[HEADER] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
                              (uint8_t)(crc >> 24), (uint8_t)frag, (uint8_t)(frag >> 8), type};
         ND_FORWARD(buf_put(out, h, HEADER));
@@ -140,11 +111,11 @@ static int resync(buf *out, const uint8_t *in, size_t n, uint64_t *dropped, int 
             continue;
         }
         int fits = pos + HEADER + len <= block_end;
-        if (fits && type >= 5 && type <= 8 && record_crc(type, h + HEADER, len) == crc) {
+        if (fits && type >= 5 && type <= 8 && cmp_log_crc(type, h + HEADER, len) == crc) {
             *foreign = 1; /* recyclable records: not this file's to rewrite */
             break;
         }
-        if (!fits || type < T_FULL || type > T_LAST || record_crc(type, h + HEADER, len) != crc) {
+        if (!fits || type < T_FULL || type > T_LAST || cmp_log_crc(type, h + HEADER, len) != crc) {
             if (!in_damage) (*dropped)++;
             in_damage = 1;
             broken = 1;
@@ -212,7 +183,6 @@ static int write_file(const char *path, const uint8_t *p, size_t n)
 int cmp_wal_resync(const char *dir, uint64_t *dropped)
 {
     *dropped = 0;
-    crc_init();
     DIR *d = opendir(dir);
     if (!d) return nd_err_set(ND_EIO, "repair: cannot list %s: %s", dir, strerror(errno));
     int rc = ND_OK;

@@ -467,7 +467,11 @@ static int plan_child(void)
     if (kv_mem_reserve_take(&m) != ND_OK || kv_mem_check() != ND_OK) return 6;
     kv_mem_reserve_drop(&m);
     kv_mem ro;
-    if (kv_mem_plan(&ro, 64u << 20, 1) != ND_OK || ro.reserve != 0) return 7;
+    /* a reader: a smaller reserve, small memtables (they hold only the
+     * log it replays) */
+    if (kv_mem_plan(&ro, 64u << 20, 1) != ND_OK || ro.reserve < (8u << 20) ||
+        ro.reserve > (32u << 20) || ro.memtable > (4u << 20) || ro.arena > ro.memtable)
+        return 7;
     /* too little room: refused, naming the limit */
     r.rlim_cur = (rlim_t)(mapped_now() + (30u << 20));
     if (setrlimit(RLIMIT_AS, &r) != 0) return 8;

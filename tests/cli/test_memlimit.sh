@@ -74,6 +74,27 @@ for v in 80000 120000 160000 200000 300000 1000000; do
     fi
 done
 
+# Read-only opens (issue 44, point 6): before readers had a memory plan
+# of their own, `verify`, `query`, `stats`, `dump` and `batch` ended with
+# exit 134 (an allocation failing while the open built a family's
+# memtable: Arena::~Arena's assertion) at 199-204 MB and 139 (RocksDB's
+# unchecked malloc in LRUCacheShard::Insert, once its two threads' malloc
+# arenas had taken 128 MB) at 205-250 MB. Each limit: exit 0, or 2 with
+# `out of memory`; never a crash.
+head -n 500 add.txt > batch.txt
+for v in 80000 100000 120000 140000 160000 180000 190000 196000 200000 202000 204000 206000 \
+         208000 215000 230000 250000 300000 400000 600000 1000000; do
+    for cmd in verify stats dump; do
+        limited "$ND" "$cmd" base
+        if [ "$code" -eq 2 ]; then expect_err_match 'out of memory'; fi
+    done
+    STDIN=q.txt limited "$ND" query base -
+    STDIN=batch.txt limited "$ND" batch base -
+    run timeout -s KILL 100 bash -c "ulimit -v $v; exec \"\$@\"" limited "$ND" get base b1 b77 nosuch
+    check "ulimit -v $v get: exit $code (1: a key missing, or 2)" "$code" -eq 1 -o "$code" -eq 2
+done
+expect_exit 0 "$ND" verify base
+
 # A zstd bomb (issue 47): 10 KB that expand to 300 MB without a newline.
 # The decoded bytes go through the line buffer and its 64 MiB limit like
 # plain input (peak RSS 144 MB, the same as a plain 300 MB line; the

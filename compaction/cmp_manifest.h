@@ -1,0 +1,29 @@
+/*
+ * cmp_manifest.h — a database's table files checked against its MANIFEST
+ * (cmp_manifest.c), by the key-value adapter at open.
+ *
+ * Why: RocksDB 7.8's secondary and read-only instances open without a
+ * table file the MANIFEST lists (it is left out of the view, and out of
+ * rocksdb_livefiles), and read a truncated one as far as it goes: a
+ * reader answered from part of the store, exit 0. The MANIFEST is small
+ * and read whole here; each live file is one stat.
+ */
+#ifndef CMP_MANIFEST_H
+#define CMP_MANIFEST_H
+
+#include <stddef.h>
+
+/* Check that every table file the MANIFEST leaves live is in directory
+ * path with the size it records. state is a MANIFEST's state as
+ * kvdir_manifest_state gives it ("<name> <size>": only that many bytes of
+ * it are read, so the check is of that view), or NULL for the one
+ * CURRENT names now.
+ * @return ND_OK, also when the MANIFEST holds edits this reader does not
+ * know (RocksDB's open judges those) or no state can be read;
+ * ND_ECORRUPT naming the file ("table file 000076.sst, listed in
+ * MANIFEST-000039, is missing" / "is 1000 bytes; MANIFEST-000039 records
+ * 129273"), or a MANIFEST record that fails its checksum; ND_ENOMEM;
+ * ND_EIO (the MANIFEST cannot be read). */
+int cmp_manifest_check(const char *path, const char *state);
+
+#endif
