@@ -11,11 +11,14 @@
  * maximum of the runs in MB per second of the thread's CPU time (which a
  * busy machine disturbs less than the wall clock), and the median by the
  * wall clock. Modes: text with word features, text with the
- * default features, HTML (ND_FP_HTML) with the default features.
+ * default features, HTML (ND_FP_HTML) with the default features, and the
+ * same pages' extracted text (nd_html_extract: body, newline, title) as
+ * plain text with the default features, so that the HTML rate (per byte of
+ * HTML) and the text rate of the very same pages stand side by side.
  *
  * Single-threaded by construction; pin it to a core with taskset for
  * stable figures. Uses only <neardup.h> (and zlib to read man pages).
- * Usage: bench_fingerprint [--runs N] [--max-mb M] [--only words|default|html]
+ * Usage: bench_fingerprint [--runs N] [--max-mb M] [--only words|default|html|html-text]
  *        [--text FILE]... [--html FILE]...  (files given replace the default
  *        corpus; --max-mb caps each corpus, default 48).
  */
@@ -156,7 +159,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--text") == 0 && i + 1 < argc) tfiles[nt++] = argv[++i];
         else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc) hfiles[nh++] = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--runs N] [--max-mb M] [--only words|default|html]\n"
+            fprintf(stderr, "usage: %s [--runs N] [--max-mb M] [--only words|default|html|html-text]\n"
                             "       [--text FILE]... [--html FILE]...\n", argv[0]);
             return 2;
         }
@@ -180,9 +183,32 @@ int main(int argc, char **argv)
         load_glob(&html, "/usr/share/doc/*/*/*.html", 1);
         load_glob(&html, "/usr/share/doc/*/*/*/*.html", 1);
     }
+    /* The HTML pages' own text, extracted once (not timed). */
+    corpus htext = {0};
+    htext.max_bytes = (size_t)-1;
+    for (size_t i = 0; i < html.n; i++) {
+        nd_html_text t;
+        if (nd_html_extract(&t, html.d[i].p, html.d[i].n) != ND_OK) die(nd_errmsg());
+        size_t n = t.body_len + 1 + t.title_len;
+        char *p = malloc(n + 1);
+        if (!p) die("out of memory");
+        memcpy(p, t.body, t.body_len);
+        p[t.body_len] = '\n';
+        memcpy(p + t.body_len + 1, t.title, t.title_len + 1);
+        nd_html_text_dispose(&t);
+        if (htext.n == htext.cap) {
+            htext.cap = htext.cap ? htext.cap * 2 : 1024;
+            htext.d = realloc(htext.d, htext.cap * sizeof *htext.d);
+            if (!htext.d) die("out of memory");
+        }
+        htext.d[htext.n++] = (doc){p, n};
+        htext.bytes += n;
+    }
     printf("neardup %s, fingerprint version %u, one thread\n", ND_VERSION_STRING, ND_FP_VERSION);
-    printf("text corpus: %zu documents, %.1f MB; html corpus: %zu documents, %.1f MB\n",
-           text.n, (double)text.bytes / 1e6, html.n, (double)html.bytes / 1e6);
+    printf("text corpus: %zu documents, %.1f MB; html corpus: %zu documents, %.1f MB "
+           "(their text: %.1f MB)\n",
+           text.n, (double)text.bytes / 1e6, html.n, (double)html.bytes / 1e6,
+           (double)htext.bytes / 1e6);
     printf("MB/s of input per CPU-second of this thread (median, min, max of the runs);\n"
            "wall: median MB/s by the wall clock (lower when the core is shared)\n");
     printf("%-16s %9s %9s %9s %11s %5s\n", "mode", "median", "min", "max", "wall", "runs");
@@ -195,10 +221,13 @@ int main(int argc, char **argv)
     if (text.n && WANT("words")) run_mode("text, words", &text, &words, runs);
     if (text.n && WANT("default")) run_mode("text, default", &text, &def, runs);
     if (html.n && WANT("html")) run_mode("html, default", &html, &hdef, runs);
+    if (htext.n && WANT("html-text")) run_mode("html's text", &htext, &def, runs);
     if (!text.n && !html.n) die("no input found");
 
     for (size_t i = 0; i < text.n; i++) free(text.d[i].p);
     for (size_t i = 0; i < html.n; i++) free(html.d[i].p);
+    for (size_t i = 0; i < htext.n; i++) free(htext.d[i].p);
+    free(htext.d);
     free(text.d);
     free(html.d);
     free(tfiles);

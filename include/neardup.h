@@ -259,9 +259,10 @@ int nd_features(const char *text, size_t len, const nd_fp_options *opts,
  *  @return ND_OK; ND_EINVAL for bad options; ND_ELIMIT if cap is too small. */
 int nd_fp_config_string(char *out, size_t cap, const nd_fp_options *opts);
 
-/** Visible text of an HTML document (libxml2's forgiving parser): script,
- *  style, noscript and similar are dropped, entities decoded, blocks
- *  separated by newlines. Malformed HTML never fails. */
+/** Visible text of an HTML document (a forgiving streaming tokenizer that
+ *  nests elements as libxml2 2.9's HTML parser does): script, style,
+ *  noscript and similar are dropped, entities decoded, blocks separated by
+ *  newlines. Malformed HTML never fails; time is linear in the input. */
 typedef struct nd_html_text {
     char *title;   /**< NUL-terminated UTF-8 title ("" if none) */
     size_t title_len;

@@ -201,6 +201,101 @@ static void test_html(void **state)
     nd_html_text_dispose(&t);
 }
 
+/* ---- hostile HTML: linear time, sane text, no leak (run under ASan) ---- */
+
+/* Body of html[0..n) through nd_html_extract, which must succeed. */
+static nd_html_text html_of(const char *html, size_t n)
+{
+    nd_html_text t;
+    assert_int_equal(nd_html_extract(&t, html, n), ND_OK);
+    assert_non_null(t.body);
+    assert_non_null(t.title);
+    assert_int_equal(t.body[t.body_len], '\0');
+    assert_int_equal(t.title[t.title_len], '\0');
+    return t;
+}
+
+/* A page of prefix, count copies of unit, then suffix. */
+static char *repeat(const char *prefix, const char *unit, size_t count, const char *suffix,
+                    size_t *n)
+{
+    size_t p = strlen(prefix), u = strlen(unit), s = strlen(suffix);
+    char *b = malloc(p + u * count + s + 1);
+    assert_non_null(b);
+    memcpy(b, prefix, p);
+    for (size_t i = 0; i < count; i++) memcpy(b + p + i * u, unit, u);
+    memcpy(b + p + u * count, suffix, s + 1);
+    *n = p + u * count + s;
+    return b;
+}
+
+static void expect_body(const char *html, size_t n, const char *want, const char *never)
+{
+    nd_html_text t = html_of(html, n);
+    if (want) assert_non_null(strstr(t.body, want));
+    if (never) assert_null(strstr(t.body, never));
+    nd_html_text_dispose(&t);
+}
+
+static void test_html_hostile(void **state)
+{
+    (void)state;
+    size_t n;
+    /* 1M nested <div>: the text after them is kept (libxml2 stopped at
+     * depth 256), each block still separates words. */
+    char *b = repeat("<body>", "<div>", 1000000, "deep text", &n);
+    expect_body(b, n, "deep text", NULL);
+    free(b);
+    /* 1M end tags that close nothing, under elements that stop the search. */
+    b = repeat("<body><a><div>", "<b>", 300, "", &n);
+    char *c = repeat(b, "</a>", 1000000, "after", &n);
+    expect_body(c, n, "after", NULL);
+    free(b);
+    free(c);
+    /* A 10 MB attribute, quoted (with '>' inside) and bare. */
+    b = repeat("<p title=\"", "x>", 5000000, "\">shown</p>", &n);
+    expect_body(b, n, "shown", "x>");
+    free(b);
+    b = repeat("<p title=", "y", 10000000, ">bare</p>", &n);
+    expect_body(b, n, "bare", "yyy");
+    free(b);
+    /* 64 MiB of '<': no element ever opens, so no text. */
+    n = ND_MAX_DOC_BYTES;
+    b = malloc(n);
+    assert_non_null(b);
+    memset(b, '<', n);
+    nd_html_text t = html_of(b, n);
+    assert_int_equal(t.title_len, 0);
+    nd_html_text_dispose(&t);
+    free(b);
+    /* Unterminated comment, script, style: the rest is hidden. */
+#define LIT(s) s, sizeof(s) - 1
+    expect_body(LIT("<p>seen<!-- never closed <p>hidden"), "seen", "hidden");
+    expect_body(LIT("<p>seen<script>never closed </p><p>hidden"), "seen", "hidden");
+    expect_body(LIT("<p>seen<style>p { never closed </p><p>hidden"), "seen", "hidden");
+    expect_body(LIT("<p>seen<script>a</scriptx>b</SCRIPT >after"), "after", "scriptx");
+    /* NUL bytes are spaces; invalid UTF-8 passes through (fp_text.c makes
+     * it U+FFFD). */
+    t = html_of(LIT("<p>a\0b</p>\0<p>c\xff\xfe" "d</p>"));
+    assert_non_null(strstr(t.body, "a b"));
+    assert_non_null(strstr(t.body, "c\xff\xfe" "d"));
+    nd_html_text_dispose(&t);
+    /* DOCTYPE, CDATA (text to libxml2's HTML parser, so to us), plaintext
+     * (an ordinary element), upper-case tags, bare attribute values. */
+    expect_body(LIT("<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><p>x</p>"), "x", "DOCTYPE");
+    expect_body(LIT("<!DOCTYPE"), NULL, "DOCTYPE");
+    expect_body(LIT("<p>x<![CDATA[y]]>z</p>"), "x<![CDATA[y]]>z", NULL);
+    expect_body(LIT("<plaintext><b>bold</b> text"), "bold text", "<b>");
+    expect_body(LIT("<HTML><BODY><DIV CLASS=a>Upper<SCRIPT>no</SCRIPT></DIV></BODY></HTML>"),
+                "Upper", "no");
+    expect_body(LIT("<p class=a id=b data-x=c>bare attributes</p>"), "bare attributes", "class");
+    t = html_of(LIT("<HEAD><TITLE>T &amp; U</TITLE></HEAD><P>&lt;b&gt; &#x41;&#66; &nbsp;&bogus; &amp"));
+    assert_string_equal(t.title, "T & U");
+    assert_non_null(strstr(t.body, "<b> AB \xc2\xa0&bogus; &amp"));
+    nd_html_text_dispose(&t);
+#undef LIT
+}
+
 /* ---- quality on real text --------------------------------------------- */
 
 /* Real texts come from the machine (Debian's licence and copyright files)
@@ -490,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_normalisation_paths),
         cmocka_unit_test(test_features_match_fingerprint),
         cmocka_unit_test(test_html),
+        cmocka_unit_test(test_html_hostile),
         cmocka_unit_test(test_quality_edits_fixed),
         cmocka_unit_test(test_quality_edits_pages),
         cmocka_unit_test(test_quality_unrelated),

@@ -308,3 +308,20 @@ rc=$?
 check "SIGTERM ends add --skip-bad reading /dev/zero (exit 143, got $rc)" "$rc" -eq 143
 check "... within a second" $((SECONDS - start)) -le 1
 check "... holding no lock: the store opens for writing" "$("$ND" compact zero >/dev/null 2>&1; echo $?)" = 0
+
+# hostile HTML through `fingerprint --html`: 1M nested <div>, a 10 MB
+# attribute, 64 MiB of '<', an unterminated comment; each ends with one
+# fingerprint line (linear time: tests/test_fingerprint.c times the rest)
+python3 -c 'import sys; sys.stdout.write("<body>" + "<div>" * 1000000 + "deep text")' > deep.html
+python3 -c 'import sys; sys.stdout.write("<p title=\"" + "x>" * 5000000 + "\">shown</p>")' > attr.html
+head -c 67108864 /dev/zero | tr '\0' '<' > lt.html
+printf '<p>seen<!-- never closed <p>hidden' > comment.html
+for f in deep attr lt comment; do
+    expect_exit 0 "$ND" fingerprint --html $f.html
+    expect_lines 1
+done
+# text nested past libxml2's depth limit is kept: deep.html is "deep text"
+want=$(printf '<p>deep text</p>' > flat.html && "$ND" fingerprint --html flat.html | cut -f1)
+run "$ND" fingerprint --html deep.html
+expect_out_match "^$want"
+rm -f deep.html attr.html lt.html comment.html flat.html
