@@ -22,9 +22,10 @@
 
 /* Options with every default filled in. */
 typedef struct fp_resolved {
+    unsigned version; /* of the function, ND_FP_VERSION_OLDEST..ND_FP_VERSION */
     nd_feature_kind features;
     unsigned n;
-    unsigned flags;
+    unsigned flags;   /* without the version bits (ND_FP_FUNCTION_MASK) */
     unsigned title_weight;
     const char *const *stopwords;
     size_t n_stopwords;
