@@ -30,6 +30,11 @@ a reader sees: a space, a line break or a quotation mark inside Chinese
 or Japanese text changes no word. Hangul is read the same way (its word
 spaces do not count; see docs/fingerprints.md for why).
 
+Folding (Traditional <-> Simplified, ND_FP_FOLD_CHINESE): cjkzh, the
+zh_CN and zh_TW documents of cjk, scored against the truth of the texts
+folded by OpenCC's command (opencc -c t2s.json) and against the plain
+truth, with and without --fold-chinese (the first build only).
+
 Measures (bench/quality_score.py --cjk): stream = build/bench/quality_stream
 (a default store, `neardup init --k 3`: resemblance 0.85, the crawler's
 sign then check-and-store); dedupe = `neardup dedupe --format jsonl --out
@@ -221,6 +226,48 @@ def run(cmd, out):
         subprocess.run(cmd, stdout=f, check=True)
 
 
+def fold_runs(work, build):
+    """Traditional <-> Simplified: the Chinese catalogues (zh_CN and zh_TW,
+    variants as in cjk), scored against a truth of the texts folded by
+    OpenCC's own command (opencc -c t2s.json), with and without
+    --fold-chinese; and the folded run against the plain truth."""
+    if subprocess.run(["sh", "-c", "command -v opencc"], capture_output=True).returncode:
+        print("fold: no opencc command (package opencc): skipped")
+        return []
+    prefix = os.path.join(work, "cjkzh")
+    if not os.path.exists(prefix + ".jsonl"):
+        write_corpus(prefix, (d for d in catalogue_docs() if d[0].startswith("zh_")))
+    if not os.path.exists(prefix + ".t2s.jsonl"):
+        subprocess.run(["opencc", "-c", "t2s.json", "-i", prefix + ".jsonl", "-o",
+                        prefix + ".t2s.jsonl"], check=True)
+    for corpus in (prefix + ".jsonl", prefix + ".t2s.jsonl"):
+        truth = corpus[:-6] + ".truth"
+        if not os.path.exists(truth + ".stats"):
+            subprocess.run([sys.executable, os.path.join(HERE, "quality_truth.py"), corpus,
+                            truth, "--cjk"], check=True)
+        with open(truth + ".stats") as f:
+            print(f.read().strip())
+    out = []
+    for label, flag in (("v2", []), ("v2-fold", ["--fold-chinese"])):
+        db = "%s.%s.db" % (prefix, label)
+        subprocess.run(["rm", "-rf", db], check=True)
+        run([os.path.join(build, "bench", "quality_stream"), prefix + ".texts", db] + flag,
+            "%s.%s.stream" % (prefix, label))
+        subprocess.run(["rm", "-rf", db], check=True)
+        run([os.path.join(build, "cli", "neardup"), "dedupe", "--format", "jsonl", "--out",
+             "pairs"] + flag + [prefix + ".jsonl"], "%s.%s.pairs" % (prefix, label))
+        for truth_of, name in ((".t2s", "cjkzh-folded-truth"), ("", "cjkzh-plain-truth")):
+            r = subprocess.run(
+                [sys.executable, os.path.join(HERE, "quality_score.py"),
+                 prefix + truth_of + ".jsonl", prefix + truth_of + ".truth", "--name", name,
+                 "--cjk", "stream:%s=%s.%s.stream" % (label, prefix, label),
+                 "pairs:%s=%s.%s.pairs" % (label, prefix, label)],
+                check=True, capture_output=True, text=True).stdout
+            sys.stdout.write(r)
+            out += [l.split("\t") for l in r.splitlines() if l.startswith("RESULT")]
+    return out
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__.split("Usage: ")[1].split("\n\n")[0])
@@ -260,6 +307,7 @@ def main(argv):
                 check=True, capture_output=True, text=True).stdout
             sys.stdout.write(r)
             results += [l.split("\t") for l in r.splitlines() if l.startswith("RESULT")]
+    results += fold_runs(work, builds[0][1])
     print("\n| corpus | build | use | precision | recall | non-identical recall | calls |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
     for r in results:

@@ -224,6 +224,11 @@ typedef enum nd_feature_kind {
 /** Flags of nd_fp_options. */
 #define ND_FP_HTML 0x1u          /**< input is HTML: extract visible text */
 #define ND_FP_NO_CJK_BIGRAMS 0x2u /**< do not split spaceless scripts into bigrams */
+/** Fold Traditional Chinese characters to Simplified (OpenCC's t2s) before
+ *  tokens are formed, so that a paragraph in either script has the same
+ *  features. Fingerprint function version 2 or later (ND_EINVAL with
+ *  version 1). Off by default (docs/fingerprints.md says why). */
+#define ND_FP_FOLD_CHINESE 0x4u
 /** Flags bits 24..31: the version of the fingerprint function to compute,
  *  ND_FP_VERSION_OLDEST..ND_FP_VERSION; 0 (no bits) = ND_FP_VERSION. A
  *  store's options (nd_db_fp_options) carry its version explicitly; a

@@ -78,6 +78,13 @@ static const uint64_t golden_fp_v2[] = {
     0x661ac4b310503a27ull, /* 29 */
     0x0548002052002410ull, /* 30 */
     0x6e931e7b93b3abb2ull, /* 31 */
+    0x122684820440628bull, /* 32 */
+    0x122684820440628bull, /* 33 */
+    0x0790b58014d00130ull, /* 34 */
+    0x210f5bb566bba64dull, /* 35 */
+    0xbbd256b6351f8035ull, /* 36 */
+    0xbbd256b6351f8035ull, /* 37 */
+    0x9daa432c4b7111d6ull, /* 38 */
 };
 static const char *const golden_config_v2[] = {
     "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",

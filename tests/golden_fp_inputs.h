@@ -96,6 +96,14 @@ static const golden_input golden_inputs_v2[] = {
     G("Mixed 中文字 and English 混合 text", ND_FEATURES_WORDS, 0, ND_FP_NO_CJK_BIGRAMS), /* 29 */
     G("한국어 텍스트", ND_FEATURES_WORDS, 0, ND_FP_NO_CJK_BIGRAMS),                   /* 30 */
     G("<p>我们的数据库</p>\n<p>存储指纹</p>", ND_FEATURES_WORDS, 0, ND_FP_HTML),     /* 31 */
+    /* Traditional to Simplified folding (OpenCC t2s), off by default. */
+    G("我們的數據庫存儲指紋並回答查詢", ND_FEATURES_DEFAULT, 0, ND_FP_FOLD_CHINESE), /* 32 = 0 */
+    G("我们的数据库存储指纹并回答查询", ND_FEATURES_DEFAULT, 0, ND_FP_FOLD_CHINESE), /* 33 = 0 */
+    G("我們的數據庫存儲指紋並回答查詢", ND_FEATURES_DEFAULT, 0, 0),                  /* 34 */
+    G("日本語のテキストは書かれます", ND_FEATURES_WORDS, 0, ND_FP_FOLD_CHINESE),    /* 35 */
+    G("體育 Hello\0 開發", ND_FEATURES_WORDS, 0, ND_FP_FOLD_CHINESE),               /* 36 */
+    G("体育 hello\0 开发", ND_FEATURES_WORDS, 0, 0),                                 /* 37 = 36 */
+    G("頭髮 乾淨 後來", ND_FEATURES_CHARS, 4, ND_FP_FOLD_CHINESE),                   /* 38 */
 };
 #undef G
 

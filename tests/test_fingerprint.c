@@ -115,6 +115,39 @@ static void test_golden_v2(void **state)
     assert_true(fp[27] == fp[26]);
     assert_true(fp[18] == golden_of(&golden_inputs_v2[18], 1)); /* Thai as in version 1 */
     assert_true(fp[29] == golden_of(&golden_inputs_v2[29], 1)); /* no bigrams: as version 1 */
+    /* Folding: Traditional as Simplified, Simplified unchanged. */
+    assert_true(fp[32] == fp[0] && fp[33] == fp[0] && fp[34] != fp[0]);
+    assert_true(fp[36] == fp[37]);
+    {
+        nd_fp_options o = ND_FP_OPTIONS_INIT;
+        uint64_t x;
+        char buf[256];
+        o.flags = ND_FP_FOLD_CHINESE;
+        assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
+        assert_string_equal(buf, "fp2;shingles:3;nfkc-cf+t2s;cjk2;stop:0000000000000000;title:2");
+        o.flags = ND_FP_FOLD_CHINESE | ND_FP_FUNCTION(1); /* not in version 1 */
+        assert_int_equal(nd_fingerprint(&x, "x", 1, &o), ND_EINVAL);
+        /* Stop words are folded too. */
+        static const char *const stop[] = {"數據"};
+        const char *t = "我们的数据库存储指纹";
+        uint64_t with, without;
+        o.flags = ND_FP_FOLD_CHINESE;
+        o.features = ND_FEATURES_WORDS;
+        o.stopwords = stop;
+        o.n_stopwords = 1;
+        assert_int_equal(nd_fingerprint(&with, t, strlen(t), &o), ND_OK);
+        o.stopwords = NULL;
+        o.n_stopwords = 0;
+        assert_int_equal(nd_fingerprint(&without, t, strlen(t), &o), ND_OK);
+        assert_true(with != without);
+        static const char *const simp[] = {"数据"};
+        uint64_t plain;
+        o.flags = 0;
+        o.stopwords = simp;
+        o.n_stopwords = 1;
+        assert_int_equal(nd_fingerprint(&plain, t, strlen(t), &o), ND_OK);
+        assert_true(with == plain);
+    }
     /* Version 1 broke runs at each of them. */
     for (size_t i = 1; i <= 5; i++)
         assert_true(golden_of(&golden_inputs_v2[i], 1) != golden_of(&golden_inputs_v2[0], 1));

@@ -36,6 +36,13 @@ typedef struct fp_resolved {
  * field. */
 int fp_resolve(fp_resolved *out, const nd_fp_options *opts);
 
+/* ND_FP_FOLD_CHINESE (fp_fold_zh.c, the only OpenCC): *out the normalised
+ * text[0, len) with Traditional Chinese folded to Simplified (malloc'd,
+ * *out_len bytes, NUL included as in text), or NULL when the text holds no
+ * character that could change (use it as it is). ND_OK; ND_EIO (OpenCC's
+ * data missing); ND_ENOMEM. Thread-safe. */
+int fp_fold_chinese(char **out, size_t *out_len, const char *text, size_t len);
+
 /* Features of one plain text with a weight per occurrence (fp_text.c). */
 int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t weight,
                      nd_feature_cb cb, void *payload);

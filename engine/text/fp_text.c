@@ -31,6 +31,9 @@
  *    and any letter or digit of another script still end a run; Thai,
  *    Lao, Myanmar and Khmer keep version 1's runs. A token's hash is
  *    XXH3-64 (seed ND_FEATURE_SEED) of its normalised UTF-8 bytes.
+ * 3b. Folding (ND_FP_FOLD_CHINESE, version 2): the normalised text (and
+ *    each stop word) goes through OpenCC's Traditional to Simplified
+ *    conversion (fp_fold_zh.c) before tokens are formed.
  * 4. Stop words (optional): tokens whose hash equals the hash of a
  *    normalised stop word are dropped before features are formed.
  * 5. Features, each occurrence adding its weight (so weights are term
@@ -578,6 +581,21 @@ static int stop_hashes(const fp_resolved *o, uint64_t **out)
             free(h);
             return rc;
         }
+        if (rc == ND_OK && (o->flags & ND_FP_FOLD_CHINESE)) {
+            char *f;
+            size_t fl;
+            rc = fp_fold_chinese(&f, &fl, nb.p, nb.n);
+            if (rc == ND_OK && f) {
+                free(nb.p);
+                nb.p = f;
+                nb.n = nb.cap = fl;
+            }
+        }
+        if (rc < 0) {
+            free(nb.p);
+            free(h);
+            return rc;
+        }
         h[i] = nd_feature_hash(nb.p, nb.n);
         free(nb.p);
     }
@@ -601,6 +619,16 @@ int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t
     f.stop = stop;
     f.nstop = o->n_stopwords;
     ND_TRY(normalise(&norm, text, len));
+    if (o->flags & ND_FP_FOLD_CHINESE) {
+        char *folded;
+        size_t fl;
+        ND_TRY(fp_fold_chinese(&folded, &fl, norm.p, norm.n));
+        if (folded) {
+            free(norm.p);
+            norm.p = folded;
+            norm.n = norm.cap = fl;
+        }
+    }
     ND_TRY(buf_reserve(&norm, 8));
     memset(norm.p + norm.n, 0, 8); /* tokenize's sentinel */
     if (o->features == ND_FEATURES_CHARS) {
