@@ -21,8 +21,9 @@ shingle set):
 J of a reported pair is computed from the two sets, so precision needs no
 truth beyond J >= 0.8; recall uses the truth's pairs.
 
-Usage: quality_score.py CORPUS.jsonl TRUTH.tsv [--name NAME]
+Usage: quality_score.py CORPUS.jsonl TRUTH.tsv [--name NAME] [--cjk]
                         [stream:LABEL=FILE | pairs:LABEL=FILE]...
+(--cjk: the truth's CJK tokens, quality_truth.py --cjk.)
 Prints per output a line
   RESULT<TAB>NAME<TAB>stream|pairs<TAB>LABEL<TAB>precision<TAB>recall<TAB>
   non-identical recall<TAB>calls<TAB>recall denominator<TAB>non-identical
@@ -128,9 +129,15 @@ def main(argv):
     name = os.path.basename(corpus)
     if name.endswith(".jsonl"):
         name = name[:-6]
-    if len(rest) >= 2 and rest[0] == "--name":
-        name, rest = rest[1], rest[2:]
-    keys, sets = quality_truth.load(corpus)
+    cjk = False
+    while rest and rest[0] in ("--name", "--cjk"):
+        if rest[0] == "--cjk":
+            cjk, rest = True, rest[1:]
+        elif len(rest) >= 2:
+            name, rest = rest[1], rest[2:]
+        else:
+            break
+    keys, sets = quality_truth.load(corpus, cjk=cjk)
     judge = Judge(keys, sets, quality_truth.read(truth))
     for arg in rest:
         use, _, spec = arg.partition(":")

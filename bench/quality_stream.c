@@ -11,6 +11,7 @@
  * library's decision, and a run that needs no JSON parsing.
  *
  * Usage: quality_stream CORPUS.texts DB [--min-resemblance R] [--k K]
+ *                      [--fold-chinese]
  *   CORPUS.texts  records "KEY<TAB>BYTES\n" then the text and "\n"
  *                 (bench/quality_corpus.py)
  *   DB            a new database directory (must not exist)
@@ -30,11 +31,15 @@ static void die(const char *what, const char *detail)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) die("usage: quality_stream CORPUS.texts DB [--min-resemblance R] [--k K]", NULL);
+    if (argc < 3)
+        die("usage: quality_stream CORPUS.texts DB [--min-resemblance R] [--k K] "
+            "[--fold-chinese]", NULL);
     double r = ND_DB_DEFAULT_MIN_RESEMBLANCE;
     unsigned k = 3;
+    nd_fp_options fo = ND_FP_OPTIONS_INIT;
     for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--min-resemblance") == 0 && i + 1 < argc) r = atof(argv[++i]);
+        if (strcmp(argv[i], "--fold-chinese") == 0) fo.flags |= ND_FP_FOLD_CHINESE;
+        else if (strcmp(argv[i], "--min-resemblance") == 0 && i + 1 < argc) r = atof(argv[++i]);
         else if (strcmp(argv[i], "--k") == 0 && i + 1 < argc) k = (unsigned)atoi(argv[++i]);
         else die("unknown argument", argv[i]);
     }
@@ -44,6 +49,7 @@ int main(int argc, char **argv)
     o.flags = ND_DB_CREATE | ND_DB_EXCL;
     o.k = k;
     o.min_resemblance = r;
+    o.fp = &fo;
     if (r == 0) o.flags |= ND_DB_FINGERPRINT_ONLY;
     nd_db *db = NULL;
     nd_results *res = NULL;

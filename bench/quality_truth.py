@@ -25,9 +25,12 @@ and OUT.stats, one line "TRUTH<TAB>NAME<TAB>documents<TAB>median words<TAB>
 pairs J >= T<TAB>pairs J >= 0.9<TAB>pairs J = 1" (NAME: the corpus file's
 name without .jsonl) for bench/quality_report.py.
 
-Usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t 0.8] [--check N]
+Usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t 0.8] [--check N] [--cjk]
   --check N  also compare the first N documents by brute force and stop
              with an error if the filter missed or invented a pair.
+  --cjk      CJK text: each Han, kana, Bopomofo or Hangul character is a
+             token (so spaces, line breaks and punctuation between them do
+             not count), after NFKC and case folding.
 """
 import json
 import math
@@ -35,24 +38,43 @@ import os
 import re
 import sys
 import time
+import unicodedata
 from collections import Counter
 
 W = 3
 _TOKEN = re.compile(r"[^\W_]+")
 
+# --cjk (bench/quality_cjk.py): what a reader of Chinese, Japanese or
+# Korean sees. The text is NFKC-normalised and case-folded; each Han, kana,
+# Bopomofo or Hangul character is a token of its own, other tokens are runs
+# of letters and digits as above; white space, line breaks and punctuation
+# are not read. So a shingle is 3 consecutive characters of CJK text,
+# however it is spaced, wrapped or punctuated.
+_CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035"
+        "\u303b\u303c\u3040-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3100-\u31bf"
+        "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
+        "\uf900-\ufaff\U0001b000-\U0001b16f\U00020000-\U000323af")
+CJK_CHAR = re.compile("[%s]" % _CJK)
+_TOKEN_CJK = re.compile("[%s]|(?:(?![%s])[^\\W_])+" % (_CJK, _CJK))
+
 
 class Vocabulary:
     """Token -> small integer, so that a shingle is one exact integer."""
 
-    def __init__(self):
+    def __init__(self, cjk=False):
         self.ids = {}
         self.last_words = 0  # tokens of the last text given to shingles()
+        self.cjk = cjk
 
     def shingles(self, text, w=W):
         """The set of word w-shingles of text (see the module comment)."""
         ids = self.ids
         toks = []
-        for t in _TOKEN.findall(text.lower()):
+        if self.cjk:
+            found = _TOKEN_CJK.findall(unicodedata.normalize("NFKC", text).casefold())
+        else:
+            found = _TOKEN.findall(text.lower())
+        for t in found:
             i = ids.get(t)
             if i is None:
                 i = ids[t] = len(ids) + 1
@@ -79,10 +101,11 @@ def resemblance(a, b):
     return inter / (len(a) + len(b) - inter)
 
 
-def load(path, words=None):
+def load(path, words=None, cjk=False):
     """Keys and shingle sets of a JSON-lines corpus, in file order (and the
-    texts' word counts appended to the list words, if given)."""
-    voc = Vocabulary()
+    texts' word counts appended to the list words, if given); cjk: the
+    tokens of --cjk."""
+    voc = Vocabulary(cjk)
     keys, sets = [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -166,10 +189,13 @@ def read(path):
 
 
 def main(argv):
-    args, t, check = [], 0.8, 0
+    args, t, check, cjk = [], 0.8, 0, False
     i = 0
     while i < len(argv):
-        if argv[i] == "--t" and i + 1 < len(argv):
+        if argv[i] == "--cjk":
+            cjk = True
+            i += 1
+        elif argv[i] == "--t" and i + 1 < len(argv):
             t = float(argv[i + 1])
             i += 2
         elif argv[i] == "--check" and i + 1 < len(argv):
@@ -179,10 +205,10 @@ def main(argv):
             args.append(argv[i])
             i += 1
     if len(args) != 2:
-        sys.exit("usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t T] [--check N]")
+        sys.exit("usage: quality_truth.py CORPUS.jsonl OUT.tsv [--t T] [--check N] [--cjk]")
     t0 = time.time()
     words = []
-    keys, sets = load(args[0], words)
+    keys, sets = load(args[0], words, cjk)
     t1 = time.time()
     pairs = join(sets, t)
     t2 = time.time()

@@ -28,6 +28,7 @@ static const char usage[] =
     "usage: neardup dedupe [--db DB] [--k K] [--min-resemblance R]\n"
     "                      [--format files|jsonl|tsv|warc|fp] [--keep first|score|longest]\n"
     "                      [--out clusters|pairs|keep|drop] [--features F] [--html]\n"
+    "                      [--fold-chinese]\n"
     "                      [--min-containment C] [--memory MB] [--skip-bad] [--json]\n"
     "                      [--id-field F] [--text-field F | --html-field F]\n"
     "                      INPUT...\n"
@@ -56,6 +57,8 @@ static const char usage[] =
     "                       --out pairs --json then shows \"containment\" too\n"
     "  --keep               which document of a cluster stays: first (input order,\n"
     "                       default), score (highest \"score\"), longest (text)\n"
+    "  --fold-chinese       fold Traditional Chinese to Simplified (OpenCC t2s)\n"
+    "                       before fingerprinting\n"
     "  --format             input format (files: each file or every file under a\n"
     "                       directory is a document; without --format, inferred\n"
     "                       as below)\n"
@@ -210,6 +213,7 @@ int cmd_dedupe(int argc, char **argv)
         {"min-resemblance", required_argument, 0, 'r'},
         {"min-containment", required_argument, 0, 'c'},
         {"features", required_argument, 0, 'f'}, {"html", no_argument, 0, 'H'},
+        {"fold-chinese", no_argument, 0, 'Z'},
         {"skip-bad", no_argument, 0, 'b'},      {"json", no_argument, 0, 'j'},
         {"db", required_argument, 0, 'd'},      {"memory", required_argument, 0, 'm'},
         CLI_FIELD_LONGOPTS,                     {0, 0, 0, 0}};
@@ -275,6 +279,10 @@ int cmd_dedupe(int argc, char **argv)
         case 'f':
             if (cli_parse_features(optarg, &fo))
                 return cli_usage_fail("dedupe", "--features must be words, shingles:N or chars:N, got '%s'", optarg);
+            features_given = 1;
+            break;
+        case 'Z':
+            fo.flags |= ND_FP_FOLD_CHINESE;
             features_given = 1;
             break;
         case 'H': html = 1; break;

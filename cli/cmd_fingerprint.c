@@ -10,6 +10,7 @@
 
 static const char usage[] =
     "usage: neardup fingerprint [--html] [--features words|shingles:N|chars:N]\n"
+    "                           [--fold-chinese]\n"
     "                           [--format files|jsonl|tsv|warc] [--jsonl] [--json]\n"
     "                           [--id-field F] [--text-field F | --html-field F]\n"
     "                           [FILE...|-]\n"
@@ -20,6 +21,7 @@ static const char usage[] =
     "--jsonl for short).\n"
     "  --html       documents are HTML (files ending .html/.htm are anyway)\n"
     "  --features   words, shingles:N (default shingles:3) or chars:N\n"
+    "  --fold-chinese  Traditional Chinese folded to Simplified first\n"
     "  --json       JSON lines {\"id\":...,\"fp\":\"HEX16\"}\n"
     CLI_FIELD_HELP
     CLI_INFER_HELP("a directory is files; else ", "files (one document: the file's bytes,\n"
@@ -72,7 +74,8 @@ int cmd_fingerprint(int argc, char **argv)
     static const struct option longopts[] = {
         {"html", no_argument, 0, 'H'},     {"features", required_argument, 0, 'f'},
         {"format", required_argument, 0, 'F'}, {"jsonl", no_argument, 0, 'J'},
-        {"json", no_argument, 0, 'j'},     CLI_FIELD_LONGOPTS,
+        {"json", no_argument, 0, 'j'},     {"fold-chinese", no_argument, 0, 'Z'},
+        CLI_FIELD_LONGOPTS,
         {0, 0, 0, 0}};
     nd_fp_options fo;
     in_format fmt = IN_FORMAT_FILES;
@@ -87,6 +90,7 @@ int cmd_fingerprint(int argc, char **argv)
     while ((opt = cli_getopt(argc, argv, longopts, "fingerprint")) != -1) {
         switch (opt) {
         case 'H': html = 1; break;
+        case 'Z': fo.flags |= ND_FP_FOLD_CHINESE; break;
         case 'f':
             if (cli_parse_features(optarg, &fo))
                 return cli_usage_fail("fingerprint", "--features must be words, shingles:N or chars:N, got '%s'", optarg);

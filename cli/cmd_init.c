@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "usage: neardup init DB [--k K] [--docs N] [--tables T] [--run-size R]\n"
-    "                      [--features words|shingles:N|chars:N]\n"
+    "                      [--features words|shingles:N|chars:N] [--fold-chinese]\n"
     "                      [--min-resemblance R | --fingerprint-only] [--json]\n"
     "\n"
     "Create an empty database in directory DB, which must not exist yet or be\n"
@@ -25,6 +25,8 @@ static const char usage[] =
     "  --tables T    force the number of permuted tables (see `neardup plan`)\n"
     "  --run-size R  fingerprints per compressed run (default 128)\n"
     "  --features F  fingerprint features recorded in the database\n"
+    "  --fold-chinese  fold Traditional Chinese to Simplified (OpenCC t2s)\n"
+    "                before fingerprinting, so a text in either script matches\n"
     "  --min-resemblance R  another threshold (0 < R <= 1; choose 0.8 or more:\n"
     "                below it the band keys miss candidates, accepted with a\n"
     "                warning on stderr). Cost of resemblance: a sketch and band\n"
@@ -45,6 +47,7 @@ int cmd_init(int argc, char **argv)
         {"tables", required_argument, 0, 't'},
         {"run-size", required_argument, 0, 'r'},
         {"features", required_argument, 0, 'f'},
+        {"fold-chinese", no_argument, 0, 'Z'},
         {"min-resemblance", required_argument, 0, 'R'},
         {"resemblance", no_argument, 0, 'S'},
         {"fingerprint-only", no_argument, 0, 'F'},
@@ -90,6 +93,7 @@ int cmd_init(int argc, char **argv)
                 return cli_usage_fail("init", "--features must be words, shingles:N or chars:N, got '%s'",
                                 optarg);
             break;
+        case 'Z': fo.flags |= ND_FP_FOLD_CHINESE; break;
         case 'R': {
             char *end = NULL;
             double r = strtod(optarg, &end);

@@ -57,9 +57,12 @@
  *    the new encodings. From then on builds older than that format refuse
  *    the database;
  *  - refused (ND_EVERSION, and nothing written): a format newer than the
- *    build's, and a database recording another fingerprint function
- *    version (ND_FP_VERSION): its fingerprints would never match those the
- *    build computes;
+ *    build's, and a database recording a fingerprint function version this
+ *    build does not compute (outside ND_FP_VERSION_OLDEST..ND_FP_VERSION):
+ *    its fingerprints would never match those the build computes. A
+ *    database recording an older version the build still computes opens,
+ *    and every text added to it or asked of it is fingerprinted with that
+ *    version (ND_FP_FUNCTION), so its fingerprints stay comparable;
  *  - a change that an older build would misread or damage gets a new
  *    format number. Raising the oldest format read (1 today) is an
  *    incompatible release, named in docs/operating.md ("Compatibility").
@@ -112,8 +115,16 @@ extern "C" {
  *  (ND_EVERSION). */
 #define ND_SKETCH_VERSION 1u
 /** Version of the fingerprint function (text -> features -> simhash). A
- *  change of the output for any input under any options bumps it. */
-#define ND_FP_VERSION 1u
+ *  change of the output for any input under any options bumps it. 2: CJK
+ *  runs whole (issue 47): whitespace, line breaks and punctuation between
+ *  two Han, kana or Hangul characters do not end their run of bigrams,
+ *  and Hangul is cut into bigrams (docs/fingerprints.md). A build computes
+ *  every version from ND_FP_VERSION_OLDEST to ND_FP_VERSION (new stores
+ *  and plain calls use ND_FP_VERSION), so stores of an older version keep
+ *  their fingerprints. */
+#define ND_FP_VERSION 2u
+/** Oldest fingerprint function version this build computes. */
+#define ND_FP_VERSION_OLDEST 1u
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -213,6 +224,19 @@ typedef enum nd_feature_kind {
 /** Flags of nd_fp_options. */
 #define ND_FP_HTML 0x1u          /**< input is HTML: extract visible text */
 #define ND_FP_NO_CJK_BIGRAMS 0x2u /**< do not split spaceless scripts into bigrams */
+/** Fold Traditional Chinese characters to Simplified (OpenCC's t2s) before
+ *  tokens are formed, so that a paragraph in either script has the same
+ *  features. Fingerprint function version 2 or later (ND_EINVAL with
+ *  version 1). Off by default (docs/fingerprints.md says why). */
+#define ND_FP_FOLD_CHINESE 0x4u
+/** Flags bits 24..31: the version of the fingerprint function to compute,
+ *  ND_FP_VERSION_OLDEST..ND_FP_VERSION; 0 (no bits) = ND_FP_VERSION. A
+ *  store's options (nd_db_fp_options) carry its version explicitly; a
+ *  caller's options given at open with no version take the store's. */
+#define ND_FP_FUNCTION(v) (((unsigned)(v) & 0xffu) << 24)
+#define ND_FP_FUNCTION_MASK 0xff000000u
+/** The fingerprint function version selected by flags (0: the newest). */
+#define ND_FP_FUNCTION_OF(flags) (((unsigned)(flags) >> 24) & 0xffu)
 
 #define ND_FP_OPTIONS_VERSION 1u
 
@@ -238,6 +262,7 @@ int nd_fp_options_init(nd_fp_options *opts, unsigned version);
  *  Invalid UTF-8 is handled deterministically (docs/fingerprints.md), never an error.
  *  @param out  the fingerprint
  *  @return ND_OK; ND_EINVAL for bad options or NULL text with len > 0;
+ *          ND_EVERSION for a function version this build does not compute;
  *          ND_ELIMIT when len > ND_MAX_DOC_BYTES; ND_ENOMEM.
  *  @note Thread-safe; options are read, never kept. */
 int nd_fingerprint(uint64_t *out, const char *text, size_t len,
@@ -253,10 +278,13 @@ int nd_features(const char *text, size_t len, const nd_fp_options *opts,
                 nd_feature_cb cb, void *payload);
 
 /** Canonical string naming the fingerprint configuration, e.g.
- *  "fp1;shingles:3;nfkc-cf;cjk2;stop:0;title:2". Two option sets give
+ *  "fp2;shingles:3;nfkc-cf;cjk2;stop:0;title:2", beginning with the
+ *  version of the function the options compute. Two option sets give
  *  the same fingerprints iff their strings are equal. Databases record it.
  *  @param out  buffer of cap bytes, NUL-terminated on success
- *  @return ND_OK; ND_EINVAL for bad options; ND_ELIMIT if cap is too small. */
+ *  @return ND_OK; ND_EINVAL for bad options; ND_EVERSION for a function
+ *          version this build does not compute (ND_FP_FUNCTION);
+ *          ND_ELIMIT if cap is too small. */
 int nd_fp_config_string(char *out, size_t cap, const nd_fp_options *opts);
 
 /** Visible text of an HTML document (a forgiving streaming tokenizer that
@@ -1588,7 +1616,8 @@ typedef struct nd_shards_info {
     uint64_t expected_docs;   /**< of the whole store */
     char fingerprint[256];    /**< nd_fp_config_string of every shard */
     unsigned format;          /**< ND_FORMAT_VERSION at creation */
-    unsigned fp_version;      /**< ND_FP_VERSION at creation */
+    unsigned fp_version;      /**< fingerprint function version of every shard
+                                   (that of fingerprint) */
 } nd_shards_info;
 
 /** The manifest's record. @return ND_OK; ND_EINVAL (NULL). */

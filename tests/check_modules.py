@@ -19,7 +19,8 @@ and dependency rules"):
    key-value adapter alone (cmp_kv.cc, cmp_kv_files.cc and their shared
    cmp_kv_impl.h), <zstd.h> by compaction/cmp_codec.c (the run codec)
    and input/in_source.c (the tools' .zst inputs),
-   <xxhash.h> by common/nd_hash.c, libxml2 by bench/html_compare.c (the reference extractor);
+   <xxhash.h> by common/nd_hash.c, libxml2 by bench/html_compare.c (the
+   reference extractor), <opencc.h> by engine/text/fp_fold_zh.c;
 5. no file of compaction/ or common/ longer than 800 lines;
 6. no file of common/, compaction/ or engine/ calls getenv: the library
    reads no environment variable;
@@ -51,6 +52,7 @@ OWNERS = {
     "zstd.h": ("compaction/cmp_codec.c", "input/in_source.c"),
     "xxhash.h": "common/nd_hash.c",
     "libxml/": "bench/html_compare.c",
+    "opencc.h": "engine/text/fp_fold_zh.c",
     "jansson.h": "input/in_jsonl.c",
     # bench_fingerprint reads its gzip'd corpora itself (not library code)
     "zlib.h": ("input/in_source.c", "bench/bench_fingerprint.c"),

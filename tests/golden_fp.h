@@ -1,6 +1,8 @@
-/* golden_fp.h — frozen fingerprints (ND_FP_VERSION 1). Generated once by
- * running the inputs of golden_fp_inputs.h; never regenerate: a change here
- * is a change of the fingerprint function and needs a new ND_FP_VERSION. */
+/* golden_fp.h — frozen fingerprints of versions 1 (golden_fp, computed with
+ * ND_FP_FUNCTION(1)) and 2 (golden_fp_v2) of the fingerprint function.
+ * Generated once by running the inputs of golden_fp_inputs.h; never
+ * regenerate: a change here is a change of the fingerprint function and
+ * needs a new ND_FP_VERSION. */
 #ifndef GOLDEN_FP_H
 #define GOLDEN_FP_H
 #include <stdint.h>
@@ -41,5 +43,53 @@ static const char *const golden_config[] = {
     "fp1;words:1;nfkc-cf;cjk2;stop:0000000000000000;title:2",
     "fp1;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
     "fp1;chars:4;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+};
+/* Version 2 (golden_inputs_v2), frozen in the same way. */
+static const uint64_t golden_fp_v2[] = {
+    0x122684820440628bull, /* 0 */
+    0x122684820440628bull, /* 1 */
+    0x122684820440628bull, /* 2 */
+    0x122684820440628bull, /* 3 */
+    0x122684820440628bull, /* 4 */
+    0x122684820440628bull, /* 5 */
+    0x41213826510f420dull, /* 6 */
+    0x41213826510f420dull, /* 7 */
+    0x0659ea5eb5ceb815ull, /* 8 */
+    0x0659ea5eb5ceb815ull, /* 9 */
+    0x0659ea5eb5ceb815ull, /* 10 */
+    0x763aeeb333d07e37ull, /* 11 */
+    0xee9b5a31d2c1e3ffull, /* 12 */
+    0xee9b5a31d2c1e3ffull, /* 13 */
+    0xddc65a7b997a7709ull, /* 14 */
+    0x41376fb630c65666ull, /* 15 */
+    0x41376fb630c65666ull, /* 16 */
+    0x41376fb630c65666ull, /* 17 */
+    0x18cb0008482aa36bull, /* 18 */
+    0x0110408c2060dcc2ull, /* 19 */
+    0x04b2490980460a33ull, /* 20 */
+    0x81086200030886b5ull, /* 21 */
+    0x0410480990a20300ull, /* 22 */
+    0x0410480990a20300ull, /* 23 */
+    0x1b2f4410d4208f83ull, /* 24 */
+    0x3bf8077a315f5802ull, /* 25 */
+    0x41376fb630c65666ull, /* 26 */
+    0x41376fb630c65666ull, /* 27 */
+    0x400106a410861064ull, /* 28 */
+    0x661ac4b310503a27ull, /* 29 */
+    0x0548002052002410ull, /* 30 */
+    0x6e931e7b93b3abb2ull, /* 31 */
+    0x122684820440628bull, /* 32 */
+    0x122684820440628bull, /* 33 */
+    0x0790b58014d00130ull, /* 34 */
+    0x210f5bb566bba64dull, /* 35 */
+    0xbbd256b6351f8035ull, /* 36 */
+    0xbbd256b6351f8035ull, /* 37 */
+    0x9daa432c4b7111d6ull, /* 38 */
+};
+static const char *const golden_config_v2[] = {
+    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp2;words:1;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp2;chars:4;nfkc-cf;cjk2;stop:0000000000000000;title:2",
 };
 #endif

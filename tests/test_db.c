@@ -1111,6 +1111,110 @@ static void test_stopwords_kept(void **state)
     assert_int_equal(nd_db_open(&db, fx->path, &o), ND_EMISMATCH);
 }
 
+/* ---- fingerprint function version 1 ---------------------------------- */
+
+/* A meta record of the closed database at path (malloc'd string). */
+static char *meta_record(const char *path, const char *name)
+{
+    st_store *s = NULL;
+    st_open_opts so = {.readonly = 1};
+    assert_int_equal(st_open(&s, path, &so), ND_OK);
+    char *v = NULL;
+    size_t len;
+    assert_int_equal(st_get(s, ST_CF_META, name, strlen(name), &v, &len), ND_OK);
+    char *out = malloc(len + 1);
+    assert_non_null(out);
+    memcpy(out, v, len);
+    out[len] = '\0';
+    free(v);
+    st_close(s);
+    return out;
+}
+
+/* A store created with version 1 of the fingerprint function (as every
+ * store of the builds before version 2: records "fp1;..." and flags
+ * without version bits) opens, and what is added to it or asked of it is
+ * fingerprinted with version 1, whatever the caller's options say about
+ * the version. */
+static void test_fp_version1_store(void **state)
+{
+    db_fixture *fx = *state;
+    /* Segmented Chinese: versions 1 and 2 differ on it. */
+    const char *orig = "我们的数据库存储指纹并回答查询，近似重复的文档很快就能找到。";
+    const char *seg = "我们 的 数据库 存储 指纹 并 回答 查询 ， 近似 重复 的 文档 很快 就 能 找到 。";
+    nd_fp_options v1 = ND_FP_OPTIONS_INIT, v2 = ND_FP_OPTIONS_INIT;
+    v1.flags = ND_FP_FUNCTION(1);
+    v2.flags = ND_FP_FUNCTION(2);
+    uint64_t seg1, seg2, orig1, orig2;
+    assert_int_equal(nd_fingerprint(&seg1, seg, strlen(seg), &v1), ND_OK);
+    assert_int_equal(nd_fingerprint(&seg2, seg, strlen(seg), &v2), ND_OK);
+    assert_int_equal(nd_fingerprint(&orig1, orig, strlen(orig), &v1), ND_OK);
+    assert_int_equal(nd_fingerprint(&orig2, orig, strlen(orig), NULL), ND_OK);
+    assert_true(seg1 != seg2 && seg2 == orig2 && seg1 != orig1);
+
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = ND_DB_CREATE | ND_DB_NO_BACKGROUND;
+    o.fp = &v1;
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    char *rec = meta_record(fx->path, "fp");
+    assert_string_equal(rec, "fp1;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2");
+    free(rec);
+    rec = meta_record(fx->path, "fpopts");
+    assert_string_equal(rec, "features=0 n=0 flags=0 title=0"); /* as version 1 builds wrote */
+    free(rec);
+
+    /* Opens with no options, and with options naming no version. */
+    nd_db_options ro = ND_DB_OPTIONS_INIT;
+    ro.flags = ND_DB_NO_BACKGROUND;
+    nd_fp_options plain = ND_FP_OPTIONS_INIT;
+    ro.fp = &plain;
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &ro), ND_OK);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    ro.fp = &v2; /* but not with version 2 asked */
+    nd_db *db = NULL;
+    assert_int_equal(nd_db_open(&db, fx->path, &ro), ND_EMISMATCH);
+    ro.fp = NULL;
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &ro), ND_OK);
+    nd_fp_options got;
+    assert_int_equal(nd_db_fp_options(&got, fx->db), ND_OK);
+    assert_int_equal(ND_FP_FUNCTION_OF(got.flags), 1);
+    uint64_t fp;
+    assert_int_equal(nd_fingerprint(&fp, seg, strlen(seg), &got), ND_OK);
+    assert_true(fp == seg1);
+
+    /* add and query sign texts with version 1. */
+    nd_signature sig, sig_orig;
+    assert_int_equal(nd_db_sign(&sig, fx->db, seg, strlen(seg), 0), ND_OK);
+    assert_true(sig.fp == seg1);
+    assert_int_equal(nd_db_sign(&sig_orig, fx->db, orig, strlen(orig), 0), ND_OK);
+    assert_true(sig_orig.fp == orig1);
+    nd_doc doc = {.key = "seg", .key_len = 3, .fp = sig.fp, .sketch = &sig.sketch};
+    assert_int_equal(nd_db_add_doc_if_new(fx->res, fx->db, &doc, 3), ND_OK);
+    assert_int_equal(nd_results_count(fx->res), 0);
+    assert_int_equal(nd_db_query(fx->res, fx->db, seg1, 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(fx->res), 1);
+    assert_int_equal(nd_db_get(fx->res, fx->db, "seg", 3), ND_OK);
+    assert_true(nd_results_get(fx->res, 0)->fp == seg1);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+
+    /* A store of default options computes version 2. */
+    char path2[160];
+    snprintf(path2, sizeof path2, "%s/v2", fx->dir);
+    o.fp = NULL;
+    assert_int_equal(nd_db_open(&fx->db, path2, &o), ND_OK);
+    assert_int_equal(nd_db_sign(&sig, fx->db, seg, strlen(seg), 0), ND_OK);
+    assert_true(sig.fp == seg2);
+    assert_int_equal(nd_db_fp_options(&got, fx->db), ND_OK);
+    assert_int_equal(ND_FP_FUNCTION_OF(got.flags), 2);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    rec = meta_record(path2, "fp");
+    assert_true(strncmp(rec, "fp2;", 4) == 0);
+    free(rec);
+    ro.fp = &v1;
+    assert_int_equal(nd_db_open(&db, path2, &ro), ND_EMISMATCH);
+}
+
 /* ---- format 1 databases ----------------------------------------------- */
 
 /* The "format" meta record of the database at path (closed), as a number;
@@ -1381,6 +1485,7 @@ int main(void)
         DB_FIXTURE_TEST(test_fold_across_opens),
         DB_FIXTURE_TEST(test_expire),
         DB_FIXTURE_TEST(test_stopwords_kept),
+        DB_FIXTURE_TEST(test_fp_version1_store),
         DB_FIXTURE_TEST(test_format1_database),
         DB_FIXTURE_TEST(test_mirrored_after_crash),
         DB_FIXTURE_TEST(test_mirrored_add_many),

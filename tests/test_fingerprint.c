@@ -31,34 +31,172 @@ static uint64_t fp_of(const char *text, size_t len, const nd_fp_options *o)
     return fp;
 }
 
+static uint64_t golden_of(const golden_input *g, unsigned version)
+{
+    nd_fp_options o = ND_FP_OPTIONS_INIT;
+    o.features = g->features;
+    o.n = g->n;
+    o.flags = g->flags | ND_FP_FUNCTION(version);
+    o.stopwords = g->stop;
+    o.n_stopwords = g->nstop;
+    return fp_of(g->text, g->len, &o);
+}
+
+/* Version 1, computed on request (the stores created before version 2
+ * keep it), and version 2 on its own vectors. */
 static void test_golden(void **state)
 {
     (void)state;
     size_t n = sizeof golden_inputs / sizeof golden_inputs[0];
     assert_int_equal(n, sizeof golden_fp / sizeof golden_fp[0]);
     for (size_t i = 0; i < n; i++) {
-        const golden_input *g = &golden_inputs[i];
-        nd_fp_options o = ND_FP_OPTIONS_INIT;
-        o.features = g->features;
-        o.n = g->n;
-        o.flags = g->flags;
-        o.stopwords = g->stop;
-        o.n_stopwords = g->nstop;
-        uint64_t fp = fp_of(g->text, g->len, &o);
+        uint64_t fp = golden_of(&golden_inputs[i], 1);
         if (fp != golden_fp[i]) fprintf(stderr, "golden %zu: %016llx\n", i, (unsigned long long)fp);
         assert_true(fp == golden_fp[i]);
+        /* No input has a gap inside a CJK run or Hangul: version 2 gives
+         * each the same fingerprint. */
+        assert_true(golden_of(&golden_inputs[i], 0) == golden_fp[i]);
+        assert_true(golden_of(&golden_inputs[i], 2) == golden_fp[i]);
     }
     for (unsigned k = 0; k < 4; k++) {
         nd_fp_options o = ND_FP_OPTIONS_INIT;
         char buf[256];
         o.features = (nd_feature_kind)k;
+        o.flags = ND_FP_FUNCTION(1);
         assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
         assert_string_equal(buf, golden_config[k]);
+        o.flags = 0; /* the newest */
+        assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
+        assert_string_equal(buf, golden_config_v2[k]);
+        o.flags = ND_FP_FUNCTION(2);
+        assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
+        assert_string_equal(buf, golden_config_v2[k]);
     }
+    /* Versions this build does not compute. */
+    for (unsigned v = ND_FP_VERSION + 1; v < 256; v += 37) {
+        nd_fp_options o = ND_FP_OPTIONS_INIT;
+        uint64_t fp;
+        char buf[256];
+        o.flags = ND_FP_FUNCTION(v);
+        assert_int_equal(nd_fingerprint(&fp, "text", 4, &o), ND_EVERSION);
+        assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_EVERSION);
+    }
+    assert_int_equal(ND_FP_FUNCTION_OF(ND_FP_FUNCTION(7) | ND_FP_HTML), 7);
     /* Spot checks of the rules behind the vectors. */
     assert_true(golden_fp[2] == golden_fp[8]);   /* case and punctuation */
     assert_true(golden_fp[0] == 0 && golden_fp[26] == 0); /* no features */
     assert_true(golden_fp[16] != golden_fp[17]); /* CJK bigrams matter */
+}
+
+static void test_golden_v2(void **state)
+{
+    (void)state;
+    size_t n = sizeof golden_inputs_v2 / sizeof golden_inputs_v2[0];
+    uint64_t fp[sizeof golden_inputs_v2 / sizeof golden_inputs_v2[0]];
+    int bad = 0;
+    assert_int_equal(n, sizeof golden_fp_v2 / sizeof golden_fp_v2[0]);
+    for (size_t i = 0; i < n; i++) {
+        fp[i] = golden_of(&golden_inputs_v2[i], 0);
+        assert_true(golden_of(&golden_inputs_v2[i], 2) == fp[i]);
+        if (fp[i] != golden_fp_v2[i]) {
+            fprintf(stderr, "    0x%016llxull, /* %zu */\n", (unsigned long long)fp[i], i);
+            bad = 1;
+        }
+    }
+    assert_false(bad);
+    /* The rules behind the vectors: spaces, line breaks, tabs, CR,
+     * ideographic space and punctuation inside a run cost nothing. */
+    for (size_t i = 1; i <= 5; i++) assert_true(fp[i] == fp[0]);
+    assert_true(fp[7] == fp[6]);
+    assert_true(fp[9] == fp[8] && fp[10] == fp[8]); /* Hangul: spaces do not count */
+    assert_true(fp[13] == fp[12]);                  /* Latin ends a run */
+    assert_true(fp[16] == fp[15]);                  /* NUL and U+FFFD end a run */
+    assert_true(fp[23] == fp[22]);                  /* a zero-width space is skipped */
+    assert_true(fp[27] == fp[26]);
+    assert_true(fp[18] == golden_of(&golden_inputs_v2[18], 1)); /* Thai as in version 1 */
+    assert_true(fp[29] == golden_of(&golden_inputs_v2[29], 1)); /* no bigrams: as version 1 */
+    /* Folding: Traditional as Simplified, Simplified unchanged. */
+    assert_true(fp[32] == fp[0] && fp[33] == fp[0] && fp[34] != fp[0]);
+    assert_true(fp[36] == fp[37]);
+    {
+        nd_fp_options o = ND_FP_OPTIONS_INIT;
+        uint64_t x;
+        char buf[256];
+        o.flags = ND_FP_FOLD_CHINESE;
+        assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
+        assert_string_equal(buf, "fp2;shingles:3;nfkc-cf+t2s;cjk2;stop:0000000000000000;title:2");
+        o.flags = ND_FP_FOLD_CHINESE | ND_FP_FUNCTION(1); /* not in version 1 */
+        assert_int_equal(nd_fingerprint(&x, "x", 1, &o), ND_EINVAL);
+        /* Stop words are folded too. */
+        static const char *const stop[] = {"數據"};
+        const char *t = "我们的数据库存储指纹";
+        uint64_t with, without;
+        o.flags = ND_FP_FOLD_CHINESE;
+        o.features = ND_FEATURES_WORDS;
+        o.stopwords = stop;
+        o.n_stopwords = 1;
+        assert_int_equal(nd_fingerprint(&with, t, strlen(t), &o), ND_OK);
+        o.stopwords = NULL;
+        o.n_stopwords = 0;
+        assert_int_equal(nd_fingerprint(&without, t, strlen(t), &o), ND_OK);
+        assert_true(with != without);
+        static const char *const simp[] = {"数据"};
+        uint64_t plain;
+        o.flags = 0;
+        o.stopwords = simp;
+        o.n_stopwords = 1;
+        assert_int_equal(nd_fingerprint(&plain, t, strlen(t), &o), ND_OK);
+        assert_true(with == plain);
+    }
+    /* Version 1 broke runs at each of them. */
+    for (size_t i = 1; i <= 5; i++)
+        assert_true(golden_of(&golden_inputs_v2[i], 1) != golden_of(&golden_inputs_v2[0], 1));
+    assert_true(fp[0] == golden_of(&golden_inputs_v2[0], 1)); /* unbroken: unchanged */
+}
+
+/* The features of a run across a gap, one by one: a bigram over the two
+ * characters alone, a lone character its own token. */
+static void run_token_cb(uint64_t h, int32_t w, void *payload)
+{
+    uint64_t *v = payload;
+    assert_int_equal(w, 1);
+    if (v[0] < 15) v[++v[0]] = h;
+}
+
+static void test_cjk_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *tokens[4];
+    } cases[] = {
+        {"数 据\n库", {"数据", "据库"}},
+        {"「数」", {"数"}},
+        {"数。\r\n据", {"数据"}},
+        {"数\0据", {"数", "据"}},
+        {"数 x 据", {"数", "x", "据"}},
+        {"数 1 据", {"数", "1", "据"}},
+        {"카 나", {"카나"}},
+        {"カ・ナ", {"カナ"}},
+        {"ก ข", {"ก", "ข"}},
+        {"数\xee\x80\x80据", {"数", "据"}}, /* private use ends a run */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint64_t got[16] = {0};
+        nd_fp_options o = ND_FP_OPTIONS_INIT;
+        o.features = ND_FEATURES_WORDS;
+        size_t len = strlen(cases[c].text);
+        if (c == 3) len = 7;
+        assert_int_equal(nd_features(cases[c].text, len, &o, run_token_cb, got), ND_OK);
+        size_t k = 0;
+        while (k < 4 && cases[c].tokens[k]) {
+            const char *t = cases[c].tokens[k];
+            if (k >= got[0] || got[k + 1] != nd_feature_hash(t, strlen(t)))
+                fprintf(stderr, "case %zu token %zu '%s'\n", c, k, t);
+            assert_true(k < got[0] && got[k + 1] == nd_feature_hash(t, strlen(t)));
+            k++;
+        }
+        assert_int_equal(got[0], k);
+    }
 }
 
 /* The accumulator equals 64 plain counters for any weights. */
@@ -581,6 +719,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_golden_v2),
+        cmocka_unit_test(test_cjk_runs),
         cmocka_unit_test(test_simhash_reference),
         cmocka_unit_test(test_normalisation_paths),
         cmocka_unit_test(test_features_match_fingerprint),

@@ -145,6 +145,42 @@ static void test_create_open_place(void **state)
     assert_int_equal(nd_shards_close(NULL), ND_OK);
 }
 
+/* A sharded store of fingerprint function version 1 records it, reopens
+ * computing it, and a manifest naming a version this build does not
+ * compute is refused. */
+static void test_fp_version1(void **state)
+{
+    (void)state;
+    char path[256];
+    nd_shards *s = NULL;
+    nd_shards_info info;
+    store_path(path, "v1");
+    nd_fp_options fo = ND_FP_OPTIONS_INIT;
+    fo.flags = ND_FP_FUNCTION(1);
+    nd_shards_options o = create_opts(2, 0);
+    o.fp = &fo;
+    assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
+    assert_int_equal(nd_shards_info_get(&info, s), ND_OK);
+    assert_int_equal(info.fp_version, 1);
+    assert_true(strncmp(info.fingerprint, "fp1;", 4) == 0);
+    char text[ND_SHARDS_MANIFEST_MAX];
+    assert_int_equal(nd_shards_manifest(text, sizeof text, s), ND_OK);
+    assert_non_null(strstr(text, "\nfp-version 1\n"));
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    o = (nd_shards_options)ND_SHARDS_OPTIONS_INIT;
+    assert_int_equal(nd_shards_open(&s, path, &o), ND_OK);
+    nd_fp_options got;
+    assert_int_equal(nd_db_fp_options(&got, nd_shards_db(s, 1)), ND_OK);
+    assert_int_equal(ND_FP_FUNCTION_OF(got.flags), 1);
+    assert_int_equal(nd_shards_close(s), ND_OK);
+    char *at = strstr(text, "\nfp-version 1\n");
+    at[12] = '9';
+    o.manifest = text;
+    o.db_flags = ND_DB_READONLY;
+    assert_int_equal(nd_shards_open(&s, path, &o), ND_EVERSION);
+    assert_non_null(strstr(nd_errmsg(), "fingerprint function version 9"));
+}
+
 static void test_manifest_only_and_finish(void **state)
 {
     (void)state;
@@ -547,6 +583,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_open_place, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fp_version1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_manifest_only_and_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mismatch_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_like_one_db, setup, teardown),

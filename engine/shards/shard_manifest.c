@@ -156,6 +156,10 @@ int shard_manifest_parse(shard_manifest *out, const char *text, size_t len, cons
             if (parse_u64(v, 1, UINT32_MAX, &x))
                 return fail("%s:%u: fp-version: not a version", name, line);
             m.fp_version = (unsigned)x;
+            if (m.fp_version < ND_FP_VERSION_OLDEST || m.fp_version > ND_FP_VERSION)
+                return nd_err_set(ND_EVERSION, "%s:%u: fingerprint function version %u, this "
+                                  "build computes %u to %u", name, line, m.fp_version,
+                                  ND_FP_VERSION_OLDEST, ND_FP_VERSION);
             break;
         }
     }

@@ -24,7 +24,9 @@
  *   docs N                    expected documents of the whole store
  *   fingerprint CONFIG        nd_fp_config_string of every shard
  *   format F                  ND_FORMAT_VERSION the shards were created with
- *   fp-version V              ND_FP_VERSION the shards were created with
+ *   fp-version V              the fingerprint function version the shards
+ *                             compute (ND_FP_VERSION_OLDEST..ND_FP_VERSION;
+ *                             another is refused, ND_EVERSION)
  *   resemblance sketchV;r=R   only in a store of resemblance shards: the
  *                             sketch version and every shard's threshold
  *                             (R printed to round-trip); absent: the
@@ -64,7 +66,7 @@ typedef struct shard_manifest {
     uint64_t docs;       /* expected documents, whole store */
     char fp_config[256]; /* nd_fp_config_string of every shard */
     unsigned format;     /* ND_FORMAT_VERSION at creation */
-    unsigned fp_version; /* ND_FP_VERSION at creation */
+    unsigned fp_version; /* the version the shards compute */
     double min_resemblance; /* every shard's threshold; 0: fingerprint only */
 } shard_manifest;
 

@@ -129,7 +129,7 @@ static int create_store(nd_shards *s, const nd_shards_options *o)
     s->m.shards = o->shards;
     s->m.docs = o->expected_docs ? o->expected_docs : DEFAULT_EXPECTED_DOCS;
     s->m.format = ND_FORMAT_VERSION;
-    s->m.fp_version = ND_FP_VERSION;
+    s->m.fp_version = ND_FP_VERSION; /* then the version shard 0 computes */
     s->m.min_resemblance = o->version >= 2 ? o->min_resemblance : 0;
     for (unsigned i = 0; i < o->shards; i++) {
         nd_db *db = NULL;
@@ -143,6 +143,7 @@ static int create_store(nd_shards *s, const nd_shards_options *o)
                 nd_db_close(db);
                 return rc;
             }
+            sscanf(s->m.fp_config, "fp%u;", &s->m.fp_version);
         }
         if (keep_open) {
             s->dbs[i] = db;

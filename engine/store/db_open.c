@@ -4,8 +4,13 @@
  * Meta family records (all written in one batch at creation):
  *   "format"   decimal ND_FORMAT_VERSION
  *   "plan"     nd_plan_encode text
- *   "fp"       nd_fp_config_string of the fingerprint options
- *   "fpopts"   "features=F n=N flags=X title=W" (to rebuild nd_fp_options)
+ *   "fp"       nd_fp_config_string of the fingerprint options; it begins
+ *              with the fingerprint function's version ("fp2;"), which
+ *              the handle computes for every text (versions 1 and 2)
+ *   "fpopts"   "features=F n=N flags=X title=W" (to rebuild nd_fp_options;
+ *              X without the version bits ND_FP_FUNCTION_MASK, so that a
+ *              build of version 1 reads a version-1 store made by a later
+ *              build)
  *   "stopwords" the stop words, each followed by a NUL (absent: none)
  *   "run_size" decimal entries per run
  *   "counters" BE64 documents, BE64 distinct fingerprints
@@ -196,7 +201,7 @@ static int create_meta(nd_db *db, const nd_db_options *o)
     ND_TRY(meta_put(b, "plan", buf));
     ND_TRY(meta_put(b, "fp", db->fp_config));
     snprintf(buf, sizeof buf, "features=%u n=%u flags=%u title=%u", (unsigned)db->fp.features,
-             db->fp.n, db->fp.flags, db->fp.title_weight);
+             db->fp.n, db->fp.flags & ~ND_FP_FUNCTION_MASK, db->fp.title_weight);
     ND_TRY(meta_put(b, "fpopts", buf));
     if (db->fp.n_stopwords)
         ND_TRY(st_batch_put(b, ST_CF_META, "stopwords", 9, db->stop_buf, db->stop_len));
@@ -249,14 +254,28 @@ static int load_meta(nd_db *db, const nd_db_options *o, double want_r, unsigned 
     free(v);
     v = NULL;
 
+    /* The recorded fingerprint function must be one this build computes:
+     * fingerprints of another version would silently never match the
+     * stored ones. An older version it computes is the store's for good:
+     * db->fp selects it, so every text added or asked is fingerprinted
+     * as the stored ones were. */
+    unsigned fpv = 0;
+    if (sscanf(db->fp_config, "fp%u;", &fpv) != 1 || fpv == 0)
+        ND_FAIL(ND_ECORRUPT, "database %s: fp record '%s' names no fingerprint function version",
+                db->path, db->fp_config);
+    if (fpv < ND_FP_VERSION_OLDEST || fpv > ND_FP_VERSION)
+        ND_FAIL(ND_EVERSION, "database %s records fingerprint function '%s'; this build computes "
+                "versions %u to %u", db->path, db->fp_config, ND_FP_VERSION_OLDEST, ND_FP_VERSION);
+
     ND_TRY(meta_get(db, "fpopts", &v, &len));
     unsigned feat, n, flags, title;
-    if (sscanf(v, "features=%u n=%u flags=%u title=%u", &feat, &n, &flags, &title) != 4)
+    if (sscanf(v, "features=%u n=%u flags=%u title=%u", &feat, &n, &flags, &title) != 4 ||
+        (flags & ND_FP_FUNCTION_MASK))
         ND_FAIL(ND_ECORRUPT, "database %s: bad fpopts record", db->path);
     nd_fp_options_init(&db->fp, ND_FP_OPTIONS_VERSION);
     db->fp.features = (nd_feature_kind)feat;
     db->fp.n = n;
-    db->fp.flags = flags;
+    db->fp.flags = flags | ND_FP_FUNCTION(fpv);
     db->fp.title_weight = title;
     char fpopts[128];
     snprintf(fpopts, sizeof fpopts, "%s", v);
@@ -265,17 +284,12 @@ static int load_meta(nd_db *db, const nd_db_options *o, double want_r, unsigned 
     rc = st_get(db->store, ST_CF_META, "stopwords", 9, &v, &len);
     if (rc == ND_OK) ND_TRY(keep_stopwords(db, NULL, 0, v, len));
     else if (rc != ND_ENOTFOUND) goto cleanup;
-    /* The recorded fingerprint function must be the one this build
-     * computes: fingerprints of another version (or of options this build
-     * does not know) would silently never match the stored ones. */
+    /* Options this build does not know would not give the recorded
+     * configuration. */
     char mine[256];
-    unsigned fpv = 0;
     if (nd_fp_config_string(mine, sizeof mine, &db->fp) < 0)
         ND_FAIL(ND_ECORRUPT, "database %s: fpopts record '%s' is not a fingerprint configuration "
                 "this build knows", db->path, fpopts);
-    if (sscanf(db->fp_config, "fp%u;", &fpv) != 1 || fpv != ND_FP_VERSION)
-        ND_FAIL(ND_EVERSION, "database %s records fingerprint function '%s'; this build computes "
-                "version %u ('%s')", db->path, db->fp_config, ND_FP_VERSION, mine);
     if (strcmp(mine, db->fp_config) != 0)
         ND_FAIL(ND_ECORRUPT, "database %s records fingerprint configuration '%s' but its options "
                 "give '%s'", db->path, db->fp_config, mine);
@@ -295,8 +309,12 @@ static int load_meta(nd_db *db, const nd_db_options *o, double want_r, unsigned 
     db->write.fps = nd_load_be64(v + 8);
 
     if (o->fp) {
+        /* A caller's options naming no function version take the
+         * store's: opening an older store needs no new options. */
         char want[256];
-        ND_TRY(nd_fp_config_string(want, sizeof want, o->fp));
+        nd_fp_options asked = *o->fp;
+        if (ND_FP_FUNCTION_OF(asked.flags) == 0) asked.flags |= ND_FP_FUNCTION(fpv);
+        ND_TRY(nd_fp_config_string(want, sizeof want, &asked));
         if (strcmp(want, db->fp_config) != 0)
             ND_FAIL(ND_EMISMATCH, "database %s fingerprints with '%s', caller asked for '%s'",
                     db->path, db->fp_config, want);
@@ -422,6 +440,11 @@ int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
         ND_TRY(keep_stopwords(db, db->fp.stopwords, db->fp.n_stopwords, NULL, 0));
         ND_TRY(nd_fp_config_string(db->fp_config, sizeof db->fp_config,
                                    opts->fp ? opts->fp : &db->fp));
+        /* The handle names its function version explicitly (the record
+         * "fp" has it; "fpopts" keeps only the other flags). */
+        unsigned fpv = 0;
+        sscanf(db->fp_config, "fp%u;", &fpv);
+        db->fp.flags = (db->fp.flags & ~ND_FP_FUNCTION_MASK) | ND_FP_FUNCTION(fpv);
         db->run_size = opts->run_size ? opts->run_size : DB_DEFAULT_RUN_SIZE;
         db->min_resemblance = create_r;
     }

@@ -22,9 +22,10 @@
 
 /* Options with every default filled in. */
 typedef struct fp_resolved {
+    unsigned version; /* of the function, ND_FP_VERSION_OLDEST..ND_FP_VERSION */
     nd_feature_kind features;
     unsigned n;
-    unsigned flags;
+    unsigned flags;   /* without the version bits (ND_FP_FUNCTION_MASK) */
     unsigned title_weight;
     const char *const *stopwords;
     size_t n_stopwords;
@@ -34,6 +35,13 @@ typedef struct fp_resolved {
 /* Validate and resolve opts (NULL = defaults). ND_EINVAL naming the bad
  * field. */
 int fp_resolve(fp_resolved *out, const nd_fp_options *opts);
+
+/* ND_FP_FOLD_CHINESE (fp_fold_zh.c, the only OpenCC): *out the normalised
+ * text[0, len) with Traditional Chinese folded to Simplified (malloc'd,
+ * *out_len bytes, NUL included as in text), or NULL when the text holds no
+ * character that could change (use it as it is). ND_OK; ND_EIO (OpenCC's
+ * data missing); ND_ENOMEM. Thread-safe. */
+int fp_fold_chinese(char **out, size_t *out_len, const char *text, size_t len);
 
 /* Features of one plain text with a weight per occurrence (fp_text.c). */
 int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t weight,

@@ -1,7 +1,8 @@
 /*
  * fp_text.c — text -> features -> simhash. The definition of a fingerprint
- * (version ND_FP_VERSION); any change to what this file computes for any
- * input changes fingerprints and must bump the version.
+ * (versions ND_FP_VERSION_OLDEST to ND_FP_VERSION, chosen by
+ * fp_resolved.version); any change to what this file computes for any
+ * input under a version changes fingerprints and needs a new version.
  *
  * 1. Invalid UTF-8: every byte that does not start a valid, shortest-form
  *    UTF-8 sequence (or a surrogate / > U+10FFFF) is replaced by U+FFFD.
@@ -19,8 +20,20 @@
  *    Khmer (U+1780..U+17FF) — never join a token: each maximal run of them
  *    yields its overlapping character bigrams as tokens (a run of one
  *    character is one token), unless ND_FP_NO_CJK_BIGRAMS, where they are
- *    letters like any other. A token's hash is XXH3-64 (seed
- *    ND_FEATURE_SEED) of its normalised UTF-8 bytes.
+ *    letters like any other. That is version 1 (frozen). Version 2 (CJK
+ *    runs whole): the CJK characters are Han (with 々 〆 〇 〻 and the
+ *    Hangzhou numerals), Hiragana, Katakana (without the punctuation
+ *    ゠ and ・), Bopomofo and Hangul (syllables and jamo); between two of
+ *    them, any stretch of white space, punctuation, symbols and format
+ *    characters (is_gap) does not end the run: the bigram spans it and is
+ *    hashed over the two characters alone. So 「数据库」、 数据 库 and a
+ *    line break inside a word cost nothing. NUL, U+FFFD, other controls
+ *    and any letter or digit of another script still end a run; Thai,
+ *    Lao, Myanmar and Khmer keep version 1's runs. A token's hash is
+ *    XXH3-64 (seed ND_FEATURE_SEED) of its normalised UTF-8 bytes.
+ * 3b. Folding (ND_FP_FOLD_CHINESE, version 2): the normalised text (and
+ *    each stop word) goes through OpenCC's Traditional to Simplified
+ *    conversion (fp_fold_zh.c) before tokens are formed.
  * 4. Stop words (optional): tokens whose hash equals the hash of a
  *    normalised stop word are dropped before features are formed.
  * 5. Features, each occurrence adding its weight (so weights are term
@@ -182,8 +195,16 @@ static int normalise(buf *out, const char *text, size_t len)
 
 /* ---- 3: tokens -------------------------------------------------------- */
 
-enum { CL_SEP = 0, CL_WORD = 1, CL_SPACELESS = 2 };
+/* Character classes. CL_CJK (version 2 only): Han, kana, Hangul and
+ * Bopomofo, whose runs span gaps; CL_SPACELESS: the other scripts written
+ * without spaces (in version 1, CJK too). */
+enum { CL_SEP = 0, CL_WORD = 1, CL_SPACELESS = 2, CL_CJK = 3 };
 
+/* Tokenizer modes: what fp_text_features passes as `cjk`. */
+enum { TK_NO_BIGRAMS = 0, TK_V1 = 1, TK_V2 = 2 };
+
+/* Version 1's spaceless scripts (frozen: Han, kana with U+30A0 and U+30FB,
+ * Thai, Lao, Myanmar, Khmer). */
 static int is_spaceless(int32_t c)
 {
     return (c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3040 && c <= 0x30FF) ||
@@ -193,9 +214,43 @@ static int is_spaceless(int32_t c)
            (c >= 0x1000 && c <= 0x109F) || (c >= 0x1780 && c <= 0x17FF);
 }
 
-static int classify(int32_t c, int cjk)
+/* Version 2's run characters of normalised text: CL_CJK for Han (with the
+ * ideographic marks 々 〆 〇 〻 and the Hangzhou numerals), Hiragana and
+ * Katakana (but not the punctuation ゠ U+30A0 and ・ U+30FB), Hangul
+ * syllables and jamo, Bopomofo; CL_SPACELESS for Thai, Lao, Myanmar,
+ * Khmer; 0 otherwise. */
+static int run_class(int32_t c)
 {
-    if (cjk && is_spaceless(c)) return CL_SPACELESS;
+    if (c < 0x0E00) return 0;
+    if (c < 0x3000) {
+        if ((c >= 0x0E00 && c <= 0x0EFF) || (c >= 0x1000 && c <= 0x109F) ||
+            (c >= 0x1780 && c <= 0x17FF))
+            return CL_SPACELESS;
+        if ((c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0x2FDF)) return CL_CJK;
+        return 0;
+    }
+    if (c < 0x3100) {
+        if ((c >= 0x3005 && c <= 0x3007) || (c >= 0x3021 && c <= 0x3029) ||
+            (c >= 0x3031 && c <= 0x3035) || c == 0x303B || c == 0x303C ||
+            (c >= 0x3040 && c <= 0x309F) || (c >= 0x30A1 && c <= 0x30FF && c != 0x30FB))
+            return CL_CJK;
+        return 0;
+    }
+    if ((c <= 0x31BF) || (c >= 0x31F0 && c <= 0x31FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA960 && c <= 0xA97F) ||
+        (c >= 0xAC00 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFAFF) ||
+        (c >= 0x1B000 && c <= 0x1B16F) || (c >= 0x20000 && c <= 0x323AF))
+        return CL_CJK;
+    return 0;
+}
+
+static int classify(int32_t c, int mode)
+{
+    if (mode == TK_V1 && is_spaceless(c)) return CL_SPACELESS;
+    if (mode == TK_V2) {
+        int k = run_class(c);
+        if (k) return k;
+    }
     switch (utf8proc_category(c)) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
@@ -204,6 +259,31 @@ static int classify(int32_t c, int cjk)
         return CL_WORD;
     default:
         return CL_SEP;
+    }
+}
+
+/* Version 2: may c stand between two CJK characters of one run? What a
+ * reader skips: white space (Z*, tab, line feed, vertical tab, form feed,
+ * carriage return, U+0085), punctuation (P*), symbols (S*) and invisible
+ * format characters (Cf, such as U+200B). Not NUL, other controls, U+FFFD
+ * (the mark of invalid input), private-use or unassigned code points:
+ * those end a run. */
+static int is_gap(int32_t c)
+{
+    if (c < 0x80) return (c >= 0x09 && c <= 0x0D) || (c >= 0x20 && c <= 0x2F) ||
+                         (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+                         (c >= 0x7B && c <= 0x7E);
+    if (c == 0x85) return 1;
+    if (c == 0xFFFD) return 0;
+    switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_ZS: case UTF8PROC_CATEGORY_ZL: case UTF8PROC_CATEGORY_ZP:
+    case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO: case UTF8PROC_CATEGORY_SM: case UTF8PROC_CATEGORY_SC:
+    case UTF8PROC_CATEGORY_SK: case UTF8PROC_CATEGORY_SO: case UTF8PROC_CATEGORY_CF:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -268,10 +348,69 @@ static size_t next_cp(const unsigned char *s, size_t n, int32_t *cp)
 
 typedef void (*token_fn)(uint64_t hash, const char *bytes, size_t len, void *ctx);
 
+/* The tokens of the run of spaceless-script characters whose first
+ * character (of class cl) is t[i, i + l): its overlapping character
+ * bigrams, or the character alone in a run of one. Characters next to each
+ * other always pair. In version 2 a CJK character also pairs with the next
+ * CJK character across a gap of characters a reader skips (is_gap); that
+ * bigram is hashed over the two characters' bytes, without the gap.
+ * Returns the index where tokenizing goes on. */
+static size_t spaceless_run(const char *t, size_t n, size_t i, size_t l, int cl, int mode,
+                            token_fn fn, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)t;
+    size_t prev = i, prev_len = l, run = 1;
+    int32_t cp;
+    i += l;
+    for (;;) {
+        int ncl = CL_SEP;
+        if (i < n && s[i] >= 0x80) {
+            l = next_cp(s + i, n - i, &cp);
+            ncl = classify(cp, mode);
+            if (ncl == CL_SPACELESS || ncl == CL_CJK) {
+                fn(nd_feature_hash(t + prev, i + l - prev), t + prev, i + l - prev, ctx);
+                prev = i;
+                prev_len = l;
+                cl = ncl;
+                i += l;
+                run++;
+                continue;
+            }
+        }
+        if (mode != TK_V2 || cl != CL_CJK) break;
+        /* Skip a gap; a CJK character after it goes on with the run. */
+        size_t j = i;
+        while (j < n) {
+            l = next_cp(s + j, n - j, &cp);
+            if (!is_gap(cp)) break;
+            j += l;
+        }
+        if (j == i || j >= n || s[j] < 0x80) {
+            i = j;
+            break;
+        }
+        l = next_cp(s + j, n - j, &cp);
+        if (classify(cp, mode) != CL_CJK) {
+            i = j;
+            break;
+        }
+        char pair[8];
+        memcpy(pair, t + prev, prev_len);
+        memcpy(pair + prev_len, t + j, l);
+        fn(nd_feature_hash(pair, prev_len + l), pair, prev_len + l, ctx);
+        prev = j;
+        prev_len = l;
+        i = j + l;
+        run++;
+    }
+    if (run == 1) fn(nd_feature_hash(t + prev, prev_len), t + prev, prev_len, ctx);
+    return i;
+}
+
 /* Call fn for each token of normalised text t. t[n..n+7] must be NUL (a
  * separator): ASCII stretches are scanned eight bytes at a time, and a scan
  * over word bytes stops at t[n] without a bounds check. */
-static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
+static void tokenize(const char *t, size_t n, int mode, token_fn fn, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)t;
     size_t i = 0;
@@ -300,24 +439,13 @@ static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
             /* A non-ASCII character follows: the general loop decides. */
         } else {
             l = next_cp(s + i, n - i, &cp);
-            int cl = classify(cp, cjk);
+            int cl = classify(cp, mode);
             if (cl == CL_SEP) {
                 i += l;
                 continue;
             }
-            if (cl == CL_SPACELESS) {
-                /* A run of spaceless-script characters: overlapping bigrams. */
-                size_t prev = i, run = 1;
-                i += l;
-                while (i < n && s[i] >= 0x80) {
-                    l = next_cp(s + i, n - i, &cp);
-                    if (classify(cp, cjk) != CL_SPACELESS) break;
-                    fn(nd_feature_hash(t + prev, i + l - prev), t + prev, i + l - prev, ctx);
-                    prev = i;
-                    i += l;
-                    run++;
-                }
-                if (run == 1) fn(nd_feature_hash(t + prev, i - prev), t + prev, i - prev, ctx);
+            if (cl == CL_SPACELESS || cl == CL_CJK) {
+                i = spaceless_run(t, n, i, l, cl, mode, fn, ctx);
                 continue;
             }
             i += l;
@@ -331,7 +459,7 @@ static void tokenize(const char *t, size_t n, int cjk, token_fn fn, void *ctx)
             }
             if (bc == BC_SEP) break;
             l = next_cp(s + i, n - i, &cp);
-            if (classify(cp, cjk) != CL_WORD) break;
+            if (classify(cp, mode) != CL_WORD) break;
             i += l;
         }
         fn(nd_feature_hash(t + start, i - start), t + start, i - start, ctx);
@@ -453,6 +581,21 @@ static int stop_hashes(const fp_resolved *o, uint64_t **out)
             free(h);
             return rc;
         }
+        if (rc == ND_OK && (o->flags & ND_FP_FOLD_CHINESE)) {
+            char *f;
+            size_t fl;
+            rc = fp_fold_chinese(&f, &fl, nb.p, nb.n);
+            if (rc == ND_OK && f) {
+                free(nb.p);
+                nb.p = f;
+                nb.n = nb.cap = fl;
+            }
+        }
+        if (rc < 0) {
+            free(nb.p);
+            free(h);
+            return rc;
+        }
         h[i] = nd_feature_hash(nb.p, nb.n);
         free(nb.p);
     }
@@ -468,12 +611,24 @@ int fp_text_features(const fp_resolved *o, const char *text, size_t len, int32_t
     buf norm = {0};
     uint64_t *stop = NULL;
     int rc;
-    int cjk = !(o->flags & ND_FP_NO_CJK_BIGRAMS);
+    int cjk = (o->flags & ND_FP_NO_CJK_BIGRAMS) ? TK_NO_BIGRAMS
+              : o->version == 1                  ? TK_V1
+                                                 : TK_V2;
     feat_ctx f = {.o = o, .weight = weight, .cb = cb, .payload = payload};
     ND_TRY(stop_hashes(o, &stop));
     f.stop = stop;
     f.nstop = o->n_stopwords;
     ND_TRY(normalise(&norm, text, len));
+    if (o->flags & ND_FP_FOLD_CHINESE) {
+        char *folded;
+        size_t fl;
+        ND_TRY(fp_fold_chinese(&folded, &fl, norm.p, norm.n));
+        if (folded) {
+            free(norm.p);
+            norm.p = folded;
+            norm.n = norm.cap = fl;
+        }
+    }
     ND_TRY(buf_reserve(&norm, 8));
     memset(norm.p + norm.n, 0, 8); /* tokenize's sentinel */
     if (o->features == ND_FEATURES_CHARS) {

@@ -278,7 +278,7 @@ class Database:
     @property
     def fp_config(self) -> str:
         """The stored fingerprint configuration, e.g.
-        "fp1;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2"."""
+        "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2"."""
     def fingerprint(self, text: Text, html: bool = False) -> int:
         """fingerprint() under the store's own options (stop words too):
         what its stored fingerprints are comparable with."""

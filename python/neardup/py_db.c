@@ -719,7 +719,7 @@ static PyGetSetDef db_getset[] = {
     {"readonly", (getter)db_get_readonly, NULL, "opened with readonly=True", NULL},
     {"bytes_keys", (getter)db_get_bytes_keys, NULL, "keys are returned as bytes", NULL},
     {"fp_config", (getter)db_get_fp_config, NULL,
-     "the stored fingerprint configuration, e.g. 'fp1;shingles:3;nfkc-cf;...'", NULL},
+     "the stored fingerprint configuration, e.g. 'fp2;shingles:3;nfkc-cf;...'", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -163,7 +163,7 @@ def test_backup(db, tmp_path):
 def test_settings(db_path):
     with neardup.Database(db_path, create=True, fingerprint_only=True, k=6, docs=10_000, features="words") as db:
         assert db.k == 6 and db.path == db_path and not db.readonly
-        assert db.fp_config.startswith("fp1;words:1;")
+        assert db.fp_config.startswith("fp2;words:1;")
         text = "alpha beta gamma"
         assert db.fingerprint(text) == neardup.fingerprint(text, features="words")
         html = "<p>alpha beta</p>"

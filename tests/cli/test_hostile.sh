@@ -226,10 +226,10 @@ check "an open for writing records format 5" "$("$META_POKE" vdb format)" = 5
 # options this build does not know): refused at open, so no text is ever
 # fingerprinted the wrong way
 fpc=$("$META_POKE" vdb fp)
-"$META_POKE" vdb fp "fp2;${fpc#fp1;}"
+"$META_POKE" vdb fp "fp9;${fpc#fp?;}"
 printf 'doc\tsome text to fingerprint\n' > one.tsv
 expect_exit 2 "$ND" add vdb --format tsv one.tsv
-expect_err_match "^neardup: cannot open database 'vdb': incompatible format version: database vdb records fingerprint function 'fp2;.*'; this build computes version 1"
+expect_err_match "^neardup: cannot open database 'vdb': incompatible format version: database vdb records fingerprint function 'fp9;.*'; this build computes versions 1 to 2"
 "$META_POKE" vdb fp "$fpc"
 fpo=$("$META_POKE" vdb fpopts)
 "$META_POKE" vdb fpopts 'features=9 n=3 flags=0 title=2'
