@@ -19,7 +19,7 @@ expect_exit 1 "$ND" shard init s --shards 4097
 expect_exit 0 "$ND" shard init s --shards 7 --k 3 --docs 7000
 expect_out_match '^created s: 7 shards, k=3'
 expect_exit 0 cat s/NEARDUP-SHARDS
-expect_out_eq "$(printf 'neardup-shards 1\nshards 7\nassign fnv1a64-mod\nk 3\ntables %s\ndocs 7000\nfingerprint %s\nformat 5\nfp-version 1' \
+expect_out_eq "$(printf 'neardup-shards 1\nshards 7\nassign fnv1a64-mod\nk 3\ntables %s\ndocs 7000\nfingerprint %s\nformat 5\nfp-version 2' \
     "$(awk '$1 == "tables" { print $2 }' s/NEARDUP-SHARDS)" \
     "$(awk '$1 == "fingerprint" { print $2 }' s/NEARDUP-SHARDS)")"
 check "seven shard databases" -d s/shard-006 -a ! -e s/shard-007
