@@ -246,7 +246,8 @@ typedef struct nd_fp_options {
     nd_feature_kind features; /**< 0 = ND_FEATURES_DEFAULT */
     unsigned n;               /**< shingle width / n-gram length; 0 = default */
     unsigned flags;           /**< ND_FP_* */
-    unsigned title_weight;    /**< HTML: weight of each title token; 0 = default */
+    unsigned title_weight;    /**< HTML: weight of each title token; 0 = default
+                                   (1; 2 in function version 1) */
     const char *const *stopwords; /**< optional tokens to drop (matched after
                                    normalisation); NULL = none */
     size_t n_stopwords;
@@ -278,7 +279,7 @@ int nd_features(const char *text, size_t len, const nd_fp_options *opts,
                 nd_feature_cb cb, void *payload);
 
 /** Canonical string naming the fingerprint configuration, e.g.
- *  "fp2;shingles:3;nfkc-cf;cjk2;stop:0;title:2", beginning with the
+ *  "fp2;shingles:3;nfkc-cf;cjk2;stop:0;title:1", beginning with the
  *  version of the function the options compute. Two option sets give
  *  the same fingerprints iff their strings are equal. Databases record it.
  *  @param out  buffer of cap bytes, NUL-terminated on success

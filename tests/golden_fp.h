@@ -87,9 +87,9 @@ static const uint64_t golden_fp_v2[] = {
     0x9daa432c4b7111d6ull, /* 38 */
 };
 static const char *const golden_config_v2[] = {
-    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
-    "fp2;words:1;nfkc-cf;cjk2;stop:0000000000000000;title:2",
-    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2",
-    "fp2;chars:4;nfkc-cf;cjk2;stop:0000000000000000;title:2",
+    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:1",
+    "fp2;words:1;nfkc-cf;cjk2;stop:0000000000000000;title:1",
+    "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:1",
+    "fp2;chars:4;nfkc-cf;cjk2;stop:0000000000000000;title:1",
 };
 #endif

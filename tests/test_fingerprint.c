@@ -31,15 +31,23 @@ static uint64_t fp_of(const char *text, size_t len, const nd_fp_options *o)
     return fp;
 }
 
-static uint64_t golden_of(const golden_input *g, unsigned version)
+/* The vector's fingerprint under function version (0: the newest) and an
+ * HTML title weight (0: the version's default). */
+static uint64_t golden_weighed(const golden_input *g, unsigned version, unsigned title_weight)
 {
     nd_fp_options o = ND_FP_OPTIONS_INIT;
     o.features = g->features;
     o.n = g->n;
     o.flags = g->flags | ND_FP_FUNCTION(version);
+    o.title_weight = title_weight;
     o.stopwords = g->stop;
     o.n_stopwords = g->nstop;
     return fp_of(g->text, g->len, &o);
+}
+
+static uint64_t golden_of(const golden_input *g, unsigned version)
+{
+    return golden_weighed(g, version, 0);
 }
 
 /* Version 1, computed on request (the stores created before version 2
@@ -54,9 +62,14 @@ static void test_golden(void **state)
         if (fp != golden_fp[i]) fprintf(stderr, "golden %zu: %016llx\n", i, (unsigned long long)fp);
         assert_true(fp == golden_fp[i]);
         /* No input has a gap inside a CJK run or Hangul: version 2 gives
-         * each the same fingerprint. */
-        assert_true(golden_of(&golden_inputs[i], 0) == golden_fp[i]);
-        assert_true(golden_of(&golden_inputs[i], 2) == golden_fp[i]);
+         * each the same fingerprint under version 1's title weight (2),
+         * and by default that of title weight 1 (a page without a title:
+         * the same). */
+        assert_true(golden_weighed(&golden_inputs[i], 2, 2) == golden_fp[i]);
+        assert_true(golden_of(&golden_inputs[i], 0) == golden_weighed(&golden_inputs[i], 1, 1));
+        assert_true(golden_of(&golden_inputs[i], 2) == golden_of(&golden_inputs[i], 0));
+        if ((golden_inputs[i].flags & ND_FP_HTML) && strstr(golden_inputs[i].text, "<title>"))
+            assert_true(golden_of(&golden_inputs[i], 0) != golden_fp[i]); /* it weighs less */
     }
     for (unsigned k = 0; k < 4; k++) {
         nd_fp_options o = ND_FP_OPTIONS_INIT;
@@ -124,7 +137,7 @@ static void test_golden_v2(void **state)
         char buf[256];
         o.flags = ND_FP_FOLD_CHINESE;
         assert_int_equal(nd_fp_config_string(buf, sizeof buf, &o), ND_OK);
-        assert_string_equal(buf, "fp2;shingles:3;nfkc-cf+t2s;cjk2;stop:0000000000000000;title:2");
+        assert_string_equal(buf, "fp2;shingles:3;nfkc-cf+t2s;cjk2;stop:0000000000000000;title:1");
         o.flags = ND_FP_FOLD_CHINESE | ND_FP_FUNCTION(1); /* not in version 1 */
         assert_int_equal(nd_fingerprint(&x, "x", 1, &o), ND_EINVAL);
         /* Stop words are folded too. */

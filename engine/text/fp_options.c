@@ -62,7 +62,9 @@ int fp_resolve(fp_resolved *out, const nd_fp_options *opts)
     ND_RETURN_IF(out->n > 16, ND_EINVAL, "fp options: n=%u (1..16 allowed)", out->n);
     out->version = version;
     out->flags = opts->flags & ~ND_FP_FUNCTION_MASK;
-    out->title_weight = opts->title_weight ? opts->title_weight : FP_DEFAULT_TITLE_WEIGHT;
+    out->title_weight = opts->title_weight ? opts->title_weight
+                        : version == 1     ? FP_DEFAULT_TITLE_WEIGHT_V1
+                                           : FP_DEFAULT_TITLE_WEIGHT;
     ND_RETURN_IF(out->title_weight > 1000, ND_EINVAL, "fp options: title_weight %u (1..1000)",
                  out->title_weight);
     out->stopwords = opts->stopwords;

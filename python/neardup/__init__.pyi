@@ -188,7 +188,7 @@ def fingerprint(
     bytes. html: extract the visible text first. features: None or
     "default" (word 3-shingles), "words", "shingles", "shingles:N",
     "chars" (4 code points), "chars:N". cjk_bigrams=False keeps spaceless
-    scripts whole. title_weight: HTML title weight (default 2).
+    scripts whole. title_weight: HTML title weight (default 1).
     Raises InvalidArgumentError (bad features), LimitError (text over
     MAX_DOC_BYTES). A text under 2 KB is hashed holding the GIL (releasing
     it would cost about as much); a longer one without it."""
@@ -278,7 +278,7 @@ class Database:
     @property
     def fp_config(self) -> str:
         """The stored fingerprint configuration, e.g.
-        "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:2"."""
+        "fp2;shingles:3;nfkc-cf;cjk2;stop:0000000000000000;title:1"."""
     def fingerprint(self, text: Text, html: bool = False) -> int:
         """fingerprint() under the store's own options (stop words too):
         what its stored fingerprints are comparable with."""
