@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "nd_error.h"
+#include "nd_grow.h"
 
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
@@ -56,14 +57,9 @@ void cmp_log_reader_dispose(cmp_log_reader *r)
 
 static int append(cmp_log_reader *r, const uint8_t *p, size_t n)
 {
-    if (r->len + n > r->cap) {
-        size_t cap = r->cap ? r->cap : 4096;
-        while (cap < r->len + n) cap *= 2;
-        uint8_t *q = realloc(r->rec, cap);
-        ND_RETURN_IF(!q, ND_ENOMEM, "out of memory reading a log record");
-        r->rec = q;
-        r->cap = cap;
-    }
+    uint8_t *q = nd_grow(r->rec, &r->cap, r->len + n, 1, 4096);
+    ND_RETURN_IF(!q, ND_ENOMEM, "out of memory reading a log record");
+    r->rec = q;
     memcpy(r->rec + r->len, p, n);
     r->len += n;
     return ND_OK;

@@ -47,6 +47,7 @@
 #include "cmp_kvdir.h"
 #include "cmp_logfmt.h"
 #include "nd_error.h"
+#include "nd_grow.h"
 
 enum {
     T_COMPARATOR = 1, T_LOG = 2, T_NEXT_FILE = 3, T_LAST_SEQ = 4, T_COMPACT_CURSOR = 5,
@@ -301,21 +302,12 @@ typedef struct group {
 
 static int group_put(group *g, const uint8_t *rec, size_t len)
 {
-    if (g->n + len > g->cap) {
-        size_t cap = g->cap ? g->cap : 4096;
-        while (cap < g->n + len) cap *= 2;
-        uint8_t *p = realloc(g->p, cap);
-        ND_RETURN_IF(!p, ND_ENOMEM, "out of memory reading a MANIFEST");
-        g->p = p;
-        g->cap = cap;
-    }
-    if (g->k == g->kcap) {
-        size_t kcap = g->kcap ? g->kcap * 2 : 16;
-        size_t *ends = realloc(g->ends, kcap * sizeof *ends);
-        ND_RETURN_IF(!ends, ND_ENOMEM, "out of memory reading a MANIFEST");
-        g->ends = ends;
-        g->kcap = kcap;
-    }
+    uint8_t *p = nd_grow(g->p, &g->cap, g->n + len, 1, 4096);
+    ND_RETURN_IF(!p, ND_ENOMEM, "out of memory reading a MANIFEST");
+    g->p = p;
+    size_t *ends = nd_grow(g->ends, &g->kcap, g->k + 1, sizeof *ends, 16);
+    ND_RETURN_IF(!ends, ND_ENOMEM, "out of memory reading a MANIFEST");
+    g->ends = ends;
     memcpy(g->p + g->n, rec, len);
     g->n += len;
     g->ends[g->k++] = g->n;

@@ -30,6 +30,7 @@
 #include "cmp_logfmt.h"
 #include "cmp_walfix.h"
 #include "nd_error.h"
+#include "nd_grow.h"
 
 #define BLOCK CMP_LOG_BLOCK
 #define HEADER CMP_LOG_HEADER
@@ -43,14 +44,9 @@ typedef struct buf {
 
 static int buf_put(buf *b, const void *src, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->n + n) cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) return nd_err_set(ND_ENOMEM, "repair: out of memory rewriting a log");
-        b->p = p;
-        b->cap = cap;
-    }
+    uint8_t *p = nd_grow(b->p, &b->cap, b->n + n, 1, 65536);
+    if (!p) return nd_err_set(ND_ENOMEM, "repair: out of memory rewriting a log");
+    b->p = p;
     memcpy(b->p + b->n, src, n);
     b->n += n;
     return ND_OK;
