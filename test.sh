@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Run the whole neardup test suite: the plain build (every suite but 'slow',
 # valgrind and memlimit included), an ASan+UBSan build (every suite but
-# 'slow', 'valgrind' and 'memlimit'), and a short libFuzzer run of each
-# fuzz target when clang is present (tests/fuzz/run.sh; a crash found
-# fails the run).
+# 'slow', 'valgrind', 'memlimit' and 'plain': tests of code the others
+# run under the sanitizers too, or of text only), and a short libFuzzer
+# run of each fuzz target when clang is present (tests/fuzz/run.sh; a
+# crash found fails the run).
 # Exits non-zero when any test fails.
 #   NEARDUP_TEST_QUICK=1   plain build only (a fast local loop)
 #   NEARDUP_TEST_SLOW=1    also the 'slow' suite (long crash modes) on the
@@ -39,7 +40,7 @@ if [ "${NEARDUP_TEST_QUICK:-0}" != 1 ]; then
     ninja -C "$asan" >/dev/null || { echo "test: sanitizer build failed" >&2; exit 1; }
     NEARDUP_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C "$asan" --print-errorlogs --no-rebuild --num-processes 2 \
-        --no-suite slow --no-suite valgrind --no-suite memlimit || status=1
+        --no-suite slow --no-suite valgrind --no-suite memlimit --no-suite plain || status=1
 
     secs=${NEARDUP_FUZZ_SECONDS:-10}
     if [ "$secs" != 0 ]; then
