@@ -213,6 +213,10 @@ static int check_file(repair_state *s, const char *name)
     int ok = cmp_sst_mend(file, tmp, &info);
     ND_TRY(ok);
     rc = ND_OK;
+    struct stat st;
+    /* an entry takes more than 8 bytes of a file (a key and its trailer) */
+    if (ok && info.entries) s->info.entries_bound += info.entries;
+    else if (stat(file, &st) == 0) s->info.entries_bound += (uint64_t)st.st_size / 8;
     if (!ok) goto cleanup; /* not read here: RocksDB's repair decides */
     if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
         snprintf(lost, len, "%s/lost/%s", s->path, name);
@@ -262,6 +266,11 @@ static int check_files(repair_state *s)
     for (struct dirent *e; rc == ND_OK && (e = readdir(d));) {
         size_t l = strlen(e->d_name);
         if (l > 4 && strcmp(e->d_name + l - 4, ".sst") == 0) rc = check_file(s, e->d_name);
+        struct stat st;
+        char file[4200];
+        snprintf(file, sizeof file, "%s/%s", s->path, e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0 && stat(file, &st) == 0)
+            s->info.entries_bound += (uint64_t)st.st_size / 8;
     }
     closedir(d);
     return rc;
