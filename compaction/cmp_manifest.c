@@ -425,10 +425,17 @@ static int check_log(const char *path, const char *manifest, const mf_set *s)
                       path, need, manifest);
 }
 
-int cmp_manifest_check(const char *path, const char *state)
+/* Read the MANIFEST of state (NULL: the one CURRENT names now) into *s,
+ * its name into name: ND_OK with *known 0 when it holds an edit this
+ * reader does not know, *read 0 when there is no state to read; else a
+ * record failing its checksum (ND_ECORRUPT), ND_ENOMEM, ND_EIO. */
+static int load(const char *path, const char *state, mf_set *s, char *name, int *known,
+                int *read)
 {
-    char now[KVDIR_STATE_MAX], name[KVDIR_STATE_MAX], file[4096 + KVDIR_STATE_MAX];
+    char now[KVDIR_STATE_MAX], file[4096 + KVDIR_STATE_MAX];
     unsigned long long size = 0;
+    *known = 1;
+    *read = 0;
     if (!state) {
         kvdir_manifest_state(path, now, sizeof now);
         state = now;
@@ -438,18 +445,18 @@ int cmp_manifest_check(const char *path, const char *state)
     snprintf(file, sizeof file, "%s/%s", path, name);
     uint8_t *in = NULL;
     size_t n = 0;
-    mf_set s = {0};
-    s.fam[0] = (struct mf_family){.id = 0, .live = 1};
-    s.nfam = 1;
+    s->fam[0] = (struct mf_family){.id = 0, .live = 1};
+    s->nfam = 1;
     group g = {0};
     cmp_log_reader r;
     int rc = read_prefix(file, (size_t)size, &in, &n);
     if (rc < 0 || !in) return rc;
+    *read = 1;
     cmp_log_reader_init(&r, in, n);
     const uint8_t *rec;
     size_t len, at = 0;
-    int known = 1, got;
-    while (rc == ND_OK && known && (got = cmp_log_next(&r, &rec, &len, &at)) != 0) {
+    int got;
+    while (rc == ND_OK && *known && (got = cmp_log_next(&r, &rec, &len, &at)) != 0) {
         if (got < 0) {
             rc = got == ND_ECORRUPT
                      ? nd_err_set(ND_ECORRUPT, "%s: %s: the record at byte %zu fails its checksum "
@@ -459,29 +466,72 @@ int cmp_manifest_check(const char *path, const char *state)
             break;
         }
         edit e = {0};
-        if (!walk(rec, len, 0, &e, &s, &rc)) {
-            known = 0;
+        if (!walk(rec, len, 0, &e, s, &rc)) {
+            *known = 0;
             break;
         }
         if (!e.atomic && !g.k) {
-            known = apply(rec, len, &s, &rc);
+            *known = apply(rec, len, s, &rc);
             continue;
         }
         /* An atomic group: its edits wait for its last one. */
         rc = group_put(&g, rec, len);
         if (rc == ND_OK && e.remaining == 0) {
-            for (size_t i = 0, from = 0; known && rc == ND_OK && i < g.k; from = g.ends[i++])
-                known = apply(g.p + from, g.ends[i] - from, &s, &rc);
+            for (size_t i = 0, from = 0; *known && rc == ND_OK && i < g.k; from = g.ends[i++])
+                *known = apply(g.p + from, g.ends[i] - from, s, &rc);
             g.n = g.k = 0;
         }
     }
-    if (rc == ND_OK && known) rc = check_files(path, name, &s);
-    if (rc == ND_OK && known && !s.too_many) rc = check_log(path, name, &s);
     cmp_log_reader_dispose(&r);
     free(in);
-    free(s.v);
-    free(s.slot);
     free(g.p);
     free(g.ends);
     return rc;
+}
+
+int cmp_manifest_check(const char *path, const char *state)
+{
+    char name[KVDIR_STATE_MAX];
+    mf_set s = {0};
+    int known, read;
+    int rc = load(path, state, &s, name, &known, &read);
+    if (rc == ND_OK && read && known) rc = check_files(path, name, &s);
+    if (rc == ND_OK && read && known && !s.too_many) rc = check_log(path, name, &s);
+    free(s.v);
+    free(s.slot);
+    return rc;
+}
+
+/* Is table file name (NNNNNN.sst) live in s with its size? */
+static int live_in(const mf_set *s, const char *path, const char *name)
+{
+    unsigned long long number;
+    int end = 0;
+    if (sscanf(name, "%llu.sst%n", &number, &end) != 1 || name[end] != '\0') return 1;
+    if (!s->nslot) return 0;
+    uint32_t slot = s->slot[slot_of(s, number)];
+    if (!slot || !s->v[slot - 1].live) return 0;
+    char file[4200];
+    struct stat st;
+    snprintf(file, sizeof file, "%s/%s", path, name);
+    return stat(file, &st) == 0 && (uint64_t)st.st_size == s->v[slot - 1].size;
+}
+
+int cmp_manifest_whole(const char *path)
+{
+    char name[KVDIR_STATE_MAX];
+    mf_set s = {0};
+    int known, read;
+    int rc = load(path, NULL, &s, name, &known, &read);
+    int whole = rc == ND_OK && read;
+    if (rc == ND_ECORRUPT) {
+        nd_err_clear();
+        rc = ND_OK;
+    }
+    DIR *d = whole && known ? opendir(path) : NULL;
+    for (struct dirent *e; d && whole && (e = readdir(d));) whole = live_in(&s, path, e->d_name);
+    if (d) closedir(d);
+    free(s.v);
+    free(s.slot);
+    return rc < 0 ? rc : whole;
 }

@@ -26,4 +26,14 @@
  * ND_EIO (the MANIFEST cannot be read). */
 int cmp_manifest_check(const char *path, const char *state);
 
+/* May a repair open the database at path as its MANIFEST says? RocksDB's
+ * open reads a MANIFEST cut short as far as it goes and then deletes
+ * every table file that view does not name: a repair must not open a
+ * store whose MANIFEST lost edits. 1 when CURRENT names a MANIFEST whose
+ * records all pass their checksums and which leaves live every table
+ * file in the directory, with its size (or holds an edit this reader does
+ * not know: RocksDB judges); 0 when not (CURRENT or the MANIFEST missing,
+ * damaged or cut); ND_ENOMEM, ND_EIO. */
+int cmp_manifest_whole(const char *path);
+
 #endif

@@ -43,7 +43,9 @@
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
 #include "cmp_layout.h"
+#include "cmp_manifest.h"
 #include "cmp_repair.h"
+#include "cmp_repairdir.h"
 #include "cmp_sstfile.h"
 #include "cmp_walfix.h"
 #include "nd_error.h"
@@ -55,6 +57,8 @@ typedef struct repair_file {
     char *family; /* its family, as the manifest said */
     uint64_t seqno;
     int held;     /* set aside as lost/HELD NAME, to be ingested again */
+    int docs;     /* found without a manifest, documents by its shape: its
+                   * family is named once the families are made again */
 } repair_file;
 
 typedef struct repair_state {
@@ -63,6 +67,10 @@ typedef struct repair_state {
     size_t n, cap;
     const char *family; /* the family being listed */
     st_repair_info info;
+    int orphan; /* the manifest cannot be trusted: RocksDB's repair rebuilds
+                 * it, the families are made again from the OPTIONS file */
+    char **families; /* the families the newest OPTIONS file names */
+    size_t nfamilies;
 } repair_state;
 
 static void state_free(repair_state *s)
@@ -72,6 +80,8 @@ static void state_free(repair_state *s)
         free(s->v[i].family);
     }
     free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
 }
 
 /* The profile of the family named name (cmp_gen.c: what the store opens it with). */
@@ -122,8 +132,8 @@ static int list_file(void *payload, const kv_file *f)
         s->cap = cap;
     }
     repair_file *r = &s->v[s->n];
-    *r = (repair_file){strdup(base), strdup(s->family), 0, 0};
-    if (!r->name || !r->family) {
+    *r = (repair_file){strdup(base), s->family ? strdup(s->family) : NULL, 0, 0, 0};
+    if (!r->name || (s->family && !r->family)) {
         free(r->name);
         free(r->family);
         return nd_err_set(ND_ENOMEM, "repair: out of memory listing the files");
@@ -179,6 +189,16 @@ static int move(const char *from, const char *to)
     return ND_OK;
 }
 
+/* Does a file ingested whole hold a generation's documents? Every entry a
+ * put of 24 bytes (cmp_layout.h: docs); not all of 9-byte keys, which is
+ * a table's shape (a run's value may be 24 bytes); reverse entries, band
+ * entries and fresh keys have empty values. */
+static int docs_like(const cmp_sst_info *i)
+{
+    return i->entries > 0 && i->deletions == 0 && i->value_bytes == 24 * i->entries &&
+           i->key_bytes != (TBL_KEY_LEN + 8) * i->entries;
+}
+
 /* Step 3 for the table file name: mended if partly damaged, held if it
  * was ingested whole into a family the manifest named. */
 static int check_file(repair_state *s, const char *name)
@@ -193,6 +213,10 @@ static int check_file(repair_state *s, const char *name)
     int ok = cmp_sst_mend(file, tmp, &info);
     ND_TRY(ok);
     rc = ND_OK;
+    struct stat st;
+    /* an entry takes more than 8 bytes of a file (a key and its trailer) */
+    if (ok && info.entries) s->info.entries_bound += info.entries;
+    else if (stat(file, &st) == 0) s->info.entries_bound += (uint64_t)st.st_size / 8;
     if (!ok) goto cleanup; /* not read here: RocksDB's repair decides */
     if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
         snprintf(lost, len, "%s/lost/%s", s->path, name);
@@ -208,6 +232,14 @@ static int check_file(repair_state *s, const char *name)
         s->info.blocks_cut += info.bad_blocks;
     }
     repair_file *r = find_file(s, name);
+    if (info.external && !r && s->orphan && docs_like(&info)) {
+        /* its family is named once the families are made again */
+        kv_file f = {.path = name};
+        s->family = NULL;
+        ND_TRY(list_file(s, &f));
+        r = &s->v[s->n - 1];
+        r->docs = 1;
+    }
     if (info.external && r) {
         snprintf(lost, len, "%s/lost/" HELD "%s", s->path, name);
         ND_TRY(move(file, lost));
@@ -234,6 +266,11 @@ static int check_files(repair_state *s)
     for (struct dirent *e; rc == ND_OK && (e = readdir(d));) {
         size_t l = strlen(e->d_name);
         if (l > 4 && strcmp(e->d_name + l - 4, ".sst") == 0) rc = check_file(s, e->d_name);
+        struct stat st;
+        char file[4200];
+        snprintf(file, sizeof file, "%s/%s", s->path, e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".log") == 0 && stat(file, &st) == 0)
+            s->info.entries_bound += (uint64_t)st.st_size / 8;
     }
     closedir(d);
     return rc;
@@ -251,10 +288,71 @@ static void unhold(repair_state *s)
     }
 }
 
+/* The generation meta records ("st.gen", decimal; absent: 0). */
+static int read_gen(kv_db *kv, kv_cf *meta, uint64_t *gen)
+{
+    char *v = NULL;
+    size_t len = 0;
+    *gen = 0;
+    int rc = kv_get(kv, meta, 0, "st.gen", 6, &v, &len);
+    if (rc == ND_ENOTFOUND) {
+        nd_err_clear();
+        return ND_OK;
+    }
+    for (size_t i = 0; rc == ND_OK && i < len; i++) {
+        if (v[i] < '0' || v[i] > '9' || i >= 19)
+            rc = nd_err_set(ND_ECORRUPT, "repair: a malformed generation record");
+        else *gen = *gen * 10 + (uint64_t)(v[i] - '0');
+    }
+    free(v);
+    return rc;
+}
+
+/* Step 4b, the manifest lost: make again the families of the current
+ * generation (and sketch, band) that the newest OPTIONS file names and
+ * RocksDB's repair did not make (no file it kept names them: all of
+ * theirs were ingested whole), empty; name the generation's documents
+ * family as that of the documents files held. The tables, reverse and
+ * band entries of files ingested whole stay in lost/: nd_db_repair
+ * rebuilds them from the documents. */
+static int refamily(repair_state *s)
+{
+    char **names = NULL;
+    size_t n = 0;
+    kv_db *kv = NULL;
+    kv_cf **cfs = NULL;
+    uint64_t gen = 0;
+    int rc = open_all(&kv, s->path, 0, &names, &n, &cfs), have_docs = 0;
+    char docs[32];
+    for (size_t i = 0; rc == ND_OK && i < n; i++)
+        if (cmp_family_fixed(names[i]) == ST_CF_META) rc = read_gen(kv, cfs[i], &gen);
+    cmp_family_name(docs, ST_CF_DOCS, gen);
+    for (size_t i = 0; rc == ND_OK && i < s->nfamilies; i++) {
+        const char *f = s->families[i];
+        int cf, known = 0;
+        uint64_t g;
+        if (cmp_family_fixed(f) < 0 && !(cmp_family_parse(f, &cf, &g) && g == gen)) continue;
+        for (size_t j = 0; j < n && !known; j++) known = strcmp(names[j], f) == 0;
+        if (!known) {
+            kv_cf *c = NULL;
+            rc = kv_family_create(kv, f, profile_of(f), &c);
+            kv_family_free(c);
+        }
+        have_docs |= strcmp(f, docs) == 0;
+    }
+    for (size_t j = 0; j < n; j++) have_docs |= strcmp(names[j], docs) == 0;
+    for (size_t i = 0; rc == ND_OK && have_docs && i < s->n; i++)
+        if (s->v[i].docs && s->v[i].held && !s->v[i].family &&
+            !(s->v[i].family = strdup(docs)))
+            rc = nd_err_set(ND_ENOMEM, "repair: out of memory");
+    close_all(kv, names, n, cfs);
+    return rc;
+}
+
 static int by_seqno(const void *a, const void *b)
 {
     const repair_file *x = a, *y = b;
-    int c = strcmp(x->family, y->family);
+    int c = strcmp(x->family ? x->family : "", y->family ? y->family : "");
     return c ? c : x->seqno < y->seqno ? -1 : x->seqno > y->seqno;
 }
 
@@ -264,7 +362,7 @@ static int by_seqno(const void *a, const void *b)
 static int restore(repair_state *s)
 {
     size_t held = 0;
-    for (size_t i = 0; i < s->n; i++) held += s->v[i].held;
+    for (size_t i = 0; i < s->n; i++) held += s->v[i].held && s->v[i].family;
     if (!held) return ND_OK;
     qsort(s->v, s->n, sizeof *s->v, by_seqno);
     char **names = NULL;
@@ -275,7 +373,7 @@ static int restore(repair_state *s)
     const char *family = NULL;
     for (size_t i = 0; rc == ND_OK && i < s->n; i++) {
         repair_file *r = &s->v[i];
-        if (!r->held) continue;
+        if (!r->held || !r->family) continue;
         int first = !family || strcmp(family, r->family) != 0;
         family = r->family;
         kv_cf *cf = NULL;
@@ -297,24 +395,36 @@ static int restore(repair_state *s)
 
 int st_repair(const char *path, st_repair_info *info)
 {
-    ND_RETURN_IF(kv_probe(path) != 1, ND_ENOTFOUND, "%s is not a database", path);
+    int probe = kv_probe(path), mended = 0;
+    ND_RETURN_IF(probe != 1 && probe != 3, ND_ENOTFOUND, "%s is not a database", path);
     repair_state s = {.path = path};
+    /* Before any open: RocksDB's writes a new OPTIONS file naming only
+     * the families it opened. */
+    int rc = cmp_options_families(path, &s.families, &s.nfamilies);
+    /* CURRENT lost or damaged: the newest MANIFEST is intact. */
+    if (rc == ND_OK) rc = cmp_current_mend(path, &mended);
     /* RocksDB's reader would drop the rest of a block after a damaged
      * record: give it logs whose damage is cut out. */
-    int rc = cmp_wal_resync(path, &s.info.log_records_dropped);
-    /* A failed salvage (a damaged manifest) leaves all to the repair:
-     * files ingested whole are then set aside with the damage. */
-    if (rc == ND_OK && salvage_log(&s) < 0) {
+    if (rc == ND_OK) rc = cmp_wal_resync(path, &s.info.log_records_dropped);
+    /* A manifest damaged or cut is not opened: RocksDB would delete every
+     * table file its view does not name. */
+    int whole = rc == ND_OK ? cmp_manifest_whole(path) : 0;
+    if (whole < 0) rc = whole;
+    s.orphan = !whole;
+    /* A failed salvage leaves all to the repair, as a lost manifest. */
+    if (rc == ND_OK && whole && salvage_log(&s) < 0) {
         nd_err_clear();
         state_free(&s);
-        s = (repair_state){.path = path, .info = s.info};
+        s.orphan = 1;
     }
     if (rc == ND_OK) rc = check_files(&s);
     if (rc < 0) unhold(&s); /* as they were, for another try */
     if (rc == ND_OK) rc = kv_repair(path);
+    if (rc == ND_OK && s.orphan) rc = refamily(&s);
     if (rc == ND_OK) rc = restore(&s);
     if (info) *info = s.info;
     state_free(&s);
+    cmp_options_families_free(s.families, s.nfamilies);
     return rc;
 }
 

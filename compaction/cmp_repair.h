@@ -14,6 +14,9 @@ typedef struct st_repair_info {
     uint64_t blocks_cut;          /* the damaged data blocks left out of them */
     unsigned files_damaged;       /* table files set aside whole (nothing readable) */
     unsigned files_restored;      /* files ingested whole, put back into their families */
+    uint64_t entries_bound;       /* at least the entries the table files and logs
+                                   * hold (their properties, else a bound from
+                                   * their sizes): no more documents were there */
 } st_repair_info;
 
 /* Salvage the closed store at path in place: what is intact stays, a

@@ -317,6 +317,14 @@ static int prop_entry(void *payload, const uint8_t *key, size_t klen, const uint
     } else if (is(key, klen, "rocksdb.external_sst_file.global_seqno")) {
         if (vlen != 8) return 0;
         f->info.global_seqno = le64(val);
+    } else if (is(key, klen, "rocksdb.num.entries")) {
+        if (!nd_get_varint(val, val + vlen, &f->info.entries)) return 0;
+    } else if (is(key, klen, "rocksdb.deleted.keys")) {
+        if (!nd_get_varint(val, val + vlen, &f->info.deletions)) return 0;
+    } else if (is(key, klen, "rocksdb.raw.key.size")) {
+        if (!nd_get_varint(val, val + vlen, &f->info.key_bytes)) return 0;
+    } else if (is(key, klen, "rocksdb.raw.value.size")) {
+        if (!nd_get_varint(val, val + vlen, &f->info.value_bytes)) return 0;
     } else if (is(key, klen, "rocksdb.index.value.is.delta.encoded")) {
         if (!nd_get_varint(val, val + vlen, &v)) return 0;
         f->delta_values = v != 0;

@@ -19,6 +19,11 @@ typedef struct cmp_sst_info {
     uint64_t bad_blocks;   /* of them, those whose checksum fails */
     int bad_filter;        /* its bloom filter's block is damaged (dropped when
                             * mended: RocksDB reads a file without one) */
+    uint64_t entries;      /* its properties: entries (deletions among them), */
+    uint64_t deletions;
+    uint64_t key_bytes;    /* their keys' bytes (each with RocksDB's 8 bytes
+                            * of sequence and type) and their values' bytes */
+    uint64_t value_bytes;
 } cmp_sst_info;
 
 #define CMP_SST_DAMAGED 2

@@ -100,11 +100,17 @@ static int resync(buf *out, const uint8_t *in, size_t n, uint64_t *dropped, int 
         size_t len = (size_t)h[4] | (size_t)h[5] << 8;
         uint8_t type = h[6];
         /* Zeros where a header belongs: preallocated space, the block's
-         * rest unused. Not while scanning past damage: a payload holds
-         * runs of zeros too. */
+         * rest unused — if the rest is all zeros; else a zeroed header,
+         * damage, past which the records are found again (skipping the
+         * block lost the 10 to 250 records after it). Not while scanning
+         * past damage: a payload holds runs of zeros too. */
         if (type == T_ZERO && len == 0 && crc == 0 && !in_damage) {
-            pos = block_end;
-            continue;
+            size_t z = pos + HEADER;
+            while (z < block_end && in[z] == 0) z++;
+            if (z == block_end) {
+                pos = block_end;
+                continue;
+            }
         }
         int fits = pos + HEADER + len <= block_end;
         if (fits && type >= 5 && type <= 8 && cmp_log_crc(type, h + HEADER, len) == crc) {

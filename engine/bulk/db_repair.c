@@ -30,6 +30,7 @@
 
 #include "db_core.h"
 #include "neardup.h"
+#include "nd_endian.h"
 #include "nd_error.h"
 #include "storage.h"
 
@@ -185,6 +186,41 @@ static unsigned count_lost(const char *path)
     return n;
 }
 
+/* The documents the counters record (db_core.c's: BE64 documents, BE64
+ * fingerprints) of the salvaged store at path says, into *docs; 0 when it
+ * is missing, malformed or says more than the salvaged files could hold
+ * (bound), and then it is written again as 0, 0: the store opens with
+ * one, and what was found is counted from the documents alone. */
+static int check_counters(const char *path, uint64_t bound, uint64_t *docs)
+{
+    st_store *s = NULL;
+    st_batch *b = NULL;
+    st_open_opts o = {0};
+    char *v = NULL;
+    size_t len = 0;
+    *docs = 0;
+    int rc = st_open(&s, path, &o);
+    if (rc < 0) { /* the engine's open says why */
+        nd_err_clear();
+        return ND_OK;
+    }
+    rc = st_get(s, ST_CF_META, "counters", 8, &v, &len);
+    if (rc == ND_OK && len == 16 && nd_load_be64(v) <= bound &&
+        nd_load_be64(v + 8) <= nd_load_be64(v)) {
+        *docs = nd_load_be64(v);
+    } else if (rc == ND_OK || rc == ND_ENOTFOUND) {
+        uint8_t zero[16] = {0};
+        nd_err_clear();
+        rc = st_batch_new(&b, s);
+        if (rc == ND_OK) rc = st_batch_put(b, ST_CF_META, "counters", 8, zero, sizeof zero);
+        if (rc == ND_OK) rc = st_write(s, b, 1);
+    }
+    free(v);
+    st_batch_free(b);
+    int crc = st_close(s);
+    return rc < 0 ? rc : crc;
+}
+
 /* Copy every document of from into the new database at to, made like from. */
 static int rebuild(nd_db *from, const char *to, const repair_progress *progress,
                    nd_repair_report *rep)
@@ -261,6 +297,8 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
     ND_TRY(st_repair(path, &info));
     if ((rc = report_in(&progress, "salvaging", "steps", 1, 1)) != 0) goto cleanup;
     rep.files_lost = count_lost(path);
+    uint64_t counted = 0;
+    ND_TRY(check_counters(path, info.entries_bound, &counted));
     nd_db_options o;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
     o.flags = ND_DB_NO_BACKGROUND;
@@ -274,9 +312,7 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
     /* found: what the salvaged store names, or what its counters record
      * when that is more (documents no entry names any more: a file ingested
      * whole that a damaged manifest could not place) */
-    uint64_t counted = 0;
     if ((rc = count_named(from, &progress, &rep.docs_before)) != 0) goto cleanup;
-    ND_TRY(nd_db_counts(&counted, NULL, from));
     if (counted > rep.docs_before) rep.docs_before = counted;
     /* A rebuild that failed or was stopped leaves no copy that the next
      * repair would refuse as existing. */
