@@ -311,10 +311,22 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
     srv_job job = {.kind = ep == SRV_EP_ADD ? SRV_JOB_ADD : SRV_JOB_CHECK_ADD,
                    .docs = &d.doc, .n = 1, .k = k, .answers = &a};
     if (submit(out, c, &job)) return;
-    if (ep == SRV_EP_ADD) set_body(out, 200, json_pack("{s:b}", "stored", 1));
-    else
-        set_body(out, 200, json_pack("{s:b,s:b,s:o}", "new", !a.dup, "stored",
-                                     !a.dup || c->resemblance, "match", answer_json(&a, 0)));
+    if (ep == SRV_EP_ADD) {
+        set_body(out, 200, json_pack("{s:b}", "stored", 1));
+        return;
+    }
+    json_t *match = answer_json(&a, 0);
+    /* The match's score and time, read here rather than by the writer
+     * (a point read on this connection's thread; gone meanwhile: left out). */
+    if (a.dup && match && nd_results_new(&res) == ND_OK &&
+        nd_db_get(res, c->db, a.match_key, a.match_key_len) == ND_OK) {
+        const nd_match *m = nd_results_get(res, 0);
+        json_object_set_new(match, "score", json_real(m->score));
+        json_object_set_new(match, "time", json_integer((json_int_t)m->time));
+    }
+    nd_results_free(res);
+    set_body(out, 200, json_pack("{s:b,s:b,s:o}", "new", !a.dup, "stored",
+                                 !a.dup || c->resemblance, "match", match));
     srv_answers_dispose(&a, 1);
 }
 
