@@ -47,7 +47,7 @@ static void set_body(srv_reply *out, unsigned status, json_t *j)
 {
     out->status = status;
     out->content_type = "application/json";
-    out->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    out->body = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(j);
     if (!out->body) {
         out->status = 500;

@@ -113,7 +113,8 @@ static int commit_run(srv_writer *w, srv_job *first, srv_job *end, srv_job_kind 
     } else {
         unsigned k = first->k; /* a run shares its k (see process) */
         rc = nd_db_batch(w->items, w->keys, w->db, w->docs, n, k, ND_BATCH_ADD);
-        if (rc == ND_OK) {
+        /* a resemblance store stores every document, near-duplicates too */
+        if (rc == ND_OK && nd_db_min_resemblance(w->db) == 0) {
             added = 0;
             for (size_t i = 0; i < n; i++) added += !w->items[i].dup;
         }
