@@ -158,7 +158,7 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_fail("serve", "listening on %s (not loopback) needs --token-file", host);
     if (token_file && (rc = read_token(token_file, token, sizeof token))) return rc;
 #ifndef ND_HAVE_SERVER
-    (void)max_body, (void)max_batch, (void)max_conn, (void)idle, (void)have_k, (void)durable;
+    (void)max_body, (void)max_batch, (void)max_conn, (void)idle, (void)have_k, (void)durable, (void)k;
     return cli_fail("serve: this neardup was built without the server (libmicrohttpd; "
                     "meson setup -Dserver=enabled)");
 #else
