@@ -69,6 +69,7 @@ int cmd_dedupe(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Open the database at path with ND_DB_* flags; on failure prints the
  * error and returns CLI_EXIT_DB (whatever the cause: missing, a regular

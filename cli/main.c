@@ -41,6 +41,7 @@ static const cli_command commands[] = {
     {"dedupe", cmd_dedupe, "find near-duplicate clusters in a corpus"},
     {"cluster", cmd_cluster, "collapse near-duplicate search results per query"},
     {"shard", cmd_shard, "create, split and inspect sharded stores"},
+    {"serve", cmd_serve, "serve the store over HTTP/JSON (group commit)"},
 };
 
 static void list_commands(FILE *f)

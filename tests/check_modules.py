@@ -35,7 +35,10 @@ and dependency rules"):
    (in_lines, in_jsonl, in_files, in_warc) none of each other's nor the
    dispatcher's (in_reader.h); tool/ (what neardup and neardup-mpi share)
    includes headers of input/ and tool/ only; mpi/ includes no header of
-   cli/; and no meson.build compiles a source file of another folder.
+   cli/; and no meson.build compiles a source file of another folder;
+9. server/ (`neardup serve`) is a room of its own: its files include, of
+   the project's headers, only <neardup.h> and server/'s own, and no file
+   of another folder includes a server/ header but cli/cmd_serve.c.
 """
 import os
 import re
@@ -53,13 +56,16 @@ OWNERS = {
     "xxhash.h": "common/nd_hash.c",
     "libxml/": "bench/html_compare.c",
     "opencc.h": "engine/text/fp_fold_zh.c",
-    "jansson.h": "input/in_jsonl.c",
+    # the tools' JSONL reader and the server's endpoints (server/)
+    "jansson.h": ("input/in_jsonl.c", "server/srv_api.c"),
+    "microhttpd.h": "server/srv_http.c",
     # bench_fingerprint reads its gzip'd corpora itself (not library code)
     "zlib.h": ("input/in_source.c", "bench/bench_fingerprint.c"),
     "simdjson": "input/in_json_fast.cpp",
 }
 FORMAT_FILES = ("in_lines", "in_jsonl", "in_files", "in_warc")
-SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi", "input", "tool")
+SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi", "input", "tool",
+           "server")
 
 
 def strip(text):
@@ -252,6 +258,37 @@ def check_components(root, errors):
                           f"compiles {src}, a source of another folder")
 
 
+def check_server(root, errors):
+    """Rule 9: server/ sees the library through <neardup.h> only."""
+    sdir = os.path.join(root, "server")
+    if not os.path.isdir(sdir):
+        return
+    own = {f for f in os.listdir(sdir) if f.endswith(".h")}
+    project = set()
+    for d in SCANNED + ("python",):
+        for dirpath, _, files in os.walk(os.path.join(root, d)):
+            project |= {f for f in files if f.endswith(".h")}
+    for f in sorted(os.listdir(sdir)):
+        if not f.endswith((".c", ".h")):
+            continue
+        for kind, inc in includes(os.path.join(sdir, f)):
+            base = os.path.basename(inc)
+            if base == "neardup.h" or base in own:
+                continue
+            if kind == '"' or base in project - own:
+                errors.append(f"server/{f} includes {inc}: server/ may include <neardup.h> "
+                              "and its own headers only")
+    for d in SCANNED:
+        for dirpath, _, files in os.walk(os.path.join(root, d)):
+            for f in files:
+                rel = os.path.relpath(os.path.join(dirpath, f), root)
+                if rel.startswith("server/") or not f.endswith((".c", ".h", ".cc", ".cpp")):
+                    continue
+                for kind, inc in includes(os.path.join(dirpath, f)):
+                    if kind == '"' and os.path.basename(inc) in own and rel != "cli/cmd_serve.c":
+                        errors.append(f"{rel} includes {inc} of server/: only cli/cmd_serve.c may")
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -352,6 +389,9 @@ def main():
 
     # 8. the tools' shared components and the build's folders
     check_components(root, errors)
+
+    # 9. server/ calls the public API only
+    check_server(root, errors)
 
     # 4. one owner per dependency
     for d in SCANNED:

@@ -57,10 +57,12 @@ from ._neardup import (
     fingerprint,
     resemblance,
 )
+from .client import Client, ServerError
 
 __all__ = [
     "BatchMatch",
     "BusyError",
+    "Client",
     "Cluster",
     "CorruptError",
     "Database",
@@ -84,6 +86,7 @@ __all__ = [
     "OutOfMemoryError",
     "Pair",
     "ReadOnlyError",
+    "ServerError",
     "VersionError",
     "__version__",
     "dedupe",

@@ -53,6 +53,7 @@ import datetime
 import os
 from typing import Any, Iterable, Iterator, Literal, Protocol, Tuple, Union, overload
 
+
 __version__: str
 FP_VERSION: int  # version of the fingerprint function (ND_FP_VERSION)
 FORMAT_VERSION: int  # on-disk format written (ND_FORMAT_VERSION)
@@ -678,3 +679,7 @@ class Dedupe:
         thread's call in progress."""
     def __enter__(self) -> Dedupe: ...
     def __exit__(self, *exc: object) -> None: ...
+
+# ---- the server's client (neardup/client.py, typed there) -------------------
+
+from .client import Client as Client, ServerError as ServerError

@@ -1,0 +1,123 @@
+# test_serve.sh — `neardup serve` from the shell: the curl examples of
+# README.md and docs/server.md (their ```console blocks, in that order,
+# against one server over a new store: each `$ COMMAND` line is run with
+# the example's address http://127.0.0.1:7340 replaced by the server's,
+# and the lines below it are its stdout), the loopback rule, the token
+# file, the limits (body, batch, connections, idle time) with their
+# statuses, malformed bodies, SIGTERM. Needs curl (skipped without it)
+# and a build with the server.
+# $SRC_ROOT: the source tree.
+
+if ! command -v curl >/dev/null; then
+    echo "test_serve: no curl: skipped"
+    return 0
+fi
+if "$ND" serve --help >/dev/null && "$ND" serve x.nd 2>&1 | grep -q "built without the server"; then
+    echo "test_serve: built without the server: skipped"
+    return 0
+fi
+
+# serve ARGS...: start a server in the background on a free port; sets
+# $URL, $PORT and $SPID (its stderr in serve.err).
+serve() {
+    rm -f serve.out
+    "$ND" serve "$@" --listen "${LISTEN:-127.0.0.1:0}" >serve.out 2>serve.err &
+    SPID=$!
+    for _ in $(seq 100); do
+        grep -q '^listening on ' serve.out 2>/dev/null && break
+        sleep 0.05
+    done
+    URL=$(sed -n 's/^listening on //p' serve.out)
+    PORT=${URL##*:}
+}
+stop() { kill -TERM "$SPID"; wait "$SPID"; scode=$?; }
+status() { curl -s -o body.json -w '%{http_code}' "$@"; }
+
+# ---- usage and the loopback rule
+expect_exit 0 "$ND" serve --help
+expect_out_match '^usage: neardup serve DB'
+expect_exit 1 "$ND" serve
+expect_exit 1 "$ND" serve db.nd --listen 0.0.0.0:0
+expect_err_match 'not loopback\) needs --token-file'
+expect_exit 1 "$ND" serve db.nd --listen example.org:80
+expect_err_match 'numeric address'
+printf 'short\n' >short.tok
+expect_exit 1 "$ND" serve db.nd --token-file short.tok
+expect_err_match 'at least 16 bytes'
+expect_exit 2 "$ND" serve missing.nd --listen 127.0.0.1:0
+expect_err_match "cannot open database"
+
+# ---- the examples of the docs
+"$ND" init crawl.nd >/dev/null 2>&1
+serve crawl.nd
+check "server started" -n "$URL"
+awk '/^```console$/ { inb = 1; next } /^```$/ { inb = 0 } inb' \
+    "$SRC_ROOT/README.md" "$SRC_ROOT/docs/server.md" >examples.txt
+check "the docs hold curl examples" "$(grep -c '^\$ curl' examples.txt)" -ge 8
+cmd="" want=""
+flush_example() {
+    [ -n "$cmd" ] || return 0
+    run bash -c "${cmd//http:\/\/127.0.0.1:7340/$URL}"
+    if [ "$out" == "$want" ]; then _pass; else _fail "example: $cmd
+  got:  [$out]
+  want: [$want]"; fi
+}
+while IFS= read -r line; do
+    if [ "${line:0:2}" == "\$ " ]; then
+        flush_example
+        cmd=${line:2} want=""
+    else
+        want=${want:+$want$'\n'}$line
+    fi
+done <examples.txt
+flush_example
+stop
+check "SIGTERM exits 0" "$scode" -eq 0
+expect_exit 0 "$ND" get crawl.nd news/1
+expect_out_match '^news/1'
+
+# ---- limits, each its status
+"$ND" init --fingerprint-only fp.nd >/dev/null 2>&1
+serve fp.nd --max-body 300 --max-batch 2 --max-connections 2 --idle-timeout 1
+check "413 body" "$(status -d "{\"key\":\"$(head -c 400 /dev/zero | tr '\0' x)\",\"fingerprint\":\"0000000000000001\"}" "$URL/v1/add")" = 413
+expect_exit 0 grep -q '"code":"body_too_large"' body.json
+check "413 batch" "$(status -d '{"documents":[{"key":"a","fingerprint":"0000000000000001"},{"key":"b","fingerprint":"0000000000000002"},{"key":"c","fingerprint":"0000000000000003"}]}' "$URL/v1/batch")" = 413
+expect_exit 0 grep -q '"code":"too_many_documents"' body.json
+check "200 under the limits" "$(status -d '{"key":"a","fingerprint":"00000000000000ff"}' "$URL/v1/check-and-add")" = 200
+# two idle connections are the limit: a third one's request is told 503
+exec 7<>"/dev/tcp/127.0.0.1/$PORT" 8<>"/dev/tcp/127.0.0.1/$PORT"
+sleep 0.2
+check "503 connections" "$(status "$URL/healthz")" = 503
+expect_exit 0 grep -q '"code":"too_many_connections"' body.json
+# the idle ones are closed after --idle-timeout: reading them ends (EOF)
+sleep 2.5
+timeout 3 cat <&7 >/dev/null; check "idle connection closed" $? -eq 0
+exec 7>&- 8>&-
+sleep 0.2
+check "200 once they are gone" "$(status "$URL/healthz")" = 200
+# malformed bodies: 4xx and a JSON error, never a 5xx
+for body in '' '{' '[1,2]' '{"key":"a"}' '{"key":"a","fingerprint":"zz"}' \
+            '{"key":"a","fingerprint":"0000000000000001","k":17}' '{"nope":1}' \
+            '{"key":"a","fingerprint":"0000000000000001","time":1.5}' '"str"' 'null'; do
+    st=$(status -d "$body" "$URL/v1/check-and-add")
+    check "400 for [$body] (got $st)" "$st" = 400
+done
+check "404 path" "$(status "$URL/v2/stats")" = 404
+check "405 method" "$(status -X PUT "$URL/v1/stats")" = 405
+check "metrics count them" "$(curl -s "$URL/metrics" | grep -c 'status="400"')" -ge 1
+stop
+
+# ---- the token: writes need it, reads do not
+printf 'abcdefghijklmnopqrstuvwxyz012345\n' >tok
+serve fp.nd --token-file tok
+check "401 no token" "$(status -d '{"key":"t","fingerprint":"0000000000000abc"}' "$URL/v1/add")" = 401
+check "403 wrong token" "$(status -H 'Authorization: Bearer nope' -d '{"key":"t","fingerprint":"0000000000000abc"}' "$URL/v1/add")" = 403
+check "401 delete" "$(status -X DELETE "$URL/v1/documents/a")" = 401
+check "200 with it" "$(status -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345' -d '{"key":"t","fingerprint":"0000000000000abc"}' "$URL/v1/add")" = 200
+check "200 read" "$(status "$URL/v1/documents/t")" = 200
+stop
+# with a token, another address is allowed (any: 0.0.0.0, port 0)
+LISTEN=0.0.0.0:0 serve fp.nd --token-file tok
+check "non-loopback with a token" -n "$URL"
+stop
+check "stopped" "$scode" -eq 0
