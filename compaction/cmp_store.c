@@ -28,28 +28,9 @@
 #include "cmp_gen.h"
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
+#include "cmp_store_impl.h"
 #include "nd_error.h"
 
-struct st_store {
-    kv_db *kv;
-    /* The families outside the generations: meta, then a resemblance
-     * store's sketch and band (NULL in other stores); FIXED(cf) indexes. */
-    kv_cf *fixed[3];
-    _Atomic int fill;  /* point reads fill the block cache (st_fills_cache) */
-    pthread_mutex_t gen_mu;
-    cmp_gen *cur;      /* the current generation; swapped by st_write only */
-    unsigned ntables;
-    int readonly;
-    const char *scratch_dir; /* st_open_opts.scratch_dir, during st_open */
-    int map_tables;    /* st_open_opts */
-    int direct_ok;     /* the direct reader knows this RocksDB's files */
-    _Atomic int stop_compacting; /* st_stop_compacting */
-    char *path;
-    _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
-    _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
-    _Atomic uint64_t dels_seq;  /* writes that deleted fresh entries */
-    cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
-};
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one. */
 struct st_batch {
@@ -181,7 +162,7 @@ static cmp_direct *direct_make(st_store *s, const cmp_gen *g, unsigned t, int me
  * while g is current and runs_seq still reads *if_seq (else d is
  * dropped), and then runs_seq moves by 2: readers remake their views of
  * the run space when it moves, and so find d. */
-static void direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, const uint64_t *if_seq)
+void st_direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, const uint64_t *if_seq)
 {
     cmp_direct *old = d;
     pthread_mutex_lock(&s->gen_mu);
@@ -197,12 +178,12 @@ static void direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, cons
 void st_direct_remake(st_store *s, cmp_gen *g, uint64_t mask)
 {
     for (unsigned t = 0; t < g->n; t++)
-        if (mask >> t & 1) direct_swap(s, g, t, direct_make(s, g, t, 0), NULL);
+        if (mask >> t & 1) st_direct_swap(s, g, t, direct_make(s, g, t, 0), NULL);
 }
 
 /* Before a write to the run space of the tables in mask: their files no
  * longer hold all of it. */
-static void direct_drop(st_store *s, uint64_t mask)
+void st_direct_drop(st_store *s, uint64_t mask)
 {
     pthread_mutex_lock(&s->gen_mu);
     for (unsigned t = 0; t < s->cur->n; t++)
@@ -590,7 +571,7 @@ int st_write(st_store *s, st_batch *b, int sync)
     if (b->next) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (b->log.dels) atomic_fetch_add(&s->dels_seq, 1);
-    if (b->log.runs) direct_drop(s, b->log.runs);
+    if (b->log.runs) st_direct_drop(s, b->log.runs);
     int rc = kv_write(s->kv, b->kb, sync);
     if (rc == ND_OK && b->gen_ops) {
         /* writes go to the current generation's families (the writer is
@@ -609,70 +590,6 @@ int st_write(st_store *s, st_batch *b, int sync)
 uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }
 uint64_t st_runs_seq(st_store *s) { return atomic_load(&s->runs_seq); }
 uint64_t st_dels_seq(st_store *s) { return atomic_load(&s->dels_seq); }
-
-/* ---- files ingested whole ------------------------------------------------ */
-
-int st_table_ingest_keys(st_store *s, unsigned t, const uint64_t *pv, size_t n)
-{
-    static const char what[] = "writing the fresh keys of a table to a file";
-    ND_FORWARD(st_store_writable(s));
-    ND_RETURN_IF(t >= s->ntables, ND_EINVAL, "storage: no table %u", t);
-    if (n == 0) return ND_OK;
-    int cf = ST_CF_TABLE(t), rc = ND_OK;
-    uint8_t kb[TBL_KEY_LEN];
-    kv_sst *w = NULL;
-    char *path = st_store_file(s, ST_FILE_INGEST);
-    if (!path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(kv_sst_new(&w, s->kv, cmp_gen_profile(cf), path, what));
-    for (size_t i = 0; i < n; i++) {
-        if (i && pv[i] <= pv[i - 1])
-            ND_FAIL(ND_EINVAL, "storage: fresh keys of table %u not ascending and distinct", t);
-        tbl_key(kb, TBL_FRESH, pv[i]);
-        ND_TRY(kv_sst_put(w, kb, sizeof kb, "", 0));
-    }
-    ND_TRY(kv_sst_finish(w));
-    const char *files[1] = {path};
-    cmp_gen *g = st_gen_acquire(s);
-    rc = kv_ingest(s->kv, g->cf[cf], files, 1, "ingesting the fresh keys of a table");
-    if (rc == ND_OK) atomic_store(&g->settled[cf], 0);
-    st_gen_release(s, g);
-cleanup:
-    kv_sst_free(w);
-    if (path) (void)unlink(path); /* moved in, or not to be */
-    free(path);
-    return rc;
-}
-
-int st_table_ingest_files(st_store *s, cmp_gen *g, unsigned t, const char *const *files,
-                          size_t n, const cmp_flog *log, cmp_direct *d, uint64_t runs_seq,
-                          uint64_t dels_seq, int *applied)
-{
-    int cf = ST_CF_TABLE(t);
-    *applied = 0;
-    if (atomic_load(&s->runs_seq) != runs_seq || atomic_load(&s->dels_seq) != dels_seq)
-        return ND_OK; /* the files no longer say what the table holds */
-    if (n == 0) { /* an empty table without fresh entries */
-        *applied = 1;
-        return ND_OK;
-    }
-    /* A run-space write (st_write): readers meanwhile read one snapshot;
-     * the table's file no longer holds its runs. The runs_seq above (the
-     * same generation: a switch moves it) names g's family. */
-    atomic_fetch_add(&s->runs_seq, 1);
-    direct_drop(s, 1ull << t);
-    int rc = kv_ingest(s->kv, g->cf[cf], files, n, "ingesting a rewritten table");
-    if (rc == ND_OK) {
-        atomic_store(&g->settled[cf], 0);
-        cmp_fresh_commit(s->fresh, log);
-        /* The files hold every run (a range deletion hides the older
-         * ones), so queries read them directly without waiting for a
-         * compaction; the next run-space write drops the reader. */
-        direct_swap(s, g, t, cmp_direct_ref(d), NULL);
-        *applied = 1;
-    }
-    atomic_fetch_add(&s->runs_seq, 1);
-    return rc;
-}
 
 /* ---- whole database --------------------------------------------------- */
 
@@ -766,7 +683,7 @@ int st_compact_tables(st_store *s)
         if (seq & 1) continue; /* a run-space write is being applied */
         rc = kv_compact(s->kv, g->cf[ST_CF_TABLE(t)], 0);
         cmp_direct *d = rc == ND_OK ? direct_make(s, g, t, 1) : NULL;
-        if (d) direct_swap(s, g, t, d, &seq);
+        if (d) st_direct_swap(s, g, t, d, &seq);
     }
     st_gen_release(s, g);
     return rc;
