@@ -29,6 +29,7 @@
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
 #include "cmp_store_impl.h"
+#include "cmp_synced.h"
 #include "nd_error.h"
 
 
@@ -39,6 +40,8 @@ struct st_batch {
     cmp_flog log;      /* its table changes, for the fresh mirror and runs_seq */
     cmp_gen *next;     /* made current by this batch's write, or NULL */
     size_t gen_ops;    /* puts and deletes into generational families */
+    uint64_t docs;     /* the document counter it records (st_batch_note_docs), or
+                        * CMP_SYNCED_NO_DOCS */
     unsigned char touched[ST_CF_MAX]; /* generational families written */
 };
 
@@ -268,6 +271,8 @@ cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 
 static void free_store(st_store *s)
 {
+    cmp_synced_close(s->synced);
+    pthread_mutex_destroy(&s->synced_mu);
     cmp_fresh_free(s->fresh);
     for (int i = 0; i < 3; i++) kv_family_free(s->fixed[i]);
     /* Snapshots hold references; they must be freed before the store. */
@@ -308,7 +313,7 @@ static int read_generation(st_store *s, uint64_t *gen)
  * (writable) or let go (read-only) the others: what an import left
  * behind when it stopped before or after its switch. */
 static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
-                   uint64_t cache_bytes)
+                   uint64_t cache_bytes, uint64_t synced_seq)
 {
     char **names = NULL, (*fnames)[32] = NULL;
     unsigned *profiles = NULL;
@@ -348,7 +353,7 @@ static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
     if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", s->path);
     kv_open_opts ko = {.create = create, .readonly = s->readonly, .cache_bytes = cache_bytes,
                        .profiles = cmp_gen_profiles(), .nprofiles = CMP_PROFILES,
-                       .scratch_dir = s->scratch_dir};
+                       .scratch_dir = s->scratch_dir, .synced_seq = synced_seq};
     ND_TRY(kv_open(&s->kv, s->path, &ko, n, (const char *const *)names, profiles, cfs));
     for (size_t i = 0; i < n; i++) {
         int cf = cmp_family_fixed(names[i]);
@@ -377,6 +382,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
+    pthread_mutex_init(&s->synced_mu, NULL);
+    s->synced_docs = CMP_SYNCED_NO_DOCS;
     s->readonly = o->readonly;
     s->scratch_dir = o->scratch_dir;
     s->map_tables = o->map_tables;
@@ -390,7 +397,12 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     ND_TRY(kvdir_open_check(path, o->create, o->excl, o->readonly, &exists));
     if (!exists && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
         ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
-    ND_TRY(open_db(s, !exists, o->ntables, o->resemblance, o->cache_bytes));
+    /* Read before the open: a writer beside a reader writes its record
+     * after the log's fsync, so what is read here the log holds. */
+    cmp_synced_rec synced = {0};
+    int have_synced = 0;
+    if (exists) ND_TRY(cmp_synced_read(path, &synced, &have_synced));
+    ND_TRY(open_db(s, !exists, o->ntables, o->resemblance, o->cache_bytes, synced.seq));
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[4] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST,
                                 ST_FILE_BAND_INGEST};
@@ -421,7 +433,15 @@ int st_close(st_store *s)
     if (!s) return ND_OK;
     /* Flushing the memtables now makes the next open fast (no WAL replay).
      * A failure (a full disk) loses nothing: the WAL still holds it all. */
-    if (!s->readonly) (void)st_flush(s);
+    if (!s->readonly && st_flush(s) == ND_OK) {
+        /* Every family flushed: the MANIFEST holds the last sequence, and
+         * the record has nothing left to check (the next open needs no
+         * look at the log first: cmp_kv.cc). */
+        cmp_synced_close(s->synced);
+        s->synced = NULL;
+        (void)cmp_synced_remove(s->path);
+    }
+    nd_err_clear();
     free_store(s);
     return ND_OK;
 }
@@ -442,6 +462,7 @@ static int batch_new(st_batch **out, st_store *s, int indexed)
     st_batch *b = calloc(1, sizeof *b);
     ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
     b->store = s;
+    b->docs = CMP_SYNCED_NO_DOCS;
     int rc = kv_batch_new(&b->kb, indexed);
     if (rc < 0) {
         free(b);
@@ -469,10 +490,12 @@ void st_batch_clear(st_batch *b)
     cmp_flog_clear(&b->log);
     b->next = NULL;
     b->gen_ops = 0;
+    b->docs = CMP_SYNCED_NO_DOCS;
     memset(b->touched, 0, sizeof b->touched);
 }
 
 size_t st_batch_count(const st_batch *b) { return kv_batch_count(b->kb); }
+void st_batch_note_docs(st_batch *b, uint64_t docs) { b->docs = docs; }
 
 /* A batch that switches generations writes only meta: anything else
  * would land in the families it is about to drop. */
@@ -562,6 +585,20 @@ static void switch_to(st_store *s, cmp_gen *next)
     fill_refresh(s);
 }
 
+/* After a synced write: its sequence number and document counter into
+ * the record (cmp_synced.h). Best effort: the write is durable already,
+ * and a record not written leaves the older one, a weaker check, never a
+ * false one. */
+static void note_synced(st_store *s)
+{
+    pthread_mutex_lock(&s->synced_mu);
+    int rc = s->synced ? ND_OK : cmp_synced_open(&s->synced, s->path);
+    cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
+    if (rc == ND_OK) rc = cmp_synced_put(s->synced, &r);
+    pthread_mutex_unlock(&s->synced_mu);
+    if (rc < 0) nd_err_clear();
+}
+
 int st_write(st_store *s, st_batch *b, int sync)
 {
     ND_FORWARD(st_store_writable(s));
@@ -579,6 +616,8 @@ int st_write(st_store *s, st_batch *b, int sync)
         for (size_t cf = 0; cf < sizeof b->touched; cf++)
             if (b->touched[cf]) atomic_store(&s->cur->settled[cf], 0);
     }
+    if (rc == ND_OK && b->docs != CMP_SYNCED_NO_DOCS) s->synced_docs = b->docs;
+    if (rc == ND_OK && sync) note_synced(s);
     if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
     if (rc == ND_OK && b->next) switch_to(s, b->next);
     if (runs) atomic_fetch_add(&s->runs_seq, 1);

@@ -89,6 +89,10 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
                  size_t klen, char **out_val, size_t *out_len);
 /* Apply atomically across all families; sync = fsync the WAL first. */
 int st_write(st_store *s, st_batch *b, int sync);
+/* b records the document counter docs: a synced write of it puts docs in
+ * the record of the last synced write (cmp_synced.h), for repair's count
+ * of the acknowledged documents a damaged log lost. */
+void st_batch_note_docs(st_batch *b, uint64_t docs);
 /* Number of successful st_write calls so far, counted after each write
  * became visible: an iterator made when it read N still shows everything
  * while it reads N. */

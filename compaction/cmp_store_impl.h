@@ -33,6 +33,9 @@ struct st_store {
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
     _Atomic uint64_t dels_seq;  /* writes that deleted fresh entries */
     cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
+    struct cmp_synced *synced;  /* the record of the last synced write, once written */
+    uint64_t synced_docs;       /* the document counter the last write recorded */
+    pthread_mutex_t synced_mu;  /* serialises the record's writes */
 };
 
 #endif /* CMP_STORE_IMPL_H */
