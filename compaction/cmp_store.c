@@ -441,7 +441,6 @@ int st_close(st_store *s)
         s->synced = NULL;
         (void)cmp_synced_remove(s->path);
     }
-    nd_err_clear();
     free_store(s);
     return ND_OK;
 }
