@@ -9,6 +9,10 @@
  * they were staged. A table's direct reader is made when its run space is
  * exactly one file (at open, after an import's switch or a compaction)
  * and dropped by the first write to that run space.
+ *
+ * Every synced write leaves its sequence number in SYNCED (cmp_synced.c),
+ * read at open, before RocksDB's, and checked against what the open
+ * recovered (cmp_kv.cc): acknowledged writes never vanish silently.
  */
 #include "cmp_store.h"
 

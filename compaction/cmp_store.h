@@ -54,7 +54,11 @@ typedef struct st_open_opts {
 /* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held
  * -> ND_EBUSY, path is a file / not writable -> ND_EIO / ND_EREADONLY,
  * checksum -> ND_ECORRUPT; the message names the path. On open, the number
- * of tables is read from the list of column families. */
+ * of tables is read from the list of column families. A store that
+ * recovers to a sequence below its record of the last synced write
+ * (cmp_synced.h: a log deleted or cut) -> ND_ECORRUPT naming the loss,
+ * before anything is written; st_close removes the record once every
+ * family is flushed. */
 int st_open(st_store **out, const char *path, const st_open_opts *o);
 int st_close(st_store *s); /* accepts NULL */
 unsigned st_ntables(const st_store *s);
@@ -87,7 +91,9 @@ int st_batch_delete_range(st_batch *b, int cf, const void *lo, size_t lolen, con
 /* Get through the batch, then the database. As st_get. */
 int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
                  size_t klen, char **out_val, size_t *out_len);
-/* Apply atomically across all families; sync = fsync the WAL first. */
+/* Apply atomically across all families; sync = fsync the WAL first, and
+ * then record the write's sequence number (cmp_synced.h; best effort:
+ * the write stands even when the record cannot be written). */
 int st_write(st_store *s, st_batch *b, int sync);
 /* b records the document counter docs: a synced write of it puts docs in
  * the record of the last synced write (cmp_synced.h), for repair's count
