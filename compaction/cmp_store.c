@@ -591,7 +591,8 @@ static void switch_to(st_store *s, cmp_gen *next)
 /* After a synced write: its sequence number and document counter into
  * the record (cmp_synced.h). Best effort: the write is durable already,
  * and a record not written leaves the older one, a weaker check, never a
- * false one. */
+ * false one. Writers are serialised (the engine's writer lock; the fold
+ * takes it too), so the latest sequence number is this write's. */
 static void note_synced(st_store *s)
 {
     pthread_mutex_lock(&s->synced_mu);
