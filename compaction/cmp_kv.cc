@@ -24,6 +24,7 @@
  */
 extern "C" {
 #include "cmp_kv.h"
+#include "cmp_synced.h"
 }
 #include "cmp_kv_impl.h"
 
@@ -280,14 +281,67 @@ static int open_secondary(kv_db *db, const char *path, size_t m, const char **al
     return kvdir_busy(path);
 }
 
+/* Close the database an attempt opened with handles[0..m). */
+static void close_opened(kv_db *db, size_t m, rocksdb_column_family_handle_t **handles)
+{
+    for (size_t j = 0; db->db && j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
+    if (db->db) rocksdb_close(db->db);
+    db->db = NULL;
+}
+
+/* Did the open recover every write up to want, the last synced one
+ * (cmp_synced.h; 0: nothing to check)? Else the loss, named. */
+static int synced_check(kv_db *db, const char *path, uint64_t want)
+{
+    if (!want || !db->db) return ND_OK;
+    uint64_t got = rocksdb_get_latest_sequence_number(db->db);
+    return got >= want ? ND_OK : cmp_synced_loss(path, want, got);
+}
+
+/* Before a writer's open of a store whose last synced write is want:
+ * RocksDB's writable open replays the log into table files and deletes
+ * it, so what the log holds is judged first by a read-only open, which
+ * writes nothing, and only while the MANIFEST stood still through it
+ * (another writer's flush deletes logs). An open that fails here is left
+ * to the writable one, which says why. */
+static int synced_precheck(kv_db *db, const char *path, uint64_t want, size_t m,
+                           const char **all, const rocksdb_options_t **cfo)
+{
+    char before[KVDIR_STATE_MAX], now[KVDIR_STATE_MAX], *err = NULL;
+    rocksdb_column_family_handle_t **h =
+        (rocksdb_column_family_handle_t **)calloc(m, sizeof *h);
+    ND_RETURN_IF(!h, ND_ENOMEM, "storage: out of memory");
+    rocksdb_t *ro = NULL;
+    uint64_t got = UINT64_MAX;
+    int rc = ND_OK;
+    kvdir_manifest_state(path, before, sizeof before);
+    KV_CAPTURE(rc, {
+        ro = rocksdb_open_for_read_only_column_families(db->opts, path, (int)m, all, cfo, h, 0,
+                                                        &err);
+        if (ro) got = rocksdb_get_latest_sequence_number(ro);
+        for (size_t j = 0; ro && j < m; j++) rocksdb_column_family_handle_destroy(h[j]);
+        if (ro) rocksdb_close(ro);
+    });
+    free(err);
+    free(h);
+    if (rc < 0) nd_err_clear();
+    if (rc < 0 || !ro || got >= want || !kvdir_settled(path, before, now, sizeof now)) return ND_OK;
+    return cmp_synced_loss(path, want, got);
+}
+
 /* One attempt at opening families all[0..m) into handles. */
-static int open_families(kv_db *db, const char *path, int readonly, int salvage, size_t m,
-                         const char **all, const rocksdb_options_t **cfo,
-                         rocksdb_column_family_handle_t **handles)
+static int open_families(kv_db *db, const char *path, int readonly, int salvage,
+                         uint64_t synced, size_t m, const char **all,
+                         const rocksdb_options_t **cfo, rocksdb_column_family_handle_t **handles)
 {
     char *err = NULL;
     if (readonly && !db->scratch) db->scratch = kvdir_scratch_make(db->scratch_parent);
-    if (readonly && db->scratch) return open_secondary(db, path, m, all, cfo, handles);
+    if (readonly && db->scratch) {
+        int rc = open_secondary(db, path, m, all, cfo, handles);
+        if (rc == ND_OK) rc = synced_check(db, path, synced);
+        if (rc < 0) KV_GUARD(close_opened(db, m, handles));
+        return rc;
+    }
     if (!readonly && !salvage) {
         /* Before a writer's open: RocksDB opens without a deleted log and
          * then writes past it, and the writes it held are gone for good.
@@ -298,6 +352,7 @@ static int open_families(kv_db *db, const char *path, int readonly, int salvage,
         int moved = 0;
         kvdir_manifest_state(path, before, sizeof before);
         int rc = before[0] ? files_check(path, before, before, ND_OK, &moved) : ND_OK;
+        if (rc == ND_OK && synced) rc = synced_precheck(db, path, synced, m, all, cfo);
         if (rc < 0) return rc;
     }
     /* no scratch directory: RocksDB's read-only open, no writer beside */
@@ -310,6 +365,7 @@ static int open_families(kv_db *db, const char *path, int readonly, int salvage,
      * cut file; the check then names it); never while salvaging (a
      * repair opens what it can). */
     if (!salvage && (readonly || rc == ND_ECORRUPT)) rc = files_check(path, NULL, NULL, rc, &moved);
+    if (rc == ND_OK && !salvage) rc = synced_check(db, path, synced);
     if (rc != ND_OK && db->db) {
         for (size_t j = 0; j < m; j++) rocksdb_column_family_handle_destroy(handles[j]);
         KV_GUARD(rocksdb_close(db->db));
@@ -344,13 +400,13 @@ int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
     }
     if (o->create) ND_TRY(kvdir_make(path)); /* here, not by RocksDB: a bad parent is named */
     db->scratch_parent = o->scratch_dir;
-    rc = open_families(db, path, o->readonly, o->salvage, n + off, all, cfo, handles);
+    rc = open_families(db, path, o->readonly, o->salvage, o->synced_seq, n + off, all, cfo, handles);
     if (rc == ND_EINVAL && strstr(nd_errmsg(), "ompression")) {
         /* This RocksDB build lacks LZ4: open without compression. */
         for (unsigned i = 0; i < db->nprof; i++)
             if (db->prof[i].compress)
                 rocksdb_options_set_compression(db->prof[i].opts, rocksdb_no_compression);
-        rc = open_families(db, path, o->readonly, o->salvage, n + off, all, cfo, handles);
+        rc = open_families(db, path, o->readonly, o->salvage, o->synced_seq, n + off, all, cfo, handles);
     }
     if (rc < 0) goto cleanup;
     /* An allocation that failed during the open took the reserve (and
@@ -373,6 +429,17 @@ cleanup:
     free(cfo);
     free(handles);
     return rc;
+}
+
+uint64_t kv_latest_seq(kv_db *db)
+{
+    uint64_t seq = 0;
+    try {
+        seq = rocksdb_get_latest_sequence_number(db->db);
+    } catch (...) {
+        (void)kv_exception();
+    }
+    return seq;
 }
 
 void kv_close(kv_db *db)

@@ -73,6 +73,11 @@ typedef struct kv_open_opts {
     const char *scratch_dir; /* a reader's scratch directory's parent; NULL: /tmp */
     int ingest_behind; /* files may be ingested below every other (kv_ingest_behind;
                         * repair only: the last level is kept for them) */
+    uint64_t synced_seq; /* the sequence number of the last synced write
+                          * (cmp_synced.h; 0: none to check): a store that
+                          * recovers to less lost acknowledged writes, and
+                          * the open fails (ND_ECORRUPT) before a writer's
+                          * RocksDB open writes anything */
 } kv_open_opts;
 
 
@@ -89,6 +94,8 @@ void kv_names_free(char **names, size_t n);
  * LZ4 opens with compression off. Errors as kv_map_error's, naming path. */
 int kv_open(kv_db **out, const char *path, const kv_open_opts *o, size_t n,
             const char *const *names, const unsigned *profiles, kv_cf **cfs);
+/* The sequence number of the database's newest write. */
+uint64_t kv_latest_seq(kv_db *db);
 /* Close; every family, snapshot, iterator and file writer must be freed
  * first. Accepts NULL. */
 void kv_close(kv_db *db);

@@ -166,6 +166,7 @@ int kvdir_remove_checkpoint(const char *dir)
 static int store_file(const char *name)
 {
     return checkpoint_file(name) || strcmp(name, "LOCK") == 0 || strcmp(name, "LOG") == 0 ||
+           strcmp(name, "SYNCED") == 0 ||
            strncmp(name, "LOG.old.", 8) == 0;
 }
 

@@ -26,6 +26,7 @@
 #include "cmp_gen.h"
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
+#include "cmp_store_ingest.h"
 #include "nd_error.h"
 
 struct st_regen {

@@ -47,6 +47,7 @@
 #include "cmp_repair.h"
 #include "cmp_repairdir.h"
 #include "cmp_sstfile.h"
+#include "cmp_synced.h"
 #include "cmp_walfix.h"
 #include "nd_error.h"
 
@@ -398,6 +399,13 @@ int st_repair(const char *path, st_repair_info *info)
     int probe = kv_probe(path), mended = 0;
     ND_RETURN_IF(probe != 1 && probe != 3, ND_ENOTFOUND, "%s is not a database", path);
     repair_state s = {.path = path};
+    s.info.synced_docs = CMP_SYNCED_NO_DOCS;
+    /* The last synced write's documents, acknowledged: what is not found
+     * again counts as lost. A damaged record tells nothing. */
+    cmp_synced_rec synced;
+    int have_synced = 0;
+    if (cmp_synced_read(path, &synced, &have_synced) < 0) nd_err_clear();
+    if (have_synced) s.info.synced_docs = synced.docs;
     /* Before any open: RocksDB's writes a new OPTIONS file naming only
      * the families it opened. */
     int rc = cmp_options_families(path, &s.families, &s.nfamilies);
@@ -422,6 +430,8 @@ int st_repair(const char *path, st_repair_info *info)
     if (rc == ND_OK) rc = kv_repair(path);
     if (rc == ND_OK && s.orphan) rc = refamily(&s);
     if (rc == ND_OK) rc = restore(&s);
+    /* The loss is accepted: the store opens again as it now is. */
+    if (rc == ND_OK) rc = cmp_synced_remove(path);
     if (info) *info = s.info;
     state_free(&s);
     cmp_options_families_free(s.families, s.nfamilies);

@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+/* st_repair_info.synced_docs when no synced write was recorded. */
+#define ST_SYNCED_NO_DOCS UINT64_MAX
+
 /* What st_repair did besides RocksDB's repair. */
 typedef struct st_repair_info {
     uint64_t log_records_dropped; /* damaged log records (or runs of damaged bytes) */
@@ -17,9 +20,14 @@ typedef struct st_repair_info {
     uint64_t entries_bound;       /* at least the entries the table files and logs
                                    * hold (their properties, else a bound from
                                    * their sizes): no more documents were there */
+    uint64_t synced_docs;         /* the document counter of the last synced write
+                                   * (cmp_synced.h), acknowledged; or
+                                   * ST_SYNCED_NO_DOCS (none recorded) */
 } st_repair_info;
 
-/* Salvage the closed store at path in place: what is intact stays, a
+/* Salvage the closed store at path in place (accepting the loss of
+ * acknowledged writes the record of the last synced write names: the
+ * record is removed): what is intact stays, a
  * table file's damaged data blocks are cut out of it, files RocksDB's
  * repair cannot keep whole move to path/lost/ (the originals of the files
  * cut too), and files ingested whole keep their families. The tables may

@@ -9,6 +9,10 @@
  * they were staged. A table's direct reader is made when its run space is
  * exactly one file (at open, after an import's switch or a compaction)
  * and dropped by the first write to that run space.
+ *
+ * Every synced write leaves its sequence number in SYNCED (cmp_synced.c),
+ * read at open, before RocksDB's, and checked against what the open
+ * recovered (cmp_kv.cc): acknowledged writes never vanish silently.
  */
 #include "cmp_store.h"
 
@@ -28,28 +32,10 @@
 #include "cmp_gen.h"
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
+#include "cmp_store_impl.h"
+#include "cmp_synced.h"
 #include "nd_error.h"
 
-struct st_store {
-    kv_db *kv;
-    /* The families outside the generations: meta, then a resemblance
-     * store's sketch and band (NULL in other stores); FIXED(cf) indexes. */
-    kv_cf *fixed[3];
-    _Atomic int fill;  /* point reads fill the block cache (st_fills_cache) */
-    pthread_mutex_t gen_mu;
-    cmp_gen *cur;      /* the current generation; swapped by st_write only */
-    unsigned ntables;
-    int readonly;
-    const char *scratch_dir; /* st_open_opts.scratch_dir, during st_open */
-    int map_tables;    /* st_open_opts */
-    int direct_ok;     /* the direct reader knows this RocksDB's files */
-    _Atomic int stop_compacting; /* st_stop_compacting */
-    char *path;
-    _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
-    _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */
-    _Atomic uint64_t dels_seq;  /* writes that deleted fresh entries */
-    cmp_fresh *fresh;           /* the fresh spaces in memory (cmp_fresh.h) */
-};
 
 /* An indexed batch (reads its own writes) or, for bulk loads, a plain one. */
 struct st_batch {
@@ -58,6 +44,8 @@ struct st_batch {
     cmp_flog log;      /* its table changes, for the fresh mirror and runs_seq */
     cmp_gen *next;     /* made current by this batch's write, or NULL */
     size_t gen_ops;    /* puts and deletes into generational families */
+    uint64_t docs;     /* the document counter it records (st_batch_note_docs), or
+                        * CMP_SYNCED_NO_DOCS */
     unsigned char touched[ST_CF_MAX]; /* generational families written */
 };
 
@@ -181,7 +169,7 @@ static cmp_direct *direct_make(st_store *s, const cmp_gen *g, unsigned t, int me
  * while g is current and runs_seq still reads *if_seq (else d is
  * dropped), and then runs_seq moves by 2: readers remake their views of
  * the run space when it moves, and so find d. */
-static void direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, const uint64_t *if_seq)
+void st_direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, const uint64_t *if_seq)
 {
     cmp_direct *old = d;
     pthread_mutex_lock(&s->gen_mu);
@@ -197,12 +185,12 @@ static void direct_swap(st_store *s, cmp_gen *g, unsigned t, cmp_direct *d, cons
 void st_direct_remake(st_store *s, cmp_gen *g, uint64_t mask)
 {
     for (unsigned t = 0; t < g->n; t++)
-        if (mask >> t & 1) direct_swap(s, g, t, direct_make(s, g, t, 0), NULL);
+        if (mask >> t & 1) st_direct_swap(s, g, t, direct_make(s, g, t, 0), NULL);
 }
 
 /* Before a write to the run space of the tables in mask: their files no
  * longer hold all of it. */
-static void direct_drop(st_store *s, uint64_t mask)
+void st_direct_drop(st_store *s, uint64_t mask)
 {
     pthread_mutex_lock(&s->gen_mu);
     for (unsigned t = 0; t < s->cur->n; t++)
@@ -287,6 +275,8 @@ cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 
 static void free_store(st_store *s)
 {
+    cmp_synced_close(s->synced);
+    pthread_mutex_destroy(&s->synced_mu);
     cmp_fresh_free(s->fresh);
     for (int i = 0; i < 3; i++) kv_family_free(s->fixed[i]);
     /* Snapshots hold references; they must be freed before the store. */
@@ -327,7 +317,7 @@ static int read_generation(st_store *s, uint64_t *gen)
  * (writable) or let go (read-only) the others: what an import left
  * behind when it stopped before or after its switch. */
 static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
-                   uint64_t cache_bytes)
+                   uint64_t cache_bytes, uint64_t synced_seq)
 {
     char **names = NULL, (*fnames)[32] = NULL;
     unsigned *profiles = NULL;
@@ -367,7 +357,7 @@ static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
     if (!have_meta) ND_FAIL(ND_EINVAL, "%s is not a neardup database (no tables)", s->path);
     kv_open_opts ko = {.create = create, .readonly = s->readonly, .cache_bytes = cache_bytes,
                        .profiles = cmp_gen_profiles(), .nprofiles = CMP_PROFILES,
-                       .scratch_dir = s->scratch_dir};
+                       .scratch_dir = s->scratch_dir, .synced_seq = synced_seq};
     ND_TRY(kv_open(&s->kv, s->path, &ko, n, (const char *const *)names, profiles, cfs));
     for (size_t i = 0; i < n; i++) {
         int cf = cmp_family_fixed(names[i]);
@@ -396,6 +386,8 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     st_store *s = calloc(1, sizeof *s);
     ND_RETURN_IF(!s, ND_ENOMEM, "storage: out of memory");
     pthread_mutex_init(&s->gen_mu, NULL);
+    pthread_mutex_init(&s->synced_mu, NULL);
+    s->synced_docs = CMP_SYNCED_NO_DOCS;
     s->readonly = o->readonly;
     s->scratch_dir = o->scratch_dir;
     s->map_tables = o->map_tables;
@@ -409,7 +401,12 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     ND_TRY(kvdir_open_check(path, o->create, o->excl, o->readonly, &exists));
     if (!exists && (o->ntables == 0 || o->ntables > ND_MAX_TABLES))
         ND_FAIL(ND_EINVAL, "storage: %u tables (1..%u allowed)", o->ntables, ND_MAX_TABLES);
-    ND_TRY(open_db(s, !exists, o->ntables, o->resemblance, o->cache_bytes));
+    /* Read before the open: a writer beside a reader writes its record
+     * after the log's fsync, so what is read here the log holds. */
+    cmp_synced_rec synced = {0};
+    int have_synced = 0;
+    if (exists) ND_TRY(cmp_synced_read(path, &synced, &have_synced));
+    ND_TRY(open_db(s, !exists, o->ntables, o->resemblance, o->cache_bytes, synced.seq));
     if (!o->readonly) { /* a crash mid-way left them (the lock is ours now) */
         const char *names[4] = {ST_FILE_REGEN, ST_FILE_REGEN_DEL, ST_FILE_INGEST,
                                 ST_FILE_BAND_INGEST};
@@ -440,7 +437,14 @@ int st_close(st_store *s)
     if (!s) return ND_OK;
     /* Flushing the memtables now makes the next open fast (no WAL replay).
      * A failure (a full disk) loses nothing: the WAL still holds it all. */
-    if (!s->readonly) (void)st_flush(s);
+    if (!s->readonly && st_flush(s) == ND_OK) {
+        /* Every family flushed: the MANIFEST holds the last sequence, and
+         * the record has nothing left to check (the next open needs no
+         * look at the log first: cmp_kv.cc). */
+        cmp_synced_close(s->synced);
+        s->synced = NULL;
+        (void)cmp_synced_remove(s->path);
+    }
     free_store(s);
     return ND_OK;
 }
@@ -461,6 +465,7 @@ static int batch_new(st_batch **out, st_store *s, int indexed)
     st_batch *b = calloc(1, sizeof *b);
     ND_RETURN_IF(!b, ND_ENOMEM, "storage: out of memory");
     b->store = s;
+    b->docs = CMP_SYNCED_NO_DOCS;
     int rc = kv_batch_new(&b->kb, indexed);
     if (rc < 0) {
         free(b);
@@ -488,10 +493,12 @@ void st_batch_clear(st_batch *b)
     cmp_flog_clear(&b->log);
     b->next = NULL;
     b->gen_ops = 0;
+    b->docs = CMP_SYNCED_NO_DOCS;
     memset(b->touched, 0, sizeof b->touched);
 }
 
 size_t st_batch_count(const st_batch *b) { return kv_batch_count(b->kb); }
+void st_batch_note_docs(st_batch *b, uint64_t docs) { b->docs = docs; }
 
 /* A batch that switches generations writes only meta: anything else
  * would land in the families it is about to drop. */
@@ -581,6 +588,21 @@ static void switch_to(st_store *s, cmp_gen *next)
     fill_refresh(s);
 }
 
+/* After a synced write: its sequence number and document counter into
+ * the record (cmp_synced.h). Best effort: the write is durable already,
+ * and a record not written leaves the older one, a weaker check, never a
+ * false one. Writers are serialised (the engine's writer lock; the fold
+ * takes it too), so the latest sequence number is this write's. */
+static void note_synced(st_store *s)
+{
+    pthread_mutex_lock(&s->synced_mu);
+    int rc = s->synced ? ND_OK : cmp_synced_open(&s->synced, s->path);
+    cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
+    if (rc == ND_OK) rc = cmp_synced_put(s->synced, &r);
+    pthread_mutex_unlock(&s->synced_mu);
+    if (rc < 0) nd_err_clear();
+}
+
 int st_write(st_store *s, st_batch *b, int sync)
 {
     ND_FORWARD(st_store_writable(s));
@@ -590,7 +612,7 @@ int st_write(st_store *s, st_batch *b, int sync)
     if (b->next) sync = 1;
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (b->log.dels) atomic_fetch_add(&s->dels_seq, 1);
-    if (b->log.runs) direct_drop(s, b->log.runs);
+    if (b->log.runs) st_direct_drop(s, b->log.runs);
     int rc = kv_write(s->kv, b->kb, sync);
     if (rc == ND_OK && b->gen_ops) {
         /* writes go to the current generation's families (the writer is
@@ -598,6 +620,8 @@ int st_write(st_store *s, st_batch *b, int sync)
         for (size_t cf = 0; cf < sizeof b->touched; cf++)
             if (b->touched[cf]) atomic_store(&s->cur->settled[cf], 0);
     }
+    if (rc == ND_OK && b->docs != CMP_SYNCED_NO_DOCS) s->synced_docs = b->docs;
+    if (rc == ND_OK && sync) note_synced(s);
     if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
     if (rc == ND_OK && b->next) switch_to(s, b->next);
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
@@ -609,70 +633,6 @@ int st_write(st_store *s, st_batch *b, int sync)
 uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }
 uint64_t st_runs_seq(st_store *s) { return atomic_load(&s->runs_seq); }
 uint64_t st_dels_seq(st_store *s) { return atomic_load(&s->dels_seq); }
-
-/* ---- files ingested whole ------------------------------------------------ */
-
-int st_table_ingest_keys(st_store *s, unsigned t, const uint64_t *pv, size_t n)
-{
-    static const char what[] = "writing the fresh keys of a table to a file";
-    ND_FORWARD(st_store_writable(s));
-    ND_RETURN_IF(t >= s->ntables, ND_EINVAL, "storage: no table %u", t);
-    if (n == 0) return ND_OK;
-    int cf = ST_CF_TABLE(t), rc = ND_OK;
-    uint8_t kb[TBL_KEY_LEN];
-    kv_sst *w = NULL;
-    char *path = st_store_file(s, ST_FILE_INGEST);
-    if (!path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(kv_sst_new(&w, s->kv, cmp_gen_profile(cf), path, what));
-    for (size_t i = 0; i < n; i++) {
-        if (i && pv[i] <= pv[i - 1])
-            ND_FAIL(ND_EINVAL, "storage: fresh keys of table %u not ascending and distinct", t);
-        tbl_key(kb, TBL_FRESH, pv[i]);
-        ND_TRY(kv_sst_put(w, kb, sizeof kb, "", 0));
-    }
-    ND_TRY(kv_sst_finish(w));
-    const char *files[1] = {path};
-    cmp_gen *g = st_gen_acquire(s);
-    rc = kv_ingest(s->kv, g->cf[cf], files, 1, "ingesting the fresh keys of a table");
-    if (rc == ND_OK) atomic_store(&g->settled[cf], 0);
-    st_gen_release(s, g);
-cleanup:
-    kv_sst_free(w);
-    if (path) (void)unlink(path); /* moved in, or not to be */
-    free(path);
-    return rc;
-}
-
-int st_table_ingest_files(st_store *s, cmp_gen *g, unsigned t, const char *const *files,
-                          size_t n, const cmp_flog *log, cmp_direct *d, uint64_t runs_seq,
-                          uint64_t dels_seq, int *applied)
-{
-    int cf = ST_CF_TABLE(t);
-    *applied = 0;
-    if (atomic_load(&s->runs_seq) != runs_seq || atomic_load(&s->dels_seq) != dels_seq)
-        return ND_OK; /* the files no longer say what the table holds */
-    if (n == 0) { /* an empty table without fresh entries */
-        *applied = 1;
-        return ND_OK;
-    }
-    /* A run-space write (st_write): readers meanwhile read one snapshot;
-     * the table's file no longer holds its runs. The runs_seq above (the
-     * same generation: a switch moves it) names g's family. */
-    atomic_fetch_add(&s->runs_seq, 1);
-    direct_drop(s, 1ull << t);
-    int rc = kv_ingest(s->kv, g->cf[cf], files, n, "ingesting a rewritten table");
-    if (rc == ND_OK) {
-        atomic_store(&g->settled[cf], 0);
-        cmp_fresh_commit(s->fresh, log);
-        /* The files hold every run (a range deletion hides the older
-         * ones), so queries read them directly without waiting for a
-         * compaction; the next run-space write drops the reader. */
-        direct_swap(s, g, t, cmp_direct_ref(d), NULL);
-        *applied = 1;
-    }
-    atomic_fetch_add(&s->runs_seq, 1);
-    return rc;
-}
 
 /* ---- whole database --------------------------------------------------- */
 
@@ -766,7 +726,7 @@ int st_compact_tables(st_store *s)
         if (seq & 1) continue; /* a run-space write is being applied */
         rc = kv_compact(s->kv, g->cf[ST_CF_TABLE(t)], 0);
         cmp_direct *d = rc == ND_OK ? direct_make(s, g, t, 1) : NULL;
-        if (d) direct_swap(s, g, t, d, &seq);
+        if (d) st_direct_swap(s, g, t, d, &seq);
     }
     st_gen_release(s, g);
     return rc;

@@ -54,7 +54,11 @@ typedef struct st_open_opts {
 /* Open or create. Maps RocksDB failures: missing -> ND_ENOTFOUND, LOCK held
  * -> ND_EBUSY, path is a file / not writable -> ND_EIO / ND_EREADONLY,
  * checksum -> ND_ECORRUPT; the message names the path. On open, the number
- * of tables is read from the list of column families. */
+ * of tables is read from the list of column families. A store that
+ * recovers to a sequence below its record of the last synced write
+ * (cmp_synced.h: a log deleted or cut) -> ND_ECORRUPT naming the loss,
+ * before anything is written; st_close removes the record once every
+ * family is flushed. */
 int st_open(st_store **out, const char *path, const st_open_opts *o);
 int st_close(st_store *s); /* accepts NULL */
 unsigned st_ntables(const st_store *s);
@@ -87,8 +91,14 @@ int st_batch_delete_range(st_batch *b, int cf, const void *lo, size_t lolen, con
 /* Get through the batch, then the database. As st_get. */
 int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
                  size_t klen, char **out_val, size_t *out_len);
-/* Apply atomically across all families; sync = fsync the WAL first. */
+/* Apply atomically across all families; sync = fsync the WAL first, and
+ * then record the write's sequence number (cmp_synced.h; best effort:
+ * the write stands even when the record cannot be written). */
 int st_write(st_store *s, st_batch *b, int sync);
+/* b records the document counter docs: a synced write of it puts docs in
+ * the record of the last synced write (cmp_synced.h), for repair's count
+ * of the acknowledged documents a damaged log lost. */
+void st_batch_note_docs(st_batch *b, uint64_t docs);
 /* Number of successful st_write calls so far, counted after each write
  * became visible: an iterator made when it read N still shows everything
  * while it reads N. */
@@ -109,15 +119,6 @@ uint64_t st_runs_seq(st_store *s);
  * and those do not see it. Call only after st_table_mirror_room said yes
  * (writes serialised, so it stays true until the write). */
 int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp);
-/* Write the keys of pv[0..n) (ascending, distinct), entries the mirror
- * holds already (st_table_insert_mirrored), into table t through a file
- * of their own that RocksDB takes in whole (an ingestion), instead of n
- * memtable inserts: at 100M the inserts of a flush cost about 0.7 us a
- * key, however sorted. Not atomic with any other write: the caller keeps
- * its durable records of the entries until this returned, and writing a
- * key twice is harmless (the same key, the same empty value). Like a
- * write, it may make RocksDB flush the table's memtables first. */
-int st_table_ingest_keys(st_store *s, unsigned t, const uint64_t *pv, size_t n);
 /* 1 when table t's mirror is valid and can take n more entries, else 0
  * (the caller then inserts with st_table_insert). */
 int st_table_mirror_room(st_store *s, unsigned t, uint64_t n);
@@ -213,14 +214,14 @@ struct cmp_direct *st_direct_open(st_store *s, const char *path, unsigned t, int
  * spaces are what they were (a compaction or an ingest into a new
  * generation changes files, not contents). */
 void st_direct_remake(st_store *s, struct cmp_gen *g, uint64_t mask);
-/* Ingest files[0..n) (ascending key ranges) over table t of g, the
- * current generation, as one run-space write, unless a write since
- * runs_seq and dels_seq were read moved runs or deleted fresh entries
- * (*applied 0: nothing done). Then the mirror takes log's changes and d
- * (may be NULL; the store takes a reference of its own) becomes the
- * table's direct reader. */
-int st_table_ingest_files(st_store *s, struct cmp_gen *g, unsigned t, const char *const *files,
-                          size_t n, const struct cmp_flog *log, struct cmp_direct *d,
-                          uint64_t runs_seq, uint64_t dels_seq, int *applied);
+/* Make d table t's direct reader in g (the store takes d's reference;
+ * the old reader is let go). With if_seq, only while g is current and
+ * runs_seq still reads *if_seq (else d is let go), and then runs_seq
+ * moves by 2. For the store's own files (cmp_store_ingest.c). */
+void st_direct_swap(st_store *s, struct cmp_gen *g, unsigned t, struct cmp_direct *d,
+                    const uint64_t *if_seq);
+/* Drop the direct readers of the current generation's tables in mask
+ * (bit t): before a write to their run spaces. */
+void st_direct_drop(st_store *s, uint64_t mask);
 
 #endif /* CMP_STORE_H */

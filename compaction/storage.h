@@ -23,6 +23,7 @@
 #include "cmp_repair.h"
 #include "cmp_scan.h"
 #include "cmp_store.h"
+#include "cmp_store_ingest.h"
 #include "cmp_table.h"
 #include "cmp_u64s.h"
 

@@ -443,7 +443,11 @@ int nd_db_options_init(nd_db_options *opts, unsigned version);
  *  path that is a file, or a directory holding other files and no
  *  database, is refused (ND_EEXIST) and nothing is written there; a
  *  directory holding a database's files but not its CURRENT file is damage
- *  (ND_ECORRUPT), whatever the flags.
+ *  (ND_ECORRUPT), whatever the flags. So is a store that recovers fewer
+ *  writes than its last synced one (ND_DB_SYNC, a generation switch)
+ *  acknowledged: its write-ahead log was deleted or cut (ND_ECORRUPT,
+ *  "acknowledged writes up to sequence S are missing"; read-only opens
+ *  too; nothing is written; nd_db_repair accepts the loss).
  *  @return ND_OK; ND_ENOTFOUND (missing, no CREATE); ND_EEXIST (EXCL and
  *          the database exists; CREATE beside other files, see above);
  *          ND_EBUSY (another process, or another handle in this one, has
@@ -731,7 +735,9 @@ typedef struct nd_repair_report {
                                 names (its document entries, and those whose
                                 entry is lost but whose reverse entry or
                                 sketch is not), or the salvaged counters'
-                                figure when larger */
+                                figure, or the document count the last
+                                synced write acknowledged (a log deleted
+                                or cut lost them), when larger */
     uint64_t docs_kept;    /**< documents in the rebuilt database */
     uint64_t docs_dropped; /**< docs_before - docs_kept (0 if negative) */
     unsigned files_lost;   /**< damaged or replayed files set aside in

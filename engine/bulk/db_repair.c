@@ -314,6 +314,10 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
      * whole that a damaged manifest could not place) */
     if ((rc = count_named(from, &progress, &rep.docs_before)) != 0) goto cleanup;
     if (counted > rep.docs_before) rep.docs_before = counted;
+    /* the documents the last synced write acknowledged (cmp_synced.h):
+     * those a deleted or cut log lost count as dropped */
+    if (info.synced_docs != ST_SYNCED_NO_DOCS && info.synced_docs > rep.docs_before)
+        rep.docs_before = info.synced_docs;
     /* A rebuild that failed or was stopped leaves no copy that the next
      * repair would refuse as existing. */
     if ((rc = rebuild(from, tmp, &progress, &rep)) != 0) {

@@ -182,6 +182,7 @@ int db_stage_counters(nd_db *db, st_batch *b, uint64_t docs, uint64_t fps)
     (void)db;
     nd_store_be64(v, docs);
     nd_store_be64(v + 8, fps);
+    st_batch_note_docs(b, docs);
     return st_batch_put(b, ST_CF_META, "counters", 8, v, sizeof v);
 }
 
