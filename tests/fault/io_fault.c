@@ -14,6 +14,8 @@
  *   NEARDUP_FAULT_IO_PATH   only files whose path starts with it count
  *   NEARDUP_FAULT_IO_LOG    if set: at exit, append the calls counted
  *                           to this file (to size the loop over N)
+ *   NEARDUP_FAULT_IO_TRACE  if set: append "N PATH" for each call counted
+ *                           to this file (to see which file call N hit)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,6 +33,7 @@ static _Atomic long counted;
 static long fail_at;
 static int fail_errno = ENOSPC;
 static const char *prefix;
+static int trace_fd = -1;
 
 __attribute__((constructor)) static void io_fault_init(void)
 {
@@ -39,6 +42,8 @@ __attribute__((constructor)) static void io_fault_init(void)
     fail_at = n ? atol(n) : 0;
     if (e && strcmp(e, "EIO") == 0) fail_errno = EIO;
     prefix = getenv("NEARDUP_FAULT_IO_PATH");
+    const char *t = getenv("NEARDUP_FAULT_IO_TRACE");
+    if (t) trace_fd = open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 __attribute__((destructor)) static void io_fault_report(void)
@@ -62,6 +67,7 @@ static int should_fail(int fd)
     target[len] = '\0';
     if (strncmp(target, prefix, strlen(prefix)) != 0) return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
+    if (trace_fd >= 0) dprintf(trace_fd, "%ld %s\n", n, target);
     if (fail_at <= 0 || n < fail_at) return 0;
     errno = fail_errno;
     return 1;
