@@ -224,8 +224,7 @@ cmp_direct *st_table_direct(st_store *s, unsigned t)
 /* All of a store's tables (bit t). */
 static uint64_t all_tables(unsigned n) { return n >= 64 ? UINT64_MAX : (1ull << n) - 1; }
 
-/* Flush family cf's memtables into a file, if they hold anything (best
- * effort: a failure leaves them where they are). */
+/* Flush family cf's memtables, if they hold anything (best effort). */
 static void flush_family(st_store *s, kv_cf *cf)
 {
     if (!kv_memtables_empty(s->kv, cf)) (void)kv_flush(s->kv, cf);
@@ -438,11 +437,12 @@ cleanup:
 int st_close(st_store *s)
 {
     if (!s) return ND_OK;
-    /* Flushing the memtables now makes the next open fast (no WAL replay).
-     * A failure (a full disk) loses nothing: the WAL still holds it all. */
-    if (!s->readonly) (void)st_flush(s);
+    /* Flushing makes the next open fast (no WAL replay); a failure of it or of
+     * a background job loses nothing (the WAL holds it all) but is reported. */
+    int rc = s->readonly ? ND_OK : st_flush(s);
+    if (rc == ND_OK && !s->readonly) rc = kv_background_check(s->kv, "closing");
     free_store(s);
-    return ND_OK;
+    return rc;
 }
 
 unsigned st_ntables(const st_store *s) { return s->ntables; }
