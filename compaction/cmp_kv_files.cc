@@ -259,10 +259,22 @@ int kv_flush(kv_db *db, kv_cf *cf)
         rocksdb_flushoptions_destroy(fo);
         return rc;
     }
-    rocksdb_flushoptions_set_wait(fo, 1);
+    /* Not RocksDB's wait: after a failed background job that did not
+     * stop the database (an ENOSPC of a flush), RocksDB 7.8 waits for the
+     * flush for ever (fault_sweep: repair, call 102). The flush switches
+     * the memtable at once; it is done when no immutable one is left. */
+    rocksdb_flushoptions_set_wait(fo, 0);
     KV_CAPTURE(rc, rocksdb_flush_cf(db->db, fo, H(cf), &err));
     rocksdb_flushoptions_destroy(fo);
     if (rc == ND_OK) rc = write_error(db, err, "flush");
+    for (unsigned us = 50; rc == ND_OK; us = us < 20000 ? 2 * us : us) {
+        uint64_t left = 0;
+        if (rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-immutable-mem-table", &left) != 0)
+            left = 0;
+        if (left == 0) break;
+        if (bg_errors(db) != errors) break; /* reported by guard_end */
+        usleep(us);
+    }
     return guard_end(db, errors, rc, "flush");
 }
 

@@ -99,9 +99,10 @@ run() {
     cp -a "$work/shbase-$kind" "$work/s/sh"
     "$ND" compact "$work/s/db" >/dev/null 2>&1
     before=$(bytes "$work/s/db")
-    rm -f "$work/count"
+    rm -f "$work/count" "$work/trace"
     LD_PRELOAD="$SHIM" NEARDUP_FAULT_IO_N=$n NEARDUP_FAULT_IO_ERRNO=$err \
         NEARDUP_FAULT_IO_PATH="$work/s/" NEARDUP_FAULT_IO_LOG="$work/count" \
+        NEARDUP_FAULT_IO_TRACE="$work/trace" \
         "$@" > "$work/out" 2> "$work/err"
     rc=$?
     runs=$((runs + 1))
@@ -114,11 +115,12 @@ run() {
         ok
     elif [ "$fired" -eq 0 ]; then
         if [ "$rc" -eq 0 ]; then ok; else bad "$what: exit $rc without a failed call: $(tail -2 "$work/err")"; fi
-    elif [ "$rc" -eq 0 ] && [ "$counted" -eq "$n" ]; then
-        # Only the very last call failed: RocksDB's close trimming its log
-        # (ftruncate, fallocate), which rocksdb_close cannot report; the
-        # store is checked below. docs/operating.md, "Limits".
-        echo "note: $what: only the last call (RocksDB's close) failed, exit 0"
+    elif [ "$rc" -eq 0 ] && ! awk '$NF == "failed" && $2 != "ftruncate" && $2 != "fallocate"' \
+            "$work/trace" | grep -q .; then
+        # Only trims failed: RocksDB's close giving back the space it
+        # preallocated for its MANIFEST or log (ftruncate, fallocate), which
+        # rocksdb_close cannot report; nothing is lost (checked below).
+        # docs/operating.md, "Limits".
         ok
     elif [ "$rc" -eq 0 ]; then bad "$what: exit 0 after a failed write"
     elif [ "$rc" -ne 2 ]; then bad "$what: exit $rc: $(tail -2 "$work/err")"
@@ -135,10 +137,12 @@ check_add() {
     check_db
 }
 check_import() { # all or nothing (a resemblance import: whole groups;
-    # 200 documents are one group, so all or nothing too)
+    # 200 documents are one group, so all or nothing too); --steps --chunk
+    # 100: each step of 100 whole or not at all
     local n
     n=$(docs "$work/s/db")
-    if [ "$n" = $((300 + 200)) ] || { [ "$rc" -ne 0 ] && [ "$n" = 300 ]; }; then ok; else
+    if [ "$n" = $((300 + 200)) ] || { [ "$rc" -ne 0 ] && [ "$n" = 300 ]; } ||
+        { [ "$rc" -ne 0 ] && [ "$name" = import-steps ] && [ "$n" = 400 ]; }; then ok; else
         bad "$what: ${n:-no} documents after the import (base 300, exit $rc)"; fi
     check_db
 }
@@ -155,13 +159,20 @@ check_compact() {
     if [ "$n" = 300 ]; then ok; else bad "$what: ${n:-no} documents, want 300"; fi
     check_db
 }
-# KNOWN FAILURE (not fixed yet): a repair whose first write fails (EIO
-# at call 1, in the log of the store it opens) leaves CURRENT naming a
-# MANIFEST it deleted: the store no longer opens. Reported as "known",
-# not counted, until cmp_repair is fixed; FAULT_SWEEP_STRICT=1 counts it.
+# A repair that failed before RocksDB's repair of the files is done
+# leaves the store as it was (cmp_repair.c, unarchive); one that failed
+# later leaves it salvaged in place, and a new repair then completes
+# (docs/operating.md): after it, all the checks.
 check_repair() {
-    if [ -z "${FAULT_SWEEP_STRICT:-}" ] && ! "$ND" verify "$work/s/db" >/dev/null 2>&1; then
-        echo "known: $what: the store does not open after the failed repair"; return; fi
+    if ! "$ND" verify "$work/s/db" >/dev/null 2>&1; then
+        rm -rf "$work/s/db.damaged"
+        if "$ND" repair "$work/s/db" >/dev/null 2>"$work/rerr"; then ok; else
+            bad "$what: a second repair failed: $(head -2 "$work/rerr")"; return; fi
+        local n
+        n=$(docs "$work/s/db")
+        [ "$n" = 300 ] && ok || bad "$what: ${n:-no} documents after the second repair, want 300"
+    fi
+    rm -rf "$work/s/db.damaged"
     check_db
 }
 check_backup() {
