@@ -15,6 +15,7 @@ extern "C" {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- sorted files ---------------------------------------------------------- */
 
@@ -75,6 +76,9 @@ void kv_sst_free(kv_sst *w)
     free(w);
 }
 
+static int guard_begin(kv_db *db, uint64_t *errors);
+static int guard_end(kv_db *db, uint64_t errors, int rc, const char *what);
+
 static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int behind,
                   const char *what)
 {
@@ -85,10 +89,41 @@ static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int 
     /* The files are linked into the database, not copied. */
     rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
     if (behind) rocksdb_ingestexternalfileoptions_set_ingest_behind(io, 1);
-    int rc = ND_OK;
+    uint64_t errors;
+    char **saved = (char **)calloc(n ? n : 1, sizeof *saved);
+    int rc = saved ? guard_begin(db, &errors) : nd_err_set(ND_ENOMEM, "storage: out of memory");
+    if (rc < 0) {
+        free(saved);
+        rocksdb_ingestexternalfileoptions_destroy(io);
+        return rc;
+    }
+    /* A second link to each file: cmp_manifest_restore's copy, should a
+     * failed ingestion delete one its MANIFEST record names. */
+    for (size_t i = 0; i < n; i++)
+        if ((saved[i] = (char *)malloc(strlen(files[i]) + 8)) != NULL) {
+            sprintf(saved[i], "%s.ingest", files[i]);
+            (void)unlink(saved[i]);
+            if (link(files[i], saved[i]) != 0) {
+                free(saved[i]);
+                saved[i] = NULL;
+            }
+        }
     KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
     rocksdb_ingestexternalfileoptions_destroy(io);
-    return rc < 0 ? rc : write_error(db, err, what);
+    if (rc == ND_OK) rc = write_error(db, err, what);
+    rc = guard_end(db, errors, rc, what);
+    if (rc < 0 && !db->scratch) {
+        char msg[1024]; /* the restore's reading must not replace the message */
+        snprintf(msg, sizeof msg, "%s", nd_errmsg());
+        (void)cmp_manifest_restore(db->path, saved, n);
+        nd_err_set(rc, "%s", msg);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (saved[i]) (void)unlink(saved[i]);
+        free(saved[i]);
+    }
+    free(saved);
+    return rc;
 }
 
 int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
@@ -150,30 +185,120 @@ uint64_t kv_live_bytes(kv_db *db, kv_cf *cf)
 
 uint64_t kv_cache_bytes(kv_db *db) { return (uint64_t)rocksdb_cache_get_capacity(db->cache); }
 
+/* RocksDB's count of its background jobs (flushes, compactions) that
+ * failed since the handle opened; 0 if it cannot say. */
+static uint64_t bg_errors(kv_db *db)
+{
+    uint64_t n = 0;
+    try {
+        if (rocksdb_property_int(db->db, "rocksdb.background-errors", &n) != 0) n = 0;
+    } catch (...) {
+        n = 0;
+    }
+    return n;
+}
+
+/* The error of a background job of db's that failed, for what (a step):
+ * RocksDB, stopped by it, hands it to the next write, so an empty batch
+ * reads it; a job that failed without stopping it is reported as an I/O
+ * error. Either way file deletions stop (write_error). */
+static int bg_error(kv_db *db, const char *what)
+{
+    char *err = NULL;
+    rocksdb_writebatch_t *wb = NULL;
+    try {
+        if ((wb = rocksdb_writebatch_create()) != NULL) rocksdb_write(db->db, db->wopts, wb, &err);
+    } catch (...) { /* reported below as a failed job */
+    }
+    if (wb) rocksdb_writebatch_destroy(wb);
+    if (!err) err = strdup("IO error: a background flush or compaction failed (the database's LOG says why)");
+    if (!err) return nd_err_set(ND_ENOMEM, "storage: out of memory");
+    return write_error(db, err, what);
+}
+
+/* Around a flush, compaction or ingestion: RocksDB 7.8 deletes the files
+ * of a job that failed on writing its MANIFEST although the record may
+ * have reached the file (the next open then finds a table file missing,
+ * "table file 000101.sst, listed in MANIFEST-000095, is missing"), so
+ * deletions stop for the job and resume only if it and every background
+ * job meanwhile succeeded (write_error keeps them stopped otherwise, until
+ * the next open, which deletes what is obsolete). */
+static int guard_begin(kv_db *db, uint64_t *errors)
+{
+    char *err = NULL;
+    *errors = bg_errors(db);
+    if (db->scratch || __atomic_load_n(&db->frozen, __ATOMIC_RELAXED)) return ND_OK;
+    KV_GUARD(rocksdb_disable_file_deletions(db->db, &err));
+    return take_error(err, "stopping file deletions");
+}
+
+static int guard_end(kv_db *db, uint64_t errors, int rc, const char *what)
+{
+    if (rc == ND_OK && bg_errors(db) != errors) rc = bg_error(db, what);
+    if (rc < 0) {
+        /* stay stopped: mark the handle so (write_error did, or does now) */
+        __atomic_store_n(&db->frozen, 1, __ATOMIC_RELAXED);
+        return rc;
+    }
+    if (db->scratch || __atomic_load_n(&db->frozen, __ATOMIC_RELAXED)) return rc;
+    char *err = NULL;
+    KV_GUARD(rocksdb_enable_file_deletions(db->db, 0, &err));
+    if (err) rocksdb_free(err); /* deletions stay stopped: files stay, nothing is lost */
+    return rc;
+}
+
 int kv_flush(kv_db *db, kv_cf *cf)
 {
     ND_FORWARD(kv_mem_check());
     char *err = NULL;
+    uint64_t errors;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     ND_RETURN_IF(!fo, ND_ENOMEM, "storage: out of memory");
-    rocksdb_flushoptions_set_wait(fo, 1);
-    int rc = ND_OK;
+    int rc = guard_begin(db, &errors);
+    if (rc < 0) {
+        rocksdb_flushoptions_destroy(fo);
+        return rc;
+    }
+    /* Not RocksDB's wait: after a failed background job that did not
+     * stop the database (an ENOSPC of a flush), RocksDB 7.8 waits for the
+     * flush for ever (fault_sweep: repair, call 102). The flush switches
+     * the memtable at once; it is done when no immutable one is left. */
+    rocksdb_flushoptions_set_wait(fo, 0);
     KV_CAPTURE(rc, rocksdb_flush_cf(db->db, fo, H(cf), &err));
     rocksdb_flushoptions_destroy(fo);
-    return rc < 0 ? rc : write_error(db, err, "flush");
+    if (rc == ND_OK) rc = write_error(db, err, "flush");
+    for (unsigned us = 50; rc == ND_OK; us = us < 20000 ? 2 * us : us) {
+        uint64_t left = 0;
+        if (rocksdb_property_int_cf(db->db, H(cf), "rocksdb.num-immutable-mem-table", &left) != 0)
+            left = 0;
+        if (left == 0) break;
+        if (bg_errors(db) != errors) break; /* reported by guard_end */
+        usleep(us);
+    }
+    return guard_end(db, errors, rc, "flush");
 }
 
 int kv_compact(kv_db *db, kv_cf *cf, int exclusive)
 {
     ND_FORWARD(kv_mem_check());
+    uint64_t errors;
     rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
     ND_RETURN_IF(!co, ND_ENOMEM, "storage: out of memory");
+    int rc = guard_begin(db, &errors);
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
     rocksdb_compactoptions_set_exclusive_manual_compaction(co, (unsigned char)(exclusive != 0));
-    int rc = ND_OK;
-    KV_CAPTURE(rc, rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0));
+    /* RocksDB's C API reports no error of a compaction: the count of
+     * failed background jobs does (guard_end). */
+    if (rc == ND_OK)
+        KV_CAPTURE(rc, rocksdb_compact_range_cf_opt(db->db, H(cf), co, NULL, 0, NULL, 0));
     rocksdb_compactoptions_destroy(co);
-    return rc;
+    return guard_end(db, errors, rc, "compaction");
+}
+
+int kv_background_check(kv_db *db, const char *what)
+{
+    if (!db || !db->db || bg_errors(db) == 0) return ND_OK;
+    return bg_error(db, what);
 }
 
 void kv_compactions_stop(kv_db *db, int stop)

@@ -48,12 +48,18 @@ uint64_t kv_live_bytes(kv_db *db, kv_cf *cf);
 /* Capacity of the block cache. */
 uint64_t kv_cache_bytes(kv_db *db);
 
-/* Flush cf's memtables into a file and wait. */
+/* Flush cf's memtables into a file and wait. A failure, or one of a
+ * background job meanwhile, stops file deletions for the handle's life. */
 int kv_flush(kv_db *db, kv_cf *cf);
 /* Rewrite all of cf's files, the bottom level too (where deletions meet
  * what they delete and both go). exclusive: RocksDB's own compactions wait
- * meanwhile. ND_OK or ND_ENOMEM (RocksDB reports nothing else). */
+ * meanwhile. ND_OK, ND_ENOMEM, or the error of a background job that
+ * failed meanwhile (ND_EIO: "No space left on device", "Input/output
+ * error"); a failure stops file deletions as kv_flush's does. */
 int kv_compact(kv_db *db, kv_cf *cf, int exclusive);
+/* The error of any background flush or compaction of db's that failed
+ * since it opened (what names the step: "closing"), else ND_OK. */
+int kv_background_check(kv_db *db, const char *what);
 /* stop: make running and later kv_compact calls end soon, their work
  * unfinished; else allow them again. */
 void kv_compactions_stop(kv_db *db, int stop);

@@ -535,3 +535,27 @@ int cmp_manifest_whole(const char *path)
     free(s.slot);
     return rc < 0 ? rc : whole;
 }
+
+int cmp_manifest_restore(const char *path, const char *const *saved, size_t n)
+{
+    char name[KVDIR_STATE_MAX], file[4200];
+    mf_set s = {0};
+    int known, read, restored = 0;
+    int rc = load(path, NULL, &s, name, &known, &read);
+    for (size_t i = 0; rc == ND_OK && read && known && i < s.n; i++) {
+        const mf_file *f = &s.v[i];
+        struct stat st;
+        if (!f->live || f->path_id) continue;
+        snprintf(file, sizeof file, "%s/%06" PRIu64 ".sst", path, f->number);
+        if (stat(file, &st) == 0 || errno != ENOENT) continue;
+        for (size_t j = 0; j < n; j++)
+            if (saved[j] && stat(saved[j], &st) == 0 && (uint64_t)st.st_size == f->size &&
+                link(saved[j], file) == 0) {
+                restored++;
+                break;
+            }
+    }
+    free(s.v);
+    free(s.slot);
+    return rc == ND_ECORRUPT ? restored : rc < 0 ? rc : restored;
+}

@@ -36,4 +36,13 @@ int cmp_manifest_check(const char *path, const char *state);
  * damaged or cut); ND_ENOMEM, ND_EIO. */
 int cmp_manifest_whole(const char *path);
 
+/* After an ingestion that failed: RocksDB 7.8 deletes the files it
+ * linked in even when its MANIFEST record of them was written (only its
+ * sync failed), and the next open finds a listed table file missing. For
+ * each table file the MANIFEST CURRENT names lists but path lacks, link
+ * in the one of saved[0..n) (copies of the ingested files; NULL entries
+ * skipped) of the size it records. @return the files restored (>= 0),
+ * ND_ENOMEM or ND_EIO. */
+int cmp_manifest_restore(const char *path, const char *const *saved, size_t n);
+
 #endif

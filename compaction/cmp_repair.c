@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmp_gen.h"
 #include "cmp_kv.h"
@@ -394,6 +395,58 @@ static int restore(repair_state *s)
     return rc;
 }
 
+/* The names in path/lost/, NUL-separated in one buffer (*out, *len; NULL
+ * when there is no lost/), to tell what RocksDB's repair moves there. */
+static int lost_names(const char *path, char **out, size_t *len)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/lost", path);
+    *out = NULL;
+    *len = 0;
+    DIR *d = opendir(dir);
+    if (!d) return ND_OK;
+    size_t cap = 0;
+    int rc = ND_OK;
+    for (struct dirent *e; rc == ND_OK && (e = readdir(d));) {
+        size_t l = strlen(e->d_name) + 1;
+        if (*len + l > cap) {
+            char *p = realloc(*out, cap = 2 * cap + l + 256);
+            if (!p) rc = nd_err_set(ND_ENOMEM, "repair: out of memory");
+            else *out = p;
+        }
+        if (rc == ND_OK) memcpy(*out + *len, e->d_name, l), *len += l;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* After the checks of the files or RocksDB's repair failed (a full or
+ * failing disk: the write of its new MANIFEST): files set aside were in
+ * lost/, RocksDB had moved the MANIFESTs there too, and CURRENT named one
+ * no longer there: the store no longer opened (fault_sweep: repair, EIO
+ * at call 1). Move back what was moved (every name in lost/ not in
+ * before[0..len) but the held files, unhold's), so that the store is as
+ * it was and a new repair can start again. */
+static void unarchive(const char *path, const char *before, size_t len)
+{
+    char dir[4200], from[4600], to[4600];
+    snprintf(dir, sizeof dir, "%s/lost", path);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, HELD, strlen(HELD)) == 0) continue;
+        int known = 0;
+        for (size_t at = 0; at < len && !known; at += strlen(before + at) + 1)
+            known = strcmp(before + at, e->d_name) == 0;
+        struct stat st;
+        snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", path, e->d_name);
+        if (!known && stat(to, &st) != 0) (void)rename(from, to);
+    }
+    closedir(d);
+    if (!before) (void)rmdir(dir); /* made by RocksDB's repair: gone if empty */
+}
+
 int st_repair(const char *path, st_repair_info *info)
 {
     int probe = kv_probe(path), mended = 0;
@@ -425,9 +478,16 @@ int st_repair(const char *path, st_repair_info *info)
         state_free(&s);
         s.orphan = 1;
     }
+    char *lost = NULL;
+    size_t nlost = 0;
+    if (rc == ND_OK) rc = lost_names(path, &lost, &nlost);
     if (rc == ND_OK) rc = check_files(&s);
-    if (rc < 0) unhold(&s); /* as they were, for another try */
     if (rc == ND_OK) rc = kv_repair(path);
+    if (rc < 0) { /* as they were, for another try */
+        unhold(&s);
+        unarchive(path, lost, nlost);
+    }
+    free(lost);
     if (rc == ND_OK && s.orphan) rc = refamily(&s);
     if (rc == ND_OK) rc = restore(&s);
     /* The loss is accepted: the store opens again as it now is. */

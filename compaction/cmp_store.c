@@ -212,8 +212,7 @@ cmp_direct *st_table_direct(st_store *s, unsigned t)
 /* All of a store's tables (bit t). */
 static uint64_t all_tables(unsigned n) { return n >= 64 ? UINT64_MAX : (1ull << n) - 1; }
 
-/* Flush family cf's memtables into a file, if they hold anything (best
- * effort: a failure leaves them where they are). */
+/* Flush family cf's memtables, if they hold anything (best effort). */
 static void flush_family(st_store *s, kv_cf *cf)
 {
     if (!kv_memtables_empty(s->kv, cf)) (void)kv_flush(s->kv, cf);
@@ -435,18 +434,19 @@ cleanup:
 int st_close(st_store *s)
 {
     if (!s) return ND_OK;
-    /* Flushing the memtables now makes the next open fast (no WAL replay).
-     * A failure (a full disk) loses nothing: the WAL still holds it all. */
-    if (!s->readonly && st_flush(s) == ND_OK) {
-        /* Every family flushed: the MANIFEST holds the last sequence, and
-         * the record has nothing left to check (the next open needs no
-         * look at the log first: cmp_kv.cc). */
+    /* Flushing makes the next open fast (no WAL replay); a failure of it or
+     * of a background job loses nothing (the WAL holds it all) but is
+     * reported. Every family flushed, the MANIFEST holds the last sequence
+     * and the synced record has nothing left to check (cmp_kv.cc). */
+    int rc = s->readonly ? ND_OK : st_flush(s);
+    if (rc == ND_OK && !s->readonly) rc = kv_background_check(s->kv, "closing");
+    if (rc == ND_OK && !s->readonly) {
         cmp_synced_close(s->synced);
         s->synced = NULL;
         (void)cmp_synced_remove(s->path);
     }
     free_store(s);
-    return ND_OK;
+    return rc;
 }
 
 unsigned st_ntables(const st_store *s) { return s->ntables; }

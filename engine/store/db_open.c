@@ -357,11 +357,12 @@ cleanup:
     return rc;
 }
 
-static void free_db(nd_db *db)
+/* The code of closing its store (a failed flush or background job). */
+static int free_db(nd_db *db)
 {
     db_bands_free(db); /* joins its thread, which reads the store */
     for (unsigned i = 0; i < db->readers.n; i++) st_reader_free(db->readers.pool[i]);
-    st_close(db->store);
+    int rc = st_close(db->store);
     pthread_mutex_destroy(&db->write.mu);
     pthread_mutex_destroy(&db->mirror.mu);
     st_u64s_dispose(&db->mirror.fps);
@@ -373,6 +374,7 @@ static void free_db(nd_db *db)
     free(db->stop_ptrs);
     free(db->path);
     free(db);
+    return rc;
 }
 
 int nd_db_open(nd_db **out, const char *path, const nd_db_options *opts)
@@ -505,8 +507,8 @@ int nd_db_close(nd_db *db)
         int brc = db_bands_flush_now(db);
         if (rc == ND_OK) rc = brc;
     }
-    free_db(db);
-    return rc;
+    int crc = free_db(db); /* the path is gone with it: the CLI names it */
+    return rc == ND_OK ? crc : rc;
 }
 
 int nd_db_plan(nd_plan_info *out, const nd_db *db)

@@ -14,6 +14,9 @@
  *   NEARDUP_FAULT_IO_PATH   only files whose path starts with it count
  *   NEARDUP_FAULT_IO_LOG    if set: at exit, append the calls counted
  *                           to this file (to size the loop over N)
+ *   NEARDUP_FAULT_IO_TRACE  if set: append "N CALL PATH[ failed]" for each
+ *                           call counted to this file (which call hit
+ *                           which file, which failed)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,6 +34,7 @@ static _Atomic long counted;
 static long fail_at;
 static int fail_errno = ENOSPC;
 static const char *prefix;
+static int trace_fd = -1;
 
 __attribute__((constructor)) static void io_fault_init(void)
 {
@@ -39,6 +43,8 @@ __attribute__((constructor)) static void io_fault_init(void)
     fail_at = n ? atol(n) : 0;
     if (e && strcmp(e, "EIO") == 0) fail_errno = EIO;
     prefix = getenv("NEARDUP_FAULT_IO_PATH");
+    const char *t = getenv("NEARDUP_FAULT_IO_TRACE");
+    if (t) trace_fd = open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 __attribute__((destructor)) static void io_fault_report(void)
@@ -52,7 +58,7 @@ __attribute__((destructor)) static void io_fault_report(void)
 }
 
 /* Nonzero (errno set) when this call on fd must fail. */
-static int should_fail(int fd)
+static int should_fail(int fd, const char *fn)
 {
     if (!prefix || !*prefix) return 0;
     char link[64], target[4096];
@@ -62,7 +68,9 @@ static int should_fail(int fd)
     target[len] = '\0';
     if (strncmp(target, prefix, strlen(prefix)) != 0) return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
-    if (fail_at <= 0 || n < fail_at) return 0;
+    int fail = fail_at > 0 && n >= fail_at;
+    if (trace_fd >= 0) dprintf(trace_fd, "%ld %s %s%s\n", n, fn, target, fail ? " failed" : "");
+    if (!fail) return 0;
     errno = fail_errno;
     return 1;
 }
@@ -71,60 +79,60 @@ static int should_fail(int fd)
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "write")) return -1;
     return REAL(write)(fd, buf, n);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "pwrite")) return -1;
     return REAL(pwrite)(fd, buf, n, off);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "pwrite64")) return -1;
     return REAL(pwrite64)(fd, buf, n, off);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "writev")) return -1;
     return REAL(writev)(fd, iov, cnt);
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "pwritev")) return -1;
     return REAL(pwritev)(fd, iov, cnt, off);
 }
 
 int fsync(int fd)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "fsync")) return -1;
     return REAL(fsync)(fd);
 }
 
 int fdatasync(int fd)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "fdatasync")) return -1;
     return REAL(fdatasync)(fd);
 }
 
 int ftruncate(int fd, off_t len)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "ftruncate")) return -1;
     return REAL(ftruncate)(fd, len);
 }
 
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
-    if (should_fail(fd)) return -1;
+    if (should_fail(fd, "fallocate")) return -1;
     return REAL(fallocate)(fd, mode, off, len);
 }
 
 int posix_fallocate(int fd, off_t off, off_t len)
 {
-    if (should_fail(fd)) return errno; /* returns the error, errno untouched */
+    if (should_fail(fd, "posix_fallocate")) return errno; /* returns the error, errno untouched */
     return REAL(posix_fallocate)(fd, off, len);
 }
