@@ -274,7 +274,8 @@ cmp_fresh *st_store_fresh(st_store *s) { return s->fresh; }
 
 static void free_store(st_store *s)
 {
-    cmp_synced_close(s->synced);
+    (void)cmp_synced_close(s->synced, 1); /* a close that did not flush keeps it */
+    free(s->synced_failed);
     pthread_mutex_destroy(&s->synced_mu);
     cmp_fresh_free(s->fresh);
     for (int i = 0; i < 3; i++) kv_family_free(s->fixed[i]);
@@ -441,10 +442,15 @@ int st_close(st_store *s)
     int rc = s->readonly ? ND_OK : st_flush(s);
     if (rc == ND_OK && !s->readonly) rc = kv_background_check(s->kv, "closing");
     if (rc == ND_OK && !s->readonly) {
-        cmp_synced_close(s->synced);
+        (void)cmp_synced_close(s->synced, 0);
         s->synced = NULL;
         (void)cmp_synced_remove(s->path);
     }
+    /* The record is best effort (note_synced), but a write of it that
+     * failed is a failed write of the store's: said, at the end. */
+    if (rc == ND_OK && s->synced_failed)
+        rc = nd_err_set(ND_EIO, "%s (every acknowledged write is durable; the check of "
+                        "synced writes at the next open was weaker)", s->synced_failed);
     free_store(s);
     return rc;
 }
@@ -599,6 +605,7 @@ static void note_synced(st_store *s)
     int rc = s->synced ? ND_OK : cmp_synced_open(&s->synced, s->path);
     cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
     if (rc == ND_OK) rc = cmp_synced_put(s->synced, &r);
+    if (rc < 0 && !s->synced_failed) s->synced_failed = strdup(nd_errmsg());
     pthread_mutex_unlock(&s->synced_mu);
     if (rc < 0) nd_err_clear();
 }

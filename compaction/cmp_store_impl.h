@@ -36,6 +36,7 @@ struct st_store {
     struct cmp_synced *synced;  /* the record of the last synced write, once written */
     uint64_t synced_docs;       /* the document counter the last write recorded */
     pthread_mutex_t synced_mu;  /* serialises the record's writes */
+    char *synced_failed;        /* the first failed write of the record, said at close */
 };
 
 #endif /* CMP_STORE_IMPL_H */

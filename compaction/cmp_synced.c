@@ -139,7 +139,7 @@ int cmp_synced_open(cmp_synced **out, const char *dir)
     *out = w;
     w = NULL;
 cleanup:
-    cmp_synced_close(w);
+    (void)cmp_synced_close(w, 0);
     free(file);
     return rc;
 }
@@ -179,13 +179,16 @@ int cmp_synced_put(cmp_synced *w, const cmp_synced_rec *r)
     return ND_OK;
 }
 
-void cmp_synced_close(cmp_synced *w)
+int cmp_synced_close(cmp_synced *w, int sync)
 {
-    if (!w) return;
-    if (w->fd >= 0 && w->n) (void)fdatasync(w->fd); /* the last record, on its way */
+    if (!w) return ND_OK;
+    int rc = ND_OK;
+    if (sync && w->fd >= 0 && w->n && fdatasync(w->fd) != 0) /* the last record, on its way */
+        rc = nd_err_set(ND_EIO, "cannot write %s/%s: %s", w->dir, ST_FILE_SYNCED, strerror(errno));
     if (w->fd >= 0) close(w->fd);
     free(w->dir);
     free(w);
+    return rc;
 }
 
 int cmp_synced_remove(const char *dir)

@@ -50,7 +50,9 @@ int cmp_synced_open(cmp_synced **out, const char *dir);
 /* Write r into the next slot and fdatasync it (the first write also
  * fsyncs dir, which holds the new file). @return ND_OK; ND_EIO. */
 int cmp_synced_put(cmp_synced *w, const cmp_synced_rec *r);
-void cmp_synced_close(cmp_synced *w); /* accepts NULL */
+/* Close; with sync, the last record is synced first (the store keeps
+ * it), and a failure of that is returned. Accepts NULL. */
+int cmp_synced_close(cmp_synced *w, int sync);
 
 /* Remove dir's record (ND_OK when there is none); ND_EIO naming it. */
 int cmp_synced_remove(const char *dir);

@@ -48,7 +48,7 @@ static void test_record(void **state)
     cmp_synced_rec a = {10, 5}, b = {20, 7};
     assert_int_equal(cmp_synced_put(w, &a), ND_OK);
     assert_int_equal(cmp_synced_put(w, &b), ND_OK);
-    cmp_synced_close(w);
+    assert_int_equal(cmp_synced_close(w, 1), ND_OK);
     assert_int_equal(cmp_synced_read(dir, &r, &present), ND_OK);
     assert_int_equal(present, 1);
     assert_int_equal(r.seq, 20);
@@ -57,7 +57,7 @@ static void test_record(void **state)
     assert_int_equal(cmp_synced_open(&w, dir), ND_OK);
     cmp_synced_rec c = {30, CMP_SYNCED_NO_DOCS};
     assert_int_equal(cmp_synced_put(w, &c), ND_OK);
-    cmp_synced_close(w);
+    assert_int_equal(cmp_synced_close(w, 1), ND_OK);
     assert_int_equal(cmp_synced_read(dir, &r, &present), ND_OK);
     assert_int_equal(r.seq, 30);
     assert_true(r.docs == CMP_SYNCED_NO_DOCS);
