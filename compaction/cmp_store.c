@@ -605,7 +605,8 @@ static void note_synced(st_store *s)
     int rc = s->synced ? ND_OK : cmp_synced_open(&s->synced, s->path);
     cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
     if (rc == ND_OK) rc = cmp_synced_put(s->synced, &r);
-    if (rc < 0 && !s->synced_failed) s->synced_failed = strdup(nd_errmsg());
+    /* (a write that failed, not an allocation: the record stays as it was) */
+    if (rc == ND_EIO && !s->synced_failed) s->synced_failed = strdup(nd_errmsg());
     pthread_mutex_unlock(&s->synced_mu);
     if (rc < 0) nd_err_clear();
 }
