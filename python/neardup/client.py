@@ -279,19 +279,17 @@ class Client:
     def query(self, fingerprint: int, k: Optional[int] = None,
               limit: Optional[int] = None) -> list[Match]:
         """POST /v1/query by fingerprint: every stored document within k."""
-        body: dict[str, Any] = {"fingerprint": _hex(fingerprint)}
-        if k is not None:
-            body["k"] = k
-        if limit is not None:
-            body["limit"] = limit
-        return [m for m in map(_match, self._call("POST", "/v1/query", body)["matches"])
-                if m is not None]
+        return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
 
     def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,
                    html: bool = False) -> list[Match]:
         body: dict[str, Any] = {"text": text}
         if html:
             body["html"] = True
+        return self._query(body, k, limit)
+
+    def _query(self, body: dict[str, Any], k: Optional[int], limit: Optional[int]) -> list[Match]:
+        """POST /v1/query with body, k and limit: the matches."""
         if k is not None:
             body["k"] = k
         if limit is not None:
