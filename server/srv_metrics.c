@@ -94,6 +94,13 @@ static uint64_t get(_Atomic uint64_t *v)
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* A counter neardup_NAME_total with its HELP and TYPE lines. */
+static void counter(buf *b, const char *name, const char *help, uint64_t value)
+{
+    put(b, "# HELP neardup_%s_total %s\n# TYPE neardup_%s_total counter\nneardup_%s_total %llu\n",
+        name, help, name, name, (unsigned long long)value);
+}
+
 char *srv_metrics_text(srv_metrics *m, size_t *out_len)
 {
     buf b = {malloc(8192), 0, 8192, 0};
@@ -129,18 +136,11 @@ char *srv_metrics_text(srv_metrics *m, size_t *out_len)
         put(&b, "neardup_request_duration_seconds_count{endpoint=\"%s\"} %llu\n", ep_names[e],
             (unsigned long long)cum);
     }
-    put(&b, "# HELP neardup_documents_added_total Documents stored by add, check-and-add "
-            "and batch.\n# TYPE neardup_documents_added_total counter\n"
-            "neardup_documents_added_total %llu\n", (unsigned long long)get(&m->added));
-    put(&b, "# HELP neardup_commit_groups_total Shared commits of the writer.\n"
-            "# TYPE neardup_commit_groups_total counter\nneardup_commit_groups_total %llu\n",
-        (unsigned long long)get(&m->groups));
-    put(&b, "# HELP neardup_commit_group_documents_total Documents of those commits.\n"
-            "# TYPE neardup_commit_group_documents_total counter\n"
-            "neardup_commit_group_documents_total %llu\n", (unsigned long long)get(&m->group_docs));
-    put(&b, "# HELP neardup_errors_total Requests answered with a 4xx or 5xx status.\n"
-            "# TYPE neardup_errors_total counter\nneardup_errors_total %llu\n",
-        (unsigned long long)get(&m->errors));
+    counter(&b, "documents_added", "Documents stored by add, check-and-add and batch.",
+            get(&m->added));
+    counter(&b, "commit_groups", "Shared commits of the writer.", get(&m->groups));
+    counter(&b, "commit_group_documents", "Documents of those commits.", get(&m->group_docs));
+    counter(&b, "errors", "Requests answered with a 4xx or 5xx status.", get(&m->errors));
     put(&b, "# HELP neardup_connections Open connections.\n# TYPE neardup_connections gauge\n"
             "neardup_connections %lld\n",
         (long long)atomic_load_explicit(&m->connections, memory_order_relaxed));

@@ -4,7 +4,6 @@ threads, the token, limits, malformed bodies, the drain on SIGTERM."""
 
 import http.client
 import json
-import os
 import random
 import signal
 import threading
@@ -13,14 +12,6 @@ import pytest
 
 import neardup
 from serve_util import Server
-
-
-@pytest.fixture
-def cli():
-    path = os.environ.get("NEARDUP")
-    if not path or not os.access(path, os.X_OK):
-        pytest.skip("NEARDUP (the CLI) not set: run through meson test")
-    return path
 
 
 @pytest.fixture
