@@ -229,9 +229,8 @@ static int docs_check(nd_db *db, uint64_t *ndocs)
     int rc;
     *ndocs = 0;
     ND_RETURN_IF(!rk, ND_ENOMEM, "verify: out of memory");
-    db_write_lock(db);
-    uint64_t total = db->write.docs;
-    db_write_unlock(db);
+    uint64_t total = 0;
+    nd_db_counts(&total, NULL, db);
     rc = st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1);
     if (rc < 0) {
         free(rk);

@@ -173,9 +173,8 @@ int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
     e.lens = malloc(EXPIRE_BATCH * sizeof *e.lens);
     if (!e.keys || !e.lens) ND_FAIL(ND_ENOMEM, "expire: out of memory");
     /* The iterator reads a snapshot; deletions go in batches beside it. */
-    db_write_lock(db);
-    uint64_t total = db->write.docs, seen = 0;
-    db_write_unlock(db);
+    uint64_t total = 0, seen = 0;
+    nd_db_counts(&total, NULL, db);
     ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
     if ((rc = db_progress(db, "expiring", "documents", 0, total)) != 0) goto cleanup;
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
