@@ -37,6 +37,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,8 +92,11 @@ MAN1 = "/usr/share/man/man1"
 
 def man_html(name):
     """A manual page as groff's HTML ("" when it does not render)."""
-    p = subprocess.run(f"zcat -f {MAN1}/{name} | groff -man -Thtml", shell=True,
-                       capture_output=True)
+    # grohtml writes the images of equations and tables into its working
+    # directory: keep them out of the caller's.
+    with tempfile.TemporaryDirectory(prefix="nd-groff-") as scratch:
+        p = subprocess.run(f"zcat -f {MAN1}/{name} | groff -man -Thtml", shell=True,
+                           capture_output=True, cwd=scratch)
     return p.stdout.decode("utf-8", "replace") if p.returncode == 0 else ""
 
 
