@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 
 pkgs=(build-essential pkg-config meson ninja-build clang libclang-rt-14-dev g++
       librocksdb-dev libzstd-dev libxxhash-dev libcmocka-dev
-      libutf8proc-dev libxml2-dev libopencc-dev libjansson-dev libsimdjson-dev libmicrohttpd-dev zlib1g-dev
+      libutf8proc-dev libxml2-dev libopencc-dev libjansson-dev libsimdjson-dev libmicrohttpd-dev libcurl4-openssl-dev zlib1g-dev
       libopenmpi-dev openmpi-bin python3 python3-dev python3-pytest python3-venv python3-pip
       python3-mesonpy mypy base-files curl
       valgrind)
