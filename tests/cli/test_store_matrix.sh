@@ -2,10 +2,11 @@
 # path (issue 44, "a store matrix test").
 #
 # Write paths: add, add --sync, import, import --steps, dedupe --db,
-# batch --add and shard import (its shard 0; the Python loader and
-# add_many are the python tests'); each for a fingerprint-only and a
-# resemblance store, as written (compacted by the matrix itself) and after
-# an expire of the half last seen long ago. What the store
+# batch --add, shard import (its shard 0), Python's add_many and load, and
+# a store of fingerprint function 1 and format 1 (store_paths.sh); each
+# for a fingerprint-only and a resemblance store, as written (compacted by
+# the matrix itself) and after an expire of the half last seen long ago.
+# A store of function 1 still records it after every command. What the store
 # acknowledged is its dump right after the write path (every key,
 # fingerprint, score and time), checked against the input's keys; then
 # each admin command must keep it: verify (ok), stats (the count), dump
@@ -15,6 +16,7 @@
 # shard split into 3 (the shards together dump the same).
 
 . "$(dirname "$src")/texts_tsv.sh"
+. "$(dirname "$src")/store_paths.sh"
 texts_tsv all.tsv
 head -n 20 all.tsv | sed 's/^/copy:/' >> all.tsv # near-duplicates under other keys
 n_all=$(wc -l < all.tsv)
@@ -77,6 +79,8 @@ admin() {
     expect_exit 0 "$ND" repair "$db"
     expect_out_match "^kept $(grep -c . "$db.want") documents\$"
     same "$what, repaired" "$db" "$db.want"
+    [ -z "${fp_want:-}" ] || check "$what: still records $fp_want" \
+        "$("$META_POKE" "$db" fp)" = "$fp_want"
     rm -rf "$db.split"
     expect_exit 0 "$ND" shard split "$db" "$db.split" --shards 3
     : > "$db.parts"
@@ -102,46 +106,11 @@ matrix() {
     rm -rf "$db"
 }
 
-# write PATH DB KIND...: DB made by PATH from old.tsv (last seen in 2001)
-# and new.tsv (2023)
-write() {
-    local path=$1 db=$2
-    shift 2
-    local kind=("$@")
-    case $path in
-    dedupe)
-        # (dedupe --db stamps its documents now; a second load adds the
-        # half that expires)
-        "$ND" dedupe --db "$db" --k 3 --format tsv new.tsv >/dev/null 2>&1
-        "$ND" import "$db" --format tsv --time 1000000000 old.tsv >/dev/null 2>&1 ;;
-    shard)
-        # (shard init makes fingerprint-only shards unless told
-        # --resemblance; it knows no --fingerprint-only)
-        local skind=()
-        [ "${kind[0]}" = --resemblance ] && skind=(--resemblance)
-        "$ND" shard init "$db.sh" --shards 2 --k 3 --docs 1e4 "${skind[@]}" >/dev/null
-        "$ND" shard import "$db.sh" --format tsv --time 1000000000 old.tsv >/dev/null 2>&1
-        "$ND" shard import "$db.sh" --format tsv --time 1700000000 new.tsv >/dev/null 2>&1
-        mv "$db.sh/shard-000" "$db"
-        rm -rf "$db.sh" ;;
-    *)
-        "$ND" init "$db" --k 3 --docs 1e4 "${kind[@]}" >/dev/null
-        local cmd=()
-        case $path in
-        add) cmd=(add) ;;
-        add-sync) cmd=(add --sync) ;;
-        import) cmd=(import) ;;
-        import-steps) cmd=(import --steps --chunk 30) ;;
-        batch) cmd=(batch --add) ;;
-        esac
-        "$ND" "${cmd[0]}" "$db" "${cmd[@]:1}" --format tsv --time 1000000000 old.tsv >/dev/null 2>&1
-        "$ND" "${cmd[0]}" "$db" "${cmd[@]:1}" --format tsv --time 1700000000 new.tsv >/dev/null 2>&1 ;;
-    esac
-}
-
 for kind in --fingerprint-only --resemblance; do
-    for path in add add-sync import import-steps dedupe batch shard; do
+    for path in $STORE_PATHS; do
         [ "$path" = dedupe ] && [ "$kind" = --resemblance ] && continue # dedupe --db: its own kind
+        fp_want=
+        [ "$path" = fp1 ] && fp_want=$FP1_CONFIG
         write "$path" "m-$path" "$kind"
         check "$path $kind: made" -d "m-$path"
         matrix "$path $kind" "m-$path"
