@@ -13,73 +13,9 @@
 #    are counted from the documents.
 
 . "$(dirname "$src")/texts_tsv.sh"
+. "$(dirname "$src")/damage_lib.sh"
 texts_tsv all.tsv
 MP=${META_POKE:?set META_POKE to meta_poke}
-
-# damage DB WHAT HOW: WHAT is CURRENT, MANIFEST or both; HOW flip, half or rm
-damage() {
-    local db=$1 what=$2 how=$3 f files=()
-    case $what in
-    CURRENT) files=("$db/CURRENT") ;;
-    MANIFEST) files=("$db"/MANIFEST-*) ;;
-    both) files=("$db/CURRENT" "$db"/MANIFEST-*) ;;
-    esac
-    for f in "${files[@]}"; do
-        case $how in
-        rm) rm -f "$f" ;;
-        half) truncate -s $(($(stat -c %s "$f") / 2)) "$f" ;;
-        flip) python3 - "$f" <<'PY'
-import sys
-p = sys.argv[1]
-d = bytearray(open(p, 'rb').read())
-d[len(d) // 2] ^= 0x5a
-open(p, 'wb').write(d)
-PY
-        ;;
-        esac
-    done
-}
-
-# repaired WHAT DB BEFORE [DROPPED]: repair exits 0, verify passes, every
-# document of BEFORE but DROPPED of them is kept as it was, and the report
-# says so exactly
-repaired() {
-    local what=$1 db=$2 before=$3 want=${4:-0} n kept dropped found after missing changed
-    n=$(grep -c . "$before")
-    run "$ND" repair "$db"
-    check "$what: repair exit $code, want 0 [$err]" "$code" -eq 0
-    kept=$(printf '%s\n' "$out" | sed -n 's/^kept \([0-9]*\) documents$/\1/p')
-    dropped=$(printf '%s\n' "$out" | sed -n 's/^dropped \([0-9]*\) documents (of.*/\1/p')
-    found=$(printf '%s\n' "$out" | sed -n 's/^dropped [0-9]* documents (of \([0-9]*\) found).*/\1/p')
-    check "$what: a report [$out]" -n "$kept" -a -n "$dropped" -a -n "$found"
-    [ -n "$kept" ] && [ -n "$dropped" ] && [ -n "$found" ] || return
-    expect_exit 0 "$ND" verify "$db"
-    run "$ND" dump "$db"
-    after=$out
-    changed=$(comm -13 <(sort "$before") <(printf '%s\n' "$after" | grep . | sort) | wc -l)
-    missing=$(comm -23 <(sort "$before") <(printf '%s\n' "$after" | grep . | sort) | wc -l)
-    check "$what: $changed kept documents differ from before" "$changed" -eq 0
-    check "$what: $missing documents missing, want $want" "$missing" -eq "$want"
-    check "$what: reported dropped $dropped, missing $missing" "$dropped" -eq "$missing"
-    check "$what: found $found, want $n" "$found" -eq "$n"
-    check "$what: kept $kept + dropped $dropped = found $found" $((kept + dropped)) -eq "$found"
-}
-
-# every damage of CURRENT and MANIFEST on STORE
-manifests() {
-    local what=$1 db=$2 part how
-    "$ND" dump "$db" > "$db.before"
-    check "$what: a store of documents" "$(grep -c . "$db.before")" -gt 100
-    for part in CURRENT MANIFEST both; do
-        for how in flip half rm; do
-            rm -rf d d.damaged
-            cp -a "$db" d
-            damage d "$part" "$how"
-            repaired "$what, $part $how" d "$db.before"
-        done
-    done
-    rm -rf d d.damaged
-}
 
 fresh() { "$ND" init "$1" --k 3 --docs 1e4 "${@:2}" >/dev/null; }
 
