@@ -175,4 +175,69 @@ check "some, not all, expired: $gone" "${gone:-0}" -gt 0 -a "${gone:-0}" -lt 400
 expect_exit 0 "$ND" stats long --json
 expect_out_match "\"documents\":$((400000 - ${gone:-0})),"
 expect_exit 0 "$ND" verify long
+
+# Endless input (issue 44, point 6): SIGTERM and SIGINT end every command
+# that reads records within a second, whatever it reads: a FIFO that
+# never delivers (blocked in read), an endless stream of valid records
+# through a pipe, and /dev/zero read with --skip-bad (one endless bad
+# line). The signal's status and message; a store written holds no lock.
+"$ND" init ends --fingerprint-only --k 3 --docs 1e6 >/dev/null
+"$ND" init rends --k 3 --docs 1e6 >/dev/null
+"$ND" shard init sends --shards 2 --k 3 --docs 1e6 >/dev/null
+mkfifo never.fifo
+exec 8<>never.fifo # held open for writing: reads block, never end
+fps() { awk 'BEGIN { for (i = 1; ; i++) printf "%016x\tk%d\n", i * 2654435761, i }'; }
+texts() { awk 'BEGIN { for (i = 1; ; i++) printf "t%d\tword%d and some other words %d\n", i, i % 977, i }'; }
+# ended WHAT SIG PID: PID ends by SIG within a second, saying so
+ended() {
+    local what=$1 sig=$2 pid=$3 want=143 t0
+    [ "$sig" = INT ] && want=130
+    sleep 0.3
+    t0=$(date +%s%N)
+    kill -"$sig" "$pid"
+    local n=0
+    while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 40 ]; do sleep 0.05; n=$((n + 1)); done
+    local ms=$((($(date +%s%N) - t0) / 1000000))
+    kill -KILL "$pid" 2>/dev/null
+    finish "$pid"
+    check "$what: SIG$sig ended it in $ms ms (a second at most)" "$ms" -le 1000
+    check "$what: exit status $code, want $want" "$code" -eq "$want"
+    check "$what: says it was interrupted [$(head -c 200 ends.err)]" \
+        -n "$(grep -E 'interrupted|terminated' ends.err)"
+}
+# endless NAME FORMAT CMD...: CMD (its input last) on each endless input
+endless() {
+    local name=$1 format=$2 sig=TERM skip=()
+    shift 2
+    "$@" never.fifo > ends.out 2> ends.err &
+    ended "$name, a FIFO that never delivers" TERM $!
+    "$@" never.fifo > ends.out 2> ends.err &
+    ended "$name, a FIFO that never delivers" INT $!
+    if [ "$format" = fp ]; then fps | "$@" - > ends.out 2> ends.err &
+    else texts | "$@" - > ends.out 2> ends.err & fi
+    ended "$name, an endless pipe" INT $!
+    if "$1" "$2" --help 2>&1 | grep -q -- --skip-bad || "$1" "$2" "$3" --help 2>&1 | grep -q -- --skip-bad; then
+        "$@" --skip-bad /dev/zero > ends.out 2> ends.err &
+        ended "$name, /dev/zero with --skip-bad" TERM $!
+    fi
+}
+endless "add" fp "$ND" add ends --format fp
+endless "add of texts" tsv "$ND" add rends --format tsv
+endless "import" fp "$ND" import ends --format fp
+endless "import --steps" fp "$ND" import ends --steps --format fp
+endless "batch" fp "$ND" batch ends --format fp
+endless "batch --add" fp "$ND" batch ends --add --format fp
+endless "dedupe" tsv "$ND" dedupe --format tsv
+endless "fingerprint" tsv "$ND" fingerprint --format tsv
+endless "shard import" fp "$ND" shard import sends --format fp
+# query reads fingerprints from stdin only
+"$ND" query ends - < never.fifo > ends.out 2> ends.err &
+ended "query -, a FIFO that never delivers" TERM $!
+fps | cut -f1 | "$ND" query ends - > ends.out 2> ends.err &
+ended "query -, an endless pipe" INT $!
+exec 8>&-
+expect_exit 0 "$ND" compact ends
+expect_exit 0 "$ND" verify ends
+expect_exit 0 "$ND" verify rends
+for s in sends/shard-*; do expect_exit 0 "$ND" verify "$s"; done
 set +m

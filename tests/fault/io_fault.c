@@ -17,6 +17,10 @@
  *   NEARDUP_FAULT_IO_TRACE  if set: append "N CALL PATH[ failed]" for each
  *                           call counted to this file (which call hit
  *                           which file, which failed)
+ * Reads are counted apart, for an input that fails to read (fault_read.sh):
+ *   NEARDUP_FAULT_READ_PATH  read(2) of files whose path starts with it
+ *   NEARDUP_FAULT_READ_N     the read to fail with EIO, from 1; that one
+ *                            and every later one fail
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,6 +39,9 @@ static long fail_at;
 static int fail_errno = ENOSPC;
 static const char *prefix;
 static int trace_fd = -1;
+static _Atomic long reads_counted;
+static long read_fail_at;
+static const char *read_prefix;
 
 __attribute__((constructor)) static void io_fault_init(void)
 {
@@ -43,6 +50,9 @@ __attribute__((constructor)) static void io_fault_init(void)
     fail_at = n ? atol(n) : 0;
     if (e && strcmp(e, "EIO") == 0) fail_errno = EIO;
     prefix = getenv("NEARDUP_FAULT_IO_PATH");
+    const char *rn = getenv("NEARDUP_FAULT_READ_N");
+    read_fail_at = rn ? atol(rn) : 0;
+    read_prefix = getenv("NEARDUP_FAULT_READ_PATH");
     const char *t = getenv("NEARDUP_FAULT_IO_TRACE");
     if (t) trace_fd = open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
@@ -57,16 +67,22 @@ __attribute__((destructor)) static void io_fault_report(void)
     fclose(f);
 }
 
+/* Whether fd names a file under pfx; its path goes to target (4096). */
+static int under(int fd, const char *pfx, char *target)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, target, 4095);
+    if (len < 0) return 0;
+    target[len] = '\0';
+    return strncmp(target, pfx, strlen(pfx)) == 0;
+}
+
 /* Nonzero (errno set) when this call on fd must fail. */
 static int should_fail(int fd, const char *fn)
 {
-    if (!prefix || !*prefix) return 0;
-    char link[64], target[4096];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t len = readlink(link, target, sizeof target - 1);
-    if (len < 0) return 0;
-    target[len] = '\0';
-    if (strncmp(target, prefix, strlen(prefix)) != 0) return 0;
+    char target[4096];
+    if (!prefix || !*prefix || !under(fd, prefix, target)) return 0;
     long n = atomic_fetch_add(&counted, 1) + 1;
     int fail = fail_at > 0 && n >= fail_at;
     if (trace_fd >= 0) dprintf(trace_fd, "%ld %s %s%s\n", n, fn, target, fail ? " failed" : "");
@@ -76,6 +92,17 @@ static int should_fail(int fd, const char *fn)
 }
 
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+    char target[4096];
+    if (read_fail_at > 0 && read_prefix && *read_prefix && under(fd, read_prefix, target) &&
+        atomic_fetch_add(&reads_counted, 1) + 1 >= read_fail_at) {
+        errno = EIO;
+        return -1;
+    }
+    return REAL(read)(fd, buf, n);
+}
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
