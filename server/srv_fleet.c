@@ -124,9 +124,10 @@ done:
 
 /* A match of a request ("matches" of /v1/decide, "results" of /v1/store)
  * as an nd_batch_item: null, not a duplicate; an object, a stored match
- * (or with an integer "index" below i, an earlier document of the batch).
+ * (with an integer "index", a document of the batch: /v1/store's results
+ * are a part of a batch, so the index is not checked).
  * Keys point into the JSON. */
-static int parse_match(srv_fail *f, nd_batch_item *it, json_t *m, size_t i, const char *where)
+static int parse_match(srv_fail *f, nd_batch_item *it, json_t *m, const char *where)
 {
     static const char *const members[] = {"key", "fingerprint", "distance", "score", "time",
                                           "resemblance", "index", NULL};
@@ -150,12 +151,11 @@ static int parse_match(srv_fail *f, nd_batch_item *it, json_t *m, size_t i, cons
         json_integer_value(dist) < 0 || json_integer_value(dist) > 64 ||
         (res && !json_is_number(res)) ||
         (idx && !json_is_null(idx) &&
-         (!json_is_integer(idx) || json_integer_value(idx) < 0 ||
-          (size_t)json_integer_value(idx) >= i))) {
+         (!json_is_integer(idx) || json_integer_value(idx) < 0))) {
         snprintf(f->why, sizeof f->why,
                  "%s: a match needs \"key\" (a string), \"fingerprint\" (16 hex digits), "
-                 "\"distance\" (0..64), and \"resemblance\" a number, \"index\" null or an "
-                 "earlier document's", where);
+                 "\"distance\" (0..64); \"resemblance\" a number; \"index\" null or an index",
+                 where);
         return -1;
     }
     it->dup = 1;
@@ -221,7 +221,7 @@ static int parse_decided(srv_reply *out, decided *x, const srv_ctx *c, json_t *r
         x->nd[i] = x->d[i].doc;
         if (owned && srv_fleet_refuse(out, c, x->nd[i].key, x->nd[i].key_len)) return -1;
         snprintf(where, sizeof where, "%s[%zu]", list, i);
-        if (parse_match(&f, &x->items[i], json_array_get(ms, i), i, where)) {
+        if (parse_match(&f, &x->items[i], json_array_get(ms, i), where)) {
             srv_api_error(out, f.status, f.code, "%s", f.why);
             return -1;
         }
