@@ -7,7 +7,9 @@ decisions from both, call by call (check-and-add, check, batch with and
 without add, query). A misconfigured fleet is refused; a misrouted write
 is refused by the server (421)."""
 
+import os
 import random
+import shutil
 import subprocess
 
 import pytest
@@ -23,12 +25,17 @@ def start(cli, path, *args):
     return Server(cli, path, "--no-sync", *args, create=False)
 
 
-@pytest.fixture
-def stores(cli, tmp_path):
-    """Make the two layouts of each kind: name -> (sharded dir, plain db)."""
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory):
+    """The four empty stores, made once (a store takes a second to create):
+    kind -> (sharded dir, plain db)."""
+    cli = os.environ.get("NEARDUP")
+    if not cli:
+        pytest.skip("NEARDUP (the CLI) not set: run through meson test")
+    top = tmp_path_factory.mktemp("templates")
     made = {}
     for kind, flags in (("fp", ["--fingerprint-only"]), ("res", [])):
-        sharded, plain = str(tmp_path / f"{kind}.nds"), str(tmp_path / f"{kind}.nd")
+        sharded, plain = str(top / f"{kind}.nds"), str(top / f"{kind}.nd")
         shard_flags = [] if kind == "fp" else ["--resemblance"]
         subprocess.run([cli, "shard", "init", sharded, "--shards", "3", "--k", str(K),
                         "--tables", str(TABLES), "--docs", "300000", *shard_flags],
@@ -37,6 +44,13 @@ def stores(cli, tmp_path):
                         "--docs", "100000", *flags], check=True, capture_output=True)
         made[kind] = (sharded, plain)
     return made
+
+
+@pytest.fixture
+def stores(templates, tmp_path):
+    """A copy of the empty stores for one test."""
+    return {kind: tuple(shutil.copytree(p, str(tmp_path / os.path.basename(p))) for p in pair)
+            for kind, pair in templates.items()}
 
 
 class Pair:
