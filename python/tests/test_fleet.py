@@ -192,6 +192,9 @@ def test_fingerprint_stream_same_decisions(fp_pair):
     same(fleet.get("plain"), one.get("plain"), "add")
     st = fleet.stats()
     assert st["documents"] == len(one) and st["shards"] == 3 and st["k"] == K
+    assert "tables" not in one.stats() and len(one.stats(full=True)["tables"]) == TABLES
+    full = fp_pair.shards[1].client().stats(full=True)
+    assert full["shard"]["index"] == 1 and full["documents"] == st["servers"][1]["documents"]
 
 
 WORDS = ("river stone market window garden bridge winter summer letter station "
