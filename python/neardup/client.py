@@ -313,9 +313,11 @@ class Client:
                  r.get("resemblance"))))
         return out
 
-    def stats(self) -> dict[str, Any]:
-        """GET /v1/stats: Database.stats's members and the server's k."""
-        return dict(self._call("GET", "/v1/stats"))
+    def stats(self, full: bool = False) -> dict[str, Any]:
+        """GET /v1/stats: documents, fingerprints, the server's k and
+        min_resemblance; with full, also the figures that read every table
+        (Database.stats's members)."""
+        return dict(self._call("GET", "/v1/stats?full=1" if full else "/v1/stats"))
 
     def __len__(self) -> int:
         return int(self.stats()["documents"])
