@@ -72,7 +72,7 @@ void srv_api_error(srv_reply *out, unsigned status, const char *code, const char
 
 /* A library failure as an answer: the caller's input (400, 413), a
  * missing key (404), or the server's trouble (500, 503, 507). */
-static void nd_fail(srv_reply *out, int rc, const char *what)
+static void nd_fail_msg(srv_reply *out, int rc, const char *what, const char *msg)
 {
     unsigned st = 500;
     const char *code = "internal";
@@ -85,7 +85,12 @@ static void nd_fail(srv_reply *out, int rc, const char *what)
     case ND_EREADONLY: st = 503, code = "read_only"; break;
     default: break;
     }
-    srv_api_error(out, st, code, "%s: %s: %s", what, nd_strerror(rc), nd_errmsg());
+    srv_api_error(out, st, code, "%s: %s: %s", what, nd_strerror(rc), msg);
+}
+
+static void nd_fail(srv_reply *out, int rc, const char *what)
+{
+    nd_fail_msg(out, rc, what, nd_errmsg());
 }
 
 /* A key or other bytes as a JSON string; bytes that are not UTF-8 (a key
@@ -224,15 +229,14 @@ static int parse_doc(fail *f, srv_doc *d, const srv_ctx *c, json_t *o, int need_
     return 0;
 }
 
-/* "sync": true asks for a durable acknowledgement. */
-static int check_sync(fail *f, const srv_ctx *c, json_t *o)
+/* "sync": true asks for an acknowledgement that survives a crash of the
+ * machine: on a store opened with ND_DB_SYNC every write is one, else
+ * *sync tells the writer to end the group with nd_db_sync. */
+static int check_sync(fail *f, const srv_ctx *c, json_t *o, int *sync)
 {
-    int sync = 0;
-    if (get_bool(f, o, "sync", &sync)) return -1;
-    if (sync && !c->durable)
-        FAIL(f, 400, "sync_unavailable",
-             "\"sync\": this server was started with --no-sync (acknowledgements survive a "
-             "killed server, not a lost machine)");
+    *sync = 0;
+    if (get_bool(f, o, "sync", sync)) return -1;
+    if (c->durable) *sync = 0;
     return 0;
 }
 
@@ -270,7 +274,8 @@ static int submit(srv_reply *out, const srv_ctx *c, srv_job *job)
         return -1;
     }
     if (job->rc < 0) {
-        nd_fail(out, job->rc, "commit");
+        /* the writer's message: this thread's nd_errmsg() is not the job's */
+        nd_fail_msg(out, job->rc, "commit", job->errmsg);
         return -1;
     }
     return 0;
@@ -285,10 +290,11 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
     fail f = {0};
     srv_doc d;
     unsigned k = c->k;
+    int sync;
     nd_results *res = NULL;
     if (check_members(&f, root, single_members, "request") ||
         parse_doc(&f, &d, c, root, ep != SRV_EP_CHECK, 1, "request") || get_k(&f, c, root, &k) ||
-        check_sync(&f, c, root)) {
+        check_sync(&f, c, root, &sync)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
@@ -309,7 +315,7 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
     }
     srv_answer a = {0};
     srv_job job = {.kind = ep == SRV_EP_ADD ? SRV_JOB_ADD : SRV_JOB_CHECK_ADD,
-                   .docs = &d.doc, .n = 1, .k = k, .answers = &a};
+                   .docs = &d.doc, .n = 1, .k = k, .sync = sync, .answers = &a};
     if (submit(out, c, &job)) return;
     if (ep == SRV_EP_ADD) {
         set_body(out, 200, json_pack("{s:b}", "stored", 1));
@@ -337,10 +343,10 @@ static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
     static const char *const doc_members[] = {"key", "text", "fingerprint", "html", "score",
                                               "time", NULL};
     fail f = {0};
-    int add = 0;
+    int add = 0, sync;
     unsigned k = c->k;
     if (check_members(&f, root, members, "request") || get_bool(&f, root, "add", &add) ||
-        get_k(&f, c, root, &k) || check_sync(&f, c, root)) {
+        get_k(&f, c, root, &k) || check_sync(&f, c, root, &sync)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
@@ -385,7 +391,8 @@ static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
         nd[i] = d[i].doc;
     }
     if (add) {
-        srv_job job = {.kind = SRV_JOB_CHECK_ADD, .docs = nd, .n = n, .k = k, .answers = ans};
+        srv_job job = {.kind = SRV_JOB_CHECK_ADD, .docs = nd, .n = n, .k = k, .sync = sync,
+                       .answers = ans};
         if (n && submit(out, c, &job)) goto done;
     } else if (n) {
         int rc = nd_db_batch(items, keys, c->db, nd, n, k, 0);

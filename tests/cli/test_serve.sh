@@ -121,3 +121,26 @@ LISTEN=0.0.0.0:0 serve fp.nd --token-file tok
 check "non-loopback with a token" -n "$URL"
 stop
 check "stopped" "$scode" -eq 0
+
+# ---- "sync": true on a --no-sync server: its group ends with nd_db_sync,
+# which moves the record of the last synced write (SYNCED) over it. After
+# kill -9 and the logs deleted, the store is refused (the loss is seen);
+# the same request without "sync" leaves nothing to check, and the
+# document goes silently (what --no-sync promises).
+for s in true false; do
+    rm -rf ns.nd
+    "$ND" init --fingerprint-only ns.nd >/dev/null 2>&1
+    serve ns.nd --no-sync
+    check "sync:$s on --no-sync: 200" "$(status -d "{\"key\":\"s1\",\"fingerprint\":\"00000000000000ff\",\"sync\":$s}" "$URL/v1/check-and-add")" = 200
+    check "sync:$s batch: 200" "$(status -d "{\"documents\":[{\"key\":\"s2\",\"fingerprint\":\"ff00000000000000\"}],\"add\":true,\"sync\":$s}" "$URL/v1/batch")" = 200
+    kill -KILL "$SPID"
+    wait "$SPID" 2>/dev/null
+    rm -f ns.nd/*.log
+    if [ $s = true ]; then
+        expect_exit 2 "$ND" get ns.nd s1
+        expect_err_match 'acknowledged writes up to sequence [0-9]+ are missing'
+    else
+        expect_exit 1 "$ND" get ns.nd s1
+        expect_out_match '^missing'
+    fi
+done
