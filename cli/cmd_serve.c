@@ -49,6 +49,7 @@ static const char usage[] =
     "                        with a \"sync\": true request is fsynced still\n"
     "  --max-body BYTES      largest request body (default 16777216; 413 above)\n"
     "  --max-batch N         most documents of one /v1/batch (default 10000; 413)\n"
+    "                        and most matches of one /v1/query (its default: 100)\n"
     "  --max-connections N   connections answered at once (default 256; 503)\n"
     "  --idle-timeout S      seconds before an idle connection is closed (60)\n"
     "  --k K                 default distance (default: the database's k)\n";

@@ -427,21 +427,26 @@ done:
     free(d);
 }
 
-/* POST /v1/query: {"fingerprint"|"text","html","k","limit"}. */
+/* POST /v1/query: {"fingerprint"|"text","html","k","limit"}. A query
+ * near a common fingerprint could answer the whole store: at most "limit"
+ * matches, the closest (SRV_QUERY_DEFAULT_LIMIT without one), and never
+ * more than the server's maximum, max_batch ("limit": 0 asks for it).
+ * One more is asked of the store, to tell "truncated". */
 static void query(srv_reply *out, const srv_ctx *c, json_t *root)
 {
     static const char *const members[] = {"text", "fingerprint", "html", "k", "limit", NULL};
     fail f = {0};
     srv_doc d;
     unsigned k = c->k;
-    unsigned long long limit = 0;
+    unsigned long long limit = SRV_QUERY_DEFAULT_LIMIT;
     if (check_members(&f, root, members, "request") || parse_doc(&f, &d, c, root, 0, 0, "request") ||
-        get_k(&f, c, root, &k) || get_uint(&f, root, "limit", 1000000000, &limit)) {
+        get_k(&f, c, root, &k) || get_uint(&f, root, "limit", c->max_batch, &limit)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
+    if (limit == 0) limit = c->max_batch;
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
-    qo.limit = (size_t)limit;
+    qo.limit = (size_t)limit + 1;
     nd_results *res = NULL;
     int rc = nd_results_new(&res);
     if (rc == ND_OK)
@@ -450,10 +455,11 @@ static void query(srv_reply *out, const srv_ctx *c, json_t *root)
     if (rc < 0) {
         nd_fail(out, rc, "query");
     } else {
+        size_t n = nd_results_count(res);
         json_t *arr = json_array();
-        for (size_t i = 0; arr && i < nd_results_count(res); i++)
+        for (size_t i = 0; arr && i < n && i < limit; i++)
             json_array_append_new(arr, match_json(nd_results_get(res, i)));
-        set_body(out, 200, json_pack("{s:o}", "matches", arr));
+        set_body(out, 200, json_pack("{s:o,s:b}", "matches", arr, "truncated", n > limit));
     }
     nd_results_free(res);
 }

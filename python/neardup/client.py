@@ -278,7 +278,9 @@ class Client:
 
     def query(self, fingerprint: int, k: Optional[int] = None,
               limit: Optional[int] = None) -> list[Match]:
-        """POST /v1/query by fingerprint: every stored document within k."""
+        """POST /v1/query by fingerprint: the stored documents within k, the
+        closest first -- at most limit of them, the server's default (100)
+        without one, 0 the server's maximum (its --max-batch)."""
         return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
 
     def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,

@@ -144,3 +144,28 @@ for s in true false; do
         expect_out_match '^missing'
     fi
 done
+
+# ---- /v1/query answers at most "limit" matches (default 100), never more
+# than the server's maximum (--max-batch; "limit": 0 asks for it), and
+# says when it left some out
+"$ND" init --fingerprint-only many.nd >/dev/null 2>&1
+serve many.nd --max-batch 120
+# one fingerprint under 150 keys (a common page): adds, one curl, one
+# connection (check-and-add would store only the first)
+args=()
+for i in $(seq 150); do args+=(-s -o /dev/null -w '%{http_code}\n' -d "{\"key\":\"m$i\",\"fingerprint\":\"00000000000000aa\"}" "$URL/v1/add" --next); done
+check "150 adds" "$(curl "${args[@]}" -s -o /dev/null "$URL/healthz" | grep -c '^200$')" -eq 150
+nmatches() { grep -o '"key"' body.json | wc -l; }
+check "query: 200" "$(status -d '{"fingerprint":"00000000000000ab","k":1}' "$URL/v1/query")" = 200
+check "query: default limit 100 (got $(nmatches))" "$(nmatches)" -eq 100
+expect_exit 0 grep -q '"truncated":true' body.json
+check "query limit 5" "$(status -d '{"fingerprint":"00000000000000ab","k":1,"limit":5}' "$URL/v1/query")" = 200
+check "query limit 5: 5 (got $(nmatches))" "$(nmatches)" -eq 5
+check "query limit 0" "$(status -d '{"fingerprint":"00000000000000ab","k":1,"limit":0}' "$URL/v1/query")" = 200
+check "query limit 0: the maximum, 120 (got $(nmatches))" "$(nmatches)" -eq 120
+expect_exit 0 grep -q '"truncated":true' body.json
+check "query limit over the maximum: 400" "$(status -d '{"fingerprint":"0000000000000000","limit":121}' "$URL/v1/query")" = 400
+check "add another" "$(status -d '{"key":"lone","fingerprint":"f000000000000000"}' "$URL/v1/add")" = 200
+check "query: few matches, not truncated" "$(status -d '{"fingerprint":"f000000000000001","k":1}' "$URL/v1/query")" = 200
+expect_exit 0 grep -q '"matches":\[{"key":"lone".*\],"truncated":false' body.json
+stop
