@@ -169,3 +169,44 @@ check "add another" "$(status -d '{"key":"lone","fingerprint":"f000000000000000"
 check "query: few matches, not truncated" "$(status -d '{"fingerprint":"f000000000000001","k":1}' "$URL/v1/query")" = 200
 expect_exit 0 grep -q '"matches":\[{"key":"lone".*\],"truncated":false' body.json
 stop
+
+# ---- TLS: --tls-cert and --tls-key (PEM files), a self-signed certificate
+# made here; curl trusts it with --cacert. Plain HTTP to the port fails;
+# files that are not a certificate and its key are refused at start.
+if ! command -v openssl >/dev/null; then
+    echo "test_serve: no openssl: TLS not tested"
+else
+    mkcert() {
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+            -keyout "$1" -out "$2" 2>/dev/null
+    }
+    mkcert tls.key tls.crt
+    mkcert other.key other.crt
+    serve fp.nd --tls-cert tls.crt --tls-key tls.key
+    if grep -q 'built without TLS' serve.err; then
+        echo "test_serve: libmicrohttpd without TLS: TLS not tested"
+    else
+        check "listening on https (got [$URL])" "${URL%%://*}" = https
+        run curl -s --cacert tls.crt "$URL/healthz"
+        expect_out_eq '{"status":"ok"}'
+        check "a write over TLS" "$(status --cacert tls.crt -d '{"key":"tls","fingerprint":"0000000000000777"}' "$URL/v1/add")" = 200
+        check "read it back" "$(status --cacert tls.crt "$URL/v1/documents/tls")" = 200
+        # an unknown certificate is refused by the client, plain HTTP by the server
+        expect_exit 60 curl -s --max-time 5 "$URL/healthz"
+        expect_exit 52 curl -s --max-time 5 "${URL/https:/http:}/healthz"
+        stop
+        check "TLS server stopped" "$scode" -eq 0
+        expect_exit 1 "$ND" serve fp.nd --listen 127.0.0.1:0 --tls-cert tls.crt --tls-key other.key
+        expect_err_match 'TLS did not start with this certificate and key: .*(do not match|mismatch)'
+        printf -- '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' >bad.crt
+        expect_exit 1 "$ND" serve fp.nd --listen 127.0.0.1:0 --tls-cert bad.crt --tls-key tls.key
+        expect_err_match 'TLS did not start'
+    fi
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.key --tls-key tls.key
+    expect_err_match "--tls-cert 'tls.key' holds no PEM CERTIFICATE"
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.crt --tls-key missing.key
+    expect_err_match "cannot read --tls-key 'missing.key'"
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.crt
+    expect_err_match '--tls-cert and --tls-key go together'
+fi
