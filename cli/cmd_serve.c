@@ -3,7 +3,8 @@
  * server (server/, protocol server/openapi.yaml).
  *
  * This file is the command's shell only: options, the loopback rule, the
- * token file, opening the store, then waiting for SIGINT or SIGTERM. The
+ * token file, the TLS certificate and key files (read here, handed to the
+ * daemon as PEM text), opening the store, then waiting for SIGINT or SIGTERM. The
  * signals are blocked before the server's threads start (they inherit the
  * mask) and taken here by sigwait, so that a signal never interrupts a
  * commit: it starts the drain (srv_stop), after which the store is closed
@@ -31,6 +32,7 @@ static const char usage[] =
     "usage: neardup serve DB [--listen HOST:PORT] [--token-file F] [--no-sync]\n"
     "                        [--max-body BYTES] [--max-batch N]\n"
     "                        [--max-connections N] [--idle-timeout S] [--k K]\n"
+    "                        [--tls-cert FILE --tls-key FILE]\n"
     "       neardup serve DIR --shard I [the same options]\n"
     "\n"
     "Serve the store over HTTP/1.1 with JSON bodies (protocol version 1, paths\n"
@@ -47,17 +49,21 @@ static const char usage[] =
     "                        being F's first line; required to listen on an\n"
     "                        address other than loopback\n"
     "  --no-sync             do not fsync each commit: an answer then survives\n"
-    "                        a killed server, not a crashed machine; requests\n"
-    "                        with \"sync\": true are refused\n"
+    "                        a killed server, not a crashed machine; a group\n"
+    "                        with a \"sync\": true request is fsynced still\n"
     "  --max-body BYTES      largest request body (default 16777216; 413 above)\n"
     "  --max-batch N         most documents of one /v1/batch (default 10000; 413)\n"
+    "                        and most matches of one /v1/query (its default: 100)\n"
     "  --max-connections N   connections answered at once (default 256; 503)\n"
     "  --idle-timeout S      seconds before an idle connection is closed (60)\n"
     "  --k K                 default distance (default: the database's k)\n"
     "  --shard I             DIR is a sharded store (neardup shard init/split/\n"
     "                        import): serve its shard I only, as one server of a\n"
     "                        fleet of S (docs/server.md, \"A fleet\"); writes of\n"
-    "                        keys of other shards are refused (421)\n";
+    "                        keys of other shards are refused (421)\n"
+    "  --tls-cert FILE       serve HTTPS with this PEM certificate (chain) ...\n"
+    "  --tls-key FILE        ... and its PEM private key (both files are read\n"
+    "                        once at start; `listening on https://...`)\n";
 
 /* HOST:PORT, [V6]:PORT or HOST (the default port) into host and port. */
 static int parse_listen(const char *s, char *host, size_t hostlen, unsigned *port)
@@ -166,6 +172,35 @@ static int close_store(nd_db *db, nd_shards *shards, const char *path)
 }
 #endif
 
+/* A PEM file's text, whole (malloc'd, NUL-terminated): the key stays in
+ * a file, never on the command line. what: "--tls-cert"; label: the PEM
+ * block it must hold ("CERTIFICATE", "PRIVATE KEY": also "EC PRIVATE
+ * KEY"). Whether GnuTLS can use it, the daemon's start tells. */
+#define SERVE_PEM_MAX (1u << 20)
+static int read_pem(const char *what, const char *path, const char *label, char **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return cli_usage_fail("serve", "cannot read %s '%s': %s", what, path, strerror(errno));
+    char *buf = malloc(SERVE_PEM_MAX + 1);
+    size_t n = buf ? fread(buf, 1, SERVE_PEM_MAX + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf) return cli_fail("serve: out of memory");
+    buf[n < SERVE_PEM_MAX ? n : SERVE_PEM_MAX] = '\0';
+    const char *why = bad                    ? "cannot be read"
+                      : n > SERVE_PEM_MAX    ? "is over 1 MiB"
+                      : !strstr(buf, "-----BEGIN ") || !strstr(buf, label) ? "holds no PEM "
+                                                                               : NULL;
+    if (why) {
+        free(buf);
+        return cli_usage_fail("serve", "%s '%s' %s%s", what, path, why,
+                              why[0] == 'h' ? label : "");
+    }
+    *out = buf;
+    return CLI_EXIT_OK;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -173,7 +208,12 @@ int cmd_serve(int argc, char **argv)
         {"no-sync", no_argument, 0, 'n'},            {"max-body", required_argument, 0, 'b'},
         {"max-batch", required_argument, 0, 'B'},    {"max-connections", required_argument, 0, 'c'},
         {"idle-timeout", required_argument, 0, 'i'}, {"k", required_argument, 0, 'k'},
-        {"shard", required_argument, 0, 's'},        {0, 0, 0, 0}};
+        {"shard", required_argument, 0, 's'},
+        /* TLS (issue 46) */
+        {"tls-cert", required_argument, 0, 'C'},     {"tls-key", required_argument, 0, 'K'},
+        {0, 0, 0, 0}};
+    const char *tls_cert_file = NULL, *tls_key_file = NULL;
+    char *tls_cert = NULL, *tls_key = NULL;
     char host[64] = "127.0.0.1", token[4096];
     const char *token_file = NULL;
     unsigned port = SERVE_DEFAULT_PORT, k = 0;
@@ -218,6 +258,8 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_fail("serve", "--shard must be 0..%u, got '%s'", ND_SHARDS_MAX - 1, optarg);
             sharded = 1;
             break;
+        case 'C': tls_cert_file = optarg; break;
+        case 'K': tls_key_file = optarg; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -225,18 +267,29 @@ int cmd_serve(int argc, char **argv)
     if (!is_loopback(host) && !token_file)
         return cli_usage_fail("serve", "listening on %s (not loopback) needs --token-file", host);
     if (token_file && (rc = read_token(token_file, token, sizeof token))) return rc;
+    if (!tls_cert_file != !tls_key_file)
+        return cli_usage_fail("serve", "--tls-cert and --tls-key go together");
 #ifndef ND_HAVE_SERVER
     (void)max_body, (void)max_batch, (void)max_conn, (void)idle, (void)have_k, (void)durable, (void)k;
     (void)sharded, (void)shard;
+    (void)tls_cert, (void)tls_key;
     return cli_fail("serve: this neardup was built without the server (libmicrohttpd; "
                     "meson setup -Dserver=enabled)");
 #else
+    if (tls_cert_file && ((rc = read_pem("--tls-cert", tls_cert_file, "CERTIFICATE", &tls_cert)) ||
+                          (rc = read_pem("--tls-key", tls_key_file, "PRIVATE KEY", &tls_key)))) {
+        free(tls_cert);
+        return rc;
+    }
     const char *path = argv[optind];
     nd_db *db;
     nd_shards *shards = NULL;
     rc = sharded ? open_shard(&shards, &db, path, (unsigned)shard, durable)
                  : open_plain(&db, path, durable);
-    if (rc) return rc;
+    if (rc) {
+        free(tls_cert), free(tls_key);
+        return rc;
+    }
     if (!have_k) {
         nd_plan_info p;
         nd_db_plan(&p, db);
@@ -252,22 +305,27 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     srv_config cfg = {host, port, token_file ? token : NULL, max_body, max_batch,
                       (unsigned)max_conn, (unsigned)idle, k, durable};
+    cfg.tls_cert = tls_cert;
+    cfg.tls_key = tls_key;
     srv *s;
-    char err[256];
+    char err[512];
     cfg.shards = shards;
     cfg.shard = (unsigned)shard;
     if (srv_start(&s, db, &cfg, err, sizeof err)) {
         cli_fail("serve: %s", err);
         close_store(db, shards, path);
+        free(tls_cert), free(tls_key);
         return CLI_EXIT_USAGE;
     }
-    printf(strchr(host, ':') ? "listening on http://[%s]:%u\n" : "listening on http://%s:%u\n",
-           host, srv_port(s));
+    const char *scheme = tls_cert ? "https" : "http";
+    printf(strchr(host, ':') ? "listening on %s://[%s]:%u\n" : "listening on %s://%s:%u\n",
+           scheme, host, srv_port(s));
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "neardup: serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     srv_stop(s, SERVE_DRAIN_SECONDS);
+    free(tls_cert), free(tls_key);
     rc = close_store(db, shards, path);
     if (rc == CLI_EXIT_OK) fprintf(stderr, "neardup: serve: stopped, store closed\n");
     return rc;

@@ -620,6 +620,18 @@ int kv_write(kv_db *db, kv_batch *b, int sync)
     return write_error(db, err, "write");
 }
 
+/* Without manual_wal_flush every write is in the log file already (in the
+ * page cache): FlushWAL(true) is then SyncWAL, an fsync of every live
+ * log, the one a synced write makes. */
+int kv_sync_wal(kv_db *db)
+{
+    char *err = NULL;
+    ND_RETURN_IF(__atomic_load_n(&db->corrupt, __ATOMIC_RELAXED), ND_ECORRUPT,
+                 "sync: refused, a read found the database damaged (neardup repair)");
+    KV_GUARD(rocksdb_flush_wal(db->db, 1, &err));
+    return write_error(db, err, "syncing the write-ahead log");
+}
+
 /* ---- snapshots and iterators ---------------------------------------------- */
 
 int kv_snap_new(kv_snap **out, kv_db *db, int fill)

@@ -136,6 +136,9 @@ int kv_batch_get(kv_db *db, kv_batch *b, kv_cf *cf, int fill, const void *key, s
                  char **out_val, size_t *out_len);
 /* Apply b atomically; sync: the WAL is synced first. */
 int kv_write(kv_db *db, kv_batch *b, int sync);
+/* Make every write applied so far durable: the WAL synced (RocksDB's
+ * FlushWAL(sync)), as if each had been written with sync. */
+int kv_sync_wal(kv_db *db);
 
 /* ---- snapshots and iterators ----------------------------------------- */
 /* A point-in-time view; its reads fill the block cache when fill. */

@@ -599,12 +599,11 @@ static void switch_to(st_store *s, cmp_gen *next)
  * and a record not written leaves the older one, a weaker check, never a
  * false one. Writers are serialised (the engine's writer lock; the fold
  * takes it too), so the latest sequence number is this write's. */
-static void note_synced(st_store *s)
+static void note_synced(st_store *s, const cmp_synced_rec *r)
 {
     pthread_mutex_lock(&s->synced_mu);
     int rc = s->synced ? ND_OK : cmp_synced_open(&s->synced, s->path);
-    cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
-    if (rc == ND_OK) rc = cmp_synced_put(s->synced, &r);
+    if (rc == ND_OK) rc = cmp_synced_put(s->synced, r);
     /* (a write that failed, not an allocation: the record stays as it was) */
     if (rc == ND_EIO && !s->synced_failed) s->synced_failed = strdup(nd_errmsg());
     pthread_mutex_unlock(&s->synced_mu);
@@ -629,13 +628,29 @@ int st_write(st_store *s, st_batch *b, int sync)
             if (b->touched[cf]) atomic_store(&s->cur->settled[cf], 0);
     }
     if (rc == ND_OK && b->docs != CMP_SYNCED_NO_DOCS) s->synced_docs = b->docs;
-    if (rc == ND_OK && sync) note_synced(s);
+    if (rc == ND_OK && sync) {
+        cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
+        note_synced(s, &r);
+    }
     if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
     if (rc == ND_OK && b->next) switch_to(s, b->next);
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (rc == ND_OK && (atomic_fetch_add(&s->write_seq, 1) + 1) % FILL_REFRESH_WRITES == 0)
         fill_refresh(s);
     return rc;
+}
+
+/* The sequence number is read before the log's sync: every write up to
+ * it is in the log the sync makes durable (a write that races in after
+ * is not claimed). The caller holds the writer lock, so the document
+ * counter is that sequence's. */
+int st_sync(st_store *s)
+{
+    ND_FORWARD(st_store_writable(s));
+    cmp_synced_rec r = {kv_latest_seq(s->kv), s->synced_docs};
+    ND_FORWARD(kv_sync_wal(s->kv));
+    note_synced(s, &r);
+    return ND_OK;
 }
 
 uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }

@@ -95,6 +95,12 @@ int st_batch_get(st_store *s, st_batch *b, int cf, const void *key,
  * then record the write's sequence number (cmp_synced.h; best effort:
  * the write stands even when the record cannot be written). */
 int st_write(st_store *s, st_batch *b, int sync);
+/* Make every write so far durable, as if each had been synced: fsync the
+ * WAL, then record the sequence number reached (cmp_synced.h; best
+ * effort, as st_write's). The caller serialises it with the writers.
+ * @return ND_OK; ND_EREADONLY; ND_EIO, ND_ENOSPC (the fsync failed);
+ * ND_ECORRUPT (the database was found damaged). */
+int st_sync(st_store *s);
 /* b records the document counter docs: a synced write of it puts docs in
  * the record of the last synced write (cmp_synced.h), for repair's count
  * of the acknowledged documents a damaged log lost. */

@@ -507,6 +507,21 @@ int nd_db_add_many(nd_db *db, const nd_doc *docs, size_t n);
 /** Delete document key. @return ND_OK; ND_ENOTFOUND; as nd_db_add. */
 int nd_db_delete(nd_db *db, const void *key, size_t key_len);
 
+/** Make every write acknowledged so far durable against a crash of the
+ *  machine, as if each had been made with ND_DB_SYNC: one fsync of the
+ *  write-ahead log for all of them (a handle opened without ND_DB_SYNC
+ *  then syncs when its caller needs it: a group of writes, a checkpoint
+ *  of a crawl). The store's record of its last synced write moves with
+ *  it, so an open that finds these writes lost (a log deleted or cut)
+ *  refuses the store as it does for ND_DB_SYNC writes. With ND_DB_SYNC
+ *  there is nothing left to sync, and the call is cheap.
+ *  @note Thread-safe; it waits for a write in progress on another thread
+ *        (the writer lock) and covers it.
+ *  @return ND_OK; ND_EINVAL (NULL db); ND_EREADONLY; ND_EIO or ND_ENOSPC
+ *          (the fsync failed: the writes may not be durable, and the
+ *          handle refuses further writes); ND_ECORRUPT. */
+int nd_db_sync(nd_db *db);
+
 /** One query answer. key points into the nd_results that holds it. */
 typedef struct nd_match {
     uint64_t fp;       /**< stored fingerprint */

@@ -6,8 +6,8 @@
  * CLI's cmd_serve.c parses the options, opens the store and calls
  * srv_start and srv_stop; everything between is this room's:
  *  - srv_http.c   the libmicrohttpd daemon (the only includer of
- *                 <microhttpd.h>): connections, body limits, the token,
- *                 drain on stop;
+ *                 <microhttpd.h>): connections, TLS (libmicrohttpd's
+ *                 GnuTLS), body limits, the token, drain on stop;
  *  - srv_api.c    the endpoints, JSON in and out (the server's includer
  *                 of <jansson.h>), described by server/openapi.yaml;
  *  - srv_fleet.c  a server as one shard of a fleet: placement, the
@@ -40,6 +40,9 @@ typedef struct srv_config {
                                    `shard` of (placement, manifest); NULL:
                                    db is a plain store */
     unsigned shard;
+    const char *tls_cert;     /**< PEM certificate (chain), NUL-terminated; with
+                                   tls_key: HTTPS only. NULL: plain HTTP */
+    const char *tls_key;      /**< PEM private key of tls_cert */
 } srv_config;
 
 #define SRV_DEFAULT_MAX_BODY (16u << 20)
@@ -49,9 +52,11 @@ typedef struct srv_config {
 
 typedef struct srv srv;
 
-/** Bind cfg->host:cfg->port and start answering requests on db.
+/** Bind cfg->host:cfg->port and start answering requests on db (over
+ *  TLS with cfg->tls_cert and cfg->tls_key).
  *  @return 0, or -1 with a one-line reason in err (bind failed, out of
- *          memory, the daemon did not start, the manifest unreadable).
+ *          memory, libmicrohttpd built without TLS, a certificate or key
+ *          it refused, the daemon did not start, the manifest unreadable).
  *  @note cfg->shards stays the caller's, open until srv_stop returned. */
 int srv_start(srv **out, nd_db *db, const srv_config *cfg, char *err, size_t errlen);
 

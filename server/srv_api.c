@@ -64,7 +64,7 @@ void srv_api_error(srv_reply *out, unsigned status, const char *code, const char
 
 /* A library failure as an answer: the caller's input (400, 413), a
  * missing key (404), or the server's trouble (500, 503, 507). */
-static void nd_fail(srv_reply *out, int rc, const char *what)
+static void nd_fail_msg(srv_reply *out, int rc, const char *what, const char *msg)
 {
     unsigned st = 500;
     const char *code = "internal";
@@ -77,7 +77,12 @@ static void nd_fail(srv_reply *out, int rc, const char *what)
     case ND_EREADONLY: st = 503, code = "read_only"; break;
     default: break;
     }
-    srv_api_error(out, st, code, "%s: %s: %s", what, nd_strerror(rc), nd_errmsg());
+    srv_api_error(out, st, code, "%s: %s: %s", what, nd_strerror(rc), msg);
+}
+
+static void nd_fail(srv_reply *out, int rc, const char *what)
+{
+    nd_fail_msg(out, rc, what, nd_errmsg());
 }
 
 /* A key or other bytes as a JSON string; bytes that are not UTF-8 (a key
@@ -216,15 +221,14 @@ static int parse_doc(fail *f, srv_doc *d, const srv_ctx *c, json_t *o, int need_
     return 0;
 }
 
-/* "sync": true asks for a durable acknowledgement. */
-static int check_sync(fail *f, const srv_ctx *c, json_t *o)
+/* "sync": true asks for an acknowledgement that survives a crash of the
+ * machine: on a store opened with ND_DB_SYNC every write is one, else
+ * *sync tells the writer to end the group with nd_db_sync. */
+static int check_sync(fail *f, const srv_ctx *c, json_t *o, int *sync)
 {
-    int sync = 0;
-    if (get_bool(f, o, "sync", &sync)) return -1;
-    if (sync && !c->durable)
-        FAIL(f, 400, "sync_unavailable",
-             "\"sync\": this server was started with --no-sync (acknowledgements survive a "
-             "killed server, not a lost machine)");
+    *sync = 0;
+    if (get_bool(f, o, "sync", sync)) return -1;
+    if (c->durable) *sync = 0;
     return 0;
 }
 
@@ -262,7 +266,8 @@ static int submit(srv_reply *out, const srv_ctx *c, srv_job *job)
         return -1;
     }
     if (job->rc < 0) {
-        nd_fail(out, job->rc, "commit");
+        /* the writer's message: this thread's nd_errmsg() is not the job's */
+        nd_fail_msg(out, job->rc, "commit", job->errmsg);
         return -1;
     }
     return 0;
@@ -277,10 +282,11 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
     fail f = {0};
     srv_doc d;
     unsigned k = c->k;
+    int sync;
     nd_results *res = NULL;
     if (check_members(&f, root, single_members, "request") ||
         parse_doc(&f, &d, c, root, ep != SRV_EP_CHECK, 1, "request") || get_k(&f, c, root, &k) ||
-        check_sync(&f, c, root)) {
+        check_sync(&f, c, root, &sync)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
@@ -302,7 +308,7 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
     }
     srv_answer a = {0};
     srv_job job = {.kind = ep == SRV_EP_ADD ? SRV_JOB_ADD : SRV_JOB_CHECK_ADD,
-                   .docs = &d.doc, .n = 1, .k = k, .answers = &a};
+                   .docs = &d.doc, .n = 1, .k = k, .sync = sync, .answers = &a};
     if (submit(out, c, &job)) return;
     if (ep == SRV_EP_ADD) {
         set_body(out, 200, json_pack("{s:b}", "stored", 1));
@@ -330,10 +336,10 @@ static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
     static const char *const doc_members[] = {"key", "text", "fingerprint", "html", "score",
                                               "time", NULL};
     fail f = {0};
-    int add = 0, stored_only = 0;
+    int add = 0, stored_only = 0, sync;
     unsigned k = c->k;
     if (check_members(&f, root, members, "request") || get_bool(&f, root, "add", &add) ||
-        get_k(&f, c, root, &k) || check_sync(&f, c, root) ||
+        get_k(&f, c, root, &k) || check_sync(&f, c, root, &sync) ||
         get_bool(&f, root, "stored_only", &stored_only)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
@@ -388,7 +394,8 @@ static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
         goto done;
     }
     if (add) {
-        srv_job job = {.kind = SRV_JOB_CHECK_ADD, .docs = nd, .n = n, .k = k, .answers = ans};
+        srv_job job = {.kind = SRV_JOB_CHECK_ADD, .docs = nd, .n = n, .k = k, .sync = sync,
+                       .answers = ans};
         if (n && submit(out, c, &job)) goto done;
     } else if (n) {
         int rc = nd_db_batch(items, keys, c->db, nd, n, k, 0);
@@ -423,21 +430,26 @@ done:
     free(d);
 }
 
-/* POST /v1/query: {"fingerprint"|"text","html","k","limit"}. */
+/* POST /v1/query: {"fingerprint"|"text","html","k","limit"}. A query
+ * near a common fingerprint could answer the whole store: at most "limit"
+ * matches, the closest (SRV_QUERY_DEFAULT_LIMIT without one), and never
+ * more than the server's maximum, max_batch ("limit": 0 asks for it).
+ * One more is asked of the store, to tell "truncated". */
 static void query(srv_reply *out, const srv_ctx *c, json_t *root)
 {
     static const char *const members[] = {"text", "fingerprint", "html", "k", "limit", NULL};
     fail f = {0};
     srv_doc d;
     unsigned k = c->k;
-    unsigned long long limit = 0;
+    unsigned long long limit = SRV_QUERY_DEFAULT_LIMIT;
     if (check_members(&f, root, members, "request") || parse_doc(&f, &d, c, root, 0, 0, "request") ||
-        get_k(&f, c, root, &k) || get_uint(&f, root, "limit", 1000000000, &limit)) {
+        get_k(&f, c, root, &k) || get_uint(&f, root, "limit", c->max_batch, &limit)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
+    if (limit == 0) limit = c->max_batch;
     nd_query_options qo = ND_QUERY_OPTIONS_INIT;
-    qo.limit = (size_t)limit;
+    qo.limit = (size_t)limit + 1;
     nd_results *res = NULL;
     int rc = nd_results_new(&res);
     if (rc == ND_OK)
@@ -446,10 +458,11 @@ static void query(srv_reply *out, const srv_ctx *c, json_t *root)
     if (rc < 0) {
         nd_fail(out, rc, "query");
     } else {
+        size_t n = nd_results_count(res);
         json_t *arr = json_array();
-        for (size_t i = 0; arr && i < nd_results_count(res); i++)
+        for (size_t i = 0; arr && i < n && i < limit; i++)
             json_array_append_new(arr, match_json(nd_results_get(res, i)));
-        set_body(out, 200, json_pack("{s:o}", "matches", arr));
+        set_body(out, 200, json_pack("{s:o,s:b}", "matches", arr, "truncated", n > limit));
     }
     nd_results_free(res);
 }
@@ -616,7 +629,10 @@ int srv_json_bool(srv_fail *f, json_t *o, const char *name, int *out)
 }
 
 int srv_json_k(srv_fail *f, const srv_ctx *c, json_t *o, unsigned *k) { return get_k(f, c, o, k); }
-int srv_json_sync(srv_fail *f, const srv_ctx *c, json_t *o) { return check_sync(f, c, o); }
+int srv_json_sync(srv_fail *f, const srv_ctx *c, json_t *o, int *sync)
+{
+    return check_sync(f, c, o, sync);
+}
 int srv_json_hex16(const char *s, uint64_t *out) { return parse_hex16(s, out); }
 json_t *srv_json_key(const char *s, size_t n) { return jstr(s, n); }
 json_t *srv_json_fp(uint64_t fp) { return jhex(fp); }

@@ -16,12 +16,15 @@
 #include "srv_metrics.h"
 #include "srv_writer.h"
 
+/* Matches of a /v1/query without "limit" (max_batch bounds any). */
+#define SRV_QUERY_DEFAULT_LIMIT 100u
+
 typedef struct srv_ctx {
     nd_db *db;
     srv_writer *writer;
     unsigned k;        /**< default distance */
     int resemblance;   /**< the store verifies by resemblance */
-    size_t max_batch;  /**< documents of one /v1/batch */
+    size_t max_batch;  /**< documents of one /v1/batch, matches of one /v1/query */
     int durable;       /**< writes are fsynced (ND_DB_SYNC) */
     const nd_shards *shards; /**< a shard server's store (placement only);
                                   NULL: a plain store (srv_fleet.c) */

@@ -272,8 +272,9 @@ void srv_fleet_store(srv_reply *out, const srv_ctx *c, json_t *root)
     srv_fail f = {0};
     decided x;
     nd_results *res = NULL;
+    int sync;
     memset(&x, 0, sizeof x);
-    if (srv_json_members(&f, root, members, "request") || srv_json_sync(&f, c, root)) {
+    if (srv_json_members(&f, root, members, "request") || srv_json_sync(&f, c, root, &sync)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
@@ -284,7 +285,8 @@ void srv_fleet_store(srv_reply *out, const srv_ctx *c, json_t *root)
     for (size_t i = 0; i < x.n; i++)
         if (c->resemblance || !x.items[i].dup) x.nd[nn++] = x.d[i].doc;
     if (nn) {
-        srv_job job = {.kind = SRV_JOB_ADD, .docs = x.nd, .n = nn, .k = c->k, .answers = NULL};
+        srv_job job = {.kind = SRV_JOB_ADD, .docs = x.nd, .n = nn, .k = c->k, .sync = sync,
+                       .answers = NULL};
         if (srv_json_submit(out, c, &job)) goto done;
         written = nn;
     }

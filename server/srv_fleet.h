@@ -9,12 +9,12 @@
 #ifndef ND_SRV_FLEET_H
 #define ND_SRV_FLEET_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include <neardup.h>
 
 #include "srv_api.h"
+#include "srv_json.h"
 
 /** The manifest id of a sharded store: FNV-1a-64 of its manifest text,
  *  16 hex digits and a NUL. @return ND_OK or nd_shards_manifest's error. */

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,8 @@ struct srv {
     size_t token_len, max_body;
     unsigned max_connections;
     _Atomic int draining;
+    _Atomic int started;   /* the daemon runs: its log is no longer ours */
+    char start_err[256];   /* what the daemon logged while starting */
     _Atomic long inflight;
     _Atomic unsigned long conn_seq;
 };
@@ -228,6 +231,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&s->inflight, 1);
 }
 
+/* The daemon's log: its first message while starting is why it did not
+ * start (a certificate GnuTLS refused names the cause); once it runs,
+ * messages (a client's failed TLS handshake, a reset) are dropped, as a
+ * plain connection's troubles are. */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+    srv *s = cls;
+    if (atomic_load(&s->started) || s->start_err[0]) return;
+    vsnprintf(s->start_err, sizeof s->start_err, fmt, ap);
+    s->start_err[strcspn(s->start_err, "\r\n")] = '\0';
+}
+
 /* Bind and listen on host:port ourselves, to say why it failed and which
  * port was chosen; the daemon takes the socket. */
 static int listen_on(srv *s, const srv_config *cfg, char *err, size_t errlen)
@@ -298,18 +313,37 @@ int srv_start(srv **out, nd_db *db, const srv_config *cfg, char *err, size_t err
         goto fail;
     }
     unsigned idle = cfg->idle_timeout ? cfg->idle_timeout : SRV_DEFAULT_IDLE_TIMEOUT;
+    int tls = cfg->tls_cert && cfg->tls_key;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "this libmicrohttpd was built without TLS (GnuTLS): "
+                              "--tls-cert cannot be served; put a TLS proxy in front");
+        goto fail;
+    }
+    /* the daemon copies neither: cfg's PEM texts outlive it (cmd_serve) */
+    struct MHD_OptionItem tls_opts[] = {
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cfg->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)cfg->tls_key},
+        {MHD_OPTION_END, 0, NULL}};
     s->d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
-            MHD_USE_POLL,
-        0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->fd,
+            MHD_USE_POLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s,
+        MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->max_connections + SPARE_CONNECTIONS),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u, MHD_OPTION_CONNECTION_TIMEOUT, idle,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 512u, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "the HTTP daemon (libmicrohttpd) did not start");
+        if (tls)
+            snprintf(err, errlen, "TLS did not start with this certificate and key%s%s",
+                     s->start_err[0] ? ": " : " (not PEM, or a key of another certificate)",
+                     s->start_err);
+        else
+            snprintf(err, errlen, "the HTTP daemon (libmicrohttpd) did not start%s%s",
+                     s->start_err[0] ? ": " : "", s->start_err);
         goto fail;
     }
+    atomic_store(&s->started, 1);
     *out = s;
     return 0;
 fail:

@@ -43,8 +43,9 @@ int srv_json_bool(srv_fail *f, json_t *o, const char *name, int *out);
 /** Optional "k" (default c->k). @return 0 or -1 (f). */
 int srv_json_k(srv_fail *f, const srv_ctx *c, json_t *o, unsigned *k);
 
-/** Optional "sync", refused by a --no-sync server. @return 0 or -1 (f). */
-int srv_json_sync(srv_fail *f, const srv_ctx *c, json_t *o);
+/** Optional "sync": *sync 1 when the write must end with nd_db_sync (a
+ *  --no-sync server; a durable one syncs every write). @return 0 or -1 (f). */
+int srv_json_sync(srv_fail *f, const srv_ctx *c, json_t *o, int *sync);
 
 /** 16 hex digits into *out. @return 0 or -1. */
 int srv_json_hex16(const char *s, uint64_t *out);

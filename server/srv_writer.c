@@ -10,6 +10,10 @@
  * a run, new jobs queue up: the group grows with the load by itself, with
  * no timer (a lone client waits for no one).
  *
+ * A group ends with one nd_db_sync when a job of it asks for sync
+ * (srv_job.sync: a store opened without ND_DB_SYNC), before any job of
+ * it is answered.
+ *
  * A run fails as a whole when its call fails; an ND_EINVAL or ND_ELIMIT
  * is then one bad document (srv_api.c checks keys and sketches before
  * queueing, so this is rare), and the run is retried job by job so that
@@ -155,6 +159,20 @@ static void process(srv_writer *w, srv_job *list)
             fail_run(first, end, rc);
         }
         j = end;
+    }
+    /* One fsync for the whole group, after its last commit: it covers the
+     * jobs that asked and, incidentally, the others. A failure fails the
+     * jobs that asked (their writes stand, not their durability). */
+    int want = 0;
+    for (j = list; j; j = j->next) want |= j->sync && j->rc == ND_OK;
+    if (want) {
+        int rc = nd_db_sync(w->db);
+        if (rc != ND_OK)
+            for (j = list; j; j = j->next)
+                if (j->sync && j->rc == ND_OK) {
+                    j->rc = rc;
+                    snprintf(j->errmsg, sizeof j->errmsg, "%s", nd_errmsg());
+                }
     }
 }
 

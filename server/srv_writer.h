@@ -12,6 +12,10 @@
  * document matches the earlier, in two groups the second group's check
  * sees the first's write. A job is answered after its group's write has
  * returned: its acknowledgement is as durable as the store's writes.
+ * On a store opened without ND_DB_SYNC, a group that holds a job asking
+ * for sync ends with one nd_db_sync before any of its jobs is answered:
+ * that job's write, and every earlier one, survive a crash of the
+ * machine, for one fsync a group however many jobs ask.
  * Callers: srv_api.c (submit), srv_http.c (new, free).
  */
 #ifndef ND_SRV_WRITER_H
@@ -44,6 +48,9 @@ typedef struct srv_job {
     const nd_doc *docs;  /**< n documents; read until the job is answered */
     size_t n;
     unsigned k;          /**< check-and-add distance */
+    int sync;            /**< make the group durable before answering
+                              (nd_db_sync; set on a store opened without
+                              ND_DB_SYNC, where writes are not fsynced) */
     srv_answer *answers; /**< n, the caller's (check-and-add), filled */
     int rc;              /**< ND_OK or the library's error */
     char errmsg[256];    /**< nd_errmsg() of a failure */

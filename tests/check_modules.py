@@ -56,8 +56,9 @@ OWNERS = {
     "xxhash.h": "common/nd_hash.c",
     "libxml/": "bench/html_compare.c",
     "opencc.h": "engine/text/fp_fold_zh.c",
-    # the tools' JSONL reader and the server's endpoints (server/)
-    "jansson.h": ("input/in_jsonl.c", "server/srv_api.c"),
+    # the tools' JSONL reader and the server's JSON layer (server/srv_json.h
+    # declares the helpers srv_api.c defines; srv_fleet.c uses them)
+    "jansson.h": ("input/in_jsonl.c", "server/srv_api.c", "server/srv_json.h"),
     "microhttpd.h": "server/srv_http.c",
     # bench_fingerprint reads its gzip'd corpora itself (not library code)
     "zlib.h": ("input/in_source.c", "bench/bench_fingerprint.c"),

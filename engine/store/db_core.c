@@ -215,6 +215,7 @@ void db_reader_put(nd_db *db, st_reader *r)
 
 size_t db_table_sorted(const nd_db *db, unsigned t, const uint64_t *fps, size_t n, uint64_t *pv)
 {
+    if (n == 0) return 0; /* pv may be NULL then (an empty st_u64s): no pv + 0 */
     for (size_t i = 0; i < n; i++) pv[i] = nd_perm_apply(&db->plan.table[t], fps[i]);
     return sort_u64_unique(pv, pv + n, n);
 }

@@ -1,7 +1,8 @@
 /*
  * db_write.c — the public writers of single documents and small groups:
  * nd_db_add_many (and nd_db_add), nd_db_delete, nd_db_add_if_new,
- * nd_db_add_doc_if_new and nd_db_expire. Each is one write transaction
+ * nd_db_add_doc_if_new and nd_db_expire; nd_db_sync, which makes the
+ * writes so far durable. Each is one write transaction
  * (db_txn.h) or, nd_db_expire, one per batch of expired keys; a
  * resemblance store's nd_db_add_doc_if_new is db_similar.c's.
  *
@@ -55,6 +56,18 @@ int nd_db_delete(nd_db *db, const void *key, size_t key_len)
     ND_TRY(db_txn_commit(&t));
 cleanup:
     return db_txn_end(&t, rc);
+}
+
+/* Under the writer lock, so that no write is half-way through st_write
+ * (its sequence number published, its counter not yet) when the record
+ * of the last synced write is taken. */
+int nd_db_sync(nd_db *db)
+{
+    ND_FORWARD(db_check_writable(db));
+    db_write_lock(db);
+    int rc = st_sync(db->store);
+    db_write_unlock(db);
+    return rc;
 }
 
 /* Closest stored document within k: fills out with at most one match. */

@@ -2,6 +2,8 @@
 
     client = neardup.Client("http://127.0.0.1:7340", token=None)
     match = client.add_if_new_text("https://example.org/", text)
+    tls = neardup.Client("https://dedup.example:7340", token=TOKEN,
+                         cafile="/etc/neardup/cert.pem")
 
 The protocol is server/openapi.yaml (version 1); this module uses the
 standard library only (http.client), so any Python 3 talks to a server
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import threading
 import time as _time
 import urllib.parse
@@ -143,13 +146,27 @@ def _doc_json(rec: Any, html: bool, index: int) -> dict[str, Any]:
 class Client:
     """A `neardup serve` server, with the method names of Database."""
 
-    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0, *,
+                 cafile: Optional[str] = None,
+                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
+        """url: http://HOST:PORT or https://HOST:PORT (a server with
+        --tls-cert, or behind a TLS proxy). An https server's certificate
+        is verified against the system's authorities, or those of cafile
+        (PEM; a self-signed certificate is its own), or as ssl_context
+        says."""
         u = urllib.parse.urlsplit(url)
-        if u.scheme != "http" or not u.hostname:
-            raise ValueError(f"expected an http://HOST:PORT url, got {url!r}")
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"expected an http:// or https://HOST:PORT url, got {url!r}")
+        if u.scheme == "http" and (cafile is not None or ssl_context is not None):
+            raise ValueError("cafile and ssl_context are for an https:// url")
+        if cafile is not None and ssl_context is not None:
+            raise ValueError("give cafile or ssl_context, not both")
         self.url = url.rstrip("/")
         self._host = u.hostname
-        self._port = u.port or 80
+        self._port = u.port or (443 if u.scheme == "https" else 80)
+        self._ssl: Optional[ssl.SSLContext] = None
+        if u.scheme == "https":
+            self._ssl = ssl_context or ssl.create_default_context(cafile=cafile)
         self._token = token
         self._timeout = timeout
         self._local = threading.local()
@@ -158,7 +175,11 @@ class Client:
     def _conn(self) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            if self._ssl is not None:
+                c = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout,
+                                                context=self._ssl)
+            else:
+                c = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
             self._local.conn = c
         return c
 
@@ -278,7 +299,9 @@ class Client:
 
     def query(self, fingerprint: int, k: Optional[int] = None,
               limit: Optional[int] = None) -> list[Match]:
-        """POST /v1/query by fingerprint: every stored document within k."""
+        """POST /v1/query by fingerprint: the stored documents within k, the
+        closest first -- at most limit of them, the server's default (100)
+        without one, 0 the server's maximum (its --max-batch)."""
         return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
 
     def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,

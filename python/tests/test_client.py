@@ -1,11 +1,15 @@
 """neardup.Client against `neardup serve` on a free loopback port: the
 calls of Database with the same answers, race-free check-and-add from many
-threads, the token, limits, malformed bodies, the drain on SIGTERM."""
+threads, the token, limits, malformed bodies, the drain on SIGTERM; over
+TLS (https://, a self-signed certificate made by openssl)."""
 
 import http.client
 import json
 import random
+import shutil
 import signal
+import ssl
+import subprocess
 import threading
 
 import pytest
@@ -257,3 +261,46 @@ def test_sigterm_drains(cli, tmp_path):
     with neardup.Database(path, readonly=True) as db:
         missing = [k for k in acked if db.get(k) is None]
     assert not missing
+
+
+def _self_signed(tmp_path):
+    """A certificate for 127.0.0.1 and its key (PEM files), or a skip."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, crt = tmp_path / "tls.key", tmp_path / "tls.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(crt)], check=True, capture_output=True)
+    return str(crt), str(key)
+
+
+def test_https(cli, tmp_path):
+    """An https:// Client verifies the server against cafile (or an
+    ssl_context) and makes the same calls; without the certificate it is
+    refused; cafile with an http:// url is a mistake said at once."""
+    crt, key = _self_signed(tmp_path)
+    s = Server(cli, str(tmp_path / "tls.nd"), "--tls-cert", crt, "--tls-key", key)
+    try:
+        assert s.url.startswith("https://127.0.0.1:")
+        with neardup.Client(s.url, cafile=crt) as c:
+            assert c.add_if_new("a", 0xFF00) is None
+            m = c.add_if_new("b", 0xFF01)
+            assert m is not None and m.key == "a" and m.distance == 1
+            assert c.get("a").fingerprint == 0xFF00
+            assert [x.key for x in c.query(0xFF00, k=0)] == ["a"]
+        ctx = ssl.create_default_context(cafile=crt)
+        with neardup.Client(s.url, ssl_context=ctx) as c:
+            assert len(c) == 1 and c.healthy()
+        with pytest.raises(ssl.SSLCertVerificationError):
+            neardup.Client(s.url).stats()
+        # plain HTTP to the TLS port: no answer
+        with pytest.raises((http.client.HTTPException, OSError)):
+            neardup.Client(s.url.replace("https:", "http:"), timeout=5).stats()
+    finally:
+        rc, err = s.stop()
+        assert rc == 0, err
+    with pytest.raises(ValueError):
+        neardup.Client("http://127.0.0.1:7340", cafile=crt)
+    with pytest.raises(ValueError):
+        neardup.Client("ftp://127.0.0.1:7340")

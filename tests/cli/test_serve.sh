@@ -121,3 +121,92 @@ LISTEN=0.0.0.0:0 serve fp.nd --token-file tok
 check "non-loopback with a token" -n "$URL"
 stop
 check "stopped" "$scode" -eq 0
+
+# ---- "sync": true on a --no-sync server: its group ends with nd_db_sync,
+# which moves the record of the last synced write (SYNCED) over it. After
+# kill -9 and the logs deleted, the store is refused (the loss is seen);
+# the same request without "sync" leaves nothing to check, and the
+# document goes silently (what --no-sync promises).
+for s in true false; do
+    rm -rf ns.nd
+    "$ND" init --fingerprint-only ns.nd >/dev/null 2>&1
+    serve ns.nd --no-sync
+    check "sync:$s on --no-sync: 200" "$(status -d "{\"key\":\"s1\",\"fingerprint\":\"00000000000000ff\",\"sync\":$s}" "$URL/v1/check-and-add")" = 200
+    check "sync:$s batch: 200" "$(status -d "{\"documents\":[{\"key\":\"s2\",\"fingerprint\":\"ff00000000000000\"}],\"add\":true,\"sync\":$s}" "$URL/v1/batch")" = 200
+    kill -KILL "$SPID"
+    wait "$SPID" 2>/dev/null
+    rm -f ns.nd/*.log
+    if [ $s = true ]; then
+        expect_exit 2 "$ND" get ns.nd s1
+        expect_err_match 'acknowledged writes up to sequence [0-9]+ are missing'
+    else
+        expect_exit 1 "$ND" get ns.nd s1
+        expect_out_match '^missing'
+    fi
+done
+
+# ---- /v1/query answers at most "limit" matches (default 100), never more
+# than the server's maximum (--max-batch; "limit": 0 asks for it), and
+# says when it left some out
+"$ND" init --fingerprint-only many.nd >/dev/null 2>&1
+serve many.nd --max-batch 120
+# one fingerprint under 150 keys (a common page): adds, one curl, one
+# connection (check-and-add would store only the first)
+args=()
+for i in $(seq 150); do args+=(-s -o /dev/null -w '%{http_code}\n' -d "{\"key\":\"m$i\",\"fingerprint\":\"00000000000000aa\"}" "$URL/v1/add" --next); done
+check "150 adds" "$(curl "${args[@]}" -s -o /dev/null "$URL/healthz" | grep -c '^200$')" -eq 150
+nmatches() { grep -o '"key"' body.json | wc -l; }
+check "query: 200" "$(status -d '{"fingerprint":"00000000000000ab","k":1}' "$URL/v1/query")" = 200
+check "query: default limit 100 (got $(nmatches))" "$(nmatches)" -eq 100
+expect_exit 0 grep -q '"truncated":true' body.json
+check "query limit 5" "$(status -d '{"fingerprint":"00000000000000ab","k":1,"limit":5}' "$URL/v1/query")" = 200
+check "query limit 5: 5 (got $(nmatches))" "$(nmatches)" -eq 5
+check "query limit 0" "$(status -d '{"fingerprint":"00000000000000ab","k":1,"limit":0}' "$URL/v1/query")" = 200
+check "query limit 0: the maximum, 120 (got $(nmatches))" "$(nmatches)" -eq 120
+expect_exit 0 grep -q '"truncated":true' body.json
+check "query limit over the maximum: 400" "$(status -d '{"fingerprint":"0000000000000000","limit":121}' "$URL/v1/query")" = 400
+check "add another" "$(status -d '{"key":"lone","fingerprint":"f000000000000000"}' "$URL/v1/add")" = 200
+check "query: few matches, not truncated" "$(status -d '{"fingerprint":"f000000000000001","k":1}' "$URL/v1/query")" = 200
+expect_exit 0 grep -q '"matches":\[{"key":"lone".*\],"truncated":false' body.json
+stop
+
+# ---- TLS: --tls-cert and --tls-key (PEM files), a self-signed certificate
+# made here; curl trusts it with --cacert. Plain HTTP to the port fails;
+# files that are not a certificate and its key are refused at start.
+if ! command -v openssl >/dev/null; then
+    echo "test_serve: no openssl: TLS not tested"
+else
+    mkcert() {
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+            -keyout "$1" -out "$2" 2>/dev/null
+    }
+    mkcert tls.key tls.crt
+    mkcert other.key other.crt
+    serve fp.nd --tls-cert tls.crt --tls-key tls.key
+    if grep -q 'built without TLS' serve.err; then
+        echo "test_serve: libmicrohttpd without TLS: TLS not tested"
+    else
+        check "listening on https (got [$URL])" "${URL%%://*}" = https
+        run curl -s --cacert tls.crt "$URL/healthz"
+        expect_out_eq '{"status":"ok"}'
+        check "a write over TLS" "$(status --cacert tls.crt -d '{"key":"tls","fingerprint":"0000000000000777"}' "$URL/v1/add")" = 200
+        check "read it back" "$(status --cacert tls.crt "$URL/v1/documents/tls")" = 200
+        # an unknown certificate is refused by the client, plain HTTP by the server
+        expect_exit 60 curl -s --max-time 5 "$URL/healthz"
+        expect_exit 52 curl -s --max-time 5 "${URL/https:/http:}/healthz"
+        stop
+        check "TLS server stopped" "$scode" -eq 0
+        expect_exit 1 "$ND" serve fp.nd --listen 127.0.0.1:0 --tls-cert tls.crt --tls-key other.key
+        expect_err_match 'TLS did not start with this certificate and key: .*(do not match|mismatch)'
+        printf -- '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' >bad.crt
+        expect_exit 1 "$ND" serve fp.nd --listen 127.0.0.1:0 --tls-cert bad.crt --tls-key tls.key
+        expect_err_match 'TLS did not start'
+    fi
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.key --tls-key tls.key
+    expect_err_match "--tls-cert 'tls.key' holds no PEM CERTIFICATE"
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.crt --tls-key missing.key
+    expect_err_match "cannot read --tls-key 'missing.key'"
+    expect_exit 1 "$ND" serve fp.nd --tls-cert tls.crt
+    expect_err_match '--tls-cert and --tls-key go together'
+fi
