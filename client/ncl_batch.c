@@ -46,7 +46,7 @@ int ncl_batch_read(nd_batch_item *out, nd_client_results *keys, json_t *a, size_
     size_t i;
     int rc = ND_OK;
     json_array_foreach(rs, i, r) {
-        out[i] = (nd_batch_item){0, 0, 0, ND_BATCH_STORED, NULL, 0, -1.0};
+        out[i] = (nd_batch_item){.resemblance = -1}; /* as nd_db_batch leaves it */
         if (json_is_null(r)) continue;
         size_t index;
         rc = ncl_fail_in(ncl_add_match(keys, r, &index), what);
