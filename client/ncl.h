@@ -40,13 +40,14 @@ int ncl_call(json_t **out, nd_client *c, const char *method, const char *path, j
 typedef struct ncl_parallel ncl_parallel;
 int ncl_parallel_new(ncl_parallel **out);
 void ncl_parallel_free(ncl_parallel *p);
-/* Perform one request on each of the n clients cs[i] at once (method and
- * path shared, body bodies[i] or none when bodies is NULL; borrowed):
+/* Perform one request on each of the n clients cs[i] at once (method
+ * shared, path paths[i], body bodies[i] or none when bodies is NULL;
+ * borrowed; a NULL paths[i] skips cs[i], its outs[i] NULL):
  * outs[i] as ncl_call's *out. Returns ND_OK when every one succeeded;
  * else the first failure's code with its message set, and every outs[i]
  * NULL (a fleet's answer needs all of its shards). */
 int ncl_parallel_call(ncl_parallel *p, json_t **outs, nd_client *const *cs, size_t n,
-                      const char *method, const char *path, json_t *const *bodies);
+                      const char *method, const char *const *paths, json_t *const *bodies);
 
 /* "http://HOST:PORT" of c, for messages. */
 const char *ncl_client_url(const nd_client *c);
@@ -70,12 +71,32 @@ json_t *ncl_doc_json(int *rc, const void *key, size_t key_len, uint64_t fp, cons
                      size_t len, int with_meta, double score, int64_t time, unsigned flags);
 /* Add the optional members k (unless ND_CLIENT_DEFAULT_K) and sync. */
 int ncl_set_k_sync(json_t *o, unsigned k, unsigned flags);
+/* Answer match m (an object) read in place: out->key points into m.
+ * Returns 0, or -1 when m is not a match. */
+int ncl_match_view(nd_match *out, size_t *index_out, json_t *m);
+/* a ranks before b as the best match of a check: fingerprint-only
+ * (resemblance 0) nd_match_order's; else higher resemblance first. */
+int ncl_better(const nd_match *a, const nd_match *b, int resemblance);
 /* Append answer match m (an object) to out. index_out (may be NULL)
  * receives its "index" (ND_BATCH_STORED when null or absent). */
 int ncl_add_match(nd_client_results *out, json_t *m, size_t *index_out);
 
+/* ---- calls (ncl_calls.c) */
+
+/* A single document's request (check, check-and-add, add): the document
+ * (key NULL: none; text NULL: fp; with_meta: score and time), k and
+ * sync. NULL on failure (*rc, which must be ND_OK on entry, and the
+ * message). */
+json_t *ncl_single(int *rc, const void *key, size_t key_len, uint64_t fp, const char *text,
+                   size_t len, int with_meta, double score, int64_t time, unsigned k,
+                   unsigned flags);
+/* A /v1/stats answer's figures (what names the call in messages). */
+int ncl_stats_read(nd_client_stats *out, json_t *a, const char *what);
+
 /* ---- batch (ncl_batch.c) */
 
+/* The "documents" array of a batch's request (NULL on failure: *rc). */
+json_t *ncl_batch_documents(int *rc, const nd_client_doc *docs, size_t n);
 /* A batch answer a's "results" (n of them) into out and keys (what names
  * the call in messages). */
 int ncl_batch_read(nd_batch_item *out, nd_client_results *keys, json_t *a, size_t n,
@@ -84,8 +105,11 @@ int ncl_batch_read(nd_batch_item *out, nd_client_results *keys, json_t *a, size_
 /* ---- results (ncl_results.c) */
 
 int ncl_results_push(nd_client_results *res, const nd_match *m);
-/* Sort by nd_match_order's order (distance, fingerprint, key bytes). */
-void ncl_results_sort(nd_client_results *res);
+/* Sort by nd_match_order's order (distance, fingerprint, key bytes), or
+ * with resemblance the highest resemblance first, then that order. */
+void ncl_results_sort(nd_client_results *res, int resemblance);
+/* Keep the first n matches. */
+void ncl_results_truncate(nd_client_results *res, size_t n);
 /* nd_match_order without libneardup. */
 int ncl_match_order(const nd_match *a, const nd_match *b);
 

@@ -9,8 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The documents as the request's "documents" array (NULL on failure). */
-static json_t *documents(int *rc, const nd_client_doc *docs, size_t n)
+json_t *ncl_batch_documents(int *rc, const nd_client_doc *docs, size_t n)
 {
     json_t *arr = json_array();
     if (!arr) *rc = ncl_fail(ND_ENOMEM, "out of memory");
@@ -71,7 +70,7 @@ int nd_client_batch(nd_batch_item *out, nd_client_results *keys, nd_client *c,
     nd_client_results_clear(keys);
     int rc = ND_OK;
     json_t *a = NULL, *body = json_object();
-    json_t *arr = body ? documents(&rc, docs, n) : NULL;
+    json_t *arr = body ? ncl_batch_documents(&rc, docs, n) : NULL;
     if (!body) rc = ncl_fail(ND_ENOMEM, "out of memory");
     if (rc == ND_OK && (json_object_set_new(body, "documents", arr) != 0 ||
                         json_object_set_new(body, "add", json_boolean(flags & ND_BATCH_ADD))))

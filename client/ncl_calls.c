@@ -9,6 +9,7 @@
  */
 #include "ncl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +39,7 @@ static int post_check(nd_client_results *out, nd_client *c, const char *path, js
     return rc;
 }
 
-/* A single document's request: the document and k, sync. */
-static json_t *single(int *rc, const void *key, size_t key_len, uint64_t fp, const char *text,
+json_t *ncl_single(int *rc, const void *key, size_t key_len, uint64_t fp, const char *text,
                       size_t len, int with_meta, double score, int64_t time, unsigned k,
                       unsigned flags)
 {
@@ -61,7 +61,7 @@ int nd_client_check(nd_client_results *out, nd_client *c, uint64_t fp, unsigned 
 {
     NEED(c, out);
     int rc = ND_OK;
-    json_t *b = single(&rc, NULL, 0, fp, NULL, 0, 0, 0, 0, k, 0);
+    json_t *b = ncl_single(&rc, NULL, 0, fp, NULL, 0, 0, 0, 0, k, 0);
     return post_check(out, c, "/v1/check", b, rc);
 }
 
@@ -70,7 +70,7 @@ int nd_client_check_text(nd_client_results *out, nd_client *c, const char *text,
 {
     NEED(c, out);
     int rc = text ? ND_OK : ncl_fail(ND_EINVAL, "nd_client_check_text: NULL text");
-    json_t *b = rc ? NULL : single(&rc, NULL, 0, 0, text, len, 0, 0, 0, k,
+    json_t *b = rc ? NULL : ncl_single(&rc, NULL, 0, 0, text, len, 0, 0, 0, k,
                                    flags & ND_CLIENT_HTML);
     return post_check(out, c, "/v1/check", b, rc);
 }
@@ -80,7 +80,7 @@ int nd_client_add_if_new(nd_client_results *out, nd_client *c, const void *key, 
 {
     NEED(c, out);
     int rc = key ? ND_OK : ncl_fail(ND_EINVAL, "nd_client_add_if_new: NULL key");
-    json_t *b = rc ? NULL : single(&rc, key, key_len, fp, NULL, 0, 1, score, time, k,
+    json_t *b = rc ? NULL : ncl_single(&rc, key, key_len, fp, NULL, 0, 1, score, time, k,
                                    flags & ND_CLIENT_SYNC);
     return post_check(out, c, "/v1/check-and-add", b, rc);
 }
@@ -92,7 +92,7 @@ int nd_client_add_if_new_text(nd_client_results *out, nd_client *c, const void *
     NEED(c, out);
     int rc = key && text ? ND_OK : ncl_fail(ND_EINVAL, "nd_client_add_if_new_text: NULL %s",
                                             key ? "text" : "key");
-    json_t *b = rc ? NULL : single(&rc, key, key_len, 0, text, len, 1, score, time, k, flags);
+    json_t *b = rc ? NULL : ncl_single(&rc, key, key_len, 0, text, len, 1, score, time, k, flags);
     return post_check(out, c, "/v1/check-and-add", b, rc);
 }
 
@@ -112,7 +112,7 @@ int nd_client_add(nd_client *c, const void *key, size_t key_len, uint64_t fp, do
     ncl_clear_error();
     if (!c || !key) return ncl_fail(ND_EINVAL, "nd_client_add: NULL %s", c ? "key" : "client");
     int rc = ND_OK;
-    json_t *b = single(&rc, key, key_len, fp, NULL, 0, 1, score, time, ND_CLIENT_DEFAULT_K,
+    json_t *b = ncl_single(&rc, key, key_len, fp, NULL, 0, 1, score, time, ND_CLIENT_DEFAULT_K,
                        flags & ND_CLIENT_SYNC);
     return post_add(c, b, rc);
 }
@@ -125,7 +125,7 @@ int nd_client_add_text(nd_client *c, const void *key, size_t key_len, const char
         return ncl_fail(ND_EINVAL, "nd_client_add_text: NULL %s",
                         !c ? "client" : !key ? "key" : "text");
     int rc = ND_OK;
-    json_t *b = single(&rc, key, key_len, 0, text, len, 1, score, time, ND_CLIENT_DEFAULT_K,
+    json_t *b = ncl_single(&rc, key, key_len, 0, text, len, 1, score, time, ND_CLIENT_DEFAULT_K,
                        flags);
     return post_add(c, b, rc);
 }
@@ -214,7 +214,7 @@ int nd_client_stats_json(char **out, nd_client *c)
     if (!out || !c) return ncl_fail(ND_EINVAL, "nd_client_stats_json: NULL argument");
     *out = NULL;
     json_t *a;
-    int rc = ncl_call(&a, c, "GET", "/v1/stats", NULL);
+    int rc = ncl_call(&a, c, "GET", "/v1/stats?full=1", NULL);
     if (rc < 0) return rc;
     *out = json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(a);
@@ -227,37 +227,37 @@ static uint64_t u64_of(json_t *o, const char *name)
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
-int nd_client_stats_get(nd_client_stats *out, nd_client *c)
+int ncl_stats_read(nd_client_stats *out, json_t *a, const char *what)
 {
-    ncl_clear_error();
-    if (!out || !c) return ncl_fail(ND_EINVAL, "nd_client_stats_get: NULL argument");
     memset(out, 0, sizeof *out);
-    json_t *a;
-    int rc = ncl_call(&a, c, "GET", "/v1/stats", NULL);
-    if (rc < 0) return rc;
-    if (!json_is_integer(json_object_get(a, "documents"))) {
-        json_decref(a);
-        return ncl_fail(ND_CLIENT_EPROTO, "GET /v1/stats: an answer without \"documents\"");
-    }
+    out->shard = -1;
+    if (!json_is_integer(json_object_get(a, "documents")))
+        return ncl_fail(ND_CLIENT_EPROTO, "%s: an answer without \"documents\"", what);
     out->documents = u64_of(a, "documents");
     out->fingerprints = u64_of(a, "fingerprints");
-    out->disk_bytes = u64_of(a, "disk_bytes");
     out->k = (unsigned)u64_of(a, "k");
     out->min_resemblance = json_number_value(json_object_get(a, "min_resemblance"));
     out->durable = json_is_true(json_object_get(a, "durable"));
     json_t *shard = json_object_get(a, "shard");
-    out->shard = -1;
-    /* "shard": an index with "shards" beside it, or an object of both */
-    if (json_is_object(shard)) {
+    if (json_is_object(shard)) { /* {"index","count","manifest","placement"} */
         json_t *i = json_object_get(shard, "index");
+        const char *m = json_string_value(json_object_get(shard, "manifest"));
         out->shard = json_is_integer(i) ? (int)json_integer_value(i) : -1;
         out->shards = (int)u64_of(shard, "count");
-    } else if (json_is_integer(shard)) {
-        out->shard = (int)json_integer_value(shard);
-        out->shards = (int)u64_of(a, "shards");
+        snprintf(out->manifest, sizeof out->manifest, "%s", m ? m : "");
     }
-    json_decref(a);
     return ND_OK;
+}
+
+int nd_client_stats_get(nd_client_stats *out, nd_client *c)
+{
+    ncl_clear_error();
+    if (!out || !c) return ncl_fail(ND_EINVAL, "nd_client_stats_get: NULL argument");
+    json_t *a;
+    int rc = ncl_call(&a, c, "GET", "/v1/stats", NULL);
+    if (rc == ND_OK) rc = ncl_stats_read(out, a, "GET /v1/stats");
+    json_decref(a);
+    return rc;
 }
 
 int nd_client_healthy(nd_client *c)

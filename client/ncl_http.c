@@ -328,6 +328,7 @@ static int status_code(long status)
     case 401: case 403: return ND_CLIENT_EAUTH;
     case 404: return ND_ENOTFOUND;
     case 413: return ND_ELIMIT;
+    case 421: return ND_EMISMATCH; /* wrong_shard: a fleet misrouted */
     case 429: case 503: return ND_EBUSY;
     case 500: return ND_EIO;
     case 507: return ND_ENOSPC;
@@ -437,7 +438,7 @@ static int perform(ncl_parallel *p, nd_client *const *cs, size_t n, const int *w
 }
 
 int ncl_parallel_call(ncl_parallel *p, json_t **outs, nd_client *const *cs, size_t n,
-                      const char *method, const char *path, json_t *const *bodies)
+                      const char *method, const char *const *paths, json_t *const *bodies)
 {
     int rc = ND_OK;
     int *want = calloc(n ? n : 1, sizeof *want);
@@ -448,22 +449,25 @@ int ncl_parallel_call(ncl_parallel *p, json_t **outs, nd_client *const *cs, size
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {
-        rc = prepare(cs[i], method, path, bodies ? bodies[i] : NULL);
+        if (!paths[i]) continue;
+        rc = prepare(cs[i], method, paths[i], bodies ? bodies[i] : NULL);
         if (rc < 0) goto cleanup;
         want[i] = 1;
     }
     rc = perform(p, cs, n, want, ccs);
     if (rc < 0) goto cleanup;
-    int again = 0;
+    int again = 0, *retry = want + 0;
     for (size_t i = 0; i < n; i++) {
-        want[i] = stale(cs[i], ccs[i]);
-        if (want[i]) cs[i]->ans_len = 0;
-        again |= want[i];
+        if (!paths[i]) continue;
+        retry[i] = stale(cs[i], ccs[i]);
+        if (retry[i]) cs[i]->ans_len = 0;
+        again |= retry[i];
     }
-    if (again && (rc = perform(p, cs, n, want, ccs)) < 0) goto cleanup;
+    if (again && (rc = perform(p, cs, n, retry, ccs)) < 0) goto cleanup;
     /* the first failure's message is the one kept */
     char first[sizeof msg] = "";
     for (size_t i = 0; i < n; i++) {
+        if (!paths[i]) continue;
         int r = finish(&outs[i], cs[i], ccs[i]);
         if (r < 0 && rc == ND_OK) {
             rc = r;

@@ -88,7 +88,7 @@ int ncl_set_k_sync(json_t *o, unsigned k, unsigned flags)
     return ND_OK;
 }
 
-int ncl_add_match(nd_client_results *out, json_t *m, size_t *index_out)
+int ncl_match_view(nd_match *out, size_t *index_out, json_t *m)
 {
     nd_match r = {0};
     json_t *key = json_object_get(m, "key");
@@ -101,7 +101,7 @@ int ncl_add_match(nd_client_results *out, json_t *m, size_t *index_out)
         ncl_parse_hex(&r.fp, json_string_value(json_object_get(m, "fingerprint"))) < 0 ||
         (dist && (!json_is_integer(dist) || json_integer_value(dist) < 0 ||
                   json_integer_value(dist) > 64)))
-        return ncl_fail(ND_CLIENT_EPROTO, "a match without its key, fingerprint or distance");
+        return -1;
     r.key = json_string_value(key);
     r.key_len = json_string_length(key);
     r.dist = dist ? (unsigned)json_integer_value(dist) : 0;
@@ -111,5 +111,20 @@ int ncl_add_match(nd_client_results *out, json_t *m, size_t *index_out)
     if (index_out)
         *index_out = json_is_integer(index) && json_integer_value(index) >= 0
                    ? (size_t)json_integer_value(index) : ND_BATCH_STORED;
+    *out = r;
+    return 0;
+}
+
+int ncl_better(const nd_match *a, const nd_match *b, int resemblance)
+{
+    if (resemblance && a->resemblance != b->resemblance) return a->resemblance > b->resemblance;
+    return ncl_match_order(a, b) < 0;
+}
+
+int ncl_add_match(nd_client_results *out, json_t *m, size_t *index_out)
+{
+    nd_match r;
+    if (ncl_match_view(&r, index_out, m) < 0)
+        return ncl_fail(ND_CLIENT_EPROTO, "a match without its key, fingerprint or distance");
     return ncl_results_push(out, &r);
 }

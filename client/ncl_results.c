@@ -79,7 +79,19 @@ static int cmp(const void *a, const void *b)
     return ncl_match_order(a, b);
 }
 
-void ncl_results_sort(nd_client_results *res)
+static int cmp_resemblance(const void *a, const void *b)
 {
-    if (res->n > 1) qsort(res->m, res->n, sizeof *res->m, cmp);
+    const nd_match *x = a, *y = b;
+    if (x->resemblance != y->resemblance) return x->resemblance > y->resemblance ? -1 : 1;
+    return ncl_match_order(x, y);
+}
+
+void ncl_results_sort(nd_client_results *res, int resemblance)
+{
+    if (res->n > 1) qsort(res->m, res->n, sizeof *res->m, resemblance ? cmp_resemblance : cmp);
+}
+
+void ncl_results_truncate(nd_client_results *res, size_t n)
+{
+    while (res->n > n) free((char *)res->m[--res->n].key);
 }

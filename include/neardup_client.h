@@ -19,7 +19,7 @@
  *
  * Errors: the server's statuses become the library's codes (400 and 405
  * ND_EINVAL, 404 ND_ENOTFOUND, 413 ND_ELIMIT, 429 and 503 ND_EBUSY, 500
- * ND_EIO, 507 ND_ENOSPC), plus the client's own below (no connection, a
+ * ND_EIO, 507 ND_ENOSPC, 421 wrong_shard ND_EMISMATCH), plus the client's own below (no connection, a
  * timeout, a refused token, an answer that is not the protocol).
  * nd_client_errmsg() then names the call, the status, the server's error
  * code and message ("POST /v1/batch: 413 too_many_documents: ...").
@@ -56,7 +56,7 @@ typedef enum nd_client_error {
     ND_CLIENT_EAUTH = -102,    /**< 401 (no token) or 403 (a wrong one) */
     ND_CLIENT_EPROTO = -103    /**< the answer is not the protocol: not
                                     JSON, a member missing, an unexpected
-                                    status, a fleet whose shards disagree */
+                                    status */
 } nd_client_error;
 
 /** Static name of a code, nd_error's or nd_client_error's ("invalid
@@ -234,18 +234,22 @@ int nd_client_batch(nd_batch_item *out, nd_client_results *keys, nd_client *c,
 typedef struct nd_client_stats {
     uint64_t documents;     /**< stored documents */
     uint64_t fingerprints;  /**< distinct stored fingerprints */
-    uint64_t disk_bytes;    /**< the store's files */
     unsigned k;             /**< the server's k */
     double min_resemblance; /**< 0: a fingerprint-only store */
     int durable;            /**< 1: writes are fsynced before answers */
-    int shard;              /**< the server's shard (serve --shard), -1 none */
-    int shards;             /**< shards of its fleet, 0 none */
+    int shard;              /**< the server's shard (serve --shard I), -1 none */
+    int shards;             /**< shards of its store, 0 a plain store */
+    char manifest[17];      /**< with a shard: the manifest's id, 16 hex
+                                 digits, the same on every server of one
+                                 sharded store; else "" */
 } nd_client_stats;
 
-/** The server's figures. @return ND_OK; the transport's codes. */
+/** The server's cheap figures (its counters: GET /v1/stats).
+ *  @return ND_OK; the transport's codes. */
 int nd_client_stats_get(nd_client_stats *out, nd_client *c);
 
-/** GET /v1/stats's answer as it came (a JSON object, every member).
+/** GET /v1/stats?full=1's answer as it came (a JSON object: every figure
+ *  of `neardup stats`, which reads every table).
  *  @param out  receives a NUL-terminated string: free it with free()
  *  @return ND_OK; ND_ENOMEM; the transport's codes. */
 int nd_client_stats_json(char **out, nd_client *c);
@@ -254,6 +258,92 @@ int nd_client_stats_json(char **out, nd_client *c);
  *  @return ND_OK when up; else the code that says why not
  *          (ND_CLIENT_ECONNECT, ND_CLIENT_ETIMEOUT, ND_EBUSY...). */
 int nd_client_healthy(nd_client *c);
+
+/* ------------------------------------------------------------------ */
+/* A fleet: S servers, server i serving shard i of a sharded store      */
+/* ------------------------------------------------------------------ */
+
+/** A router over the servers of a fleet (docs/server.md, "A fleet"):
+ *  given the S urls in shard order, its calls give the answers one server
+ *  holding the whole store would give, as Python's neardup.Fleet does.
+ *  A check goes to every server at once (a near-duplicate may live in any
+ *  shard) and the best of their matches wins (fingerprint-only store:
+ *  nd_match_order's; resemblance store: the highest resemblance, then
+ *  that order); a write, get or delete goes to the key's owner, shard
+ *  FNV-1a-64(key) mod S. Check-and-add is atomic within a shard, not
+ *  across shards: two clients sending near-duplicates whose keys live in
+ *  different shards at the same moment may both be told new. Calls fail
+ *  as a whole when any server they need fails (the first failure's code
+ *  and message). */
+typedef struct nd_fleet nd_fleet;
+
+/** Open a fleet: one nd_client per url (opts as nd_client_open's), then
+ *  GET /v1/stats of every server at once: server i must serve shard i of
+ *  n, all of the same manifest, k and resemblance threshold. One url of
+ *  a plain (unsharded) server is a fleet of one.
+ *  @return ND_OK; ND_EINVAL (n 0, a bad url or options); ND_EMISMATCH
+ *          (the servers are not shards 0..n-1 of one store: nd_client_errmsg
+ *          says which differs); ND_ENOTFOUND (token_file); ND_ENOMEM; the
+ *          transport's codes (a server down). */
+int nd_fleet_open(nd_fleet **out, const char *const *urls, size_t n,
+                  const nd_client_options *opts);
+
+/** Close every connection and free the router; accepts NULL. */
+void nd_fleet_close(nd_fleet *f);
+
+/** Number of shards (servers). */
+size_t nd_fleet_shards(const nd_fleet *f);
+
+/** The shard that holds key: FNV-1a-64 of its bytes mod shards (as
+ *  nd_shards_place). @note Pure arithmetic. */
+size_t nd_fleet_place(const void *key, size_t key_len, size_t shards);
+
+/** As nd_client_check over the fleet. */
+int nd_fleet_check(nd_client_results *out, nd_fleet *f, uint64_t fp, unsigned k);
+/** As nd_client_check_text over the fleet. */
+int nd_fleet_check_text(nd_client_results *out, nd_fleet *f, const char *text, size_t len,
+                        unsigned k, unsigned flags);
+/** As nd_client_add_if_new over the fleet: a check on every server, then
+ *  the check-and-add on the key's owner when the document is new there
+ *  (or its best match is its own key). */
+int nd_fleet_add_if_new(nd_client_results *out, nd_fleet *f, const void *key, size_t key_len,
+                        uint64_t fp, double score, int64_t time, unsigned k, unsigned flags);
+/** As nd_client_add_if_new_text over the fleet (a resemblance store: the
+ *  owner's check-and-add beside the other servers' checks, at once). */
+int nd_fleet_add_if_new_text(nd_client_results *out, nd_fleet *f, const void *key,
+                             size_t key_len, const char *text, size_t len, double score,
+                             int64_t time, unsigned k, unsigned flags);
+/** As nd_client_add, on the key's owner. */
+int nd_fleet_add(nd_fleet *f, const void *key, size_t key_len, uint64_t fp, double score,
+                 int64_t time, unsigned flags);
+/** As nd_client_add_text, on the key's owner. */
+int nd_fleet_add_text(nd_fleet *f, const void *key, size_t key_len, const char *text,
+                      size_t len, double score, int64_t time, unsigned flags);
+/** As nd_client_get, on the key's owner. */
+int nd_fleet_get(nd_client_results *out, nd_fleet *f, const void *key, size_t key_len);
+/** As nd_client_delete, on the key's owner. */
+int nd_fleet_delete(nd_fleet *f, const void *key, size_t key_len);
+/** As nd_client_query over the fleet: every server's matches merged,
+ *  closest first, cut to limit. */
+int nd_fleet_query(nd_client_results *out, nd_fleet *f, uint64_t fp, unsigned k, size_t limit);
+/** As nd_client_query_text over the fleet (a resemblance store: most
+ *  resemblant first). */
+int nd_fleet_query_text(nd_client_results *out, nd_fleet *f, const char *text, size_t len,
+                        unsigned k, size_t limit, unsigned flags);
+/** As nd_client_batch over the fleet: a stored-only check on every server
+ *  at once, the best match per document, the decision on one server
+ *  (POST /v1/decide); with ND_BATCH_ADD each server then stores its own
+ *  documents (POST /v1/store), at once. Each request carries the whole
+ *  batch, so serve's --max-batch bounds n. */
+int nd_fleet_batch(nd_batch_item *out, nd_client_results *keys, nd_fleet *f,
+                   const nd_client_doc *docs, size_t n, unsigned k, unsigned flags);
+/** The fleet's figures: documents and fingerprints summed, k and
+ *  min_resemblance the servers' (equal), durable when every server is;
+ *  shard -1, shards S, manifest the servers'. */
+int nd_fleet_stats_get(nd_client_stats *out, nd_fleet *f);
+/** ND_OK when every server answers GET /healthz; else the first
+ *  failure's code. */
+int nd_fleet_healthy(nd_fleet *f);
 
 #ifdef __cplusplus
 }
