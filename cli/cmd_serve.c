@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifdef ND_HAVE_SERVER
 #include "srv.h"
@@ -30,6 +31,7 @@ static const char usage[] =
     "usage: neardup serve DB [--listen HOST:PORT] [--token-file F] [--no-sync]\n"
     "                        [--max-body BYTES] [--max-batch N]\n"
     "                        [--max-connections N] [--idle-timeout S] [--k K]\n"
+    "       neardup serve DIR --shard I [the same options]\n"
     "\n"
     "Serve the store over HTTP/1.1 with JSON bodies (protocol version 1, paths\n"
     "under /v1/, described by server/openapi.yaml): check, check-and-add, add,\n"
@@ -51,7 +53,11 @@ static const char usage[] =
     "  --max-batch N         most documents of one /v1/batch (default 10000; 413)\n"
     "  --max-connections N   connections answered at once (default 256; 503)\n"
     "  --idle-timeout S      seconds before an idle connection is closed (60)\n"
-    "  --k K                 default distance (default: the database's k)\n";
+    "  --k K                 default distance (default: the database's k)\n"
+    "  --shard I             DIR is a sharded store (neardup shard init/split/\n"
+    "                        import): serve its shard I only, as one server of a\n"
+    "                        fleet of S (docs/server.md, \"A fleet\"); writes of\n"
+    "                        keys of other shards are refused (421)\n";
 
 /* HOST:PORT, [V6]:PORT or HOST (the default port) into host and port. */
 static int parse_listen(const char *s, char *host, size_t hostlen, unsigned *port)
@@ -104,6 +110,62 @@ static int read_token(const char *path, char *out, size_t size)
     return CLI_EXIT_OK;
 }
 
+#ifdef ND_HAVE_SERVER
+/* Whether dir holds a sharded store's manifest. */
+static int is_sharded(const char *dir)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, ND_SHARDS_MANIFEST_NAME);
+    return stat(p, &st) == 0;
+}
+
+static int open_plain(nd_db **db, const char *path, int durable)
+{
+    if (is_sharded(path))
+        return cli_usage_fail("serve", "'%s' is a sharded store: serve one shard of it with "
+                              "--shard I (one server per shard)", path);
+    return cli_open_db(db, path, durable ? ND_DB_SYNC : 0);
+}
+
+/* Shard I of the sharded store dir: its manifest read for S, then part I
+ * of S opened (that shard alone, checked against the manifest). */
+static int open_shard(nd_shards **out, nd_db **db, const char *dir, unsigned shard, int durable)
+{
+    nd_shards_options o;
+    nd_shards_info info;
+    nd_shards *s = NULL;
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.flags = ND_SHARDS_MANIFEST_ONLY;
+    int rc = nd_shards_open(&s, dir, &o);
+    if (rc == ND_ENOTFOUND)
+        return cli_usage_fail("serve", "--shard: '%s' is not a sharded store: %s", dir, nd_errmsg());
+    if (rc < 0) return cli_fail_nd(rc, "serve: cannot open sharded store '%s'", dir), CLI_EXIT_DB;
+    nd_shards_info_get(&info, s);
+    nd_shards_close(s);
+    if (shard >= info.shards)
+        return cli_usage_fail("serve", "--shard %u: '%s' has %u shards (0..%u)", shard, dir,
+                              info.shards, info.shards - 1);
+    nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
+    o.db_flags = durable ? ND_DB_SYNC : 0;
+    o.part = shard;
+    o.parts = info.shards;
+    rc = nd_shards_open(&s, dir, &o);
+    if (rc < 0) return cli_fail_nd(rc, "serve: cannot open shard %u of '%s'", shard, dir), CLI_EXIT_DB;
+    *out = s;
+    *db = nd_shards_db(s, shard);
+    return CLI_EXIT_OK;
+}
+
+static int close_store(nd_db *db, nd_shards *shards, const char *path)
+{
+    if (!shards) return cli_close_db(db, path);
+    int rc = nd_shards_close(shards);
+    if (rc < 0) return cli_fail_nd(rc, "closing sharded store '%s'", path);
+    return CLI_EXIT_OK;
+}
+#endif
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -111,11 +173,12 @@ int cmd_serve(int argc, char **argv)
         {"no-sync", no_argument, 0, 'n'},            {"max-body", required_argument, 0, 'b'},
         {"max-batch", required_argument, 0, 'B'},    {"max-connections", required_argument, 0, 'c'},
         {"idle-timeout", required_argument, 0, 'i'}, {"k", required_argument, 0, 'k'},
-        {0, 0, 0, 0}};
+        {"shard", required_argument, 0, 's'},        {0, 0, 0, 0}};
     char host[64] = "127.0.0.1", token[4096];
     const char *token_file = NULL;
     unsigned port = SERVE_DEFAULT_PORT, k = 0;
-    int have_k = 0, durable = 1, opt, rc;
+    int have_k = 0, durable = 1, opt, rc, sharded = 0;
+    unsigned long shard = 0;
     unsigned long max_body = 0, max_batch = 0, max_conn = 0, idle = 0, v;
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
@@ -150,6 +213,11 @@ int cmd_serve(int argc, char **argv)
             k = (unsigned)v;
             have_k = 1;
             break;
+        case 's':
+            if (cli_parse_uint(optarg, 0, ND_SHARDS_MAX - 1, &shard))
+                return cli_usage_fail("serve", "--shard must be 0..%u, got '%s'", ND_SHARDS_MAX - 1, optarg);
+            sharded = 1;
+            break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -159,12 +227,15 @@ int cmd_serve(int argc, char **argv)
     if (token_file && (rc = read_token(token_file, token, sizeof token))) return rc;
 #ifndef ND_HAVE_SERVER
     (void)max_body, (void)max_batch, (void)max_conn, (void)idle, (void)have_k, (void)durable, (void)k;
+    (void)sharded, (void)shard;
     return cli_fail("serve: this neardup was built without the server (libmicrohttpd; "
                     "meson setup -Dserver=enabled)");
 #else
     const char *path = argv[optind];
     nd_db *db;
-    rc = cli_open_db(&db, path, durable ? ND_DB_SYNC : 0);
+    nd_shards *shards = NULL;
+    rc = sharded ? open_shard(&shards, &db, path, (unsigned)shard, durable)
+                 : open_plain(&db, path, durable);
     if (rc) return rc;
     if (!have_k) {
         nd_plan_info p;
@@ -183,9 +254,11 @@ int cmd_serve(int argc, char **argv)
                       (unsigned)max_conn, (unsigned)idle, k, durable};
     srv *s;
     char err[256];
+    cfg.shards = shards;
+    cfg.shard = (unsigned)shard;
     if (srv_start(&s, db, &cfg, err, sizeof err)) {
         cli_fail("serve: %s", err);
-        cli_close_db(db, path);
+        close_store(db, shards, path);
         return CLI_EXIT_USAGE;
     }
     printf(strchr(host, ':') ? "listening on http://[%s]:%u\n" : "listening on http://%s:%u\n",
@@ -195,7 +268,7 @@ int cmd_serve(int argc, char **argv)
     sigwait(&set, &sig);
     fprintf(stderr, "neardup: serve: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     srv_stop(s, SERVE_DRAIN_SECONDS);
-    rc = cli_close_db(db, path);
+    rc = close_store(db, shards, path);
     if (rc == CLI_EXIT_OK) fprintf(stderr, "neardup: serve: stopped, store closed\n");
     return rc;
 #endif

@@ -10,6 +10,8 @@
  *                 drain on stop;
  *  - srv_api.c    the endpoints, JSON in and out (the server's includer
  *                 of <jansson.h>), described by server/openapi.yaml;
+ *  - srv_fleet.c  a server as one shard of a fleet: placement, the
+ *                 stored-only check, /v1/decide, /v1/store;
  *  - srv_writer.c the single writer: check-and-add and add requests of
  *                 every connection committed in shared groups;
  *  - srv_metrics.c the counters behind /metrics (Prometheus text).
@@ -34,6 +36,10 @@ typedef struct srv_config {
     unsigned idle_timeout;    /**< seconds a connection may stay idle */
     unsigned k;               /**< default distance (the store's k) */
     int durable;              /**< the store is opened with ND_DB_SYNC */
+    const nd_shards *shards;  /**< --shard: the sharded store db is shard
+                                   `shard` of (placement, manifest); NULL:
+                                   db is a plain store */
+    unsigned shard;
 } srv_config;
 
 #define SRV_DEFAULT_MAX_BODY (16u << 20)
@@ -45,7 +51,8 @@ typedef struct srv srv;
 
 /** Bind cfg->host:cfg->port and start answering requests on db.
  *  @return 0, or -1 with a one-line reason in err (bind failed, out of
- *          memory, the daemon did not start). */
+ *          memory, the daemon did not start, the manifest unreadable).
+ *  @note cfg->shards stays the caller's, open until srv_stop returned. */
 int srv_start(srv **out, nd_db *db, const srv_config *cfg, char *err, size_t errlen);
 
 /** The port bound (the one chosen when cfg->port was 0). */

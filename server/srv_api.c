@@ -22,18 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-/* One document of a request, with the signature its text gave. */
-typedef struct srv_doc {
-    nd_doc doc;
-    nd_signature sig;
-} srv_doc;
+#include "srv_fleet.h"
+#include "srv_json.h"
 
-/* A failed parse: status and code, message in why. */
-typedef struct fail {
-    unsigned status;
-    const char *code;
-    char why[320];
-} fail;
+typedef srv_fail fail; /* srv_doc and srv_fail: srv_json.h */
 
 #define FAIL(f, st, cd, ...)                                  \
     do {                                                      \
@@ -292,6 +284,7 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
         srv_api_error(out, f.status, f.code, "%s", f.why);
         return;
     }
+    if (ep != SRV_EP_CHECK && srv_fleet_refuse(out, c, d.doc.key, d.doc.key_len)) return;
     if (ep == SRV_EP_CHECK) {
         nd_query_options qo = ND_QUERY_OPTIONS_INIT;
         qo.limit = 1;
@@ -333,15 +326,20 @@ static void one_doc(srv_reply *out, const srv_ctx *c, srv_endpoint ep, json_t *r
 /* POST /v1/batch: {"documents":[...],"add":bool,"k":K,"sync":bool}. */
 static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
 {
-    static const char *const members[] = {"documents", "add", "k", "sync", NULL};
+    static const char *const members[] = {"documents", "add", "k", "sync", "stored_only", NULL};
     static const char *const doc_members[] = {"key", "text", "fingerprint", "html", "score",
                                               "time", NULL};
     fail f = {0};
-    int add = 0;
+    int add = 0, stored_only = 0;
     unsigned k = c->k;
     if (check_members(&f, root, members, "request") || get_bool(&f, root, "add", &add) ||
-        get_k(&f, c, root, &k) || check_sync(&f, c, root)) {
+        get_k(&f, c, root, &k) || check_sync(&f, c, root) ||
+        get_bool(&f, root, "stored_only", &stored_only)) {
         srv_api_error(out, f.status, f.code, "%s", f.why);
+        return;
+    }
+    if (add && stored_only) {
+        srv_api_error(out, 400, "malformed", "\"stored_only\" checks, it does not store: not with \"add\"");
         return;
     }
     if (add && auth != SRV_AUTH_OK) {
@@ -383,6 +381,11 @@ static void batch(srv_reply *out, const srv_ctx *c, json_t *root, srv_auth auth)
             goto done;
         }
         nd[i] = d[i].doc;
+        if (add && srv_fleet_refuse(out, c, nd[i].key, nd[i].key_len)) goto done;
+    }
+    if (stored_only) {
+        srv_fleet_stored(out, c, nd, n, k);
+        goto done;
     }
     if (add) {
         srv_job job = {.kind = SRV_JOB_CHECK_ADD, .docs = nd, .n = n, .k = k, .answers = ans};
@@ -453,6 +456,7 @@ static void query(srv_reply *out, const srv_ctx *c, json_t *root)
 
 static void get_doc(srv_reply *out, const srv_ctx *c, const char *key)
 {
+    if (srv_fleet_refuse(out, c, key, strlen(key))) return;
     nd_results *res = NULL;
     int rc = nd_results_new(&res);
     if (rc == ND_OK) rc = nd_db_get(res, c->db, key, strlen(key));
@@ -471,40 +475,54 @@ static void get_doc(srv_reply *out, const srv_ctx *c, const char *key)
 
 static void delete_doc(srv_reply *out, const srv_ctx *c, const char *key)
 {
+    if (srv_fleet_refuse(out, c, key, strlen(key))) return;
     int rc = nd_db_delete(c->db, key, strlen(key));
     if (rc == ND_ENOTFOUND) srv_api_error(out, 404, "not_found", "no document has this key");
     else if (rc < 0) nd_fail(out, rc, "delete");
     else set_body(out, 200, json_pack("{s:b}", "deleted", 1));
 }
 
-static void stats(srv_reply *out, const srv_ctx *c)
+/* GET /v1/stats: the counters by default (nd_db_counts, no table read);
+ * with ?full=1 also nd_db_stats' figures, which read every table. */
+static void stats(srv_reply *out, const srv_ctx *c, int full)
 {
+    uint64_t docs = 0, fps = 0;
+    int rc = nd_db_counts(&docs, &fps, c->db);
+    json_t *j = rc < 0 ? NULL
+                       : json_pack("{s:I,s:I,s:f,s:i,s:b}", "documents", (json_int_t)docs,
+                                   "fingerprints", (json_int_t)fps, "min_resemblance",
+                                   nd_db_min_resemblance(c->db), "k", (int)c->k, "durable",
+                                   c->durable);
     nd_stats st;
-    int rc = nd_db_stats(&st, c->db);
+    if (rc == ND_OK && full) rc = nd_db_stats(&st, c->db);
     if (rc < 0) {
+        json_decref(j);
         nd_fail(out, rc, "stats");
         return;
     }
-    json_t *tables = json_array();
-    for (unsigned i = 0; tables && i < st.tables; i++)
-        json_array_append_new(tables,
-            json_pack("{s:i,s:I,s:I,s:I,s:I,s:f}", "prefix_bits", (int)st.table[i].prefix_bits,
-                      "entries", (json_int_t)st.table[i].entries, "runs",
-                      (json_int_t)st.table[i].runs, "fresh", (json_int_t)st.table[i].fresh,
-                      "bytes", (json_int_t)st.table[i].bytes, "bits_per_entry",
-                      st.table[i].bits_per_entry));
-    set_body(out, 200, json_pack("{s:I,s:I,s:I,s:o,s:f,s:I,s:I,s:i,s:b}", "documents",
-                                 (json_int_t)st.documents, "fingerprints",
-                                 (json_int_t)st.fingerprints, "disk_bytes",
-                                 (json_int_t)st.disk_bytes, "tables", tables, "min_resemblance",
-                                 st.min_resemblance, "sketches", (json_int_t)st.sketches,
-                                 "band_keys", (json_int_t)st.band_keys, "k", (int)c->k,
-                                 "durable", c->durable));
+    if (j && full) {
+        json_t *tables = json_array();
+        for (unsigned i = 0; tables && i < st.tables; i++)
+            json_array_append_new(tables,
+                json_pack("{s:i,s:I,s:I,s:I,s:I,s:f}", "prefix_bits", (int)st.table[i].prefix_bits,
+                          "entries", (json_int_t)st.table[i].entries, "runs",
+                          (json_int_t)st.table[i].runs, "fresh", (json_int_t)st.table[i].fresh,
+                          "bytes", (json_int_t)st.table[i].bytes, "bits_per_entry",
+                          st.table[i].bits_per_entry));
+        json_object_set_new(j, "documents", json_integer((json_int_t)st.documents));
+        json_object_set_new(j, "fingerprints", json_integer((json_int_t)st.fingerprints));
+        json_object_set_new(j, "disk_bytes", json_integer((json_int_t)st.disk_bytes));
+        json_object_set_new(j, "tables", tables);
+        json_object_set_new(j, "sketches", json_integer((json_int_t)st.sketches));
+        json_object_set_new(j, "band_keys", json_integer((json_int_t)st.band_keys));
+    }
+    if (j) srv_fleet_describe(j, c, 0);
+    set_body(out, 200, j);
 }
 
 int srv_api_writes(srv_endpoint ep)
 {
-    return ep == SRV_EP_CHECK_ADD || ep == SRV_EP_ADD || ep == SRV_EP_DELETE;
+    return ep == SRV_EP_CHECK_ADD || ep == SRV_EP_ADD || ep == SRV_EP_DELETE || ep == SRV_EP_STORE;
 }
 
 srv_endpoint srv_api_route(const char *method, const char *url, const char **key,
@@ -518,6 +536,7 @@ srv_endpoint srv_api_route(const char *method, const char *url, const char **key
         {"/v1/add", "POST", SRV_EP_ADD},         {"/v1/batch", "POST", SRV_EP_BATCH},
         {"/v1/query", "POST", SRV_EP_QUERY},     {"/v1/stats", "GET", SRV_EP_STATS},
         {"/healthz", "GET", SRV_EP_HEALTH},      {"/metrics", "GET", SRV_EP_METRICS},
+        {"/v1/decide", "POST", SRV_EP_DECIDE},   {"/v1/store", "POST", SRV_EP_STORE},
     };
     static const char docs[] = "/v1/documents/";
     *key = NULL;
@@ -551,10 +570,15 @@ void srv_api_handle(srv_reply *out, const srv_ctx *c, srv_endpoint ep, const cha
     switch (ep) {
     case SRV_EP_GET: get_doc(out, c, key); return;
     case SRV_EP_DELETE: delete_doc(out, c, key); return;
-    case SRV_EP_STATS: stats(out, c); return;
-    case SRV_EP_HEALTH: set_body(out, 200, json_pack("{s:s}", "status", "ok")); return;
+    case SRV_EP_STATS: stats(out, c, key && strcmp(key, "full") == 0); return;
+    case SRV_EP_HEALTH: {
+        json_t *j = json_pack("{s:s}", "status", "ok");
+        if (j) srv_fleet_describe(j, c, 1);
+        set_body(out, 200, j);
+        return;
+    }
     case SRV_EP_CHECK: case SRV_EP_CHECK_ADD: case SRV_EP_ADD: case SRV_EP_BATCH:
-    case SRV_EP_QUERY: break;
+    case SRV_EP_QUERY: case SRV_EP_DECIDE: case SRV_EP_STORE: break;
     default: srv_api_error(out, 404, "not_found", "no such endpoint"); return;
     }
     json_error_t err;
@@ -567,6 +591,36 @@ void srv_api_handle(srv_reply *out, const srv_ctx *c, srv_endpoint ep, const cha
     if (!json_is_object(root)) srv_api_error(out, 400, "malformed", "the body must be a JSON object");
     else if (ep == SRV_EP_BATCH) batch(out, c, root, auth);
     else if (ep == SRV_EP_QUERY) query(out, c, root);
+    else if (ep == SRV_EP_DECIDE) srv_fleet_decide(out, c, root);
+    else if (ep == SRV_EP_STORE) srv_fleet_store(out, c, root);
     else one_doc(out, c, ep, root);
     json_decref(root);
 }
+
+/* ---- shared with srv_fleet.c (srv_json.h) ---- */
+
+int srv_json_doc(srv_fail *f, srv_doc *d, const srv_ctx *c, json_t *o, int need_key,
+                 int need_sketch, const char *where)
+{
+    return parse_doc(f, d, c, o, need_key, need_sketch, where);
+}
+
+int srv_json_members(srv_fail *f, json_t *o, const char *const *names, const char *where)
+{
+    return check_members(f, o, names, where);
+}
+
+int srv_json_bool(srv_fail *f, json_t *o, const char *name, int *out)
+{
+    return get_bool(f, o, name, out);
+}
+
+int srv_json_k(srv_fail *f, const srv_ctx *c, json_t *o, unsigned *k) { return get_k(f, c, o, k); }
+int srv_json_sync(srv_fail *f, const srv_ctx *c, json_t *o) { return check_sync(f, c, o); }
+int srv_json_hex16(const char *s, uint64_t *out) { return parse_hex16(s, out); }
+json_t *srv_json_key(const char *s, size_t n) { return jstr(s, n); }
+json_t *srv_json_fp(uint64_t fp) { return jhex(fp); }
+json_t *srv_json_answer(const srv_answer *a, int with_index) { return answer_json(a, with_index); }
+void srv_json_reply(srv_reply *out, unsigned status, json_t *j) { set_body(out, status, j); }
+void srv_json_nd_fail(srv_reply *out, int rc, const char *what) { nd_fail(out, rc, what); }
+int srv_json_submit(srv_reply *out, const srv_ctx *c, srv_job *job) { return submit(out, c, job); }

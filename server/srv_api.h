@@ -23,6 +23,10 @@ typedef struct srv_ctx {
     int resemblance;   /**< the store verifies by resemblance */
     size_t max_batch;  /**< documents of one /v1/batch */
     int durable;       /**< writes are fsynced (ND_DB_SYNC) */
+    const nd_shards *shards; /**< a shard server's store (placement only);
+                                  NULL: a plain store (srv_fleet.c) */
+    unsigned shard, shard_count; /**< with shards: this server's shard of S */
+    char manifest_id[17];        /**< with shards: FNV-1a-64 of the manifest */
 } srv_ctx;
 
 /** An answer: status, body (malloc'd) and its media type. */
@@ -46,7 +50,8 @@ srv_endpoint srv_api_route(const char *method, const char *url, const char **key
  *  only with "add": true, which srv_api_handle checks itself). */
 int srv_api_writes(srv_endpoint ep);
 
-/** Answer a routed request. body holds len bytes (NULL when empty). */
+/** Answer a routed request. body holds len bytes (NULL when empty); key
+ *  is /v1/documents/{key}'s, or for /v1/stats "full" when ?full=1. */
 void srv_api_handle(srv_reply *out, const srv_ctx *c, srv_endpoint ep, const char *key,
                     const char *body, size_t len, srv_auth auth);
 

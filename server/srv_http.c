@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "srv_api.h"
+#include "srv_fleet.h"
 #include "srv_metrics.h"
 #include "srv_writer.h"
 
@@ -191,6 +192,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     const char *key;
     unsigned status;
     srv_endpoint ep = srv_api_route(method, url, &key, &status);
+    const char *full = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "full");
+    if (ep == SRV_EP_STATS && full && strcmp(full, "0") != 0) key = "full";
     if (rq->too_large) {
         srv_api_error(&rep, 413, "body_too_large", "the body is over %zu bytes", s->max_body);
         return answer(s, conn, rq, ep, &rep, 1);
@@ -271,6 +274,17 @@ int srv_start(srv **out, nd_db *db, const srv_config *cfg, char *err, size_t err
     s->max_connections = cfg->max_connections ? cfg->max_connections : SRV_DEFAULT_MAX_CONNECTIONS;
     s->ctx = (srv_ctx){db, NULL, cfg->k, nd_db_min_resemblance(db) > 0,
                        cfg->max_batch ? cfg->max_batch : SRV_DEFAULT_MAX_BATCH, cfg->durable};
+    if (cfg->shards) {
+        nd_shards_info info;
+        nd_shards_info_get(&info, cfg->shards);
+        s->ctx.shards = cfg->shards;
+        s->ctx.shard = cfg->shard;
+        s->ctx.shard_count = info.shards;
+        if (srv_fleet_manifest_id(s->ctx.manifest_id, cfg->shards) != ND_OK) {
+            snprintf(err, errlen, "the manifest: %s", nd_errmsg());
+            goto fail;
+        }
+    }
     if (cfg->token && !(s->token = strdup(cfg->token))) {
         snprintf(err, errlen, "out of memory");
         goto fail;

@@ -14,11 +14,11 @@
 
 static const char *const ep_names[SRV_EP_COUNT] = {
     "check", "check_and_add", "add", "batch", "get", "delete",
-    "query", "stats", "healthz", "metrics", "other"};
+    "query", "stats", "healthz", "metrics", "decide", "store", "other"};
 
 /* The statuses the server answers with; anything else counts as "other". */
 static const unsigned statuses[SRV_STATUS_SLOTS - 1] = {200, 400, 401, 403, 404, 405,
-                                                        409, 413, 429, 500, 503, 507};
+                                                        409, 413, 421, 429, 500, 503, 507};
 
 /* Upper bounds of the latency buckets, seconds. */
 static const double bounds[SRV_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,

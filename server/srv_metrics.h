@@ -24,11 +24,13 @@ typedef enum srv_endpoint {
     SRV_EP_STATS,
     SRV_EP_HEALTH,
     SRV_EP_METRICS,
+    SRV_EP_DECIDE,
+    SRV_EP_STORE,
     SRV_EP_OTHER, /* no such endpoint (404, 405) */
     SRV_EP_COUNT
 } srv_endpoint;
 
-#define SRV_STATUS_SLOTS 13 /* srv_metrics.c's status table, "other" last */
+#define SRV_STATUS_SLOTS 14 /* srv_metrics.c's status table, "other" last */
 #define SRV_BUCKETS 12      /* latency buckets below +Inf */
 
 typedef struct srv_metrics {

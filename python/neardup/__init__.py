@@ -58,11 +58,14 @@ from ._neardup import (
     resemblance,
 )
 from .client import Client, ServerError
+from .fleet import Fleet, FleetError
 
 __all__ = [
     "BatchMatch",
     "BusyError",
     "Client",
+    "Fleet",
+    "FleetError",
     "Cluster",
     "CorruptError",
     "Database",

@@ -683,3 +683,4 @@ class Dedupe:
 # ---- the server's client (neardup/client.py, typed there) -------------------
 
 from .client import Client as Client, ServerError as ServerError
+from .fleet import Fleet as Fleet, FleetError as FleetError
