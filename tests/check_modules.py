@@ -38,7 +38,11 @@ and dependency rules"):
    cli/; and no meson.build compiles a source file of another folder;
 9. server/ (`neardup serve`) is a room of its own: its files include, of
    the project's headers, only <neardup.h> and server/'s own, and no file
-   of another folder includes a server/ header but cli/cmd_serve.c.
+   of another folder includes a server/ header but cli/cmd_serve.c;
+10. client/ (libneardup-client) likewise: of the project's headers only
+   <neardup.h>, <neardup_client.h> and client/'s own, and no file of
+   another folder includes a client/ header (callers and tests see
+   <neardup_client.h>); no file of client/ over 800 lines.
 """
 import os
 import re
@@ -66,7 +70,11 @@ OWNERS = {
 }
 FORMAT_FILES = ("in_lines", "in_jsonl", "in_files", "in_warc")
 SCANNED = ("common", "compaction", "engine", "cli", "bench", "include", "mpi", "input", "tool",
-           "server")
+           "server", "client")
+# libneardup-client (client/): its internal header ncl.h owns <jansson.h>
+# for the client's files, ncl_http.c owns libcurl.
+OWNERS["jansson.h"] = OWNERS["jansson.h"] + ("client/ncl.h",)
+OWNERS["curl/"] = "client/ncl_http.c"
 
 
 def strip(text):
@@ -290,6 +298,36 @@ def check_server(root, errors):
                         errors.append(f"{rel} includes {inc} of server/: only cli/cmd_serve.c may")
 
 
+def check_client(root, errors):
+    """Rule 10: client/ sees the project through the public headers only."""
+    cdir = os.path.join(root, "client")
+    if not os.path.isdir(cdir):
+        return
+    own = {f for f in os.listdir(cdir) if f.endswith(".h")}
+    for f in sorted(os.listdir(cdir)):
+        if not f.endswith((".c", ".h")):
+            continue
+        path = os.path.join(cdir, f)
+        if read(path).count("\n") > MAX_LINES:
+            errors.append(f"client/{f} has more than {MAX_LINES} lines")
+        for kind, inc in includes(path):
+            base = os.path.basename(inc)
+            if base in ("neardup.h", "neardup_client.h") or base in own:
+                continue
+            if kind == '"':
+                errors.append(f"client/{f} includes {inc}: client/ may include <neardup.h>, "
+                              "<neardup_client.h> and its own headers only")
+    for d in SCANNED + ("tests",):
+        for dirpath, _, files in os.walk(os.path.join(root, d)):
+            for f in files:
+                rel = os.path.relpath(os.path.join(dirpath, f), root)
+                if rel.startswith("client/") or not f.endswith((".c", ".h", ".cc", ".cpp")):
+                    continue
+                for kind, inc in includes(os.path.join(dirpath, f)):
+                    if kind == '"' and os.path.basename(inc) in own:
+                        errors.append(f"{rel} includes {inc} of client/: only client/ may")
+
+
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -393,6 +431,7 @@ def main():
 
     # 9. server/ calls the public API only
     check_server(root, errors)
+    check_client(root, errors)
 
     # 4. one owner per dependency
     for d in SCANNED:

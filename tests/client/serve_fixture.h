@@ -1,0 +1,88 @@
+/*
+ * serve_fixture.h — `neardup serve` for the C client's tests: start a
+ * server on a store ($NEARDUP serve DB --listen 127.0.0.1:0 ARGS...), read
+ * the address it prints ("listening on URL"), stop it with SIGTERM. Its
+ * stderr goes to DB.err. Shared by test_client.c and test_fleet.c.
+ */
+#ifndef ND_TEST_SERVE_FIXTURE_H
+#define ND_TEST_SERVE_FIXTURE_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct served {
+    pid_t pid;
+    char url[256];
+} served;
+
+/* 0 started; 77 the build has no server; -1 another failure (said). */
+static inline int serve_start(served *s, const char *db, const char *const *args)
+{
+    const char *nd = getenv("NEARDUP");
+    if (!nd) {
+        fprintf(stderr, "serve_start: $NEARDUP (the CLI) is not set\n");
+        return -1;
+    }
+    char err[512];
+    snprintf(err, sizeof err, "%s.err", db);
+    const char *argv[32] = {nd, "serve", db, "--listen", "127.0.0.1:0"};
+    int argc = 5;
+    for (; args && *args && argc < 31; args++) argv[argc++] = *args;
+    argv[argc] = NULL;
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    fflush(NULL);
+    s->pid = fork();
+    if (s->pid < 0) return -1;
+    if (s->pid == 0) {
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd[1], 1);
+        if (e >= 0) dup2(e, 2);
+        close(fd[0]);
+        execv(nd, (char *const *)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *out = fdopen(fd[0], "r");
+    char line[256] = "";
+    if (!out || !fgets(line, sizeof line, out)) line[0] = '\0';
+    if (out) fclose(out); /* the server writes nothing more on stdout */
+    else close(fd[0]);
+    if (strncmp(line, "listening on ", 13) != 0) {
+        int st;
+        waitpid(s->pid, &st, 0);
+        s->pid = 0;
+        char cmd[640], text[512] = "";
+        FILE *f = fopen(err, "r");
+        if (f) {
+            size_t n = fread(text, 1, sizeof text - 1, f);
+            text[n] = '\0';
+            fclose(f);
+        }
+        if (strstr(text, "built without the server")) return 77;
+        snprintf(cmd, sizeof cmd, "serve %s did not start: %s", db, text);
+        fprintf(stderr, "%s\n", cmd);
+        return -1;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    snprintf(s->url, sizeof s->url, "%s", line + 13);
+    return 0;
+}
+
+/* SIGTERM and wait: its exit status (0 expected), -1 if not running. */
+static inline int serve_stop(served *s)
+{
+    int st = 0;
+    if (s->pid <= 0) return -1;
+    kill(s->pid, SIGTERM);
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#endif
