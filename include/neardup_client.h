@@ -74,8 +74,8 @@ const char *nd_client_errmsg(void);
 
 /** Flags of the calls that take them. */
 #define ND_CLIENT_HTML 0x100u /**< the text is HTML (the server extracts it) */
-#define ND_CLIENT_SYNC 0x200u /**< a durable answer ("sync": refused, EINVAL,
-                                   by a server run with --no-sync) */
+#define ND_CLIENT_SYNC 0x200u /**< a durable answer ("sync": fsynced before
+                                   the answer, on a --no-sync server too) */
 
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
