@@ -76,6 +76,9 @@ void kv_sst_free(kv_sst *w)
     free(w);
 }
 
+/* Attempts of an ingest RocksDB asks to retry (about 0.7 s in all). */
+#define KV_INGEST_TRIES 16
+
 static int guard_begin(kv_db *db, uint64_t *errors);
 static int guard_end(kv_db *db, uint64_t errors, int rc, const char *what);
 
@@ -108,7 +111,19 @@ static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int 
                 saved[i] = NULL;
             }
         }
-    KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
+    /* RocksDB (built with assertions, as Debian's is) refuses an ingest
+     * with TryAgain when a write reached the family's memtable between
+     * the flush the ingest made and the ingest itself (a fold's run
+     * beside a mirror flush): transient, so the ingest flushes and tries
+     * again; the files are still the caller's after such a refusal. */
+    for (int attempt = 0;; attempt++) {
+        KV_CAPTURE(rc, rocksdb_ingest_external_file_cf(db->db, H(cf), files, n, io, &err));
+        if (rc != ND_OK || !err || !strstr(err, "Try again") || attempt == KV_INGEST_TRIES - 1)
+            break;
+        rocksdb_free(err);
+        err = NULL;
+        usleep(1000u << (attempt < 6 ? attempt : 6)); /* 1 ms, 2 ms, ... 64 ms */
+    }
     rocksdb_ingestexternalfileoptions_destroy(io);
     if (rc == ND_OK) rc = write_error(db, err, what);
     rc = guard_end(db, errors, rc, what);

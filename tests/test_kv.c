@@ -6,7 +6,9 @@
  * writes, range deletions in plain ones), iterators of each kind,
  * snapshots, a sorted file ingested whole, the live files.
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -343,6 +345,73 @@ static void test_files(void **state)
     tmpdir_remove(dir);
 }
 
+/* Ingests beside writes to the same family's key range: RocksDB refuses
+ * an ingest (TryAgain) when a write reaches the memtable between the
+ * flush the ingest makes and the ingest; kv_ingest tries again, so every
+ * ingest succeeds and every key of each file and of the writer is there
+ * (the fuzzed server met it: a mirror flush beside a fold's run). */
+typedef struct racer {
+    kv_db *db;
+    kv_cf *cf;
+    atomic_int stop;
+    int written, rc;
+} racer;
+
+static void *race_writes(void *arg)
+{
+    racer *r = arg;
+    kv_batch *b = NULL;
+    if ((r->rc = kv_batch_new(&b, 0)) != ND_OK) return NULL;
+    while (!atomic_load(&r->stop) && r->rc == ND_OK) {
+        char k[32];
+        int n = snprintf(k, sizeof k, "Rw%08d", r->written);
+        kv_batch_clear(b);
+        kv_batch_put(b, r->cf, k, (size_t)n, "w", 1);
+        /* a range deletion over keys no file holds, beside the put */
+        r->rc = kv_batch_delete_range(b, r->cf, "Rx", 2, "Ry", 2);
+        if (r->rc == ND_OK && (r->rc = kv_write(r->db, b, 0)) == ND_OK) r->written++;
+        if (r->rc == ND_OK && r->written % 64 == 0) r->rc = kv_flush(r->db, r->cf);
+    }
+    kv_batch_free(b);
+    return NULL;
+}
+
+static void test_ingest_beside_writes(void **state)
+{
+    (void)state;
+    char dir[64], path[128], file[160], k[32];
+    kv_cf *cf[2];
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/db", dir);
+    kv_db *db = open_db(path, 1, 0, cf);
+    racer r = {.db = db, .cf = cf[0]};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, race_writes, &r), 0);
+    enum { FILES = 200, KEYS = 50 };
+    for (int i = 0; i < FILES; i++) {
+        kv_sst *w = NULL;
+        snprintf(file, sizeof file, "%s/f%d.sst", dir, i);
+        assert_int_equal(kv_sst_new(&w, db, 0, file, "a file"), ND_OK);
+        /* spanning the writer's keys ("Rw...") and beyond */
+        for (int j = 0; j < KEYS; j++) {
+            int n = snprintf(k, sizeof k, "R%c%04d%04d", j < KEYS / 2 ? 'a' : 'z', i, j);
+            assert_int_equal(kv_sst_put(w, k, (size_t)n, "f", 1), ND_OK);
+        }
+        assert_int_equal(kv_sst_finish(w), ND_OK);
+        kv_sst_free(w);
+        const char *files[1] = {file};
+        int rc = kv_ingest(db, cf[0], files, 1, "ingesting beside writes");
+        if (rc != ND_OK) fail_msg("ingest %d: %s", i, nd_errmsg());
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(t, NULL);
+    assert_int_equal(r.rc, ND_OK);
+    assert_true(r.written > 0);
+    assert_int_equal(count_keys(db, cf[0]), FILES * KEYS + r.written);
+    close_db(db, cf);
+    tmpdir_remove(dir);
+}
+
 /* A family written with leveled compaction (its files compacted into
  * level 1 and on) opens with universal compaction, as the band family of
  * a store made before the band profile became universal does: every key
@@ -543,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_damage_marks_handle),
         cmocka_unit_test(test_mem_plan),
         cmocka_unit_test(test_synced_seq),
+        cmocka_unit_test(test_ingest_beside_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
