@@ -749,10 +749,13 @@ typedef struct nd_repair_report {
     uint64_t docs_before;  /**< documents found: those the salvaged store
                                 names (its document entries, and those whose
                                 entry is lost but whose reverse entry or
-                                sketch is not), or the salvaged counters'
-                                figure, or the document count the last
-                                synced write acknowledged (a log deleted
-                                or cut lost them), when larger */
+                                sketch is not; when they outnumber the
+                                counters record, deleted documents a lost
+                                deletion brought back: the entries of one
+                                family only are left out), or the salvaged
+                                counters' figure, or the document count the
+                                last synced write acknowledged (a log
+                                deleted or cut lost them), when larger */
     uint64_t docs_kept;    /**< documents in the rebuilt database */
     uint64_t docs_dropped; /**< docs_before - docs_kept (0 if negative) */
     unsigned files_lost;   /**< damaged or replayed files set aside in

@@ -14,6 +14,18 @@
  * document whose sketch was lost is dropped). The new database takes DB's place; the salvaged old one
  * is kept as DB.damaged for inspection.
  *
+ * A deletion lost with a damaged file brings back what it deleted: the
+ * older entries of the documents an expire or delete removed are still in
+ * other files. Each document's entries lie in two families (docs, and
+ * rev's fp || key), whose deletions lie in different files; so when the
+ * documents named (docs, and rev or sketches without a docs entry) are
+ * more than the counters record, the document entries without a reverse
+ * entry are taken for deleted ones brought back, and dropped from the
+ * rebuild and from what was found, and so are reverse entries and
+ * sketches without a document (otherwise a document lacking its reverse
+ * entry is kept, and its entry rebuilt: a damaged rev block loses
+ * nothing).
+ *
  * What was dropped is counted from the documents, not from the counters
  * record alone (which may itself be an older one, the newer lost): the
  * documents the salvaged store names — its documents family's, and those
@@ -63,21 +75,48 @@ static int report_tick(const repair_progress *p, const char *phase, uint64_t don
 }
 
 typedef struct repair_copy {
+    nd_db *from; /* the salvaged store */
     nd_db *to;
     nd_loader *load; /* one load into to: a rebuild writes the store once */
     nd_doc docs[REPAIR_CHUNK];
     nd_sketch sketches[REPAIR_CHUNK]; /* a resemblance store's */
     char *keys; /* REPAIR_CHUNK keys of at most ND_MAX_KEY_LEN bytes */
+    char *rev;  /* REPAIR_CHUNK reverse keys (8 + ND_MAX_KEY_LEN bytes each) */
     size_t n;
     uint64_t copied, total; /* documents walked, of those counted */
     const repair_progress *progress;
+    int drop_orphans; /* drop the documents without a reverse entry */
     int rc; /* an import's failure or the callback's stop, which stopped the walk */
 } repair_copy;
+
+/* For each of docs[0..n), whether db's reverse family holds its entry
+ * (fp || key): found[i]. rev: a buffer of n reverse keys. */
+static int rev_exists(nd_db *db, const nd_doc *docs, size_t n, char *rev, unsigned char *found)
+{
+    const char *ptrs[REPAIR_CHUNK];
+    size_t lens[REPAIR_CHUNK];
+    for (size_t i = 0; i < n; i++) {
+        char *k = rev + i * (8 + ND_MAX_KEY_LEN);
+        nd_store_be64(k, docs[i].fp);
+        memcpy(k + 8, docs[i].key, docs[i].key_len);
+        ptrs[i] = k;
+        lens[i] = 8 + docs[i].key_len;
+    }
+    return st_exists_many(db->store, ST_CF_REV, ptrs, lens, n, found);
+}
 
 static int copy_flush(repair_copy *c)
 {
     if (!c->n) return ND_OK;
-    ND_FORWARD(nd_loader_add(c->load, c->docs, c->n));
+    if (c->drop_orphans) {
+        unsigned char found[REPAIR_CHUNK];
+        ND_FORWARD(rev_exists(c->from, c->docs, c->n, c->rev, found));
+        size_t kept = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (found[i]) c->docs[kept++] = c->docs[i]; /* keys and sketches stay put */
+        c->n = kept;
+    }
+    if (c->n) ND_FORWARD(nd_loader_add(c->load, c->docs, c->n));
     c->n = 0;
     return ND_OK;
 }
@@ -141,35 +180,79 @@ static int count_unlisted(nd_db *db, int cf, size_t skip, uint64_t *missing)
 }
 
 typedef struct doc_count {
-    uint64_t n;
+    nd_db *db;
+    uint64_t n, orphans; /* documents, and those without a reverse entry */
+    nd_doc docs[REPAIR_CHUNK]; /* a chunk waiting for its reverse look-ups */
+    char *keys, *rev;
+    size_t pending;
     const repair_progress *progress;
-    int rc; /* the callback's stop */
+    int rc; /* a look-up's failure or the callback's stop */
 } doc_count;
+
+static int count_orphans(doc_count *c)
+{
+    unsigned char found[REPAIR_CHUNK];
+    if (!c->pending) return ND_OK;
+    ND_FORWARD(rev_exists(c->db, c->docs, c->pending, c->rev, found));
+    for (size_t i = 0; i < c->pending; i++) c->orphans += !found[i];
+    c->pending = 0;
+    return ND_OK;
+}
 
 static int count_doc(const nd_doc *d, void *payload)
 {
-    (void)d;
     doc_count *c = payload;
+    char *key = c->keys + c->pending * ND_MAX_KEY_LEN;
+    memcpy(key, d->key, d->key_len);
+    c->docs[c->pending] = *d;
+    c->docs[c->pending].key = key;
+    if (++c->pending == REPAIR_CHUNK && (c->rc = count_orphans(c)) < 0) return -1;
     return (c->rc = report_tick(c->progress, "counting", ++c->n, 0)) != 0 ? -1 : 0;
 }
 
-/* The documents the salvaged store names: its document entries, and the
- * documents whose entry is lost but whose reverse entry or sketch
- * remains (the larger of those two counts: a document whose entry and
- * both of those are lost is not seen). */
-static int count_named(nd_db *db, const repair_progress *progress, uint64_t *out)
+/* What the salvaged store names (its document entries, and the larger
+ * of the counts of reverse entries and sketches without one: a document
+ * whose entry and both of those are lost is not seen), given counted,
+ * its counters record's documents (0: none usable): *found, and in
+ * *drop_orphans whether the document entries without a reverse entry are
+ * deleted ones a lost deletion brought back (more named than counted). */
+static int count_named(nd_db *db, const repair_progress *progress, uint64_t counted,
+                       uint64_t *found, int *drop_orphans)
 {
     uint64_t by_rev = 0, by_sketch = 0;
-    doc_count docs = {0, progress, 0};
-    int rc;
-    if ((rc = report(progress, "counting", 0, 0)) != 0) return rc;
-    rc = nd_db_foreach_doc(db, count_doc, &docs);
-    if (docs.rc != 0) return docs.rc;
-    ND_FORWARD(rc);
-    ND_FORWARD(count_unlisted(db, ST_CF_REV, 8, &by_rev));
-    if (db->min_resemblance > 0) ND_FORWARD(count_unlisted(db, ST_CF_SKETCH, 0, &by_sketch));
-    *out = docs.n + (by_rev > by_sketch ? by_rev : by_sketch);
-    return report(progress, "counting", docs.n, 0);
+    doc_count *docs = calloc(1, sizeof *docs);
+    int rc = ND_OK;
+    *drop_orphans = 0;
+    if (docs) {
+        docs->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);
+        docs->rev = malloc((size_t)REPAIR_CHUNK * (8 + ND_MAX_KEY_LEN));
+    }
+    if (!docs || !docs->keys || !docs->rev) rc = nd_err_set(ND_ENOMEM, "repair: out of memory");
+    if (rc == ND_OK) {
+        docs->db = db;
+        docs->progress = progress;
+        rc = report(progress, "counting", 0, 0);
+    }
+    if (rc == ND_OK) rc = nd_db_foreach_doc(db, count_doc, docs);
+    if (rc == ND_OK || docs->rc != 0) rc = docs->rc != 0 ? docs->rc : count_orphans(docs);
+    if (rc == ND_OK) rc = count_unlisted(db, ST_CF_REV, 8, &by_rev);
+    if (rc == ND_OK && db->min_resemblance > 0)
+        rc = count_unlisted(db, ST_CF_SKETCH, 0, &by_sketch);
+    if (rc == ND_OK) {
+        uint64_t unlisted = by_rev > by_sketch ? by_rev : by_sketch;
+        *found = docs->n + unlisted;
+        if (counted > 0 && *found > counted && (docs->orphans > 0 || unlisted > 0)) {
+            *drop_orphans = 1;
+            *found = docs->n - docs->orphans;
+        }
+        rc = report(progress, "counting", docs->n, 0);
+    }
+    if (docs) {
+        free(docs->keys);
+        free(docs->rev);
+    }
+    free(docs);
+    return rc;
 }
 
 /* Files RocksDB's repair moved to path/lost/. */
@@ -223,7 +306,7 @@ static int check_counters(const char *path, uint64_t bound, uint64_t *docs)
 
 /* Copy every document of from into the new database at to, made like from. */
 static int rebuild(nd_db *from, const char *to, const repair_progress *progress,
-                   nd_repair_report *rep)
+                   int drop_orphans, nd_repair_report *rep)
 {
     nd_plan_info plan;
     nd_fp_options fp;
@@ -245,9 +328,13 @@ static int rebuild(nd_db *from, const char *to, const repair_progress *progress,
     repair_copy *c = calloc(1, sizeof *c);
     ND_RETURN_IF(!c, ND_ENOMEM, "repair: out of memory");
     c->keys = malloc((size_t)REPAIR_CHUNK * ND_MAX_KEY_LEN);
+    c->rev = malloc((size_t)REPAIR_CHUNK * (8 + ND_MAX_KEY_LEN));
+    c->from = from;
+    c->drop_orphans = drop_orphans;
     c->progress = progress;
     c->total = rep->docs_before;
-    int rc = c->keys ? nd_db_open(&c->to, to, &o) : nd_err_set(ND_ENOMEM, "repair: out of memory");
+    int rc = c->keys && c->rev ? nd_db_open(&c->to, to, &o)
+                               : nd_err_set(ND_ENOMEM, "repair: out of memory");
     if (rc == ND_OK) rc = nd_loader_new(&c->load, c->to, REPAIR_LOAD_CHUNK);
     if (rc == ND_OK) rc = report(progress, "rebuilding", 0, c->total);
     if (rc == ND_OK) rc = nd_db_foreach_doc(from, copy_doc, c);
@@ -263,6 +350,7 @@ static int rebuild(nd_db *from, const char *to, const repair_progress *progress,
     int crc = nd_db_close(c->to);
     if (rc == ND_OK) rc = crc;
     free(c->keys);
+    free(c->rev);
     free(c);
     return rc;
 }
@@ -312,7 +400,9 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
     /* found: what the salvaged store names, or what its counters record
      * when that is more (documents no entry names any more: a file ingested
      * whole that a damaged manifest could not place) */
-    if ((rc = count_named(from, &progress, &rep.docs_before)) != 0) goto cleanup;
+    int drop_orphans;
+    if ((rc = count_named(from, &progress, counted, &rep.docs_before, &drop_orphans)) != 0)
+        goto cleanup;
     if (counted > rep.docs_before) rep.docs_before = counted;
     /* the documents the last synced write acknowledged (cmp_synced.h):
      * those a deleted or cut log lost count as dropped */
@@ -320,7 +410,7 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
         rep.docs_before = info.synced_docs;
     /* A rebuild that failed or was stopped leaves no copy that the next
      * repair would refuse as existing. */
-    if ((rc = rebuild(from, tmp, &progress, &rep)) != 0) {
+    if ((rc = rebuild(from, tmp, &progress, drop_orphans, &rep)) != 0) {
         (void)st_remove_store(tmp);
         goto cleanup;
     }
