@@ -413,11 +413,12 @@ static int split_cb(const nd_doc *d, void *payload)
     return 0;
 }
 
-/* split has no --k, --tables or threshold options (its table leaves them
- * out, so bash does not offer them): one given says where they come from. */
+/* split has no --k, --tables or kind options (its table leaves them out,
+ * so bash does not offer them): one given says where they come from. */
 static int refuse_plan_options(int argc, char **argv)
 {
-    static const char *const plan_opts[] = {"k", "tables", "resemblance", "min-resemblance"};
+    static const char *const plan_opts[] = {"k", "tables", "resemblance", "min-resemblance",
+                                            "fingerprint-only"};
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strncmp(argv[i], "--", 2) != 0) continue;
         const char *name = argv[i] + 2;

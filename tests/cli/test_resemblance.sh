@@ -250,6 +250,8 @@ done
 check "split copied every sketch ($sk)" "$sk" -eq 41
 expect_exit 1 "$ND" shard split rp ssx --shards 2 --resemblance
 expect_err_match 'take k and tables from DB \(and its resemblance\)'
+expect_exit 1 "$ND" shard split rp ssx --shards 2 --fingerprint-only
+expect_err_match "unrecognized option '--fingerprint-only': the shards take k and tables from DB"
 # shard init makes the stores init makes: resemblance shards (R = 0.85)
 # without a kind, fingerprint-only ones with --fingerprint-only (which
 # prints no resemblance line), and refuses both kinds at once.
