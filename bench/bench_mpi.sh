@@ -74,7 +74,7 @@ for R in $RANKS; do
     if [ ! -s "$st/NEARDUP-SHARDS" ]; then
         rm -rf "$st"
         t=$(now)
-        "$ND" shard init "$st" --shards "$S" --k "$K" --docs "$N" >/dev/null
+        "$ND" shard init "$st" --shards "$S" --fingerprint-only --k "$K" --docs "$N" >/dev/null
         "$ND" shard import "$st" stored.fp >/dev/null
         for s in "$st"/shard-*; do "$ND" compact "$s" >/dev/null; done
         echo "$(since "$t")" >"$st.load"

@@ -112,8 +112,8 @@ def serve_run(nd, clients, seconds, sync, tmp, run, mode="raw", shards=0):
     server])."""
     path = os.path.join(tmp, f"s{mode}{clients}-{run}.nd")
     if shards:
-        subprocess.run([nd, "shard", "init", path, "--shards", str(shards), "--docs", "10000000"],
-                       check=True, capture_output=True)
+        subprocess.run([nd, "shard", "init", path, "--shards", str(shards), "--fingerprint-only",
+                        "--docs", "10000000"], check=True, capture_output=True)
     else:
         subprocess.run([nd, "init", path, "--fingerprint-only", "--docs", "10000000"],
                        check=True, capture_output=True)

@@ -57,6 +57,7 @@ int cmd_init(int argc, char **argv)
     nd_fp_options fo;
     unsigned long v;
     int json = 0, opt;
+    const char *threshold_opt = NULL; /* the option that gave a threshold */
 
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     nd_db_options_init(&o, ND_DB_OPTIONS_VERSION);
@@ -101,9 +102,13 @@ int cmd_init(int argc, char **argv)
                 return cli_usage_fail("init", "--min-resemblance must be a number in (0, 1], got '%s'",
                                       optarg);
             o.min_resemblance = r;
+            threshold_opt = "--min-resemblance";
             break;
         }
-        case 'S': o.min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
+        case 'S':
+            o.min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE;
+            threshold_opt = "--resemblance";
+            break;
         case 'F': o.flags |= ND_DB_FINGERPRINT_ONLY; break;
         case 'j': json = 1; break;
         default: return CLI_EXIT_USAGE;
@@ -112,9 +117,9 @@ int cmd_init(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_fail("init", "expected exactly one database path");
     const char *path = argv[optind];
-    if ((o.flags & ND_DB_FINGERPRINT_ONLY) && o.min_resemblance > 0)
-        return cli_usage_fail("init", "--fingerprint-only and a resemblance threshold exclude "
-                              "each other");
+    if ((o.flags & ND_DB_FINGERPRINT_ONLY) && threshold_opt)
+        return cli_usage_fail("init", "--fingerprint-only and %s exclude each other",
+                              threshold_opt);
     cli_warn_resemblance("init", o.min_resemblance); /* taken, but said */
     o.fp = &fo;
     nd_db *db = NULL;

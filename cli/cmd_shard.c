@@ -2,7 +2,7 @@
  * cmd_shard.c — `neardup shard`: create, fill and inspect sharded stores.
  *
  *   shard init DIR --shards S [--k K] [--docs N] [--tables T] [--features F]
- *              [--resemblance | --min-resemblance R]
+ *              [--min-resemblance R | --fingerprint-only]
  *   shard split DB DIR --shards S [--docs N] [--chunk M]
  *   shard import DIR INPUT... [--format F] [--html] [--time T] [--chunk M]
  *   shard info DIR
@@ -15,7 +15,10 @@
  * format and the key -> shard rule in engine/shards/shard_manifest.h). Every
  * shard gets the same plan (k and t; the planner's N is the store's N / S)
  * and the same fingerprint configuration, so a query against the store is
- * the union of the same query against each shard. The manifest is written
+ * the union of the same query against each shard. As `neardup init`, init
+ * makes resemblance shards (R = 0.85) unless told --fingerprint-only: the
+ * default is the CLI's, since nd_shards_options.min_resemblance 0 still
+ * means fingerprint-only shards to the library. The manifest is written
  * last: an interrupted init or split leaves a directory that no command
  * accepts as a store.
  *
@@ -43,7 +46,7 @@
 static const char usage[] =
     "usage: neardup shard init DIR --shards S [--k K] [--docs N] [--tables T]\n"
     "                          [--features words|shingles:N|chars:N]\n"
-    "                          [--resemblance | --min-resemblance R] [--json]\n"
+    "                          [--min-resemblance R | --fingerprint-only] [--json]\n"
     "       neardup shard split DB DIR --shards S [--docs N] [--chunk M] [--json]\n"
     "       neardup shard import DIR [--format fp|jsonl|tsv|files|warc] [--html]\n"
     "                            [--time T] [--chunk M] [--skip-bad] [--json]\n"
@@ -56,10 +59,22 @@ static const char usage[] =
     "manifest DIR/" ND_SHARDS_MANIFEST_NAME " (shard count, plan, fingerprint\n"
     "configuration, and the rule placing a document: FNV-1a-64(key) mod S).\n"
     "Each shard is a complete database (verify, backup, compact it alone).\n"
-    "  init    create DIR with S empty shards (--k, --tables, --features,\n"
-    "          --resemblance and --min-resemblance as for `neardup init`: every\n"
-    "          shard then verifies by resemblance; --docs is the whole store's\n"
-    "          expected size)\n"
+    "  init    create DIR with S empty shards (--k, --tables and --features as\n"
+    "          for `neardup init`; --docs is the whole store's expected size).\n"
+    "          By default every shard verifies by resemblance R = 0.85, as a\n"
+    "          store of `neardup init`: a near-duplicate is a text sharing >= 85%\n"
+    "          of its word 3-shingles with a stored one (on held-out real text\n"
+    "          99% of such copies found; a fingerprint-only store finds 22-68%).\n"
+    "          Its records must be texts.\n"
+    "  --min-resemblance R  (init) another threshold (0 < R <= 1; choose 0.8 or\n"
+    "          more: below it the band keys miss candidates, accepted with a\n"
+    "          warning on stderr). Cost of resemblance: a sketch and band keys,\n"
+    "          about 340 bytes a document, and an add at about 0.6x a\n"
+    "          fingerprint-only store's rate (docs/cli.md, \"Resemblance\")\n"
+    "  --resemblance  (init) R = 0.85, the default, said explicitly\n"
+    "  --fingerprint-only  (init) fingerprint-only shards (Manku's setting):\n"
+    "          near-duplicates are fingerprints within k bits; records may be\n"
+    "          bare fingerprints. For callers that have fingerprints only\n"
     "  split   copy every document of database DB into a new store DIR with\n"
     "          the same k, tables and fingerprint configuration (and the same\n"
     "          resemblance threshold, sketches copied, when DB has one)\n"
@@ -108,7 +123,9 @@ typedef struct shard_args {
     in_reader_opts in; /* import: the JSONL members */
     int64_t time;
     nd_fp_options fo;
-    double min_resemblance; /* init: 0, or the shards' threshold */
+    double min_resemblance; /* init: 0 (the default), or the shards' threshold */
+    const char *threshold_opt; /* init: "--resemblance" or "--min-resemblance" given */
+    int fingerprint_only;   /* init: --fingerprint-only given */
 } shard_args;
 
 /* Each subcommand's options: what it parses is what it takes (and what
@@ -120,7 +137,8 @@ typedef struct shard_args {
 static const struct option init_opts[] = {
     OPT_SHARDS, {"k", required_argument, 0, 'k'}, OPT_DOCS, {"tables", required_argument, 0, 't'},
     {"features", required_argument, 0, 'f'}, {"min-resemblance", required_argument, 0, 'R'},
-    {"resemblance", no_argument, 0, 'S'}, OPT_JSON, {0, 0, 0, 0}};
+    {"resemblance", no_argument, 0, 'S'}, {"fingerprint-only", no_argument, 0, 'P'}, OPT_JSON,
+    {0, 0, 0, 0}};
 static const struct option split_opts[] = {OPT_SHARDS, OPT_DOCS, OPT_CHUNK, OPT_JSON,
                                            {0, 0, 0, 0}};
 static const struct option import_opts[] = {
@@ -181,9 +199,14 @@ static int parse_args(shard_args *a, int argc, char **argv, const char *sub,
                 return cli_usage_fail("shard", "%s: --min-resemblance must be a number in (0, 1], "
                                       "got '%s'", sub, optarg);
             a->min_resemblance = r;
+            a->threshold_opt = "--min-resemblance";
             break;
         }
-        case 'S': a->min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE; break;
+        case 'S':
+            a->min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE;
+            a->threshold_opt = "--resemblance";
+            break;
+        case 'P': a->fingerprint_only = 1; break;
         case 'j': a->json = 1; break;
         case 'F':
             if (in_format_parse(optarg, &a->fmt))
@@ -251,6 +274,13 @@ static int shard_init(int argc, char **argv)
         return cli_usage_fail("shard init", "expected exactly one directory");
     if (a.shards == 0) return cli_usage_fail("shard init", "--shards S is required");
     const char *dir = argv[optind];
+    if (a.fingerprint_only && a.threshold_opt)
+        return cli_usage_fail("shard init", "--fingerprint-only and %s exclude each other",
+                              a.threshold_opt);
+    /* The default kind is `neardup init`'s (the library's 0 is fingerprint
+     * only, nd_shards_options). */
+    if (!a.fingerprint_only && a.min_resemblance == 0)
+        a.min_resemblance = ND_DB_DEFAULT_MIN_RESEMBLANCE;
     cli_warn_resemblance("shard init", a.min_resemblance);
     nd_shards_options_init(&o, ND_SHARDS_OPTIONS_VERSION);
     o.flags = ND_SHARDS_MANIFEST_ONLY; /* each shard created and closed in turn */
@@ -383,11 +413,12 @@ static int split_cb(const nd_doc *d, void *payload)
     return 0;
 }
 
-/* split has no --k, --tables or threshold options (its table leaves them
- * out, so bash does not offer them): one given says where they come from. */
+/* split has no --k, --tables or kind options (its table leaves them out,
+ * so bash does not offer them): one given says where they come from. */
 static int refuse_plan_options(int argc, char **argv)
 {
-    static const char *const plan_opts[] = {"k", "tables", "resemblance", "min-resemblance"};
+    static const char *const plan_opts[] = {"k", "tables", "resemblance", "min-resemblance",
+                                            "fingerprint-only"};
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strncmp(argv[i], "--", 2) != 0) continue;
         const char *name = argv[i] + 2;

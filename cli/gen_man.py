@@ -36,12 +36,14 @@ temporary files and say what became of their work (\\fBimport\\fR imports
 nothing, except into a resemblance store, which keeps the groups written;
 what \\fBadd\\fR printed is stored); a second signal ends them at once.
 .PP
-A store created with \\fBinit \\-\\-resemblance\\fR (or
-\\fB\\-\\-min\\-resemblance\\fR \\fIR\\fR) verifies by resemblance: a document
+A store created with \\fBinit\\fR or \\fBshard init\\fR (by default, with
+\\fB\\-\\-resemblance\\fR, or with \\fB\\-\\-min\\-resemblance\\fR \\fIR\\fR)
+verifies by resemblance: a document
 is a near-duplicate of the stored one sharing the largest estimated share
-(at least \\fIR\\fR) of its word shingles, however far its fingerprint lies.
-Such a store needs texts, not fingerprints, and its decision lines end
-with that resemblance (see \\fBadd\\fR).
+(at least \\fIR\\fR, 0.85 by default) of its word shingles, however far its
+fingerprint lies. Such a store needs texts, not fingerprints, and its
+decision lines end with that resemblance (see \\fBadd\\fR);
+\\fB\\-\\-fingerprint\\-only\\fR makes a store of fingerprints within \\fIk\\fR bits.
 """
 
 ENVIRONMENT = [
@@ -64,7 +66,7 @@ interrupted, and after a crash when the database is next opened for writing.
 
 EXAMPLES = """\
 .nf
-neardup init crawl.nd \\-\\-k 3 \\-\\-docs 1e9
+neardup init crawl.nd \\-\\-k 3 \\-\\-docs 1e9 \\-\\-fingerprint\\-only
 neardup import crawl.nd \\-\\-format files /usr/share/common\\-licenses
 neardup fingerprint page.html | neardup add crawl.nd
 neardup query crawl.nd \\-\\-text page.txt

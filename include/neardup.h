@@ -1598,7 +1598,10 @@ typedef struct nd_shards_options {
     double min_resemblance;   /**< (create) (version 2) every shard a
                                    resemblance store of this threshold (see
                                    "Resemblance stores"); 0 = fingerprint
-                                   only */
+                                   only (unlike nd_db_options of version
+                                   4; `neardup shard init` passes
+                                   ND_DB_DEFAULT_MIN_RESEMBLANCE unless
+                                   told --fingerprint-only) */
 } nd_shards_options;
 
 #define ND_SHARDS_OPTIONS_INIT \

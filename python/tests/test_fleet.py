@@ -36,9 +36,8 @@ def templates(tmp_path_factory):
     made = {}
     for kind, flags in (("fp", ["--fingerprint-only"]), ("res", [])):
         sharded, plain = str(top / f"{kind}.nds"), str(top / f"{kind}.nd")
-        shard_flags = [] if kind == "fp" else ["--resemblance"]
         subprocess.run([cli, "shard", "init", sharded, "--shards", "3", "--k", str(K),
-                        "--tables", str(TABLES), "--docs", "300000", *shard_flags],
+                        "--tables", str(TABLES), "--docs", "300000", *flags],
                        check=True, capture_output=True)
         subprocess.run([cli, "init", plain, "--k", str(K), "--tables", str(TABLES),
                         "--docs", "100000", *flags], check=True, capture_output=True)

@@ -27,11 +27,7 @@ write() {
         "$ND" dedupe --db "$db" --k 3 --format tsv new.tsv >/dev/null 2>&1
         "$ND" import "$db" --format tsv --time 1000000000 old.tsv >/dev/null 2>&1 ;;
     shard)
-        # (shard init makes fingerprint-only shards unless told
-        # --resemblance; it knows no --fingerprint-only)
-        local skind=()
-        [ "$kind" = --resemblance ] && skind=(--resemblance)
-        "$ND" shard init "$db.sh" --shards 2 --k 3 --docs 1e4 "${skind[@]}" >/dev/null
+        "$ND" shard init "$db.sh" --shards 2 --k 3 --docs 1e4 "$kind" >/dev/null
         "$ND" shard import "$db.sh" --format tsv --time 1000000000 old.tsv >/dev/null 2>&1
         "$ND" shard import "$db.sh" --format tsv --time 1700000000 new.tsv >/dev/null 2>&1
         mv "$db.sh/shard-000" "$db"

@@ -45,7 +45,7 @@ expect_lines 1
 # after `--` an argument starting with '-' is a key
 expect_exit 0 "$ND" shard which st -- --json
 expect_out_match '^--json	[0-2]	st/shard-00[0-2]$'
-expect_exit 0 "$ND" shard init sj --shards 2 --k 3 --docs 1e4 --json
+expect_exit 0 "$ND" shard init sj --shards 2 --k 3 --docs 1e4 --fingerprint-only --json
 expect_out_match '^\{"path":"sj","shards":2,"k":3,"tables":[0-9]+,"fingerprint":"fp2;[^"]*"\}$'
 expect_exit 0 "$ND" shard import sj one.fp --json
 expect_out_eq '{"path":"sj","imported":1,"bad":0,"shards":2}'

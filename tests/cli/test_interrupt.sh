@@ -183,7 +183,7 @@ expect_exit 0 "$ND" verify long
 # line). The signal's status and message; a store written holds no lock.
 "$ND" init ends --fingerprint-only --k 3 --docs 1e6 >/dev/null
 "$ND" init rends --k 3 --docs 1e6 >/dev/null
-"$ND" shard init sends --shards 2 --k 3 --docs 1e6 >/dev/null
+"$ND" shard init sends --shards 2 --fingerprint-only --k 3 --docs 1e6 >/dev/null
 mkfifo never.fifo
 exec 8<>never.fifo # held open for writing: reads block, never end
 fps() { awk 'BEGIN { for (i = 1; ; i++) printf "%016x\tk%d\n", i * 2654435761, i }'; }

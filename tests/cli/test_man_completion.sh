@@ -99,6 +99,8 @@ run complete_words init db --res
 expect_out_eq --resemblance
 run complete_words shard init dir --min
 expect_out_eq --min-resemblance
+run complete_words shard init dir --fing
+expect_out_eq --fingerprint-only
 check "the man page describes resemblance stores" \
     -n "$(grep -F 'verifies by resemblance' "$MANPAGE")"
 check "the man page shows init --min-resemblance" \

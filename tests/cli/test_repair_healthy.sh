@@ -96,7 +96,7 @@ fresh gen2 && "$ND" import gen2 --format tsv a.tsv >/dev/null 2>&1 &&
     "$ND" import gen2 --format tsv b.tsv >/dev/null 2>&1 &&
     "$ND" add gen2 --format tsv <(sed 's/^/late:/' a.tsv | head -n 30) >/dev/null 2>&1
 both "import, import, add" gen2
-"$ND" shard init sh --shards 2 --k 3 --docs 1e4 >/dev/null
+"$ND" shard init sh --shards 2 --fingerprint-only --k 3 --docs 1e4 >/dev/null
 "$ND" shard import sh --format tsv all.tsv >/dev/null 2>&1
 both "shard import (shard 0)" sh/shard-000
 # expire: the first half last seen long ago

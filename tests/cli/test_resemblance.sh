@@ -43,8 +43,9 @@ expect_out_match '"min_resemblance":0\.85'
 expect_exit 0 "$ND" init fpj --fingerprint-only --json
 check "a fingerprint-only store's JSON has no threshold" -z "$(printf '%s' "$out" | grep min_resemblance)"
 expect_exit 1 "$ND" init bad --fingerprint-only --resemblance
-expect_err_match 'exclude each other'
+expect_err_match '^neardup: init: --fingerprint-only and --resemblance exclude each other; '
 expect_exit 1 "$ND" init bad --fingerprint-only --min-resemblance 0.9
+expect_err_match '^neardup: init: --fingerprint-only and --min-resemblance exclude each other; '
 check "a refused init creates nothing" ! -e bad
 echo "0123456789abcdef	k1" > one.fp
 expect_exit 1 "$ND" add dflt --format fp one.fp
@@ -249,10 +250,39 @@ done
 check "split copied every sketch ($sk)" "$sk" -eq 41
 expect_exit 1 "$ND" shard split rp ssx --shards 2 --resemblance
 expect_err_match 'take k and tables from DB \(and its resemblance\)'
-# a fingerprint-only shard store prints no resemblance line
-"$ND" shard init sfp --shards 2 --docs 1e5 >/dev/null
+expect_exit 1 "$ND" shard split rp ssx --shards 2 --fingerprint-only
+expect_err_match "unrecognized option '--fingerprint-only': the shards take k and tables from DB"
+# shard init makes the stores init makes: resemblance shards (R = 0.85)
+# without a kind, fingerprint-only ones with --fingerprint-only (which
+# prints no resemblance line), and refuses both kinds at once.
+expect_exit 0 "$ND" shard init sdf --shards 2 --docs 1e5
+expect_out_match ', min resemblance 0\.85$'
+run "$ND" shard info sdf
+expect_out_match '^min_resemblance	0\.85$'
+run "$ND" shard info sdf --json
+expect_out_match '"min_resemblance":0\.85,'
+for s in 0 1; do
+    run "$ND" stats sdf/shard-00$s --json
+    expect_out_match '"min_resemblance":0\.85,'
+done
+expect_exit 1 "$ND" shard import sdf one.fp
+expect_err_match 'records need text, not a fingerprint'
+expect_exit 0 "$ND" shard init sdfj --shards 2 --docs 1e5 --json
+expect_out_match '"min_resemblance":0\.85\}$'
+expect_exit 0 "$ND" shard init sfp --shards 2 --docs 1e5 --fingerprint-only
+check "a fingerprint-only shard init prints no threshold [$out]" -z "$(printf '%s\n' "$out" | grep 'min resemblance')"
 run "$ND" shard info sfp
 check "no min_resemblance line in a fingerprint-only store" -z "$(printf '%s\n' "$out" | grep min_resemblance)"
+run "$ND" stats sfp/shard-000 --json
+check "a fingerprint-only shard has no threshold" -z "$(printf '%s\n' "$out" | grep min_resemblance)"
+expect_exit 0 "$ND" shard import sfp one.fp
+expect_exit 1 "$ND" shard init sboth --shards 2 --fingerprint-only --resemblance
+expect_err_match "^neardup: shard init: --fingerprint-only and --resemblance exclude each other; see 'neardup shard init --help'$"
+expect_exit 1 "$ND" shard init sboth --shards 2 --min-resemblance 0.9 --fingerprint-only
+expect_err_match "^neardup: shard init: --fingerprint-only and --min-resemblance exclude each other; "
+check "a refused shard init creates nothing" ! -e sboth
+run "$ND" shard --help
+expect_out_match '^  --fingerprint-only  \(init\) fingerprint-only shards'
 
 # ---- an interrupted import into a resemblance store keeps (and counts)
 # the groups written before the signal

@@ -49,7 +49,7 @@ static void start(pair *p, int resemblance)
     memset(p, 0, sizeof *p);
     tmpdir_make(p->dir);
     sh("'%s' shard init '%s/s.nds' --shards %d --k %d --tables 4 --docs 300000 %s >/dev/null",
-       nd, p->dir, S, K, resemblance ? "--resemblance" : "");
+       nd, p->dir, S, K, resemblance ? "" : "--fingerprint-only");
     sh("'%s' init '%s/one.nd' --k %d --tables 4 --docs 100000 %s >/dev/null", nd, p->dir, K,
        resemblance ? "" : "--fingerprint-only");
     const char *urls[S];

@@ -62,7 +62,7 @@ rounds=0
 for round in $(seq 1 "$KILLS"); do
     if [ $((round % 20)) -eq 1 ]; then # a fresh store every 20 rounds (long mode)
         rm -rf "$store"
-        "$ND" shard init "$store" --shards $S --k 3 --docs 1e6 >/dev/null || { echo "shard init failed"; exit 1; }
+        "$ND" shard init "$store" --shards $S --fingerprint-only --k 3 --docs 1e6 >/dev/null || { echo "shard init failed"; exit 1; }
         # An uninterrupted import (keys i<round>p-<i>) sets the kill window.
         gen $((SEED * 1000 + 999 - round)) "i${round}p"
         t0=$(now_ms)

@@ -56,7 +56,7 @@ failing() {
 
 "$ND" init "$work/fs" --fingerprint-only --k 3 --docs 1e5 >/dev/null
 "$ND" init "$work/rs" --k 3 --docs 1e5 >/dev/null
-"$ND" shard init "$work/sh" --shards 2 --k 3 --docs 1e5 >/dev/null
+"$ND" shard init "$work/sh" --shards 2 --fingerprint-only --k 3 --docs 1e5 >/dev/null
 for src in path stdin; do
     if [ "$src" = path ]; then fp=("$work/in.fp"); tsv=("$work/in.tsv"); NAMED_FP=$work/in.fp NAMED_TSV=$work/in.tsv
     else fp=(-); tsv=(-); NAMED_FP='<stdin>' NAMED_TSV='<stdin>'; fi

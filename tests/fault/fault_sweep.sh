@@ -55,8 +55,7 @@ for kind in ${FAULT_SWEEP_KINDS:-res fp}; do
         "$ND" import "$work/base-$kind" --format tsv --time 1000 "$work/old" >/dev/null &&
         "$ND" add "$work/base-$kind" --format tsv --time 2000000000 "$work/keep" >/dev/null ||
         { echo "base $kind store failed"; exit 1; }
-    "$ND" shard init "$work/shbase-$kind" --shards 2 --k 3 --docs 1e5 \
-        $([ "$kind" = res ] && echo --resemblance) >/dev/null &&
+    "$ND" shard init "$work/shbase-$kind" --shards 2 --k 3 --docs 1e5 $opt >/dev/null &&
         "$ND" shard import "$work/shbase-$kind" --format tsv --time 2000000000 "$work/keep" >/dev/null ||
         { echo "base $kind shard store failed"; exit 1; }
 done

@@ -1,8 +1,9 @@
 /*
  * similar_ref.c — the single-process reference of test_mpi_similar.sh: a
  * store of resemblance shards and nd_shards_batch's answers, which
- * `neardup-mpi batch` must reproduce on any number of ranks. (The CLI's
- * `neardup shard` makes fingerprint-only stores here.)
+ * `neardup-mpi batch` must reproduce on any number of ranks. (The store is
+ * made through the library, nd_shards_options.min_resemblance = R, as a
+ * reference independent of `neardup shard init`'s options.)
  *
  *   similar_ref create DIR SHARDS R STORED.jsonl   make the store, add the
  *                                                  texts (every one stored)

@@ -88,7 +88,7 @@ expect_err_match '6 chunks'
 check "chunks store as one machine" "$(total stC2)" = \
     "$("$ND" stats dbC | awk '$1 == "documents" || $1 == "documents:" { print $2; exit }')"
 # A fresh store from `shard init` behaves as a fresh database.
-expect_exit 0 "$ND" shard init sI --shards 3 --k 3 --docs 10000
+expect_exit 0 "$ND" shard init sI --shards 3 --fingerprint-only --k 3 --docs 10000
 expect_exit 0 "$ND" init dbI --fingerprint-only --k 3 --docs 10000
 "$ND" batch dbI batch.fp --add >refI.txt 2>/dev/null
 expect_exit 0 mpi 4 batch sI batch.fp --add

@@ -16,7 +16,7 @@ expect_err_match 'shards S is required'
 expect_exit 1 "$ND" shard init s --shards 0
 expect_exit 1 "$ND" shard init s --shards 4097
 
-expect_exit 0 "$ND" shard init s --shards 7 --k 3 --docs 7000
+expect_exit 0 "$ND" shard init s --shards 7 --fingerprint-only --k 3 --docs 7000
 expect_out_match '^created s: 7 shards, k=3'
 expect_exit 0 cat s/NEARDUP-SHARDS
 expect_out_eq "$(printf 'neardup-shards 1\nshards 7\nassign fnv1a64-mod\nk 3\ntables %s\ndocs 7000\nfingerprint %s\nformat 5\nfp-version 2' \
@@ -57,7 +57,7 @@ expect_exit 0 "$ND" init db --fingerprint-only --k 3 --docs 2000
 expect_exit 0 "$ND" import db stored.fp
 expect_exit 0 "$ND" shard split db sp --shards 7 --chunk 100
 expect_out_match '2000 documents over 7 shards'
-expect_exit 0 "$ND" shard init si --shards 7 --k 3 --docs 2000
+expect_exit 0 "$ND" shard init si --shards 7 --fingerprint-only --k 3 --docs 2000
 expect_exit 0 "$ND" shard import si stored.fp
 expect_exit 0 "$ND" shard info si
 want=$out
@@ -93,7 +93,7 @@ awk -v seed=9 -v n=2000 -v out=stored -f "$GEN" >big.fp
 awk -v seed=12 -v n=200 -v out=stored -f "$GEN" | awk -F'\t' '{ print $1 "\td" (NR * 7) }' >>big.fp
 lastwins big.fp >want.tsv
 check "2000 distinct keys, 200 of them twice" "$(grep -c . want.tsv)" = 2000
-expect_exit 0 "$ND" shard init L --shards 2 --k 3 --docs 4000
+expect_exit 0 "$ND" shard init L --shards 2 --fingerprint-only --k 3 --docs 4000
 expect_exit 0 "$ND" shard import L big.fp --chunk 300
 expect_out_match 'imported 2200 documents into L \(2 shards\)'
 check "chunked import: every document in its shard, the last line winning" \
@@ -102,7 +102,7 @@ cl=$(counts L)
 check "chunked import: shard counts" "$cl" = "$(placed 2)"
 for i in 0 1; do expect_exit 0 "$ND" verify "L/shard-00$i"; done
 check "no temporary directory left" -z "$(ls -d L/shard-*/nd-load-* 2>/dev/null)"
-expect_exit 0 "$ND" shard init D --shards 2 --k 3 --docs 4000
+expect_exit 0 "$ND" shard init D --shards 2 --fingerprint-only --k 3 --docs 4000
 expect_exit 0 "$ND" shard import D big.fp
 check "default chunk: same contents as --chunk 300" "$(contents D big.fp)" = "$(cat want.tsv)"
 check "default chunk: same counts" "$(counts D)" = "$cl"
@@ -154,7 +154,7 @@ for i in 0 1; do expect_exit 0 "$ND" verify "L/shard-00$i"; done
 # Shard 1's 200 documents come last, so its second spill is the last
 # thing done before the FIFO.
 awk 'BEGIN { srand(7); for (i = 0; i < 1200; i++) printf "%04x%04x%04x%04x\tf%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, i }' >f.fp
-expect_exit 0 "$ND" shard init F --shards 3 --k 3 --docs 1000
+expect_exit 0 "$ND" shard init F --shards 3 --fingerprint-only --k 3 --docs 1000
 "$ND" shard which F $(cut -f2 f.fp) >fw.tsv
 for sh_n in 0:150 2:50 1:200; do
     awk -F'\t' -v s="${sh_n%:*}" 'NR == FNR { if ($2 == s) in_s[$1] = 1; next } $2 in in_s' fw.tsv f.fp |

@@ -71,7 +71,7 @@ vg 1 add db --format fp texts.tsv
 printf 'q1\t1\ta\nq1\t2\tb\t1.5\nq1\t3\tc\nq2\t1\tc\nq2\t2\ta\n' > results.tsv
 vg 0 cluster --db db --k 8 --top 10 --apply results.tsv
 vg 0 dedupe --format tsv --out clusters --memory 0.001 texts.tsv
-vg 0 shard init st --shards 2 --k 3 --docs 1000
+vg 0 shard init st --shards 2 --fingerprint-only --k 3 --docs 1000
 vg 0 shard import st --chunk 100 docs.fp
 
 echo "$pass passed, $fail failed"
