@@ -990,7 +990,11 @@ typedef struct nd_batch_item {
  *  table's permutation and each table is walked once in order. A batch of
  *  at most 4096 documents (and any batch for k above the plan's k) is
  *  instead checked document by document, as nd_db_query does. The batch is
- *  checked within itself by nd_selfjoin.
+ *  checked within itself by nd_selfjoin over its distinct fingerprints
+ *  (exact copies cost no pairs). One difference from one-by-one calls: a
+ *  new document whose key an earlier new document of the batch has
+ *  replaces that one in the store, yet the batch still matches later
+ *  documents against the earlier one.
  *  In a resemblance store every document needs a sketch (else
  *  ND_EINVAL), and document i is a duplicate when a stored document or
  *  any earlier document of the batch (such a store indexes every

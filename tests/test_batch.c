@@ -184,6 +184,19 @@ static void make_batch(docset *b, oracle_rng *r, const uint64_t *stored, size_t 
         case 0: fp = oracle_flip(r, stored[oracle_next(r) % nstored], (unsigned)(oracle_next(r) % 7)); break;
         case 1: fp = b->n ? oracle_flip(r, b->d[oracle_next(r) % b->n].fp, (unsigned)(oracle_next(r) % 7)) : oracle_next(r); break;
         case 2: fp = stored[i % nstored]; break;
+        /* an exact copy of an earlier document of the batch (a page
+         * fetched again under another URL): fingerprint groups of several
+         * documents, decided by their first (nd_db_batch joins groups).
+         * Not of a document whose key a later one repeats (i % 50 == 42,
+         * see below): one by one, the later document replaces it in the
+         * store, while the batch keeps it as a candidate (a known
+         * difference, nd_db_batch's contract). */
+        case 3: {
+            size_t at = b->n ? oracle_next(r) % b->n : 0;
+            if (b->n && at % 50 == 42) at--;
+            fp = b->n ? b->d[at].fp : oracle_next(r);
+            break;
+        }
         default: fp = oracle_next(r); break;
         }
         if (i % 6 == 2) sprintf(key, "s%zu", i % nstored); /* its own stored key */

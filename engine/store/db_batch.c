@@ -23,10 +23,15 @@
  * "What moved at f3cfc3d"), median of 3: 256 a call 88k docs/s merged,
  * 104k probed; 4096, 109k and 107k; 65536, 153k and 118k.
  *
- * Within the batch, nd_selfjoin gives every pair within k. The documents
- * are then decided in input order, as nd_db_add_if_new one by one would: a
- * document is a duplicate when its best stored match or an earlier *new*
- * document lies within k; the closest wins (ties: fingerprint, then key).
+ * Within the batch, nd_selfjoin gives every pair within k of the batch's
+ * distinct fingerprints (the documents grouped by fingerprint: m copies of
+ * one page would otherwise be m^2 / 2 pairs, 20,000 copies 13 s). The
+ * documents are then decided in input order, as nd_db_add_if_new one by
+ * one would: a document is a duplicate when its best stored match or an
+ * earlier *new* document lies within k; the closest wins (ties:
+ * fingerprint, then key). A group holds at most one new document (a
+ * later copy lies at distance 0 of it), so a document's candidates are
+ * the new document of its own group and of each group paired with it.
  *
  * With ND_BATCH_ADD the writer lock is held from the first read to the
  * last write, so the check and the insert are one atomic step for other
@@ -300,13 +305,15 @@ static int stored_probes(nd_db *db, const nd_doc *docs, size_t n, unsigned k, be
     return rc;
 }
 
-/* Pairs within the batch, as adjacency lists (CSR) of earlier documents. */
+/* Pairs of the batch's fingerprint groups within k, as adjacency lists
+ * (CSR, both ways: group g's neighbours are other[start[g] ..
+ * start[g + 1])). */
 typedef struct pairs {
     size_t *start; /* n + 1 */
     uint32_t *other;
     unsigned char *dist;
-    size_t n, cap, count;
-    uint32_t (*raw)[2]; /* collected (i, j), i < j */
+    size_t n, cap, count; /* n groups */
+    uint32_t (*raw)[2]; /* collected (i, j), i != j */
     unsigned char *rawd;
 } pairs;
 
@@ -329,25 +336,54 @@ static int pair_cb(size_t i, size_t j, unsigned d, void *payload)
     return 0;
 }
 
-/* Group the pairs by their later document j. */
+/* Index the pairs by each of their two groups. */
 static int pairs_index(pairs *p)
 {
+    size_t ends = 2 * p->count;
     p->start = calloc(p->n + 1, sizeof *p->start);
-    p->other = malloc((p->count ? p->count : 1) * sizeof *p->other);
-    p->dist = malloc(p->count ? p->count : 1);
+    p->other = malloc((ends ? ends : 1) * sizeof *p->other);
+    p->dist = malloc(ends ? ends : 1);
     ND_RETURN_IF(!p->start || !p->other || !p->dist, ND_ENOMEM, "batch: out of memory");
-    for (size_t e = 0; e < p->count; e++) p->start[p->raw[e][1] + 1]++;
-    for (size_t j = 0; j < p->n; j++) p->start[j + 1] += p->start[j];
+    for (size_t e = 0; e < p->count; e++) {
+        p->start[p->raw[e][0] + 1]++;
+        p->start[p->raw[e][1] + 1]++;
+    }
+    for (size_t g = 0; g < p->n; g++) p->start[g + 1] += p->start[g];
     size_t *fill = malloc((p->n + 1) * sizeof *fill);
     ND_RETURN_IF(!fill, ND_ENOMEM, "batch: out of memory");
     memcpy(fill, p->start, (p->n + 1) * sizeof *fill);
-    for (size_t e = 0; e < p->count; e++) {
-        size_t at = fill[p->raw[e][1]]++;
-        p->other[at] = p->raw[e][0];
-        p->dist[at] = p->rawd[e];
-    }
+    for (size_t e = 0; e < p->count; e++)
+        for (int end = 0; end < 2; end++) {
+            size_t at = fill[p->raw[e][end]]++;
+            p->other[at] = p->raw[e][!end];
+            p->dist[at] = p->rawd[e];
+        }
     free(fill);
     return ND_OK;
+}
+
+/* The documents grouped by fingerprint: *gid (gid[j] the group of
+ * document j) and *gfp (the groups' fingerprints, ascending; *ng). */
+static int group_fps(const nd_doc *docs, size_t n, uint32_t **gid, uint64_t **gfp, size_t *ng)
+{
+    sort_item *a = malloc(n * sizeof *a), *tmp = malloc(n * sizeof *tmp);
+    *gid = malloc(n * sizeof **gid);
+    *gfp = malloc(n * sizeof **gfp);
+    int rc = a && tmp && *gid && *gfp ? ND_OK
+                                      : nd_err_set(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    if (rc == ND_OK) {
+        for (size_t i = 0; i < n; i++) a[i] = (sort_item){docs[i].fp, (uint32_t)i};
+        sort_items(a, tmp, n);
+        size_t g = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || a[i].key != a[i - 1].key) (*gfp)[g++] = a[i].key;
+            (*gid)[a[i].idx] = (uint32_t)(g - 1);
+        }
+        *ng = g;
+    }
+    free(a);
+    free(tmp);
+    return rc;
 }
 
 static void pairs_dispose(pairs *p)
@@ -393,23 +429,27 @@ cleanup:
 /* Decide documents in order; fills out (batch matches' keys point into
  * docs, stored ones are pushed to keys and resolved at the end). */
 static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *docs, size_t n,
-                  const best *bs, const pairs *pr)
+                  const best *bs, const pairs *pr, const uint32_t *gid)
 {
     size_t *stored_at = malloc((n ? n : 1) * sizeof *stored_at), *uat = NULL, nu = 0;
+    /* each group's new document so far (SIZE_MAX: none) */
+    size_t *new_of = malloc((pr->n ? pr->n : 1) * sizeof *new_of);
     uint64_t *uf = NULL;
     int rc = ND_OK;
-    if (!stored_at) ND_FAIL(ND_ENOMEM, "batch: out of memory");
+    if (!stored_at || !new_of) ND_FAIL(ND_ENOMEM, "batch: out of memory");
+    for (size_t g = 0; g < pr->n; g++) new_of[g] = SIZE_MAX;
     ND_TRY(stored_keys(db, bs, n, keys, &uf, &uat, &nu));
     for (size_t j = 0; j < n; j++) {
         nd_batch_item *it = &out[j];
         memset(it, 0, sizeof *it);
         it->resemblance = -1;
         stored_at[j] = SIZE_MAX;
-        size_t bi = SIZE_MAX; /* best earlier new document */
-        unsigned bd = UINT_MAX;
-        for (size_t e = pr->start[j]; e < pr->start[j + 1]; e++) {
-            size_t i = pr->other[e];
-            if (out[i].dup) continue;
+        uint32_t f = gid[j];
+        size_t bi = new_of[f]; /* best earlier new document: a copy first */
+        unsigned bd = bi == SIZE_MAX ? UINT_MAX : 0;
+        for (size_t e = pr->start[f]; e < pr->start[f + 1]; e++) {
+            size_t i = new_of[pr->other[e]];
+            if (i == SIZE_MAX) continue;
             unsigned d = pr->dist[e];
             if (bi == SIZE_MAX || d < bd ||
                 (d == bd && (docs[i].fp < docs[bi].fp ||
@@ -442,6 +482,7 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
             it->match_key = docs[bi].key;
             it->match_key_len = docs[bi].key_len;
         }
+        if (!it->dup) new_of[f] = j;
     }
     results_resolve(keys);
     for (size_t j = 0; j < n; j++)
@@ -452,6 +493,7 @@ static int decide(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc 
         }
 cleanup:
     free(stored_at);
+    free(new_of);
     free(uf);
     free(uat);
     return rc;
@@ -492,7 +534,9 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
 {
     best *bs = NULL;
     pairs pr = {0};
-    uint64_t *fps = NULL;
+    uint64_t *gfp = NULL;
+    uint32_t *gid = NULL;
+    size_t ng = 0;
     db_txn txn = {0};
     int add = (flags & ND_BATCH_ADD) != 0, rc = ND_OK;
     ND_RETURN_IF(!db || !keys || (n && (!out || !docs)), ND_EINVAL, "nd_db_batch: NULL argument");
@@ -508,22 +552,19 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
     if (db->min_resemblance > 0) return db_similar_batch(out, keys, db, docs, n, k, flags);
     if (n == 0) return ND_OK;
     bs = malloc(n * sizeof *bs);
-    fps = malloc(n * sizeof *fps);
-    if (!bs || !fps) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
-    for (size_t i = 0; i < n; i++) {
-        bs[i] = (best){UINT_MAX, 0};
-        fps[i] = docs[i].fp;
-    }
-    pr.n = n;
+    if (!bs) ND_FAIL(ND_ENOMEM, "batch: out of memory for %zu documents", n);
+    for (size_t i = 0; i < n; i++) bs[i] = (best){UINT_MAX, 0};
+    ND_TRY(group_fps(docs, n, &gid, &gfp, &ng));
+    pr.n = ng;
     if (k <= ND_MAX_PLAN_K) {
-        rc = nd_selfjoin(fps, n, k, pair_cb, &pr);
+        rc = nd_selfjoin(gfp, ng, k, pair_cb, &pr);
         /* pair_cb fails only for memory; the join reports ND_ESTOPPED */
         if (rc == ND_ESTOPPED) rc = nd_err_set(ND_ENOMEM, "batch: out of memory for pairs");
         if (rc) goto cleanup;
     } else { /* beyond every plan: compare all pairs (rare; k > 8) */
-        for (size_t j = 1; j < n; j++)
+        for (size_t j = 1; j < ng; j++)
             for (size_t i = 0; i < j; i++) {
-                unsigned d = (unsigned)__builtin_popcountll(fps[i] ^ fps[j]);
+                unsigned d = (unsigned)__builtin_popcountll(gfp[i] ^ gfp[j]);
                 if (d <= k) ND_TRY(pair_cb(i, j, d, &pr));
             }
     }
@@ -541,13 +582,14 @@ int nd_db_batch(nd_batch_item *out, nd_results *keys, nd_db *db, const nd_doc *d
     }
     if (probes) ND_TRY(stored_probes(db, docs, n, k, bs));
     else ND_TRY(stored_merge(db, docs, n, k, bs));
-    ND_TRY(decide(out, keys, db, docs, n, bs, &pr));
+    ND_TRY(decide(out, keys, db, docs, n, bs, &pr, gid));
     if (add) ND_TRY(add_new(&txn, out, docs, n));
 cleanup:
     rc = db_txn_end(&txn, rc);
     if (rc < 0) nd_results_clear(keys);
     pairs_dispose(&pr);
     free(bs);
-    free(fps);
+    free(gfp);
+    free(gid);
     return rc;
 }
