@@ -517,13 +517,14 @@ static int live_in(const mf_set *s, const char *path, const char *name)
     return stat(file, &st) == 0 && (uint64_t)st.st_size == s->v[slot - 1].size;
 }
 
-int cmp_manifest_whole(const char *path)
+int cmp_manifest_whole(const char *path, int *intact)
 {
     char name[KVDIR_STATE_MAX];
     mf_set s = {0};
     int known, read;
     int rc = load(path, NULL, &s, name, &known, &read);
     int whole = rc == ND_OK && read;
+    if (intact) *intact = whole;
     if (rc == ND_ECORRUPT) {
         nd_err_clear();
         rc = ND_OK;
@@ -534,6 +535,46 @@ int cmp_manifest_whole(const char *path)
     free(s.v);
     free(s.slot);
     return rc < 0 ? rc : whole;
+}
+
+int cmp_manifest_unnamed(const char *path, char **out, size_t *len)
+{
+    char name[KVDIR_STATE_MAX];
+    mf_set s = {0};
+    int known, read;
+    size_t cap = 0;
+    *out = NULL;
+    *len = 0;
+    int rc = load(path, NULL, &s, name, &known, &read);
+    if (rc == ND_ECORRUPT) {
+        nd_err_clear();
+        rc = ND_OK;
+        read = 0;
+    }
+    DIR *d = rc == ND_OK && read && known ? opendir(path) : NULL;
+    for (struct dirent *e; d && rc == ND_OK && (e = readdir(d));) {
+        unsigned long long number;
+        int end = 0;
+        if (sscanf(e->d_name, "%llu.sst%n", &number, &end) != 1 || e->d_name[end] != '\0')
+            continue;
+        uint32_t slot = s.nslot ? s.slot[slot_of(&s, number)] : 0;
+        if (slot && s.v[slot - 1].live) continue;
+        size_t l = strlen(e->d_name) + 1;
+        if (*len + l > cap) {
+            char *p = realloc(*out, cap = 2 * cap + l + 256);
+            if (!p) {
+                rc = nd_err_set(ND_ENOMEM, "repair: out of memory");
+                break;
+            }
+            *out = p;
+        }
+        memcpy(*out + *len, e->d_name, l);
+        *len += l;
+    }
+    if (d) closedir(d);
+    free(s.v);
+    free(s.slot);
+    return rc;
 }
 
 int cmp_manifest_restore(const char *path, const char *const *saved, size_t n)

@@ -33,8 +33,18 @@ int cmp_manifest_check(const char *path, const char *state);
  * records all pass their checksums and which leaves live every table
  * file in the directory, with its size (or holds an edit this reader does
  * not know: RocksDB judges); 0 when not (CURRENT or the MANIFEST missing,
- * damaged or cut); ND_ENOMEM, ND_EIO. */
-int cmp_manifest_whole(const char *path);
+ * damaged or cut); ND_ENOMEM, ND_EIO. *intact (may be NULL): 1 when the
+ * MANIFEST was read whole, even if it leaves a file of the directory out
+ * (a dropped generation's, not yet deleted: no damage); else 0. */
+int cmp_manifest_whole(const char *path, int *intact);
+
+/* The table files (NNNNNN.sst) of the directory at path that its MANIFEST,
+ * read whole, does not name live at all (a dropped generation's, not yet
+ * deleted; a file it names with another size is not one), NUL-separated
+ * in *out (*len bytes; the caller frees it); *out NULL when there are
+ * none or the MANIFEST cannot be read whole. Before a repair rewrites
+ * the MANIFEST. @return ND_OK, ND_ENOMEM, ND_EIO. */
+int cmp_manifest_unnamed(const char *path, char **out, size_t *len);
 
 /* After an ingestion that failed: RocksDB 7.8 deletes the files it
  * linked in even when its MANIFEST record of them was written (only its

@@ -31,6 +31,9 @@
  *    other write to them); for a table's fresh keys and refolds and the
  *    band entries, which the engine rebuilds anyway, the order among
  *    later writes is approximate.
+ * 6. What lost/ then holds is told apart (lost_sort): logs replayed, files
+ *    of no use (an intact manifest's MANIFESTs, files no family used),
+ *    and damage — so that a healthy store's repair reports none.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,6 +74,15 @@ typedef struct repair_state {
     st_repair_info info;
     int orphan; /* the manifest cannot be trusted: RocksDB's repair rebuilds
                  * it, the families are made again from the OPTIONS file */
+    int manifest_intact; /* read whole, though it may leave unused files out */
+    char *bad; /* the table files found damaged or not readable here,
+                * NUL-separated (lost_sort) */
+    size_t badlen, badcap;
+    char *unnamed; /* the table files an intact manifest does not name live */
+    size_t unnamedlen;
+    char *gone; /* held files left in lost/ of no use: their family is no
+                 * longer there, or the rebuild makes it again (restore) */
+    size_t gonelen, gonecap;
     char **families; /* the families the newest OPTIONS file names */
     size_t nfamilies;
 } repair_state;
@@ -174,6 +186,28 @@ static int salvage_log(repair_state *s)
     return rc;
 }
 
+/* Append name to the NUL-separated names *v (*len bytes of *cap). */
+static int note(char **v, size_t *len, size_t *cap, const char *name)
+{
+    size_t l = strlen(name) + 1;
+    if (*len + l > *cap) {
+        char *p = realloc(*v, *cap = 2 * *cap + l + 256);
+        ND_RETURN_IF(!p, ND_ENOMEM, "repair: out of memory");
+        *v = p;
+    }
+    memcpy(*v + *len, name, l);
+    *len += l;
+    return ND_OK;
+}
+
+/* Is name in the NUL-separated names v[0..len)? */
+static int named_in(const char *v, size_t len, const char *name)
+{
+    for (size_t at = 0; at < len; at += strlen(v + at) + 1)
+        if (strcmp(v + at, name) == 0) return 1;
+    return 0;
+}
+
 static repair_file *find_file(repair_state *s, const char *name)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -219,7 +253,11 @@ static int check_file(repair_state *s, const char *name)
     /* an entry takes more than 8 bytes of a file (a key and its trailer) */
     if (ok && info.entries) s->info.entries_bound += info.entries;
     else if (stat(file, &st) == 0) s->info.entries_bound += (uint64_t)st.st_size / 8;
-    if (!ok) goto cleanup; /* not read here: RocksDB's repair decides */
+    /* not read here: RocksDB's repair decides (and what it sets aside of
+     * such a file is damage) */
+    if (!ok || ok == CMP_SST_DAMAGED || info.bad_blocks || info.bad_filter)
+        ND_TRY(note(&s->bad, &s->badlen, &s->badcap, name));
+    if (!ok) goto cleanup;
     if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
         snprintf(lost, len, "%s/lost/%s", s->path, name);
         ND_TRY(move(file, lost));
@@ -351,6 +389,20 @@ static int refamily(repair_state *s)
     return rc;
 }
 
+/* Is family name one nd_db_repair makes again from the documents (a
+ * table, the reverse entries, the band entries)? A file of it that cannot
+ * be put back is then no loss: RocksDB refuses to ingest again a file
+ * whose global sequence number it wrote in place (an import's above
+ * earlier files: "have global seqno property ... while largest seqno in
+ * the file is 0"). */
+static int rebuilt_family(const char *name)
+{
+    int cf = cmp_family_fixed(name);
+    uint64_t gen;
+    if (cf < 0 && !cmp_family_parse(name, &cf, &gen)) return 0;
+    return cf == ST_CF_REV || cf == ST_CF_BAND || ST_CF_IS_TABLE(cf);
+}
+
 static int by_seqno(const void *a, const void *b)
 {
     const repair_file *x = a, *y = b;
@@ -381,7 +433,10 @@ static int restore(repair_state *s)
         kv_cf *cf = NULL;
         for (size_t j = 0; j < n; j++)
             if (strcmp(names[j], r->family) == 0) cf = cfs[j];
-        if (!cf) continue; /* its family is gone: the file stays in lost/ */
+        if (!cf) { /* its family is gone: the file stays in lost/ */
+            rc = note(&s->gone, &s->gonelen, &s->gonecap, r->name);
+            continue;
+        }
         char file[4200];
         snprintf(file, sizeof file, "%s/lost/" HELD "%s", s->path, r->name);
         const char *files[1] = {file};
@@ -389,7 +444,10 @@ static int restore(repair_state *s)
         if (ing < 0) ing = kv_ingest(kv, cf, files, 1, "restoring an ingested file");
         if (ing == ND_OK) s->info.files_restored++;
         else if (ing == ND_ENOMEM || ing == ND_ENOSPC || ing == ND_EIO) rc = ing;
-        else nd_err_clear(); /* refused: it stays set aside */
+        else { /* refused: it stays set aside; of no use if the rebuild makes it again */
+            nd_err_clear();
+            if (rebuilt_family(r->family)) rc = note(&s->gone, &s->gonelen, &s->gonecap, r->name);
+        }
     }
     close_all(kv, names, n, cfs);
     return rc;
@@ -435,9 +493,7 @@ static void unarchive(const char *path, const char *before, size_t len)
     if (!d) return;
     for (struct dirent *e; (e = readdir(d));) {
         if (e->d_name[0] == '.' || strncmp(e->d_name, HELD, strlen(HELD)) == 0) continue;
-        int known = 0;
-        for (size_t at = 0; at < len && !known; at += strlen(before + at) + 1)
-            known = strcmp(before + at, e->d_name) == 0;
+        int known = named_in(before, len, e->d_name);
         struct stat st;
         snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
         snprintf(to, sizeof to, "%s/%s", path, e->d_name);
@@ -445,6 +501,46 @@ static void unarchive(const char *path, const char *before, size_t len)
     }
     closedir(d);
     if (!before) (void)rmdir(dir); /* made by RocksDB's repair: gone if empty */
+}
+
+/* Step 6: sort what lost/ holds that was not there before (before[0..len),
+ * lost_names'), into s->info's lost_* counts. A log was replayed (its
+ * damaged records cut out before, cmp_walfix.c: they count as dropped
+ * documents, not as a file). A MANIFEST is damage only when it could not
+ * be read whole; else RocksDB's repair only replaced it (also when it
+ * left out files no family used, which makes the salvage distrust it). A
+ * table file is damage when it was found damaged or could not be read
+ * here (check_file), unless an intact MANIFEST did not name it (of no
+ * use, whatever its bytes); an intact one RocksDB's repair set aside belonged to
+ * no family it keeps: of no use (a dropped generation's; without a
+ * manifest, a table the rebuild makes again). A file ingested whole
+ * still there is of no use when its family is gone or is one the rebuild
+ * makes again (restore), else it was not put back: damage, its entries
+ * lost. */
+static void lost_sort(repair_state *s, const char *before, size_t len)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/lost", s->path);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *name = e->d_name;
+        size_t l = strlen(name);
+        if (name[0] == '.' || named_in(before, len, name)) continue;
+        if (l > 4 && strcmp(name + l - 4, ".log") == 0) s->info.lost_logs++;
+        else if (strncmp(name, "MANIFEST-", 9) == 0) {
+            if (s->manifest_intact) s->info.lost_unused++;
+            else s->info.lost_damaged++;
+        } else if (strncmp(name, HELD, strlen(HELD)) == 0) {
+            if (named_in(s->gone, s->gonelen, name + strlen(HELD))) s->info.lost_unused++;
+            else s->info.lost_damaged++; /* not put back: its entries are lost */
+        } else if (l > 4 && strcmp(name + l - 4, ".sst") == 0 &&
+                   (named_in(s->unnamed, s->unnamedlen, name) ||
+                    !named_in(s->bad, s->badlen, name)))
+            s->info.lost_unused++;
+        else s->info.lost_damaged++;
+    }
+    closedir(d);
 }
 
 int st_repair(const char *path, st_repair_info *info)
@@ -469,9 +565,11 @@ int st_repair(const char *path, st_repair_info *info)
     if (rc == ND_OK) rc = cmp_wal_resync(path, &s.info.log_records_dropped);
     /* A manifest damaged or cut is not opened: RocksDB would delete every
      * table file its view does not name. */
-    int whole = rc == ND_OK ? cmp_manifest_whole(path) : 0;
+    int whole = rc == ND_OK ? cmp_manifest_whole(path, &s.manifest_intact) : 0;
     if (whole < 0) rc = whole;
     s.orphan = !whole;
+    if (rc == ND_OK && !whole && s.manifest_intact)
+        rc = cmp_manifest_unnamed(path, &s.unnamed, &s.unnamedlen);
     /* A failed salvage leaves all to the repair, as a lost manifest. */
     if (rc == ND_OK && whole && salvage_log(&s) < 0) {
         nd_err_clear();
@@ -487,13 +585,17 @@ int st_repair(const char *path, st_repair_info *info)
         unhold(&s);
         unarchive(path, lost, nlost);
     }
-    free(lost);
     if (rc == ND_OK && s.orphan) rc = refamily(&s);
     if (rc == ND_OK) rc = restore(&s);
+    if (rc == ND_OK) lost_sort(&s, lost, nlost);
+    free(lost);
     /* The loss is accepted: the store opens again as it now is. */
     if (rc == ND_OK) rc = cmp_synced_remove(path);
     if (info) *info = s.info;
     state_free(&s);
+    free(s.bad);
+    free(s.unnamed);
+    free(s.gone);
     cmp_options_families_free(s.families, s.nfamilies);
     return rc;
 }

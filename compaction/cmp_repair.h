@@ -23,6 +23,16 @@ typedef struct st_repair_info {
     uint64_t synced_docs;         /* the document counter of the last synced write
                                    * (cmp_synced.h), acknowledged; or
                                    * ST_SYNCED_NO_DOCS (none recorded) */
+    /* What the repair left in path/lost/, told apart (lost_sort): */
+    unsigned lost_damaged;        /* set aside as damage: table files found
+                                   * damaged or unreadable (the originals of
+                                   * those cut), files ingested whole not put
+                                   * back, a damaged MANIFEST, anything else */
+    unsigned lost_logs;           /* logs replayed into table files: not damage */
+    unsigned lost_unused;         /* intact table files no family kept (a
+                                   * dropped generation's, not yet deleted)
+                                   * and a MANIFEST read whole, replaced by the
+                                   * one RocksDB's repair writes: not damage */
 } st_repair_info;
 
 /* Salvage the closed store at path in place (accepting the loss of

@@ -336,6 +336,44 @@ static int prop_entry(void *payload, const uint8_t *key, size_t klen, const uint
     return 1;
 }
 
+static int seqno_entry(void *payload, const uint8_t *key, size_t klen, const uint8_t *val,
+                       size_t vlen, uint64_t shared, const uint8_t **next)
+{
+    (void)shared;
+    (void)next;
+    if (is(key, klen, "rocksdb.external_sst_file.global_seqno") && vlen == 8)
+        *(const uint8_t **)payload = val;
+    return 1;
+}
+
+/* The properties block h into f->plain: as block_load, and intact too
+ * when its checksum holds with the global sequence number zeroed. RocksDB
+ * writes the sequence number of a file ingested above others into the
+ * file's properties in place, leaving the checksum as the writer computed
+ * it (with 0 there), and its reader checks the block so
+ * (table/meta_blocks.cc, ReadTablePropertiesHelper): such a file, a
+ * second import's, was judged damaged here and set aside. */
+static int props_load(sst *f, handle h)
+{
+    int ok = block_load(f, h);
+    if (ok != CMP_SST_DAMAGED || h.off > f->size || h.size > BLOCK_MAX ||
+        h.size + TRAILER_LEN > f->size - h.off || f->raw.p[f->raw.n] != NO_COMPRESSION)
+        return ok;
+    const uint8_t *val = NULL;
+    int found = block_entries(f, f->raw.p, f->raw.n, 1, seqno_entry, &val);
+    if (found < 0) return found;
+    if (found != 1 || !val) return CMP_SST_DAMAGED;
+    uint8_t *at = f->raw.p + (val - f->raw.p), saved[8];
+    memcpy(saved, at, 8);
+    memset(at, 0, 8);
+    int same = block_checksum(f->raw.p, f->raw.n, NO_COMPRESSION) == le32(f->raw.p + f->raw.n + 1);
+    memcpy(at, saved, 8);
+    if (!same) return CMP_SST_DAMAGED;
+    f->plain.n = 0;
+    ND_FORWARD(append(&f->plain, f->raw.p, f->raw.n));
+    return 1;
+}
+
 /* Footer, metaindex, properties and every other meta block: 1 when all
  * are intact and in a form read here, 0 if not, or an error. */
 static int read_meta(sst *f)
@@ -356,7 +394,7 @@ static int read_meta(sst *f)
     if (ok == 1) ok = block_entries(f, f->plain.p, f->plain.n, 1, meta_entry, &w);
     if (ok != 1 || !w.props) return ok != 1 ? ok : 0;
     for (size_t i = 0; i < w.n; i++) { /* damaged range deletions or the like: not mended */
-        ok = i == 0 ? block_load(f, w.blocks[i]) : block_read(f, w.blocks[i]);
+        ok = i == 0 ? props_load(f, w.blocks[i]) : block_read(f, w.blocks[i]);
         if (ok == 1 && i == 0) ok = block_entries(f, f->plain.p, f->plain.n, 1, prop_entry, f);
         if (ok != 1) return ok;
     }

@@ -758,9 +758,19 @@ typedef struct nd_repair_report {
                                 deleted or cut lost them), when larger */
     uint64_t docs_kept;    /**< documents in the rebuilt database */
     uint64_t docs_dropped; /**< docs_before - docs_kept (0 if negative) */
-    unsigned files_lost;   /**< damaged or replayed files set aside in
-                                DB.damaged/lost/ */
+    unsigned files_lost;   /**< damaged files set aside in DB.damaged/lost/:
+                                table files the store used, unreadable or
+                                cut (their originals), files ingested whole
+                                not put back, a damaged MANIFEST. 0 for a
+                                healthy store, whose lost/ holds only the
+                                logs replayed, the MANIFEST replaced and
+                                table files no family used */
     char damaged_copy[4096]; /**< where the salvaged original now lies */
+    unsigned logs_replayed; /**< write-ahead logs whose records were
+                                 replayed into table files (a store killed
+                                 or closed holds one or more: not damage;
+                                 a damaged record's loss is counted in
+                                 docs_dropped), kept in DB.damaged/lost/ */
 } nd_repair_report;
 
 /** Salvage the damaged database at path (closed; no other process may

@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 #include "db_core.h"
 #include "neardup.h"
@@ -255,20 +254,6 @@ static int count_named(nd_db *db, const repair_progress *progress, uint64_t coun
     return rc;
 }
 
-/* Files RocksDB's repair moved to path/lost/. */
-static unsigned count_lost(const char *path)
-{
-    char dir[4096];
-    unsigned n = 0;
-    snprintf(dir, sizeof dir, "%s/lost", path);
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* The documents the counters record (db_core.c's: BE64 documents, BE64
  * fingerprints) of the salvaged store at path says, into *docs; 0 when it
  * is missing, malformed or says more than the salvaged files could hold
@@ -365,7 +350,7 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
 {
     ND_RETURN_IF(!path || !*path, ND_EINVAL, "nd_db_repair: NULL or empty path");
     repair_progress progress = {cb, payload};
-    nd_repair_report rep = {0, 0, 0, 0, {0}};
+    nd_repair_report rep = {0, 0, 0, 0, {0}, 0};
     size_t len = strlen(path);
     char *tmp = malloc(len + 16), *old = malloc(len + 16);
     if (!tmp || !old) {
@@ -384,7 +369,10 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
     if ((rc = report_in(&progress, "salvaging", "steps", 0, 1)) != 0) goto cleanup;
     ND_TRY(st_repair(path, &info));
     if ((rc = report_in(&progress, "salvaging", "steps", 1, 1)) != 0) goto cleanup;
-    rep.files_lost = count_lost(path);
+    /* lost/: the damaged files apart from the logs replayed and the files
+     * of no use (st_repair tells them apart: a healthy store has no damage) */
+    rep.files_lost = info.lost_damaged;
+    rep.logs_replayed = info.lost_logs;
     uint64_t counted = 0;
     ND_TRY(check_counters(path, info.entries_bound, &counted));
     nd_db_options o;

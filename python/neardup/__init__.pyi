@@ -181,6 +181,7 @@ def fingerprint(
     cjk_bigrams: bool | None = None,
     title_weight: int | None = None,
     stopwords: Iterable[str] | None = None,
+    fold_chinese: bool | None = None,
 ) -> int:
     """The 64-bit simhash of a text: equal to nd_fingerprint's (and to
     `neardup fingerprint`'s) under the same options.
@@ -190,6 +191,9 @@ def fingerprint(
     "default" (word 3-shingles), "words", "shingles", "shingles:N",
     "chars" (4 code points), "chars:N". cjk_bigrams=False keeps spaceless
     scripts whole. title_weight: HTML title weight (default 1).
+    fold_chinese=True folds Traditional Chinese to Simplified (OpenCC's
+    t2s) first, so a text in either script has the same fingerprint
+    (ND_FP_FOLD_CHINESE, the CLI's --fold-chinese; default off).
     Raises InvalidArgumentError (bad features), LimitError (text over
     MAX_DOC_BYTES). A text under 2 KB is hashed holding the GIL (releasing
     it would cost about as much); a longer one without it."""
@@ -215,8 +219,8 @@ class Database:
          store's (MismatchError) -- None accepts any;
       docs: expected number of documents (the planner's N; default 100M);
       tables: force the number of permuted tables;
-      features, cjk_bigrams, title_weight, stopwords: the fingerprint
-         options recorded in the store (see fingerprint()); at open, if any
+      features, cjk_bigrams, title_weight, stopwords, fold_chinese: the
+         fingerprint options recorded in the store (see fingerprint()); at open, if any
          is given, they must match the stored ones (MismatchError).
     Handle settings: sync (fsync every write), mmap (read tables through
     mappings), background (fold fresh inserts in the background; default
@@ -255,6 +259,7 @@ class Database:
         bytes_keys: bool = False,
         min_resemblance: float | None = None,
         fingerprint_only: bool = False,
+        fold_chinese: bool | None = None,
     ) -> None:
         """Open the store at path; create=True makes it if missing. A store
         created from texts verifies by resemblance 0.85 (min_resemblance
@@ -523,6 +528,7 @@ def dedupe(
     title_weight: int | None = None,
     stopwords: Iterable[str] | None = None,
     bytes_keys: bool = False,
+    fold_chinese: bool | None = None,
 ) -> list[Pair]: ...
 @overload
 def dedupe(
@@ -541,6 +547,7 @@ def dedupe(
     title_weight: int | None = None,
     stopwords: Iterable[str] | None = None,
     bytes_keys: bool = False,
+    fold_chinese: bool | None = None,
 ) -> dict[int, Cluster]: ...
 @overload
 def dedupe(
@@ -559,6 +566,7 @@ def dedupe(
     title_weight: int | None = None,
     stopwords: Iterable[str] | None = None,
     bytes_keys: bool = False,
+    fold_chinese: bool | None = None,
 ) -> list[Union[str, bytes]]: ...
 @overload
 def dedupe(
@@ -577,6 +585,7 @@ def dedupe(
     title_weight: int | None = None,
     stopwords: Iterable[str] | None = None,
     bytes_keys: bool = False,
+    fold_chinese: bool | None = None,
 ) -> Union[list[Pair], dict[int, Cluster], list[Union[str, bytes]]]:
     """The near-duplicates of a corpus, without a database: a Dedupe (see
     there for the options) fed docs, read once, closed. The result is what
@@ -605,7 +614,8 @@ class Dedupe:
          "score" (the highest score), "longest" (the longest text);
       memory: bytes for the sorts (default 256 MiB, at least 1024); a
          larger sort is split into partitions, same results;
-      features, cjk_bigrams, title_weight, stopwords: as fingerprint();
+      features, cjk_bigrams, title_weight, stopwords, fold_chinese: as
+         fingerprint();
       html: texts are HTML (add(..., html=) decides per document);
       scratch_dir: where the scratch files go (default
          tempfile.gettempdir(), so $TMPDIR as the CLI); DiskIOError when
@@ -643,6 +653,7 @@ class Dedupe:
         title_weight: int | None = None,
         stopwords: Iterable[str] | None = None,
         bytes_keys: bool = False,
+        fold_chinese: bool | None = None,
     ) -> None: ...
     @property
     def closed(self) -> bool: ...

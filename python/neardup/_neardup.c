@@ -131,12 +131,12 @@ static PyObject *mod_fingerprint(PyObject *mod, PyObject *const *args, Py_ssize_
                                  PyObject *kwnames)
 {
     static const char *const names[] = {"text", "html", "features", "cjk_bigrams",
-                                        "title_weight", "stopwords", NULL};
-    PyObject *a[6], *keep;
+                                        "title_weight", "stopwords", "fold_chinese", NULL};
+    PyObject *a[7], *keep;
     nd_fp_options opts;
     (void)mod;
     if (pynd_parse("fingerprint", args, nargs, kwnames, names, 1, 2, a) < 0) return NULL;
-    if (pynd_fp_options(&opts, a[2], a[3], a[4], a[5], &keep) < 0) return NULL;
+    if (pynd_fp_options(&opts, a[2], a[3], a[4], a[5], a[6], &keep) < 0) return NULL;
     int html = a[1] ? PyObject_IsTrue(a[1]) : 0;
     PyObject *fp = NULL;
     if (html >= 0) {
@@ -162,7 +162,7 @@ static PyObject *mod_distance(PyObject *mod, PyObject *const *args, Py_ssize_t n
 static PyMethodDef module_methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))mod_fingerprint, METH_FASTCALL | METH_KEYWORDS,
      "fingerprint($module, text, html=False, features=None, cjk_bigrams=None, "
-     "title_weight=None, stopwords=None)\n--\n\nThe 64-bit simhash of a text (str or bytes)."},
+     "title_weight=None, stopwords=None, fold_chinese=None)\n--\n\nThe 64-bit simhash of a text (str or bytes)."},
     {"distance", (PyCFunction)(void (*)(void))mod_distance, METH_FASTCALL,
      "distance($module, a, b, /)\n--\n\nHamming distance between two fingerprints."},
     {"resemblance", (PyCFunction)(void (*)(void))pynd_mod_resemblance, METH_FASTCALL,
@@ -171,7 +171,8 @@ static PyMethodDef module_methods[] = {
     {"dedupe", (PyCFunction)(void (*)(void))pynd_mod_dedupe, METH_VARARGS | METH_KEYWORDS,
      "dedupe($module, docs, *, k=None, min_resemblance=None, min_containment=None, "
      "keep='first', out='pairs', memory=None, features=None, html=False, scratch_dir=None, "
-     "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False)\n--\n\n"
+     "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False, "
+     "fold_chinese=None)\n--\n\n"
      "The near-duplicates of an iterable of (key, text[, score]): out='pairs' (a list of "
      "Pair), 'clusters' ({id: Cluster}), 'keep' or 'drop' (lists of keys)."},
     {NULL, NULL, 0, NULL},

@@ -122,21 +122,21 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
                              "readonly", "mmap", "background", "cache_bytes",
                              "fold_threshold", "run_size", "features", "cjk_bigrams",
                              "title_weight", "stopwords", "bytes_keys", "min_resemblance",
-                             "fingerprint_only", NULL};
+                             "fingerprint_only", "fold_chinese", NULL};
     PyObject *path = NULL, *k = NULL, *docs = NULL, *tables = NULL, *cache = NULL,
              *fold = NULL, *run = NULL, *features = NULL, *cjk = NULL, *title = NULL,
-             *stop = NULL, *keep = NULL, *encoded = NULL, *minres = NULL;
+             *stop = NULL, *keep = NULL, *encoded = NULL, *minres = NULL, *fold_zh = NULL;
     int create = 0, excl = 0, sync = 0, readonly = 0, mmap = 0, background = 1,
         bytes_keys = 0, fp_only = 0;
     if (self->db || self->path) {
         PyErr_SetString(PyExc_RuntimeError, "Database.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOpOp", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$pOOOppppOOOOOOOpOpO", kwlist,
                                      PyUnicode_FSDecoder, &path, &create, &excl, &k, &docs,
                                      &tables, &sync, &readonly, &mmap, &background, &cache,
                                      &fold, &run, &features, &cjk, &title, &stop,
-                                     &bytes_keys, &minres, &fp_only))
+                                     &bytes_keys, &minres, &fp_only, &fold_zh))
         return -1;
     nd_db_options o;
     nd_fp_options fp;
@@ -169,8 +169,9 @@ static int db_init(pynd_db *self, PyObject *args, PyObject *kwds)
         }
     }
     if ((features && features != Py_None) || (cjk && cjk != Py_None) ||
-        (title && title != Py_None) || (stop && stop != Py_None)) {
-        if (pynd_fp_options(&fp, features, cjk, title, stop, &keep) < 0) goto cleanup;
+        (title && title != Py_None) || (stop && stop != Py_None) ||
+        (fold_zh && fold_zh != Py_None)) {
+        if (pynd_fp_options(&fp, features, cjk, title, stop, fold_zh, &keep) < 0) goto cleanup;
         o.fp = &fp;
     }
     encoded = PyUnicode_EncodeFSDefault(path);
@@ -737,7 +738,7 @@ PyTypeObject pynd_DatabaseType = {
               "tables=None, sync=False, readonly=False, mmap=False, background=True, "
               "cache_bytes=None, fold_threshold=None, run_size=None, features=None, "
               "cjk_bigrams=None, title_weight=None, stopwords=None, bytes_keys=False, "
-              "min_resemblance=None, fingerprint_only=False)\n--\n\n"
+              "min_resemblance=None, fingerprint_only=False, fold_chinese=None)\n--\n\n"
               "A neardup store: a directory holding one RocksDB database (neardup/__init__.pyi "
               "states every argument and method).",
     .tp_new = PyType_GenericNew,

@@ -106,10 +106,10 @@ static int dedupe_init(pynd_dedupe *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"k", "min_resemblance", "min_containment", "keep", "memory",
                              "features", "html", "scratch_dir", "cjk_bigrams",
-                             "title_weight", "stopwords", "bytes_keys", NULL};
+                             "title_weight", "stopwords", "bytes_keys", "fold_chinese", NULL};
     PyObject *k = NULL, *min_res = NULL, *min_cont = NULL, *keep = NULL, *memory = NULL,
              *features = NULL, *scratch = NULL, *cjk = NULL, *title = NULL, *stop = NULL,
-             *fp_keep = NULL, *dir = NULL;
+             *fp_keep = NULL, *dir = NULL, *fold_zh = NULL;
     int html = 0, bytes_keys = 0, rc = -1, nrc;
     nd_dedupe_options o;
     nd_fp_options fp;
@@ -117,9 +117,9 @@ static int dedupe_init(pynd_dedupe *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Dedupe.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOOpOOOOp", kwlist, &k, &min_res,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOOpOOOOpO", kwlist, &k, &min_res,
                                      &min_cont, &keep, &memory, &features, &html, &scratch,
-                                     &cjk, &title, &stop, &bytes_keys))
+                                     &cjk, &title, &stop, &bytes_keys, &fold_zh))
         return -1;
     nd_dedupe_options_init(&o, ND_DEDUPE_OPTIONS_VERSION);
     if (k && k != Py_None) {
@@ -133,7 +133,7 @@ static int dedupe_init(pynd_dedupe *self, PyObject *args, PyObject *kwds)
     else o.min_resemblance = r;
     if (keep && keep != Py_None && parse_keep(keep, &o.keep) < 0) goto cleanup;
     if (pynd_u64(memory, "memory", &o.memory) < 0) goto cleanup;
-    if (pynd_fp_options(&fp, features, cjk, title, stop, &fp_keep) < 0) goto cleanup;
+    if (pynd_fp_options(&fp, features, cjk, title, stop, fold_zh, &fp_keep) < 0) goto cleanup;
     o.fp = &fp;
     if (!(dir = scratch_path(scratch))) goto cleanup;
     o.scratch_dir = PyBytes_AS_STRING(dir);
@@ -492,7 +492,7 @@ PyTypeObject pynd_DedupeType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Dedupe(*, k=None, min_resemblance=None, min_containment=None, keep='first', "
               "memory=None, features=None, html=False, scratch_dir=None, cjk_bigrams=None, "
-              "title_weight=None, stopwords=None, bytes_keys=False)\n--\n\n"
+              "title_weight=None, stopwords=None, bytes_keys=False, fold_chinese=None)\n--\n\n"
               "The near-duplicates of a corpus without a database: add documents, then read "
               "pairs(), clusters(), keep() or drop() (neardup/__init__.pyi states every "
               "argument).",

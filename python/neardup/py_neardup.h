@@ -91,14 +91,16 @@ int pynd_time(PyObject *obj, int64_t *out);
 int pynd_score(PyObject *obj, double *out);
 
 /* Fingerprint options from the keyword arguments features, cjk_bigrams,
- * title_weight and stopwords (any may be NULL or None for the default).
+ * title_weight, stopwords and fold_chinese (any may be NULL or None for
+ * the default; fold_chinese true: ND_FP_FOLD_CHINESE).
  * features: None or "default", "words", "shingles", "shingles:N", "chars",
  * "chars:N". The stop words' bytes are borrowed from *keep (a new
  * reference, or NULL), which must outlive the use of opts.
  * @return 0, or -1 with an exception (InvalidArgumentError for a bad
  *         features string). */
 int pynd_fp_options(nd_fp_options *opts, PyObject *features, PyObject *cjk_bigrams,
-                    PyObject *title_weight, PyObject *stopwords, PyObject **keep);
+                    PyObject *title_weight, PyObject *stopwords, PyObject *fold_chinese,
+                    PyObject **keep);
 
 /* ---- records and groups (py_records.c) ----------------------------------- */
 

@@ -375,7 +375,8 @@ static int stopword_array(nd_fp_options *opts, PyObject *stopwords, PyObject **k
 }
 
 int pynd_fp_options(nd_fp_options *opts, PyObject *features, PyObject *cjk_bigrams,
-                    PyObject *title_weight, PyObject *stopwords, PyObject **keep)
+                    PyObject *title_weight, PyObject *stopwords, PyObject *fold_chinese,
+                    PyObject **keep)
 {
     *keep = NULL;
     nd_fp_options_init(opts, ND_FP_OPTIONS_VERSION);
@@ -399,6 +400,11 @@ int pynd_fp_options(nd_fp_options *opts, PyObject *features, PyObject *cjk_bigra
         int on = PyObject_IsTrue(cjk_bigrams);
         if (on < 0) return -1;
         if (!on) opts->flags |= ND_FP_NO_CJK_BIGRAMS;
+    }
+    if (fold_chinese && fold_chinese != Py_None) {
+        int on = PyObject_IsTrue(fold_chinese);
+        if (on < 0) return -1;
+        if (on) opts->flags |= ND_FP_FOLD_CHINESE;
     }
     uint64_t weight = 0;
     if (pynd_u64(title_weight, "title_weight", &weight) < 0) return -1;

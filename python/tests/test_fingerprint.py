@@ -65,14 +65,14 @@ def golden_table(inputs_name, fp_name, count):
     assert len(entries) == len(expected) == count
     for e, fp in zip(entries, expected):
         lits, kind, n, flags = e[0:4] if e[0] else e[4:8]
-        if "FOLD_CHINESE" in flags:
-            continue  # the binding has no folding option (yet)
         features = KINDS[kind] + (f":{n}" if n != "0" else "")
         kw = {"features": features, "html": "ND_FP_HTML" in flags}
         if fp_name == "golden_fp" and kw["html"]:
             kw["title_weight"] = 2  # version 1's default; the newest weighs a title 1
         if "NO_CJK" in flags:
             kw["cjk_bigrams"] = False
+        if "FOLD_CHINESE" in flags:
+            kw["fold_chinese"] = True
         if not e[0]:
             kw["stopwords"] = stop
         yield c_strings(lits), kw, fp
@@ -121,6 +121,57 @@ def test_options():
     assert neardup.fingerprint(text, features="words") != neardup.fingerprint(text)
     assert neardup.fingerprint(text, stopwords=["the"]) != neardup.fingerprint(text)
     assert neardup.fingerprint("") == 0
+
+
+TRADITIONAL = "我們的數據庫存儲指紋並回答查詢，每天處理許多網頁的內容和標題"
+SIMPLIFIED = "我们的数据库存储指纹并回答查询，每天处理许多网页的内容和标题"
+
+
+def test_fold_chinese():
+    """fold_chinese=True: either script, one fingerprint (as --fold-chinese);
+    False and None: the default, the scripts apart."""
+    t, s = TRADITIONAL, SIMPLIFIED
+    assert neardup.fingerprint(t, fold_chinese=True) == neardup.fingerprint(s, fold_chinese=True)
+    assert neardup.fingerprint(t) != neardup.fingerprint(s)
+    assert neardup.fingerprint(t, fold_chinese=False) == neardup.fingerprint(t)
+    assert neardup.fingerprint(t, fold_chinese=None) == neardup.fingerprint(t)
+    # Simplified text is left as it is
+    assert neardup.fingerprint(s, fold_chinese=True) == neardup.fingerprint(s)
+
+
+def test_fold_chinese_equals_cli(cli, tmp_path):
+    page = tmp_path / "zh.txt"
+    page.write_text(TRADITIONAL, "utf-8")
+    out = subprocess.run([cli, "fingerprint", "--fold-chinese", str(page)], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.split("\t")[0] == f"{neardup.fingerprint(TRADITIONAL, fold_chinese=True):016x}"
+
+
+def test_fold_chinese_database(tmp_path):
+    """A store created with fold_chinese records it (its configuration says
+    +t2s) and signs both scripts alike; opening it asking otherwise is a
+    mismatch."""
+    path = tmp_path / "zh.nd"
+    with neardup.Database(path, create=True, fingerprint_only=True, fold_chinese=True) as db:
+        assert "+t2s" in db.fp_config
+        assert db.fingerprint(TRADITIONAL) == db.fingerprint(SIMPLIFIED)
+        assert db.fingerprint(TRADITIONAL) == neardup.fingerprint(TRADITIONAL, fold_chinese=True)
+    with neardup.Database(path, fold_chinese=True) as db:
+        assert "+t2s" in db.fp_config
+    with pytest.raises(neardup.MismatchError):
+        neardup.Database(path, fold_chinese=False)
+    with neardup.Database(tmp_path / "plain.nd", create=True, fingerprint_only=True) as db:
+        assert "+t2s" not in db.fp_config
+        assert db.fingerprint(TRADITIONAL) != db.fingerprint(SIMPLIFIED)
+
+
+def test_fold_chinese_dedupe():
+    docs = [("t", TRADITIONAL), ("s", SIMPLIFIED)]
+    assert neardup.dedupe(docs, out="drop", fold_chinese=True) == ["s"]
+    assert neardup.dedupe(docs, out="drop") == []
+    with neardup.Dedupe(fold_chinese=True) as d:
+        d.add_many(docs)
+        assert [(p.key1, p.key2) for p in d.pairs()] == [("t", "s")]
 
 
 @pytest.mark.parametrize("features", ["word", "words:2", "shingles:", "shingles:0",

@@ -31,6 +31,7 @@ class Rec:
 def use(path: str) -> None:
     fp: int = neardup.fingerprint("a text to fingerprint, some words long")
     assert_type(neardup.distance(fp, fp ^ 1), int)
+    assert_type(neardup.fingerprint("我們的數據庫", fold_chinese=True), int)
     with neardup.Database(path, create=True, docs=1000, fingerprint_only=True) as db:
         db.add("a", fp)
         db.add_many([("b", fp ^ 0xFF), ("c", fp ^ 0xFF00, 0.5, None)])

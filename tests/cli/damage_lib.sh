@@ -86,6 +86,12 @@ damaged() {
     found=$(printf '%s\n' "$rep" | sed -n 's/^dropped [0-9]* documents (of \([0-9]*\) found).*/\1/p')
     check "$what: a report [$rep]" -n "$kept" -a -n "$dropped" -a -n "$found"
     [ -n "$kept" ] && [ -n "$dropped" ] || { dropped=-1; return; }
+    # documents lost to a damaged table file: the report names the file
+    # it set aside (the original of the file cut, or the file whole)
+    if [ "$dropped" -gt 0 ]; then
+        check "$what: dropped $dropped, the report names damaged files [$rep]" \
+            -n "$(printf '%s\n' "$rep" | grep -E '^dropped .*, [1-9][0-9]* damaged files? set aside$')"
+    fi
     expect_exit 0 "$ND" verify "$db"
     run "$ND" dump "$db"
     local after=$out changed missing

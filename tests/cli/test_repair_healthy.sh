@@ -10,7 +10,9 @@
 # `compact`: `repair` exits 0, reports 0 dropped and as many kept as the
 # store held; after it `dump` prints exactly what it printed before (every
 # key, fingerprint, score and time), `verify` passes and queries answer as
-# before.
+# before. Its report sets nothing aside (the logs it replays are named
+# apart, not as damage): after a clean close and after a writer's kill -9;
+# a damaged table file is still reported set aside.
 
 # Small real texts: the licences and packages' copyright files, else the
 # test's own.
@@ -43,7 +45,8 @@ healthy() {
     expect_exit 0 "$ND" repair "$db"
     local rep=$out
     expect_out_match "^kept $n documents\$"
-    expect_out_match '^dropped 0 documents '
+    expect_out_match '^dropped 0 documents \(of [0-9]+ found\), nothing set aside$'
+    expect_out_match '^replayed [0-9]+ logs? \(not damage\)$'
     check "$what: repair kept all $n [$rep]" -n "$(printf '%s\n' "$rep" | grep -x "kept $n documents")"
     expect_exit 0 "$ND" verify "$db"
     run "$ND" dump "$db"
@@ -120,3 +123,43 @@ both "resemblance import, expire" rexp "$qt"
 "$ND" shard init rsh --shards 2 --k 3 --docs 1e4 --resemblance >/dev/null
 "$ND" shard import rsh --format tsv all.tsv >/dev/null 2>&1
 both "resemblance shard import (shard 1)" rsh/shard-001 "$qt"
+
+# --- the report: logs replayed are not damage ----------------------------------
+# A writer killed with -9 (its documents in the log only): repair replays
+# the log and sets nothing aside; a damaged table file is set aside and said.
+. "$(dirname "$src")/damage_lib.sh"
+fresh k9
+head -n 30 all.tsv > k9.tsv
+mkfifo k9.in
+"$ND" add k9 --sync --format tsv - <k9.in >k9.out 2>/dev/null &
+wpid=$!
+exec 9>k9.in
+cat k9.tsv >&9
+for _ in $(seq 200); do
+    [ "$(grep -c . k9.out 2>/dev/null)" -ge 30 ] && break
+    sleep 0.05
+done
+kill -KILL "$wpid"
+wait "$wpid" 2>/dev/null
+exec 9>&-
+check "kill -9: the writer answered its 30 documents before" "$(grep -c . k9.out)" -eq 30
+n9=$(grep -c '^new' k9.out)
+check "kill -9: a log is left to replay" -n "$(ls k9/*.log 2>/dev/null)"
+expect_exit 0 "$ND" repair k9
+expect_out_match "^kept $n9 documents\$"
+expect_out_match '^dropped 0 documents \(of [0-9]+ found\), nothing set aside$'
+expect_out_match '^replayed [1-9][0-9]* logs? \(not damage\)$'
+check "kill -9: the replayed logs are kept in lost/" -n "$(ls k9.damaged/lost/*.log 2>/dev/null)"
+expect_exit 0 "$ND" verify k9
+# the repaired store, closed cleanly: nothing set aside again
+rm -rf k9.damaged
+expect_exit 0 "$ND" repair k9
+expect_out_match '^dropped 0 documents \(of [0-9]+ found\), nothing set aside$'
+# its largest table file (the documents') damaged in a data block: set
+# aside (the original of the file cut), and said so
+rm -rf k9.damaged
+flip_sst "$(ls -S k9/*.sst | head -n 1)" 0.4
+run "$ND" repair k9
+check "damaged: repair exit $code [$err]" "$code" -eq 0
+expect_out_match '^dropped [0-9]+ documents \(of [0-9]+ found\), [1-9][0-9]* damaged files? set aside$'
+check "damaged: the files set aside are in lost/" -n "$(ls k9.damaged/lost/*.sst 2>/dev/null)"

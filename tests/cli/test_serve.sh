@@ -1,6 +1,6 @@
 # test_serve.sh — `neardup serve` from the shell: the curl examples of
-# README.md and docs/server.md (their ```console blocks, in that order,
-# against one server over a new store: each `$ COMMAND` line is run with
+# README.md and docs/server.md (their ```console blocks but the fleet's,
+# which test_serve_fleet.sh runs; in that order, against one server over a new store: each `$ COMMAND` line is run with
 # the example's address http://127.0.0.1:7340 replaced by the server's,
 # and the lines below it are its stdout), the loopback rule, the token
 # file, the limits (body, batch, connections, idle time) with their
@@ -51,7 +51,9 @@ expect_err_match "cannot open database"
 "$ND" init crawl.nd >/dev/null 2>&1
 serve crawl.nd
 check "server started" -n "$URL"
-awk '/^```console$/ { inb = 1; next } /^```$/ { inb = 0 } inb' \
+# (not those of docs/server.md's "A fleet" section: test_serve_fleet.sh's)
+awk 'FNR == 1 { fleet = 0 } /^## / { fleet = /^## A fleet/ }
+     /^```console$/ && !fleet { inb = 1; next } /^```$/ { inb = 0 } inb' \
     "$SRC_ROOT/README.md" "$SRC_ROOT/docs/server.md" >examples.txt
 check "the docs hold curl examples" "$(grep -c '^\$ curl' examples.txt)" -ge 8
 cmd="" want=""

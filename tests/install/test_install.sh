@@ -1,14 +1,18 @@
 #!/bin/bash
-# test_install.sh BUILD SRC SANITIZE — an installed neardup works without
+# test_install.sh BUILD SRC SANITIZE [CLIENT] — an installed neardup works without
 # LD_LIBRARY_PATH: `meson install --destdir` into a temporary tree, run the
 # installed `neardup --help` (and `neardup-mpi --help` when built), check
 # that neardup.pc, the man page and the bash completion land where
 # docs/c-api.md says, then build its C example (tests/readme_example.c)
 # with pkg-config against the installed tree, dynamically and statically,
 # and run it (tests/readme_example.sh checks its output); --cflags must
-# name the include directory alone.
+# name the include directory alone. CLIENT "client" (the build made
+# libneardup-client): its header and neardup-client.pc are installed too,
+# and tests/install/client_install.c builds with pkg-config against them
+# and runs (a call to a url no server listens on: ND_CLIENT_ECONNECT);
+# "noclient" (no libcurl): that part is skipped with a notice.
 set -euo pipefail
-build=$1 src=$2 sanitize=${3:-none}
+build=$1 src=$2 sanitize=${3:-none} client=${4:-noclient}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset LD_LIBRARY_PATH # what meson test sets for the build tree
@@ -65,4 +69,29 @@ if ldd "$tmp/example_static" | grep -q libneardup; then
     echo "the static example still links libneardup.so" >&2; exit 1
 fi
 bash "$src/tests/readme_example.sh" "$tmp/example_static" "$src/tests/data/texts"
+
+# libneardup-client, when the build made it: its header beside neardup.h,
+# its .pc beside neardup.pc, and a program using it built and linked with
+# pkg-config against the installed copy (not the build tree's)
+if [ "$client" != client ]; then
+    echo "install: libneardup-client not built (no libcurl): its checks skipped"
+else
+    [ -s "$prefix/include/neardup_client.h" ] || { echo "no installed neardup_client.h" >&2; exit 1; }
+    [ -f "$pcdir/neardup-client.pc" ] || { echo "no neardup-client.pc in $pcdir" >&2; exit 1; }
+    pcc() { PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$root pkg-config "$@" neardup-client; }
+    ccflags=$(pcc --cflags --libs)
+    case $ccflags in *"-I$prefix/include"*"-lneardup-client"* | *"-lneardup-client"*"-I$prefix/include"*) ;;
+    *) echo "pkg-config neardup-client: '$ccflags', want -I$prefix/include and -lneardup-client" >&2; exit 1 ;;
+    esac
+    # shellcheck disable=SC2086
+    cc "${san[@]}" -std=c11 -Wall -Wextra -Werror -o "$tmp/client" "$src/tests/install/client_install.c" \
+        $ccflags -Wl,-rpath,"$libdir"
+    ldd "$tmp/client" | grep -q "$libdir/libneardup-client.so" ||
+        { echo "the client program does not link the installed libneardup-client" >&2; ldd "$tmp/client" >&2; exit 1; }
+    if ldd "$tmp/client" | grep -q 'libneardup\.so'; then
+        echo "the client program links libneardup" >&2; exit 1
+    fi
+    # port 1 on loopback: nothing listens, the connection is refused
+    "$tmp/client" http://127.0.0.1:1
+fi
 echo "install ok: $prefix"
