@@ -554,7 +554,10 @@ int st_repair(const char *path, st_repair_info *info)
     cmp_synced_rec synced;
     int have_synced = 0;
     if (cmp_synced_read(path, &synced, &have_synced) < 0) nd_err_clear();
-    if (have_synced) s.info.synced_docs = synced.docs;
+    if (have_synced) {
+        s.info.synced_docs = synced.docs;
+        s.info.synced_seq = synced.seq;
+    }
     /* Before any open: RocksDB's writes a new OPTIONS file naming only
      * the families it opened. */
     int rc = cmp_options_families(path, &s.families, &s.nfamilies);

@@ -23,6 +23,8 @@ typedef struct st_repair_info {
     uint64_t synced_docs;         /* the document counter of the last synced write
                                    * (cmp_synced.h), acknowledged; or
                                    * ST_SYNCED_NO_DOCS (none recorded) */
+    uint64_t synced_seq;          /* that write's sequence number: a store
+                                   * salvaged to it or beyond lost none of it */
     /* What the repair left in path/lost/, told apart (lost_sort): */
     unsigned lost_damaged;        /* set aside as damage: table files found
                                    * damaged or unreadable (the originals of

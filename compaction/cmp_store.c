@@ -655,6 +655,7 @@ int st_sync(st_store *s)
 
 uint64_t st_write_seq(st_store *s) { return atomic_load(&s->write_seq); }
 uint64_t st_runs_seq(st_store *s) { return atomic_load(&s->runs_seq); }
+uint64_t st_latest_seq(st_store *s) { return kv_latest_seq(s->kv); }
 uint64_t st_dels_seq(st_store *s) { return atomic_load(&s->dels_seq); }
 
 /* ---- whole database --------------------------------------------------- */

@@ -115,6 +115,10 @@ uint64_t st_write_seq(st_store *s);
  * when it read an even N are current while it still reads N. */
 uint64_t st_runs_seq(st_store *s);
 
+/* The store's sequence number: its newest write's (RocksDB's), the
+ * same scale as the synced record's (cmp_synced.h). */
+uint64_t st_latest_seq(st_store *s);
+
 /* ---- table entries the mirror holds ---------------------------------- */
 /* Add pfp as a fresh entry of table t to the in-memory mirror only: b's
  * write gives it to the mirror (queries and cursors find it at once) but

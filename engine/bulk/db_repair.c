@@ -394,7 +394,8 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
     if (counted > rep.docs_before) rep.docs_before = counted;
     /* the documents the last synced write acknowledged (cmp_synced.h):
      * those a deleted or cut log lost count as dropped */
-    if (info.synced_docs != ST_SYNCED_NO_DOCS && info.synced_docs > rep.docs_before)
+    if (info.synced_docs != ST_SYNCED_NO_DOCS && info.synced_docs > rep.docs_before &&
+        st_latest_seq(from->store) < info.synced_seq)
         rep.docs_before = info.synced_docs;
     /* A rebuild that failed or was stopped leaves no copy that the next
      * repair would refuse as existing. */
