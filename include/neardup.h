@@ -620,7 +620,8 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
  *    estimated resemblance to D (nd_sketch_resemblance) is at least R,
  *    among the candidates: the documents that share a band key with D
  *    (at most ND_DB_BAND_CANDIDATES per band key, in key order), and
- *    those whose fingerprint lies within k bits of D's. So a document is
+ *    those whose fingerprint lies within k bits of D's (at most
+ *    ND_DB_BAND_CANDIDATES per fingerprint, in key order). So a document is
  *    found however far its fingerprint lies (an edited short text often
  *    lies 10 bits or more away), and a simhash neighbour of lower
  *    resemblance (texts that share vocabulary only) is not one. The best
@@ -635,9 +636,10 @@ int nd_db_add_if_new(nd_results *out, nd_db *db, const void *key, size_t key_len
  * In a fingerprint-only store (R = 0) the calls below that take an
  * nd_doc behave exactly as the fingerprint calls (sketches ignored). */
 
-/** Most documents read per band key by one check (a band key shared by
- *  more, a text copied thousands of times, yields the first this many in
- *  key order: any of them is a near-duplicate of the others). */
+/** Most documents read per band key, and per fingerprint, by one check
+ *  of a resemblance store (a band key or fingerprint shared by more, a
+ *  text copied thousands of times, yields the first this many in key
+ *  order: any of them is a near-duplicate of the others). */
 #define ND_DB_BAND_CANDIDATES 64u
 
 /** The fingerprint and sketch of a text under db's fingerprint options,

@@ -29,32 +29,42 @@ static int ref_cmp(const void *a, const void *b)
     return (x->len > y->len) - (x->len < y->len);
 }
 
-/* Append the documents of band bk in m to *refs. */
-static int collect(const band_mem *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
+/* Add (key, len) to refs[0..*n), kept sorted and at most most long:
+ * the smallest keys only (a band key shared by m documents, a text copied
+ * m times, costs a check one comparison each, not a sort of m). */
+static void keep_smallest(key_ref *refs, size_t *n, size_t most, key_ref r)
 {
-    if (m->nhead == 0) return ND_OK;
-    for (uint32_t i = m->head[slot(m, bk)]; i != NONE; i = m->e[i].next) {
-        if (ent_band(&m->e[i]) != bk) continue;
-        if (*n == *cap) {
-            size_t c = *cap ? 2 * *cap : 16;
-            key_ref *v = realloc(*refs, c * sizeof *v);
-            ND_RETURN_IF(!v, ND_ENOMEM, "check: out of memory for band candidates");
-            *refs = v;
-            *cap = c;
-        }
-        (*refs)[(*n)++] = (key_ref){m->keys + m->e[i].key_off, m->e[i].key_len};
+    if (*n == most && ref_cmp(&r, &refs[most - 1]) >= 0) return;
+    size_t lo = 0, hi = *n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ref_cmp(&refs[mid], &r) < 0) lo = mid + 1;
+        else hi = mid;
     }
-    return ND_OK;
+    size_t last = *n < most ? *n : most - 1;
+    memmove(refs + lo + 1, refs + lo, (last - lo) * sizeof *refs);
+    refs[lo] = r;
+    if (*n < most) (*n)++;
 }
 
-/* Memory's documents of band bk (act's and frz's), sorted by key. */
-static int memory_band(const db_bands *m, uint64_t bk, key_ref **refs, size_t *n, size_t *cap)
+/* Keep, of the documents of band bk in m, the smallest keys in refs. */
+static void collect(const band_mem *m, uint64_t bk, key_ref *refs, size_t *n)
+{
+    if (m->nhead == 0) return;
+    for (uint32_t i = m->head[slot(m, bk)]; i != NONE; i = m->e[i].next)
+        if (ent_band(&m->e[i]) == bk)
+            keep_smallest(refs, n, ND_DB_BAND_CANDIDATES,
+                          (key_ref){m->keys + m->e[i].key_off, m->e[i].key_len});
+}
+
+/* Memory's first ND_DB_BAND_CANDIDATES documents of band bk in key order
+ * (act's and frz's), into refs (room for that many): a check reads no
+ * more of a band. */
+static void memory_band(const db_bands *m, uint64_t bk, key_ref *refs, size_t *n)
 {
     *n = 0;
-    ND_FORWARD(collect(&m->act, bk, refs, n, cap));
-    ND_FORWARD(collect(&m->frz, bk, refs, n, cap));
-    if (*n > 1) qsort(*refs, *n, sizeof **refs, ref_cmp);
-    return ND_OK;
+    collect(&m->act, bk, refs, n);
+    collect(&m->frz, bk, refs, n);
 }
 
 int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned dist_unknown)
@@ -62,8 +72,8 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
     db_bands *m = db->bands;
     st_iter *it = NULL;
     uint8_t prefix[DB_BAND_PREFIX_LEN];
-    key_ref *mk = NULL;
-    size_t nm = 0, cap = 0;
+    key_ref mk[ND_DB_BAND_CANDIDATES];
+    size_t nm = 0;
     int rc = ND_OK;
     /* The memory first, then the family's view: a flush clears the
      * memory only after its file is in, so what a clear removes is in a
@@ -72,7 +82,7 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
     for (unsigned b = 0; b < ND_SKETCH_BANDS && rc == ND_OK; b++) {
         unsigned taken = 0;
         size_t at = 0;
-        if (m) rc = memory_band(m, (uint64_t)b << 32 | sk->band[b], &mk, &nm, &cap);
+        if (m) memory_band(m, (uint64_t)b << 32 | sk->band[b], mk, &nm);
         /* the family only where the filter leaves the prefix possible */
         int seek = !m || db_band_filter_may_hold(&m->filter, b, sk->band[b]);
         if (seek && !it && (rc = st_iter_new_band(&it, db->store)) < 0) break;
@@ -113,7 +123,6 @@ int db_bands_candidates(nd_db *db, const nd_sketch *sk, nd_results *c, unsigned 
     if (m) pthread_rwlock_unlock(&m->lock);
     if (rc == ND_OK && it) rc = st_iter_status(it);
     st_iter_free(it);
-    free(mk);
     return rc;
 }
 

@@ -199,11 +199,12 @@ static int doc_of(nd_db *db, uint64_t fp, const char *key, size_t klen, const ch
     return dfp == fp ? ND_OK : ND_ENOTFOUND;
 }
 
-/* Append every document of fingerprint fp (via rev) to out, or only the
- * first (smallest key) with first. One iterator reads rev's keys and
+/* Append the documents of fingerprint fp (via rev) to out, in key order,
+ * at most most of them (0: all). One iterator reads rev's keys and
  * values at one snapshot, so they agree with each other. */
-static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, int first)
+static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, size_t most)
 {
+    size_t taken = 0;
     st_iter *it;
     uint8_t kb[8];
     int rc = ND_OK;
@@ -222,7 +223,7 @@ static int expand_docs(nd_db *db, nd_results *out, uint64_t fp, unsigned dist, i
             continue;
         }
         if (rc == ND_OK) rc = results_push(out, fp, dist, k + 8, klen - 8, score, time);
-        if (rc < 0 || first) break;
+        if (rc < 0 || ++taken == most) break;
     }
     if (rc == ND_OK) rc = st_iter_status(it);
     st_iter_free(it);
@@ -256,29 +257,43 @@ int nd_query_options_init(nd_query_options *opts, unsigned version)
     return nd_options_init(opts, sizeof *opts, version, ND_QUERY_OPTIONS_VERSION, ND_QUERY_OPTIONS_VERSION, "query");
 }
 
-int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
+/* nd_db_query's walk: flags ND_QUERY_*, per_fp the documents of one
+ * fingerprint at most (0: all; ND_QUERY_FIRST: 1). */
+static int query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, unsigned flags,
+                 size_t per_fp, size_t limit)
 {
-    nd_query_options def = ND_QUERY_OPTIONS_INIT;
     st_u64s fps = {0};
     int rc;
-    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_query: NULL argument");
-    if (!opts) opts = &def;
-    ND_RETURN_IF(opts->version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
-                 "query options: version %u unknown", opts->version);
     nd_results_clear(out);
-    int first = (opts->flags & ND_QUERY_FIRST) != 0;
+    int first = (flags & ND_QUERY_FIRST) != 0;
+    if (first) per_fp = 1;
     ND_TRY(db_match_fps(db, fp, k, first, &fps));
     for (size_t i = 0; i < fps.n; i++) {
         unsigned dist = (unsigned)__builtin_popcountll(fps.v[i] ^ fp);
-        if (opts->flags & ND_QUERY_FP_ONLY) ND_TRY(results_push(out, fps.v[i], dist, NULL, 0, 0, 0));
-        else ND_TRY(expand_docs(db, out, fps.v[i], dist, first));
+        if (flags & ND_QUERY_FP_ONLY) ND_TRY(results_push(out, fps.v[i], dist, NULL, 0, 0, 0));
+        else ND_TRY(expand_docs(db, out, fps.v[i], dist, per_fp));
         if (first && nd_results_count(out)) break;
     }
-    ND_TRY(results_finish(out, opts->limit));
+    ND_TRY(results_finish(out, limit));
 cleanup:
     st_u64s_dispose(&fps);
     if (rc < 0) nd_results_clear(out);
     return rc;
+}
+
+int nd_db_query(nd_results *out, nd_db *db, uint64_t fp, unsigned k, const nd_query_options *opts)
+{
+    nd_query_options def = ND_QUERY_OPTIONS_INIT;
+    ND_RETURN_IF(!out || !db, ND_EINVAL, "nd_db_query: NULL argument");
+    if (!opts) opts = &def;
+    ND_RETURN_IF(opts->version != ND_QUERY_OPTIONS_VERSION, ND_EINVAL,
+                 "query options: version %u unknown", opts->version);
+    return query(out, db, fp, k, opts->flags, 0, opts->limit);
+}
+
+int db_query_capped(nd_results *out, nd_db *db, uint64_t fp, unsigned k, size_t per_fp)
+{
+    return query(out, db, fp, k, 0, per_fp, 0);
 }
 
 int nd_db_get(nd_results *out, nd_db *db, const void *key, size_t key_len)

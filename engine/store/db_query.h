@@ -21,4 +21,10 @@ int db_match_fps(nd_db *db, uint64_t fp, unsigned k, int first, st_u64s *out);
  * walked forward. */
 int db_first_keys(nd_db *db, const uint64_t *fps, size_t n, nd_results *out, size_t *at);
 
+/* nd_db_query's answer (no options) with at most per_fp documents of each
+ * fingerprint, the first in key order (0: all): a resemblance check's
+ * candidates, bounded as the bands' are (ND_DB_BAND_CANDIDATES), so that
+ * m stored copies of one text cost each check per_fp reads, not m. */
+int db_query_capped(nd_results *out, nd_db *db, uint64_t fp, unsigned k, size_t per_fp);
+
 #endif /* ND_DB_QUERY_H */

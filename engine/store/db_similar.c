@@ -39,6 +39,7 @@
 
 #include "db_bands.h"
 #include "db_core.h"
+#include "db_query.h"
 #include "db_results.h"
 #include "db_similar.h"
 #include "db_txn.h"
@@ -157,7 +158,7 @@ static int similar_query(nd_results *out, nd_db *db, const nd_doc *doc, unsigned
     nd_results c = {0};
     int rc;
     nd_results_clear(out);
-    ND_TRY(nd_db_query(&c, db, doc->fp, k, NULL));
+    ND_TRY(db_query_capped(&c, db, doc->fp, k, ND_DB_BAND_CANDIDATES));
     if (fp_stored) {
         *fp_stored = 0;
         for (size_t i = 0; i < c.n; i++) *fp_stored |= c.m[i].dist == 0;
