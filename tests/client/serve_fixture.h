@@ -2,7 +2,8 @@
  * serve_fixture.h — `neardup serve` for the C client's tests: start a
  * server on a store ($NEARDUP serve DB --listen 127.0.0.1:0 ARGS...), read
  * the address it prints ("listening on URL"), stop it with SIGTERM. Its
- * stderr goes to DB.err. Shared by test_client.c and test_fleet.c.
+ * stderr goes to DB.err; ref_server_probe: whether one starts at all.
+ * Shared by test_client.c and test_fleet.c.
  */
 #ifndef ND_TEST_SERVE_FIXTURE_H
 #define ND_TEST_SERVE_FIXTURE_H
@@ -14,6 +15,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "../tmpdir.h"
+#include "client_ref.h"
 
 typedef struct served {
     pid_t pid;
@@ -83,6 +87,23 @@ static inline int serve_stop(served *s)
     waitpid(s->pid, &st, 0);
     s->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Whether a server starts here (the CLI may be built without one): 0,
+ * 77 (skip: who says so on stderr) or 1 (a failure). */
+static inline int ref_server_probe(const char *who)
+{
+    char dir[64], path[128];
+    served s;
+    nd_db *db = NULL;
+    tmpdir_make(dir);
+    snprintf(path, sizeof path, "%s/probe.nd", dir);
+    if (ref_create(&db, path, 1) != ND_OK || nd_db_close(db) != ND_OK) return 1;
+    int rc = serve_start(&s, path, NULL);
+    if (rc == 0) rc = serve_stop(&s);
+    tmpdir_remove(dir);
+    if (rc == 77) fprintf(stderr, "%s: neardup was built without the server: skipped\n", who);
+    return rc == 0 || rc == 77 ? rc : 1;
 }
 
 #endif

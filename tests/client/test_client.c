@@ -407,20 +407,8 @@ static void test_errors(void **state)
 int main(void)
 {
     /* Skip (77) when the CLI was built without the server. */
-    char dir[64], path[128];
-    served s;
-    nd_db *db = NULL;
-    tmpdir_make(dir);
-    snprintf(path, sizeof path, "%s/probe.nd", dir);
-    if (ref_create(&db, path, 1) != ND_OK || nd_db_close(db) != ND_OK) return 1;
-    int rc = serve_start(&s, path, NULL);
-    if (rc == 0) rc = serve_stop(&s);
-    tmpdir_remove(dir);
-    if (rc == 77) {
-        fprintf(stderr, "test_client: neardup was built without the server: skipped\n");
-        return 77;
-    }
-    if (rc != 0) return 1;
+    int rc = ref_server_probe("test_client");
+    if (rc != 0) return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fingerprint_calls),
         cmocka_unit_test(test_text_calls),
