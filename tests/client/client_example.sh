@@ -21,8 +21,13 @@ url=$(sed -n 's/^listening on //p' "$tmp/out")
 { echo "Retrieved on 2026-11-22 from a mirror."; cat "$texts/GPL-3"; } >"$tmp/copy"
 "$exe" "$url" "$texts/GPL-3" "$texts/Apache-2.0" "$tmp/copy" | tee "$tmp/got"
 printf '%s\n' "new $texts/GPL-3" "new $texts/Apache-2.0" "dup $tmp/copy of $texts/GPL-3" \
-    "near $tmp/copy" "near $texts/GPL-3" >"$tmp/want"
-diff "$tmp/want" "$tmp/got"
+    >"$tmp/want"
+# the two near ones as a set: both may estimate resemblance 1, and then
+# their keys (paths: where the checkout and the temporary directory lie)
+# order them
+printf '%s\n' "near $tmp/copy" "near $texts/GPL-3" | sort >>"$tmp/want"
+{ head -n 3 "$tmp/got"; tail -n +4 "$tmp/got" | sort; } >"$tmp/got.sorted"
+diff "$tmp/want" "$tmp/got.sorted"
 if "$exe" "$url" "$tmp/missing" 2>"$tmp/err2"; then exit 1; fi
 grep -q "not found" "$tmp/err2"
 kill "$spid"; wait "$spid" || { echo "serve did not stop cleanly"; exit 1; }
