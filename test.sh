@@ -40,6 +40,7 @@ if [ "${NEARDUP_TEST_QUICK:-0}" != 1 ]; then
     [ -d "$asan" ] || meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
     ninja -C "$asan" >/dev/null || { echo "test: sanitizer build failed" >&2; exit 1; }
     NEARDUP_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
         meson test -C "$asan" --print-errorlogs --no-rebuild --num-processes 2 \
         --no-suite slow --no-suite valgrind --no-suite memlimit --no-suite plain \
         --no-suite crash --no-suite mpi || status=1
