@@ -245,6 +245,16 @@ static int files_check(const char *path, const char *view, const char *before, i
     return crc;
 }
 
+/* Does msg (a failed open's) name a MANIFEST file other than the one of
+ * state view ("MANIFEST-000050 1234", kvdir_manifest_state)? */
+static int manifest_left(const char *msg, const char *view)
+{
+    const char *m = strstr(msg, "MANIFEST-");
+    if (!m || !view[0]) return 0;
+    size_t n = strspn(m + 9, "0123456789") + 9;
+    return strncmp(m, view, n) != 0 || view[n] != ' ';
+}
+
 /* A reader: a secondary of any writer, holding every file open (files the writer
  * deletes stay readable), opened afresh until its view is whole (cmp_kvdir.h)
  * and every table file of that view is there, whole (files_check). */
@@ -261,7 +271,11 @@ static int open_secondary(kv_db *db, const char *path, size_t m, const char **al
         if (rc != ND_OK && rc != ND_EIO && rc != ND_ENOTFOUND && rc != ND_ECORRUPT)
             return rc; /* not a race */
         int settled = kvdir_settled(path, before, db->view, sizeof db->view), moved = 0;
-        if (settled) rc = files_check(path, db->view, before, rc, &moved);
+        /* RocksDB read a MANIFEST that CURRENT no longer names: the
+         * writer moved on during the attempt (crash_readers met it beside
+         * a restarted writer with CURRENT the same before and after) */
+        if (rc != ND_OK && settled && manifest_left(nd_errmsg(), db->view)) moved = 1;
+        if (settled && !moved) rc = files_check(path, db->view, before, rc, &moved);
         /* A missing or unreadable file while the writer's MANIFEST stood
          * still is no race: damage (or a store gone), reported as it is. */
         if (rc != ND_OK && settled && !moved) {
