@@ -114,8 +114,8 @@ run() {
         ok
     elif [ "$fired" -eq 0 ]; then
         if [ "$rc" -eq 0 ]; then ok; else bad "$what: exit $rc without a failed call: $(tail -2 "$work/err")"; fi
-    elif [ "$rc" -eq 0 ] && ! awk '$NF == "failed" && $2 != "ftruncate" && $2 != "fallocate"' \
-            "$work/trace" | grep -q .; then
+    elif [ "$rc" -eq 0 ] && [ -z "$(awk '$NF == "failed" && $2 != "ftruncate" && $2 != "fallocate"' \
+            "$work/trace")" ]; then
         # Only trims failed: RocksDB's close giving back the space it
         # preallocated for its MANIFEST or log (ftruncate, fallocate), which
         # rocksdb_close cannot report; nothing is lost (checked below).

@@ -25,12 +25,15 @@ prefix=${bin%/bin/neardup}
 "$bin" --help > "$tmp/help"
 grep -q '^commands:' "$tmp/help"
 "$bin" --version
-readelf -d "$bin" | grep -q 'R.*PATH.*\$ORIGIN' || { echo "neardup: no \$ORIGIN rpath" >&2; exit 1; }
+# (each tool's output taken whole before grep -q, which would otherwise
+# stop early, kill the tool by SIGPIPE and fail the pipeline: pipefail)
+grep -q 'R.*PATH.*\$ORIGIN' <<< "$(readelf -d "$bin")" || { echo "neardup: no \$ORIGIN rpath" >&2; exit 1; }
 if [ -x "$prefix/bin/neardup-mpi" ]; then
     # (Open MPI leaks by design: no leak check under ASan, as in the mpi suite)
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-        "$prefix/bin/neardup-mpi" --help | grep -q 'neardup-mpi'
+        "$prefix/bin/neardup-mpi" --help > "$tmp/mpi-help"
+    grep -q 'neardup-mpi' "$tmp/mpi-help"
 fi
 
 # where docs/c-api.md says they land
@@ -65,7 +68,7 @@ case " $static " in *" -lstdc++ "*) ;; *) echo "no -lstdc++ in Libs.private: $st
 [ -f "$libdir/libneardup.a" ] || { echo "no libneardup.a in $libdir" >&2; exit 1; }
 # shellcheck disable=SC2086
 cc "${san[@]}" -o "$tmp/example_static" "$src/tests/readme_example.c" $cflags ${static/-lneardup/-l:libneardup.a}
-if ldd "$tmp/example_static" | grep -q libneardup; then
+if grep -q libneardup <<< "$(ldd "$tmp/example_static")"; then
     echo "the static example still links libneardup.so" >&2; exit 1
 fi
 bash "$src/tests/readme_example.sh" "$tmp/example_static" "$src/tests/data/texts"
@@ -86,9 +89,10 @@ else
     # shellcheck disable=SC2086
     cc "${san[@]}" -std=c11 -Wall -Wextra -Werror -o "$tmp/client" "$src/tests/install/client_install.c" \
         $ccflags -Wl,-rpath,"$libdir"
-    ldd "$tmp/client" | grep -q "$libdir/libneardup-client.so" ||
-        { echo "the client program does not link the installed libneardup-client" >&2; ldd "$tmp/client" >&2; exit 1; }
-    if ldd "$tmp/client" | grep -q 'libneardup\.so'; then
+    linked=$(ldd "$tmp/client")
+    grep -q "$libdir/libneardup-client.so" <<< "$linked" ||
+        { echo "the client program does not link the installed libneardup-client" >&2; echo "$linked" >&2; exit 1; }
+    if grep -q 'libneardup\.so' <<< "$linked"; then
         echo "the client program links libneardup" >&2; exit 1
     fi
     # port 1 on loopback: nothing listens, the connection is refused
