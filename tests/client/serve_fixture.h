@@ -98,11 +98,16 @@ static inline int ref_server_probe(const char *who)
     nd_db *db = NULL;
     tmpdir_make(dir);
     snprintf(path, sizeof path, "%s/probe.nd", dir);
-    if (ref_create(&db, path, 1) != ND_OK || nd_db_close(db) != ND_OK) return 1;
-    int rc = serve_start(&s, path, NULL);
-    if (rc == 0) rc = serve_stop(&s);
+    if (ref_create(&db, path, 1) != ND_OK || nd_db_close(db) != ND_OK) {
+        fprintf(stderr, "%s: the probe's store: %s\n", who, nd_errmsg());
+        return 1;
+    }
+    int rc = serve_start(&s, path, NULL), stop = 0;
+    if (rc == 0) stop = serve_stop(&s);
     tmpdir_remove(dir);
     if (rc == 77) fprintf(stderr, "%s: neardup was built without the server: skipped\n", who);
+    if (rc == 0 && stop != 0) /* it started: the server is there */
+        fprintf(stderr, "%s: note: the probe's server stopped with status %d\n", who, stop);
     return rc == 0 || rc == 77 ? rc : 1;
 }
 
