@@ -143,7 +143,29 @@ def _doc_json(rec: Any, html: bool, index: int) -> dict[str, Any]:
     return out
 
 
-class Client:
+class _Queries:
+    """query and query_text over a _query(body, k, limit) of the class's
+    own: one store's (Client) or every shard's, merged (Fleet)."""
+
+    def _query(self, body: dict[str, Any], k: Optional[int], limit: Optional[int]) -> list[Match]:
+        raise NotImplementedError
+
+    def query(self, fingerprint: int, k: Optional[int] = None,
+              limit: Optional[int] = None) -> list[Match]:
+        """POST /v1/query by fingerprint: the stored documents within k, the
+        closest first -- at most limit of them, the server's default (100)
+        without one, 0 the server's maximum (its --max-batch)."""
+        return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
+
+    def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,
+                   html: bool = False) -> list[Match]:
+        body: dict[str, Any] = {"text": text}
+        if html:
+            body["html"] = True
+        return self._query(body, k, limit)
+
+
+class Client(_Queries):
     """A `neardup serve` server, with the method names of Database."""
 
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 30.0, *,
@@ -296,20 +318,6 @@ class Client:
     def delete(self, key: Key, /) -> None:
         """DELETE /v1/documents/KEY; NotFoundError when it is not stored."""
         self._call("DELETE", "/v1/documents/" + urllib.parse.quote(_key(key), safe=""))
-
-    def query(self, fingerprint: int, k: Optional[int] = None,
-              limit: Optional[int] = None) -> list[Match]:
-        """POST /v1/query by fingerprint: the stored documents within k, the
-        closest first -- at most limit of them, the server's default (100)
-        without one, 0 the server's maximum (its --max-batch)."""
-        return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
-
-    def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,
-                   html: bool = False) -> list[Match]:
-        body: dict[str, Any] = {"text": text}
-        if html:
-            body["html"] = True
-        return self._query(body, k, limit)
 
     def _query(self, body: dict[str, Any], k: Optional[int], limit: Optional[int]) -> list[Match]:
         """POST /v1/query with body, k and limit: the matches."""

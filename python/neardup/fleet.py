@@ -38,7 +38,7 @@ import concurrent.futures
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from . import BatchMatch, Document, Error, Match
-from .client import Client, Key, Time, _doc_json, _hex, _match
+from .client import Client, Key, Time, _Queries, _doc_json, _hex, _match
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ def _best(matches: Iterable[Optional[dict[str, Any]]]) -> Optional[dict[str, Any
     return min(found, key=_order) if found else None
 
 
-class Fleet:
+class Fleet(_Queries):
     """S `neardup serve --shard I` servers as one store, with the method
     names of Client."""
 
@@ -239,18 +239,6 @@ class Fleet:
         if limit:
             merged = merged[:limit]
         return [m for m in map(_match, merged) if m is not None]
-
-    def query(self, fingerprint: int, k: Optional[int] = None,
-              limit: Optional[int] = None) -> list[Match]:
-        """Every stored document within k of every shard, closest first."""
-        return self._query({"fingerprint": _hex(fingerprint)}, k, limit)
-
-    def query_text(self, text: str, k: Optional[int] = None, limit: Optional[int] = None, *,
-                   html: bool = False) -> list[Match]:
-        body: dict[str, Any] = {"text": text}
-        if html:
-            body["html"] = True
-        return self._query(body, k, limit)
 
     # ---- batches -----------------------------------------------------------
     def batch(self, documents: Iterable[Any], k: Optional[int] = None, add: bool = False, *,
