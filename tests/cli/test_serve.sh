@@ -8,6 +8,8 @@
 # and a build with the server.
 # $SRC_ROOT: the source tree.
 
+. "$(dirname "$src")/examples_lib.sh"
+
 if ! command -v curl >/dev/null; then
     check "curl is installed (setup.sh installs it)" 0 -eq 1
     return 0
@@ -56,23 +58,8 @@ awk 'FNR == 1 { fleet = 0 } /^## / { fleet = /^## A fleet/ }
      /^```console$/ && !fleet { inb = 1; next } /^```$/ { inb = 0 } inb' \
     "$SRC_ROOT/README.md" "$SRC_ROOT/docs/server.md" >examples.txt
 check "the docs hold curl examples" "$(grep -c '^\$ curl' examples.txt)" -ge 8
-cmd="" want=""
-flush_example() {
-    [ -n "$cmd" ] || return 0
-    run bash -c "${cmd//http:\/\/127.0.0.1:7340/$URL}"
-    if [ "$out" == "$want" ]; then _pass; else _fail "example: $cmd
-  got:  [$out]
-  want: [$want]"; fi
-}
-while IFS= read -r line; do
-    if [ "${line:0:2}" == "\$ " ]; then
-        flush_example
-        cmd=${line:2} want=""
-    else
-        want=${want:+$want$'\n'}$line
-    fi
-done <examples.txt
-flush_example
+examples_url() { printf '%s' "${1//http:\/\/127.0.0.1:7340/$URL}"; }
+run_examples examples.txt
 stop
 check "SIGTERM exits 0" "$scode" -eq 0
 expect_exit 0 "$ND" get crawl.nd news/1

@@ -9,6 +9,8 @@
 # and a build with the server (skipped, 77, without them).
 # $SRC_ROOT: the source tree.
 
+. "$(dirname "$src")/examples_lib.sh"
+
 if ! command -v curl >/dev/null; then
     check "curl is installed (setup.sh installs it)" 0 -eq 1
     return 0
@@ -47,24 +49,11 @@ check "the fleet section holds curl examples" "$(grep -c '^\$ curl' examples.txt
 for what in '/healthz' '/v1/check' 'wrong_shard' '"stored":true'; do
     check "the examples show $what" -n "$(grep -F -- "$what" examples.txt)"
 done
-cmd="" want=""
-flush_example() {
-    [ -n "$cmd" ] || return 0
-    local c=${cmd//http:\/\/127.0.0.1:7341/$URL0}
-    run bash -c "${c//http:\/\/127.0.0.1:7342/$URL1}"
-    if [ "$out" == "$want" ]; then _pass; else _fail "example: $cmd
-  got:  [$out]
-  want: [$want]"; fi
+examples_url() {
+    local c=${1//http:\/\/127.0.0.1:7341/$URL0}
+    printf '%s' "${c//http:\/\/127.0.0.1:7342/$URL1}"
 }
-while IFS= read -r line; do
-    if [ "${line:0:2}" == "\$ " ]; then
-        flush_example
-        cmd=${line:2} want=""
-    else
-        want=${want:+$want$'\n'}$line
-    fi
-done <examples.txt
-flush_example
+run_examples examples.txt
 # the refused write has its status, not only its body
 check "421 for a key of the other shard" "$(curl -s -o /dev/null -w '%{http_code}' \
     -d '{"key":"news/1","fingerprint":"0000000000000001"}' "$URL1/v1/add")" = 421
