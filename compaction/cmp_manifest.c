@@ -77,6 +77,7 @@ typedef struct mf_set {
         uint32_t id;
         int live;
         uint64_t log;
+        char name[32]; /* as added ("" the default family, or longer) */
     } fam[MF_FAMILIES]; /* the default family (0) and those added */
     size_t nfam;
     int too_many; /* more families than fam holds: no log check */
@@ -182,6 +183,8 @@ static int skip_bytes(cur *c)
 typedef struct edit {
     uint32_t cf;
     int add, drop;
+    const uint8_t *name; /* the family added */
+    uint32_t name_len;
     int has_log;
     uint64_t log; /* the family's first log holding writes not in its files */
     int atomic;        /* part of an atomic group */
@@ -200,7 +203,8 @@ static int walk(const uint8_t *rec, size_t len, int pass, edit *e, mf_set *s, in
         switch (tag) {
         case T_FAMILY_ADD:
             e->add = 1;
-            /* fall through */
+            if (!bytes(&c, &e->name, &e->name_len)) return 0;
+            break;
         case T_COMPARATOR:
             if (!skip_bytes(&c)) return 0;
             break;
@@ -278,7 +282,10 @@ static int apply(const uint8_t *rec, size_t len, mf_set *s, int *rc)
     if (e.add && !f) {
         if (s->nfam == MF_FAMILIES) s->too_many = 1;
         else f = &s->fam[s->nfam++];
-        if (f) *f = (struct mf_family){.id = e.cf, .live = 1};
+        if (f) {
+            *f = (struct mf_family){.id = e.cf, .live = 1};
+            if (e.name_len < sizeof f->name) memcpy(f->name, e.name, e.name_len);
+        }
     }
     if (e.drop) {
         if (f) f->live = 0;
@@ -599,4 +606,31 @@ int cmp_manifest_restore(const char *path, const char *const *saved, size_t n)
     free(s.v);
     free(s.slot);
     return rc == ND_ECORRUPT ? restored : rc < 0 ? rc : restored;
+}
+
+int cmp_manifest_family_of(const char *path, const char *file, char *out, size_t cap)
+{
+    char name[KVDIR_STATE_MAX];
+    mf_set s = {0};
+    int known, read, found = 0;
+    unsigned long long number;
+    int end = 0;
+    *out = '\0';
+    int rc = load(path, NULL, &s, name, &known, &read);
+    if (rc == ND_ECORRUPT) { /* what was read before the damaged record */
+        nd_err_clear();
+        rc = ND_OK;
+    }
+    if (rc == ND_OK && read && s.nslot && sscanf(file, "%llu.sst%n", &number, &end) == 1 &&
+        file[end] == '\0') {
+        uint32_t slot = s.slot[slot_of(&s, number)];
+        struct mf_family *f = slot && s.v[slot - 1].live ? family(&s, s.v[slot - 1].cf) : NULL;
+        if (f && f->name[0] && strlen(f->name) < cap) {
+            snprintf(out, cap, "%s", f->name);
+            found = 1;
+        }
+    }
+    free(s.v);
+    free(s.slot);
+    return rc < 0 ? rc : found;
 }

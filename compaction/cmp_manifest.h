@@ -55,4 +55,11 @@ int cmp_manifest_unnamed(const char *path, char **out, size_t *len);
  * ND_ENOMEM or ND_EIO. */
 int cmp_manifest_restore(const char *path, const char *const *saved, size_t n);
 
+/* The family the MANIFEST CURRENT names (read as far as its records
+ * pass their checksums) gives the live table file file (NNNNNN.sst),
+ * into out (cap bytes): for a repair, of a file RocksDB cannot open.
+ * @return 1 found; 0 not (no MANIFEST, the file not live in it, a name
+ * longer than cap); ND_ENOMEM, ND_EIO. */
+int cmp_manifest_family_of(const char *path, const char *file, char *out, size_t cap);
+
 #endif

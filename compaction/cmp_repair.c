@@ -235,6 +235,26 @@ static int docs_like(const cmp_sst_info *i)
            i->key_bytes != (TBL_KEY_LEN + 8) * i->entries;
 }
 
+/* A table file name lost entries: of which family, as the manifest
+ * said (or, RocksDB could not open the store with it, as our own reading
+ * of the MANIFEST says); a file of no known family may be anything, so
+ * it counts as naming documents. The counters record is not to be
+ * believed when only the meta family lost some (an older record comes
+ * back). */
+static void note_loss(repair_state *s, const char *name)
+{
+    repair_file *r = find_file(s, name);
+    char fam[32] = "";
+    int cf = -1;
+    uint64_t gen;
+    if (r && r->family) snprintf(fam, sizeof fam, "%s", r->family);
+    else if (cmp_manifest_family_of(s->path, name, fam, sizeof fam) < 0) nd_err_clear();
+    if (fam[0] && (cf = cmp_family_fixed(fam)) < 0 && !cmp_family_parse(fam, &cf, &gen)) cf = -1;
+    if (cf == ST_CF_META) s->info.meta_lost = 1;
+    else if (cf < 0 || cf == ST_CF_DOCS || cf == ST_CF_REV || cf == ST_CF_SKETCH)
+        s->info.named_lost = 1;
+}
+
 /* Step 3 for the table file name: mended if partly damaged, held if it
  * was ingested whole into a family the manifest named. */
 static int check_file(repair_state *s, const char *name)
@@ -257,6 +277,7 @@ static int check_file(repair_state *s, const char *name)
      * such a file is damage) */
     if (!ok || ok == CMP_SST_DAMAGED || info.bad_blocks || info.bad_filter)
         ND_TRY(note(&s->bad, &s->badlen, &s->badcap, name));
+    if (!ok || ok == CMP_SST_DAMAGED || info.bad_blocks) note_loss(s, name);
     if (!ok) goto cleanup;
     if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
         snprintf(lost, len, "%s/lost/%s", s->path, name);

@@ -25,6 +25,12 @@ typedef struct st_repair_info {
                                    * ST_SYNCED_NO_DOCS (none recorded) */
     uint64_t synced_seq;          /* that write's sequence number: a store
                                    * salvaged to it or beyond lost none of it */
+    unsigned meta_lost;           /* a table file of the meta family lost
+                                   * entries: its counters record may be an
+                                   * older one */
+    unsigned named_lost;          /* a table file of the documents, reverse
+                                   * or sketch family (or of a family the
+                                   * manifest did not say) lost entries */
     /* What the repair left in path/lost/, told apart (lost_sort): */
     unsigned lost_damaged;        /* set aside as damage: table files found
                                    * damaged or unreadable (the originals of
