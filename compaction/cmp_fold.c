@@ -1,7 +1,7 @@
 /*
  * cmp_fold.c — merging sorted values into a table's runs: the fold of
  * fresh entries (compaction) and the bulk merge of an import; and the
- * removal of one value, its run rewritten without it.
+ * removal of values, each run rewritten once without those it held.
  *
  * merge_runs() is the one algorithm. For the smallest value x not yet
  * placed it finds the first run whose tail is >= x (one forward seek in
@@ -560,52 +560,86 @@ cleanup:
     return rc;
 }
 
-/* ---- removal: a run rewritten without one value ------------------------ */
+/* ---- removal: each run rewritten once without the values it held ------- */
 
-int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
+/* Remove the values of vals[*at..n) that the run of tail (its value val,
+ * read from the table) holds, up to that tail: the run is rewritten once without
+ * them, re-keyed when its tail goes. *at moves past them. */
+static int run_remove_group(st_batch *b, cmp_codec *c, unsigned t, uint64_t tail,
+                            const char *val, size_t vlen, uint64_t *buf, const uint64_t *vals,
+                            size_t n, size_t *at)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    size_t len;
+    ND_FORWARD(tbl_decode_run(c, buf, &len, t, tail, 0, val, vlen));
+    size_t end = *at, i = *at, kept = 0;
+    while (end < n && vals[end] <= tail) end++;
+    for (size_t j = 0; j < len; j++) {
+        if (i < end && vals[i] == buf[j]) i++;
+        else if (i < end && vals[i] < buf[j]) break; /* not in the run */
+        else buf[kept++] = buf[j];
+    }
+    if (i < end)
+        return nd_err_set(ND_ENOTFOUND, "table %u: %016llx not stored", t,
+                          (unsigned long long)vals[i]);
+    *at = end;
+    if (kept == len) return ND_OK;
+    if (kept == 0 || buf[kept - 1] != tail) { /* the tail goes: the run moves to a new key */
+        tbl_key(kb, TBL_RUN, tail);
+        ND_FORWARD(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
+    }
+    tbl_out o = {.b = b, .t = t};
+    return kept ? tbl_put_run(&o, c, buf, kept) : ND_OK;
+}
+
+int st_table_remove_many(st_store *s, st_batch *b, unsigned t, uint64_t *vals, size_t n)
 {
     uint8_t kb[TBL_KEY_LEN];
     st_iter *it = NULL;
     cmp_codec *c = NULL;
-    uint64_t *vals = NULL, tail;
+    uint64_t *buf = NULL, tail;
     char *fv = NULL;
-    size_t flen, vlen, n;
-    int rc;
-    /* A fresh entry: delete its key. */
-    tbl_key(kb, TBL_FRESH, pfp);
-    rc = st_batch_get(s, b, ST_CF_TABLE(t), kb, sizeof kb, &fv, &flen);
-    free(fv);
-    if (rc == ND_OK) return st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb);
-    ND_FORWARD(rc == ND_ENOTFOUND ? ND_OK : rc);
-    /* Else the run covering it, read through the batch (earlier changes
-     * of the same batch are seen), rewritten without it. */
-    ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
-    tbl_key(kb, TBL_RUN, pfp);
-    st_iter_seek(it, kb, sizeof kb); /* the first run whose tail is >= pfp */
+    size_t flen, vlen, runs = 0;
+    int rc = ND_OK;
+    /* Fresh entries: their keys deleted; the others wait for their runs. */
+    for (size_t i = 0; i < n; i++) {
+        tbl_key(kb, TBL_FRESH, vals[i]);
+        rc = st_batch_get(s, b, ST_CF_TABLE(t), kb, sizeof kb, &fv, &flen);
+        free(fv);
+        fv = NULL;
+        if (rc == ND_OK) ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
+        else if (rc == ND_ENOTFOUND) vals[runs++] = vals[i];
+        else goto cleanup;
+    }
     rc = ND_OK;
-    if (!st_iter_table_key(it, TBL_RUN, t, &tail, &rc)) {
-        ND_TRY(rc);
-        ND_TRY(st_iter_status(it));
-        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
+    if (runs == 0) goto cleanup;
+    buf = malloc(CMP_RUN_MAX * sizeof *buf);
+    if (!buf || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
+    /* Then each run holding some, read through the batch (a fresh
+     * iterator each: the batch changed), in ascending order: a rewritten
+     * run keeps below the values still to come. */
+    for (size_t at = 0; at < runs;) {
+        ND_TRY(st_iter_new(&it, s, ST_CF_TABLE(t), b, 1));
+        tbl_key(kb, TBL_RUN, vals[at]);
+        st_iter_seek(it, kb, sizeof kb); /* the first run whose tail is >= vals[at] */
+        if (!st_iter_table_key(it, TBL_RUN, t, &tail, &rc)) {
+            ND_TRY(rc);
+            ND_TRY(st_iter_status(it));
+            ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)vals[at]);
+        }
+        const char *val = st_iter_value(it, &vlen);
+        ND_TRY(run_remove_group(b, c, t, tail, val, vlen, buf, vals, runs, &at));
+        st_iter_free(it);
+        it = NULL;
     }
-    const char *val = st_iter_value(it, &vlen);
-    vals = malloc(CMP_RUN_MAX * sizeof *vals);
-    if (!vals || cmp_codec_new(&c) < 0) ND_FAIL(ND_ENOMEM, "storage: out of memory");
-    ND_TRY(tbl_decode_run(c, vals, &n, t, tail, 0, val, vlen));
-    size_t lo = st_u64_lower_bound(vals, n, pfp);
-    if (lo == n || vals[lo] != pfp)
-        ND_FAIL(ND_ENOTFOUND, "table %u: %016llx not stored", t, (unsigned long long)pfp);
-    memmove(vals + lo, vals + lo + 1, (n - lo - 1) * sizeof *vals);
-    n--;
-    if (lo == n) { /* the tail goes: the run moves to a new key */
-        tbl_key(kb, TBL_RUN, tail);
-        ND_TRY(st_batch_delete(b, ST_CF_TABLE(t), kb, sizeof kb));
-    }
-    tbl_out o = {.b = b, .t = t};
-    rc = n ? tbl_put_run(&o, c, vals, n) : ND_OK;
 cleanup:
     st_iter_free(it);
     cmp_codec_free(c);
-    free(vals);
+    free(buf);
     return rc;
+}
+
+int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp)
+{
+    return st_table_remove_many(s, b, t, &pfp, 1);
 }

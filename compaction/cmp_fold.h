@@ -65,5 +65,10 @@ int st_table_refold(st_store *s, unsigned t, unsigned run_size, st_lock_fn lock,
  * the run holding it (re-keyed when the tail goes). ND_ENOTFOUND if absent;
  * ND_ECORRUPT if the run does not decode. */
 int st_table_remove(st_store *s, st_batch *b, unsigned t, uint64_t pfp);
+/* Remove vals[0..n) (ascending, distinct; the array is overwritten) from
+ * table t in batch b, as st_table_remove does each, with each run that
+ * holds some read and rewritten once. ND_ENOTFOUND if one is absent (the
+ * batch then holds part of the removal: the caller drops it). */
+int st_table_remove_many(st_store *s, st_batch *b, unsigned t, uint64_t *vals, size_t n);
 
 #endif /* CMP_FOLD_H */

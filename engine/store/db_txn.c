@@ -22,12 +22,18 @@
  * rev (fp || key -> score, time), every table (the permuted fp, once per
  * fingerprint) and the counters; in a resemblance store two more: sketch
  * (key -> its sketch and band keys) and band (one entry per band key:
- * band || band key || key). doc_put and doc_unlink are the one place
- * where a document's per-family entries are written and removed, so the
- * sketch and band entries join the document's atomic write: a replacement
+ * band || band key || key). doc_put and doc_drop are the one place
+ * where a document's per-family entries are written and removed, and
+ * unlink_fps the one where fingerprints leave the tables, so the sketch
+ * and band entries join the document's atomic write: a replacement
  * (whatever its fingerprint), a deletion or an expiry first reads the old
  * sketch value and deletes its band entries and the sketch (sketch_drop),
  * then a put writes the new ones. A refresh of score and time keeps them.
+ * A group deletion (db_txn_stage_delete_many, for nd_db_expire) drops its
+ * documents first and then unlinks their fingerprints together: one rev
+ * seek a fingerprint, and each table run that loses values rewritten
+ * once (st_table_remove_many) instead of once a value (an expiry of 10%
+ * of a 1M store: 28.7 s -> 7.5 s).
  *
  * A fingerprint enters the tables with its first document and leaves with
  * its last; "does fp still have documents?" is a prefix probe of rev.
@@ -64,6 +70,7 @@
 #include "db_txn.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "sort.h"
 
 /* ---- a document's entries --------------------------------------------- */
 
@@ -102,18 +109,6 @@ static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
     return ND_OK;
 }
 
-static int tables_remove(nd_db *db, st_batch *b, uint64_t fp)
-{
-    for (unsigned t = 0; t < db->plan.info.tables; t++) {
-        int rc = st_table_remove(db->store, b, t, nd_perm_apply(&db->plan.table[t], fp));
-        if (rc == ND_ENOTFOUND)
-            return nd_err_set(ND_ECORRUPT, "table %u lacks fingerprint %016llx that rev holds", t,
-                              (unsigned long long)fp);
-        ND_FORWARD(rc);
-    }
-    return ND_OK;
-}
-
 /* Stage the deletion of key's sketch and its band entries (a resemblance
  * store), read through the batch: a key staged twice in one transaction
  * drops the first staging's. A document without a sketch (a damaged
@@ -147,31 +142,69 @@ static int sketch_put(db_txn *t, const void *key, size_t klen, const nd_sketch *
     return db_bands_stage_put(t->db, b, &t->bands, key, klen, sk);
 }
 
-/* Unlink key from fingerprint old (rev entry; the tables if it was the
- * last) and, in a resemblance store, drop its sketch and band entries.
- * Removing old from the tables reads them through the batch, and old may
- * be among the entries deferred so far: they are staged first. A logged
- * old (its entries wait in the mirror, perhaps staged since) leaves the
- * log in the same batch (db_mirrored_stage_remove): no flush. */
-static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
+/* Stage the deletion of key's rev entry under fp and, in a resemblance
+ * store, of its sketch and band entries: what a document leaves behind
+ * but its docs entry and its fingerprint's table entries (unlink_fps). */
+static int doc_drop(db_txn *t, uint64_t fp, const void *key, size_t klen)
+{
+    uint8_t *rk = NULL;
+    if (t->db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
+    ND_FORWARD(rev_key(&rk, fp, key, klen));
+    int rc = st_batch_delete(t->b, ST_CF_REV, rk, 8 + klen);
+    free(rk);
+    return rc;
+}
+
+/* Unlink the fingerprints fps[0..n) (ascending, repeats allowed) whose
+ * rev entries the batch deletes: each one left with none (one seek of
+ * rev through the batch a fingerprint) leaves the tables, each run
+ * rewritten once a table (st_table_remove_many, reading through the
+ * batch: the entries deferred so far are staged first), or, logged (its
+ * entries wait in the mirror, perhaps staged since), the log in the same
+ * batch (db_mirrored_stage_remove): no flush. tmp: 2n scratch values. */
+static int unlink_fps(db_txn *t, uint64_t *fps, uint64_t *tmp, size_t n)
 {
     nd_db *db = t->db;
-    st_batch *b = t->b;
-    uint8_t *rk = NULL;
-    int has;
-    if (db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
-    ND_FORWARD(rev_key(&rk, old, key, klen));
-    int rc = st_batch_delete(b, ST_CF_REV, rk, 8 + klen);
-    free(rk);
-    ND_FORWARD(rc);
-    ND_FORWARD(fp_has_docs(db, b, old, &has));
-    if (!has) {
-        ND_FORWARD(db_stage_deferred(db, b, &t->defer));
-        if (db_mirrored_waits(db, old)) ND_FORWARD(db_mirrored_stage_remove(db, b, old, &t->gone));
-        else ND_FORWARD(tables_remove(db, b, old));
-        t->fps--;
+    st_iter *it = NULL;
+    uint8_t kb[8];
+    size_t gone = 0, tabled = 0;
+    int rc;
+    ND_TRY(st_iter_new(&it, db->store, ST_CF_REV, t->b, 1));
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && fps[i] == fps[i - 1]) continue;
+        nd_store_be64(kb, fps[i]);
+        st_iter_seek(it, kb, 8);
+        size_t klen = 0;
+        const char *k = st_iter_valid(it) ? st_iter_key(it, &klen) : NULL;
+        if (!(k && klen >= 8 && memcmp(k, kb, 8) == 0)) fps[gone++] = fps[i];
     }
-    return ND_OK;
+    ND_TRY(st_iter_status(it));
+    t->fps -= gone;
+    if (gone) ND_TRY(db_stage_deferred(db, t->b, &t->defer));
+    for (size_t i = 0; i < gone; i++) {
+        if (db_mirrored_waits(db, fps[i])) ND_TRY(db_mirrored_stage_remove(db, t->b, fps[i], &t->gone));
+        else fps[tabled++] = fps[i];
+    }
+    for (unsigned tb = 0; tabled && tb < db->plan.info.tables; tb++) {
+        for (size_t i = 0; i < tabled; i++) tmp[i] = nd_perm_apply(&db->plan.table[tb], fps[i]);
+        sort_u64(tmp, tmp + tabled, tabled);
+        rc = st_table_remove_many(db->store, t->b, tb, tmp, tabled);
+        if (rc == ND_ENOTFOUND)
+            rc = nd_err_wrap(ND_ECORRUPT, "table %u lacks a fingerprint that rev holds", tb);
+        ND_TRY(rc);
+    }
+cleanup:
+    st_iter_free(it);
+    return rc;
+}
+
+/* Unlink key from fingerprint old (rev entry; the tables if it was the
+ * last) and, in a resemblance store, drop its sketch and band entries. */
+static int doc_unlink(db_txn *t, uint64_t old, const void *key, size_t klen)
+{
+    uint64_t fp = old, tmp[2];
+    ND_FORWARD(doc_drop(t, old, key, klen));
+    return unlink_fps(t, &fp, tmp, 1);
 }
 
 /* Put key's docs entry and its rev entry under fp, both with score and
@@ -255,21 +288,47 @@ int db_txn_stage_refresh(db_txn *t, const void *key, size_t klen, uint64_t fp, d
 
 int db_txn_stage_delete(db_txn *t, const void *key, size_t klen)
 {
+    const char *k = key;
+    size_t got;
+    ND_FORWARD(db_txn_stage_delete_many(t, &k, &klen, 1, NULL, &got));
+    return got ? ND_OK : nd_err_set(ND_ENOTFOUND, "no document with this key");
+}
+
+int db_txn_stage_delete_many(db_txn *t, const char *const *keys, const size_t *lens, size_t n,
+                             const int64_t *before, size_t *deleted)
+{
     nd_db *db = t->db;
     st_batch *b = t->b;
+    uint64_t *fps = malloc((3 * n + 1) * sizeof *fps); /* fps, then scratch of 2n */
     char *old = NULL;
-    size_t olen;
-    uint64_t oldfp;
-    int rc = st_batch_get(db->store, b, ST_CF_DOCS, key, klen, &old, &olen);
-    if (rc == ND_ENOTFOUND) return nd_err_set(ND_ENOTFOUND, "no document with this key");
-    ND_FORWARD(rc);
-    rc = db_doc_decode(old, olen, &oldfp, NULL, NULL);
-    free(old);
-    ND_FORWARD(rc);
-    ND_FORWARD(st_batch_delete(b, ST_CF_DOCS, key, klen));
-    ND_FORWARD(doc_unlink(t, oldfp, key, klen));
-    t->docs--;
-    return ND_OK;
+    size_t olen, m = 0;
+    int rc = fps ? ND_OK : nd_err_set(ND_ENOMEM, "out of memory deleting %zu documents", n);
+    *deleted = 0;
+    for (size_t i = 0; rc == ND_OK && i < n; i++) {
+        uint64_t fp;
+        int64_t time;
+        rc = st_batch_get(db->store, b, ST_CF_DOCS, keys[i], lens[i], &old, &olen);
+        if (rc == ND_ENOTFOUND) { /* deleted meanwhile */
+            nd_err_clear();
+            rc = ND_OK;
+            continue;
+        }
+        if (rc == ND_OK) rc = db_doc_decode(old, olen, &fp, NULL, &time);
+        free(old);
+        old = NULL;
+        if (rc < 0 || (before && !db_doc_expired(time, *before))) continue;
+        ND_TRY(st_batch_delete(b, ST_CF_DOCS, keys[i], lens[i]));
+        ND_TRY(doc_drop(t, fp, keys[i], lens[i]));
+        fps[m++] = fp;
+    }
+    ND_TRY(rc);
+    sort_u64(fps, fps + m, m);
+    ND_TRY(unlink_fps(t, fps, fps + m, m));
+    t->docs -= m;
+    *deleted = m;
+cleanup:
+    free(fps);
+    return rc;
 }
 
 void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps)

@@ -68,6 +68,16 @@ int db_txn_stage_refresh(db_txn *t, const void *key, size_t klen, uint64_t fp, d
 /* Stage deleting the document key (its sketch and band entries with it):
  * ND_ENOTFOUND when there is none. */
 int db_txn_stage_delete(db_txn *t, const void *key, size_t klen);
+/* Stage deleting the documents keys[0..n) (lengths lens; distinct) at
+ * once, as db_txn_stage_delete does each, skipping those not stored and,
+ * with before non-NULL, those last seen at or after *before (refreshed
+ * since the caller chose them): each fingerprint's rev prefix is probed
+ * once and each table run that loses values is rewritten once, so a
+ * large group costs far less than n single deletions. *deleted = the
+ * documents staged. On an error the batch holds part of it: end the
+ * transaction. */
+int db_txn_stage_delete_many(db_txn *t, const char *const *keys, const size_t *lens, size_t n,
+                             const int64_t *before, size_t *deleted);
 /* Count documents and fingerprints a bulk caller staged into t->b itself
  * (or into the generation the batch switches to). */
 void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps);
