@@ -828,7 +828,10 @@ int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload);
 int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
                           nd_repair_report *out);
 
-/** Delete every document whose last-seen time is < before.
+/** Delete every document whose last-seen time is < before, in atomic
+ *  groups of documents (each deleted whole or kept, a crash or a stop
+ *  between groups); a document refreshed to a later time while the call
+ *  runs is kept.
  *  @param out_deleted  number deleted, also when a later step failed (may
  *                      be NULL)
  *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT;
