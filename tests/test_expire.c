@@ -29,6 +29,7 @@
 #include "db_txn.h"
 #include "neardup.h"
 #include "oracle.h"
+#include "sort.h"
 
 #define OLD 100   /* last-seen time of the documents that expire */
 #define NEW 5000  /* and of those that stay */
@@ -80,11 +81,8 @@ static void check_counts(nd_db *db, const doc *docs, size_t n)
     uint64_t *fps = malloc(n * sizeof *fps), want_docs = 0, want_fps = 0, got_docs, got_fps;
     for (size_t i = 0; i < n; i++)
         if (docs[i].time >= BEFORE) fps[want_docs++] = docs[i].fp;
-    for (size_t i = 0; i < want_docs; i++) {
-        size_t j = 0;
-        while (j < i && fps[j] != fps[i]) j++;
-        want_fps += j == i;
-    }
+    qsort(fps, want_docs, sizeof *fps, sort_cmp_u64);
+    for (size_t i = 0; i < want_docs; i++) want_fps += i == 0 || fps[i] != fps[i - 1];
     assert_int_equal(nd_db_counts(&got_docs, &got_fps, db), ND_OK);
     assert_int_equal(got_docs, want_docs);
     assert_int_equal(got_fps, want_fps);

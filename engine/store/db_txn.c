@@ -33,7 +33,7 @@
  * documents first and then unlinks their fingerprints together: one rev
  * seek a fingerprint, and each table run that loses values rewritten
  * once (st_table_remove_many) instead of once a value (an expiry of 10%
- * of a 1M store: 28.7 s -> 7.5 s).
+ * of a 1M store: 11.1 s -> 3.7 s, bench/results/2026-12-02-expire.md).
  *
  * A fingerprint enters the tables with its first document and leaves with
  * its last; "does fp still have documents?" is a prefix probe of rev.
@@ -74,20 +74,24 @@
 
 /* ---- a document's entries --------------------------------------------- */
 
+/* Does the rev iterator it hold an entry starting with BE64(fp)? (It is
+ * left there: ascending fingerprints step forward.) */
+static int rev_holds(st_iter *it, uint64_t fp)
+{
+    uint8_t kb[8];
+    size_t klen = 0;
+    nd_store_be64(kb, fp);
+    st_iter_seek(it, kb, 8);
+    const char *k = st_iter_valid(it) ? st_iter_key(it, &klen) : NULL;
+    return k && klen >= 8 && memcmp(k, kb, 8) == 0;
+}
+
 /* Does any rev entry (batch included) start with BE64(fp)? */
 static int fp_has_docs(nd_db *db, st_batch *b, uint64_t fp, int *out)
 {
     st_iter *it;
-    uint8_t kb[8];
     ND_FORWARD(st_iter_new(&it, db->store, ST_CF_REV, b, 1));
-    nd_store_be64(kb, fp);
-    st_iter_seek(it, kb, 8);
-    *out = 0;
-    if (st_iter_valid(it)) {
-        size_t klen;
-        const char *k = st_iter_key(it, &klen);
-        *out = klen >= 8 && memcmp(k, kb, 8) == 0;
-    }
+    *out = rev_holds(it, fp);
     int rc = st_iter_status(it);
     st_iter_free(it);
     return rc;
@@ -166,18 +170,11 @@ static int unlink_fps(db_txn *t, uint64_t *fps, uint64_t *tmp, size_t n)
 {
     nd_db *db = t->db;
     st_iter *it = NULL;
-    uint8_t kb[8];
     size_t gone = 0, tabled = 0;
     int rc;
     ND_TRY(st_iter_new(&it, db->store, ST_CF_REV, t->b, 1));
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && fps[i] == fps[i - 1]) continue;
-        nd_store_be64(kb, fps[i]);
-        st_iter_seek(it, kb, 8);
-        size_t klen = 0;
-        const char *k = st_iter_valid(it) ? st_iter_key(it, &klen) : NULL;
-        if (!(k && klen >= 8 && memcmp(k, kb, 8) == 0)) fps[gone++] = fps[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        if ((i == 0 || fps[i] != fps[i - 1]) && !rev_holds(it, fps[i])) fps[gone++] = fps[i];
     ND_TRY(st_iter_status(it));
     t->fps -= gone;
     if (gone) ND_TRY(db_stage_deferred(db, t->b, &t->defer));
