@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_rss.h"
+
 /* ---- generator (bdb_gen.c) ---------------------------------------- */
 
 /* Streams: each draws from its own sub-seed. */
@@ -90,11 +92,8 @@ int bdb_cmp_u64(const void *a, const void *b);
 double bdb_quantile(double *lat, size_t n, double q);
 double bdb_median(double *v, size_t n);
 
-/* Peak resident set per phase: reset, then read (MiB). Reset uses
- * /proc/self/clear_refs; where that fails the peak is process-wide. */
-void bdb_rss_reset(void);
-double bdb_rss_peak_mib(void);
-double bdb_rss_now_mib(void);
+/* Peak resident set per phase: bench_rss.h (bench_rss_reset, then
+ * bench_rss_peak_mib). */
 /* MiB read from storage by this process so far (/proc/self/io), or -1. */
 double bdb_storage_read_mib(void);
 

@@ -219,7 +219,7 @@ static void ref_phase(bdb_state *s, const uint64_t *v)
     const bdb_opts *o = &s->o;
     ref_ctx c = {0};
 
-    bdb_rss_reset();
+    bench_rss_reset();
     double t0 = bdb_now();
     c.r = bdb_ref_new(v, o->n, 3, s->ref_blocks);
     double dt = bdb_now() - t0;
@@ -260,7 +260,7 @@ static void ref_phase(bdb_state *s, const uint64_t *v)
         }
     }
     free(lat);
-    bdb_metric("rss.ref_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.ref_mib", bench_rss_peak_mib());
 
     /* Batch: the same method answering the whole batch query by query. */
     s->ref_bcnt = bdb_xmalloc((o->batch + 1) * sizeof *s->ref_bcnt);

@@ -221,19 +221,26 @@ static nd_db *reopen_cold(bdb_state *s, nd_db *db)
 /* 4b. The warm queries again on a second handle, read-only, that reads
  * the tables through mappings (ND_DB_MMAP): after one untimed pass,
  * which maps most pages a query touches. Its own RSS peak: the mapped
- * pages count in it. */
+ * pages count in it; after the queries, its anonymous and file-backed
+ * parts apart. */
 static void mapped_queries(bdb_state *s, const bdb_opts *o, double *lat, uint32_t *cnt)
 {
     nd_ctx c;
     ctx_init(&c, db_open(s, ND_DB_READONLY | ND_DB_MMAP, 0), 0);
-    bdb_rss_reset();
+    bench_rss_reset();
     bdb_run_queries(nd_fn, &c, s->qs, o->q, 3, 1, NULL, NULL);
     for (unsigned k = 3; k <= 6; k += 3)
         for (unsigned th = 1; th <= 2; th++)
             timed_queries(s, &c, "query_mmap", k, th, k == 3 ? o->q : o->q6, lat, cnt);
     c.flags = ND_QUERY_FP_ONLY;
     timed_queries(s, &c, "query_mmap_fponly", 3, 1, o->q, lat, cnt);
-    bdb_metric("rss.query_mmap_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.query_mmap_mib", bench_rss_peak_mib());
+    /* What top shows: RES the sum, SHR the file-backed share (the mapped
+     * tables, page cache the kernel reclaims under pressure). */
+    double anon, file;
+    bench_rss_split_mib(&anon, &file);
+    bdb_metric("rss.query_mmap_anon_mib", anon);
+    bdb_metric("rss.query_mmap_file_mib", file);
     ND_TRY(nd_db_close(c.db));
     ctx_dispose(&c);
 }
@@ -354,13 +361,13 @@ static void selfjoin_phase(bdb_state *s)
 {
     const bdb_opts *o = &s->o;
     pairs ps = {0};
-    bdb_rss_reset();
+    bench_rss_reset();
     double t0 = bdb_now();
     ND_TRY(nd_selfjoin(s->js, o->join, 3, pair_cb, &ps));
     double dt = bdb_now() - t0;
     bdb_metric("nd.selfjoin.k3.s", dt);
     bdb_metric("nd.selfjoin.k3.pairs", (double)ps.n);
-    bdb_metric("rss.selfjoin_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.selfjoin_mib", bench_rss_peak_mib());
 
     /* Check the sampled elements' partners against the scan. */
     size_t ns = s->njs;
@@ -530,13 +537,13 @@ static void stream_phase(bdb_state *s, nd_db *db)
     size_t added = 0;
     double w0, wall;
 
-    bdb_rss_reset();
+    bench_rss_reset();
     if (o->stream) {
         stream_one_thread(s, db, 0, o->stream, "stream");
         stream_two_threads(s, db, o->stream, o->stream, "stream_t2");
     }
     stream_batches(s, db, 2 * o->stream, o->stream, "stream_batch");
-    bdb_metric("rss.stream_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.stream_mib", bench_rss_peak_mib());
     ND_TRY(nd_db_close(db));
 
     /* The single-document streams again with the tables mapped (ids past
@@ -545,10 +552,10 @@ static void stream_phase(bdb_state *s, nd_db *db)
     if (o->stream) {
         uint64_t from = 3 * o->stream + o->group_docs;
         db = db_open(s, ND_DB_MMAP, 0);
-        bdb_rss_reset();
+        bench_rss_reset();
         stream_one_thread(s, db, from, o->stream, "stream_mmap");
         stream_two_threads(s, db, from + o->stream, o->stream, "stream_mmap_t2");
-        bdb_metric("rss.stream_mmap_mib", bdb_rss_peak_mib());
+        bdb_metric("rss.stream_mmap_mib", bench_rss_peak_mib());
         ND_TRY(nd_db_close(db));
     }
 
@@ -601,8 +608,8 @@ void bdb_phase_neardup(bdb_state *s)
     const bdb_opts *o = &s->o;
 
     /* 1. bulk load */
-    bdb_metric("rss.harness_mib", bdb_rss_now_mib());
-    bdb_rss_reset();
+    bdb_metric("rss.harness_mib", bench_rss_now_mib());
+    bench_rss_reset();
     double add_s = 0, compact_s = 0;
     double t0 = bdb_now(), dt;
     const char *how;
@@ -614,7 +621,7 @@ void bdb_phase_neardup(bdb_state *s)
         bdb_metric("nd.load.docs_per_s", (double)o->n / dt);
         bdb_metric("nd.load.add_s", add_s);
         bdb_metric("nd.load.compact_s", compact_s);
-        bdb_metric("rss.load_mib", bdb_rss_peak_mib());
+        bdb_metric("rss.load_mib", bench_rss_peak_mib());
         bdb_note("bulk load: %s", how);
     }
 
@@ -665,8 +672,8 @@ void bdb_phase_neardup(bdb_state *s)
     size_t nq = o->q > o->q6 ? o->q : o->q6;
     double *lat = bdb_xmalloc((nq + 1) * sizeof *lat);
     uint32_t *cnt = bdb_xmalloc((nq + 1) * sizeof *cnt);
-    bdb_rss_reset();
-    bdb_metric("rss.query_start_mib", bdb_rss_now_mib());
+    bench_rss_reset();
+    bdb_metric("rss.query_start_mib", bench_rss_now_mib());
     bdb_run_queries(nd_fn, &c, s->qs, o->q, 3, 1, NULL, NULL); /* warm up */
     for (unsigned k = 3; k <= 6; k += 3)
         for (unsigned th = 1; th <= 2; th++)
@@ -674,11 +681,11 @@ void bdb_phase_neardup(bdb_state *s)
     c.flags = ND_QUERY_FP_ONLY;
     timed_queries(s, &c, "query_fponly", 3, 1, o->q, lat, cnt);
     c.flags = 0;
-    bdb_metric("rss.query_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.query_mib", bench_rss_peak_mib());
     mapped_queries(s, o, lat, cnt);
 
     /* 5. batch (warm: before the cold phase drops the page cache) */
-    bdb_rss_reset();
+    bench_rss_reset();
     double bio0 = bdb_storage_read_mib();
     bres *br = bdb_xmalloc((o->batch + 1) * sizeof *br);
     t0 = bdb_now();
@@ -687,7 +694,7 @@ void bdb_phase_neardup(bdb_state *s)
     bdb_metric("nd.batch.k3.s", dt);
     bdb_metric("nd.batch.k3.qps", (double)o->batch / dt);
     if (bio0 >= 0) bdb_metric("nd.batch.k3.storage_read_mib", bdb_storage_read_mib() - bio0);
-    bdb_metric("rss.batch_mib", bdb_rss_peak_mib());
+    bdb_metric("rss.batch_mib", bench_rss_peak_mib());
     bdb_note("batch: %s", how);
     batch_check(s, br, o->batch, 3);
     size_t dups = 0;

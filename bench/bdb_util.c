@@ -1,20 +1,17 @@
 /*
- * bdb_util.c — clocks, quantiles, per-phase peak RSS, the metrics record
+ * bdb_util.c — clocks, quantiles, the metrics record
  * and directory helpers for bench_db.
  *
- * Peak RSS per phase: Linux keeps the high-water mark VmHWM in
- * /proc/self/status, and writing "5" to /proc/self/clear_refs resets it to
- * the current RSS, so each phase reads the peak of that phase alone (after
- * malloc_trim, so that heap a previous phase freed is not counted).
+ * Peak RSS per phase (bench_rss.c): Linux keeps the high-water mark VmHWM
+ * in /proc/self/status, and writing "5" to /proc/self/clear_refs resets it
+ * to the current RSS, so each phase reads the peak of that phase alone
+ * (after malloc_trim, so that heap a previous phase freed is not counted).
  * Metrics are kept in insertion order and written as one flat JSON object
  * ("system.metric": value) that bench/bdb_report.py aggregates over runs.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,48 +72,6 @@ double bdb_quantile(double *lat, size_t n, double q)
 double bdb_median(double *v, size_t n)
 {
     return bdb_quantile(v, n, 0.5);
-}
-
-/* ---- RSS ---- */
-
-static double status_kib(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return 0;
-    char line[256];
-    size_t fl = strlen(field);
-    double v = 0;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, fl) == 0 && line[fl] == ':') {
-            v = strtod(line + fl + 1, NULL);
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-void bdb_rss_reset(void)
-{
-#ifdef __GLIBC__
-    /* Heap the previous phase freed but glibc kept would count against
-     * this phase: hand it back first. */
-    malloc_trim(0);
-#endif
-    int fd = open("/proc/self/clear_refs", O_WRONLY);
-    if (fd < 0) return;
-    if (write(fd, "5", 1) != 1) { /* the peak stays process-wide */
-    }
-    close(fd);
-}
-
-double bdb_rss_peak_mib(void)
-{
-    return status_kib("VmHWM") / 1024.0;
-}
-
-double bdb_rss_now_mib(void)
-{
-    return status_kib("VmRSS") / 1024.0;
 }
 
 /* Bytes this process made the kernel read from storage (not from the page
