@@ -1,7 +1,7 @@
 /*
- * cmp_kv.cc — the key-value adapter over RocksDB's C API: with cmp_kv_files.cc and
- * cmp_kv_impl.h the only code that includes <rocksdb/c.h> (cmp_kv.h and
- * cmp_kv_files.h say what it offers).
+ * cmp_kv.cc — the key-value adapter over RocksDB's C API: with cmp_kv_files.cc,
+ * cmp_kv_resume.cc and cmp_kv_impl.h the only code that includes <rocksdb/c.h>
+ * (cmp_kv.h, cmp_kv_files.h and cmp_kv_resume.h say what it offers).
  *
  * Options: one LRU block cache shared by every family; each family's
  * table options come from its profile (kv_profile), made once per
@@ -27,6 +27,7 @@ extern "C" {
 #include "cmp_synced.h"
 }
 #include "cmp_kv_impl.h"
+#include "cmp_kv_resume.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,7 @@ static int make_options(kv_db *db, const kv_open_opts *o)
     if (!db->cache || !db->opts || !db->point[0] || !db->point[1] || !db->prefix[0] ||
         !db->prefix[1] || !db->scan || !db->wopts || !db->wopts_sync)
         return nd_err_set(ND_ENOMEM, "storage: out of memory creating options");
+    ND_FORWARD(kv_no_resume(&db->opts)); /* first, on RocksDB's defaults */
     rocksdb_writeoptions_set_sync(db->wopts_sync, 1);
     /* A walk reads each block once: it keeps the cache for point reads,
      * and reads ahead in large steps. */
@@ -167,7 +169,6 @@ static int make_options(kv_db *db, const kv_open_opts *o)
     return ND_OK;
 }
 
-/* The options of profile i (the database's own for one it does not have). */
 static void free_db(kv_db *db)
 {
     if (db->default_cf) rocksdb_column_family_handle_destroy(db->default_cf);

@@ -231,6 +231,31 @@ static int bg_error(kv_db *db, const char *what)
     return write_error(db, err, what);
 }
 
+/* Has a background error stopped db? RocksDB then refuses every write,
+ * and resumes by itself from none (cmp_kv_resume.h): a flush it was to
+ * make never comes. An empty batch written without the log, which puts
+ * nothing on the disk, reads it. */
+static int stopped(kv_db *db)
+{
+    char *err = NULL;
+    rocksdb_writeoptions_t *wo = NULL;
+    rocksdb_writebatch_t *wb = NULL;
+    try {
+        wo = rocksdb_writeoptions_create();
+        wb = rocksdb_writebatch_create();
+        if (wo && wb) {
+            rocksdb_writeoptions_disable_WAL(wo, 1);
+            rocksdb_write(db->db, wo, wb, &err);
+        }
+    } catch (...) { /* not known to be stopped */
+    }
+    if (wb) rocksdb_writebatch_destroy(wb);
+    if (wo) rocksdb_writeoptions_destroy(wo);
+    if (!err) return 0;
+    rocksdb_free(err);
+    return 1;
+}
+
 /* Around a flush, compaction or ingestion: RocksDB 7.8 deletes the files
  * of a job that failed on writing its MANIFEST although the record may
  * have reached the file (the next open then finds a table file missing,
@@ -288,6 +313,11 @@ int kv_flush(kv_db *db, kv_cf *cf)
             left = 0;
         if (left == 0) break;
         if (bg_errors(db) != errors) break; /* reported by guard_end */
+        /* after a failure before this flush (fault_sweep: import, call 58) */
+        if ((errors || __atomic_load_n(&db->frozen, __ATOMIC_RELAXED)) && stopped(db)) {
+            rc = bg_error(db, "flush");
+            break;
+        }
         usleep(us);
     }
     return guard_end(db, errors, rc, "flush");
