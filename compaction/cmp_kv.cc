@@ -1,7 +1,7 @@
 /*
- * cmp_kv.cc — the key-value adapter over RocksDB's C API: with cmp_kv_files.cc,
- * cmp_kv_resume.cc and cmp_kv_impl.h the only code that includes <rocksdb/c.h>
- * (cmp_kv.h, cmp_kv_files.h and cmp_kv_resume.h say what it offers).
+ * cmp_kv.cc — the key-value adapter over RocksDB's C API, with cmp_kv_files.cc
+ * and cmp_kv_resume.cc, through their cmp_kv_impl.h, the only includer of
+ * <rocksdb/c.h> (cmp_kv.h, cmp_kv_files.h, cmp_kv_resume.h: what it offers).
  *
  * Options: one LRU block cache shared by every family; each family's
  * table options come from its profile (kv_profile), made once per

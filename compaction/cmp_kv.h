@@ -1,6 +1,6 @@
 /*
  * cmp_kv.h — the key-value adapter: the storage layer's only view of
- * RocksDB (cmp_kv.c alone includes <rocksdb/c.h>).
+ * RocksDB (its cmp_kv_impl.h alone includes <rocksdb/c.h>).
  *
  * It offers what the layer above needs of an ordered key-value store and
  * nothing of what it stores: a database of named column families

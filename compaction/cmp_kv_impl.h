@@ -2,9 +2,9 @@
  * cmp_kv_impl.h — the key-value adapter's own insides, shared by its two
  * files (cmp_kv.cc: open, reads, batches, iterators; cmp_kv_files.cc:
  * sorted files, the database's files and state, checkpoint, repair).
- * Included by those two files only: with them and cmp_kv_resume.cc, the
- * only place that sees <rocksdb/c.h>. Declares no function but static
- * inline helpers.
+ * Included by those two files and cmp_kv_resume.cc only: the one header
+ * that includes <rocksdb/c.h>. Declares no function but static inline
+ * helpers.
  */
 #ifndef CMP_KV_IMPL_H
 #define CMP_KV_IMPL_H

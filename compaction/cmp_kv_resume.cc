@@ -20,9 +20,9 @@ extern "C" {
 #include "nd_error.h"
 }
 #include "cmp_kv_error.h"
+#include "cmp_kv_impl.h" /* the adapter's one <rocksdb/c.h> */
 #include "cmp_kv_resume.h"
 
-#include <rocksdb/c.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/utilities/object_registry.h>
 

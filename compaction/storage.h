@@ -2,7 +2,7 @@
  * storage.h — the one header through which engine/ uses compaction/.
  *
  * compaction/ is the storage layer, in two levels: the key-value adapter
- * (cmp_kv.h, the only module that includes <rocksdb/c.h>; engine/ never
+ * (cmp_kv.h, the only module whose files include <rocksdb/c.h>; engine/ never
  * sees it) and above it the table layer, whose modules engine/ uses
  * through the headers included here: the store and its batches
  * (cmp_store.h), reads of its families (cmp_read.h), tables (cmp_table.h),

@@ -16,9 +16,9 @@ and dependency rules"):
    no module of compaction/ includes storage.h, the header engine/ uses;
 3. engine/ includes no header of compaction/ but storage.h;
 4. one owner per dependency: <rocksdb/c.h> is included by the
-   key-value adapter alone (cmp_kv.cc, cmp_kv_files.cc and their shared
-   cmp_kv_impl.h; cmp_kv_resume.cc, which alone includes RocksDB's C++
-   headers), <zstd.h> by compaction/cmp_codec.c (the run codec)
+   key-value adapter's shared header alone (cmp_kv_impl.h, which
+   cmp_kv.cc, cmp_kv_files.cc and cmp_kv_resume.cc include; the last
+   alone includes RocksDB's C++ headers), <zstd.h> by compaction/cmp_codec.c (the run codec)
    and input/in_source.c (the tools' .zst inputs),
    <xxhash.h> by common/nd_hash.c, libxml2 by bench/html_compare.c (the
    reference extractor), <opencc.h> by engine/text/fp_fold_zh.c;
@@ -52,8 +52,7 @@ import sys
 MAX_LINES = 800
 LAYERS = ("common", "compaction", "input", "tool")
 OWNERS = {
-    "rocksdb/c.h": ("compaction/cmp_kv.cc", "compaction/cmp_kv_files.cc",
-                    "compaction/cmp_kv_impl.h", "compaction/cmp_kv_resume.cc"),
+    "rocksdb/c.h": "compaction/cmp_kv_impl.h",
     # RocksDB's C++ API, for the one listener its C API cannot set
     "rocksdb/listener.h": "compaction/cmp_kv_resume.cc",
     "rocksdb/utilities/": "compaction/cmp_kv_resume.cc",
