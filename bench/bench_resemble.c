@@ -258,14 +258,14 @@ static void gen_batch(bench *b, uint64_t start, uint64_t m, const nd_fp_options 
     }
 }
 
-/* One thread's share of a batch: documents j = t, t + T, ... */
+/* One thread's share of a batch: documents j = t, t + nt, ... */
 typedef struct part {
     bench *b;
     nd_db *db;
     nd_results *res;
     const nd_fp_options *fpo;
     int which, step; /* step 0: sign; 1: add; 2: check */
-    unsigned t;
+    unsigned t, nt;
     uint64_t start, m;
     brs_lat *lat;
 } part;
@@ -275,7 +275,7 @@ static void *run_part(void *arg)
     part *p = arg;
     bench *b = p->b;
     int rc = ND_OK;
-    for (uint64_t j = p->t; j < p->m; j += b->threads) {
+    for (uint64_t j = p->t; j < p->m; j += p->nt) {
         const char *text = b->buf + b->off[j];
         nd_doc d = {b->key[j], b->key_len[j], b->sig[j].fp, 0, (int64_t)(p->start + j),
                     p->which == RS ? &b->sig[j].sketch : NULL};
@@ -300,12 +300,13 @@ static void *run_part(void *arg)
     return NULL;
 }
 
-/* Run a step over the batch on b->threads threads; returns its wall time. */
-static double run_step(bench *b, part *parts, int step, uint64_t start, uint64_t m)
+/* Run a step over the batch on nt threads; returns its wall time. */
+static double run_step(part *parts, unsigned nt, int step, uint64_t start, uint64_t m)
 {
     pthread_t th[MAX_THREADS];
     double t0 = clock_s(CLOCK_MONOTONIC);
-    for (unsigned t = 0; t < b->threads; t++) {
+    for (unsigned t = 0; t < nt; t++) {
+        parts[t].nt = nt;
         parts[t].step = step;
         parts[t].start = start;
         parts[t].m = m;
@@ -315,7 +316,7 @@ static double run_step(bench *b, part *parts, int step, uint64_t start, uint64_t
         }
     }
     run_part(&parts[0]);
-    for (unsigned t = 1; t < b->threads; t++) pthread_join(th[t], NULL);
+    for (unsigned t = 1; t < nt; t++) pthread_join(th[t], NULL);
     return clock_s(CLOCK_MONOTONIC) - t0;
 }
 
@@ -398,7 +399,7 @@ static void one_run(bench *b, int which, int compact, run *out)
     brs_lat lat[MAX_THREADS];
     for (unsigned t = 0; t < b->threads; t++) {
         memset(&lat[t], 0, sizeof lat[t]);
-        parts[t] = (part){b, db, NULL, fpo, which, 0, t, 0, 0, &lat[t]};
+        parts[t] = (part){b, db, NULL, fpo, which, 0, t, b->threads, 0, 0, &lat[t]};
         if ((rc = nd_results_new(&parts[t].res)) != ND_OK) die_nd("nd_results_new", rc);
     }
 
@@ -409,8 +410,8 @@ static void one_run(bench *b, int which, int compact, run *out)
         gen_batch(b, start, m, fpo, 1);
         gen_cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - g0;
         /* Sign, then stream (timed). */
-        out->sign_wall += run_step(b, parts, 0, start, m);
-        out->add_wall += run_step(b, parts, 1, start, m);
+        out->sign_wall += run_step(parts, b->threads, 0, start, m);
+        out->add_wall += run_step(parts, b->threads, 1, start, m);
         /* Tally (untimed, its CPU left out as generation's). */
         double g1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
         tally(b, start, m, out);
@@ -427,18 +428,15 @@ static void one_run(bench *b, int which, int compact, run *out)
     for (unsigned t = 0; t < b->threads; t++) brs_lat_merge(&out->add_lat, &lat[t]);
     /* Checks of the texts after the stream: signed untimed, on one thread
      * (a latency, not a rate). */
-    unsigned threads = b->threads;
-    b->threads = 1;
     double g2 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     parts[0].lat = &out->check_lat;
     for (uint64_t done = 0; done < b->checks; done += b->batch) {
         uint64_t m = b->checks - done < b->batch ? b->checks - done : b->batch;
         gen_batch(b, b->n + done, m, fpo, 0);
-        run_step(b, parts, 0, b->n + done, m);
-        run_step(b, parts, 2, b->n + done, m);
+        run_step(parts, 1, 0, b->n + done, m);
+        run_step(parts, 1, 2, b->n + done, m);
     }
     gen_cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - g2; /* not stream work */
-    b->threads = threads;
     for (unsigned t = 0; t < b->threads; t++) nd_results_free(parts[t].res);
     finish_run(&c, compact, gen_cpu, out);
 }
@@ -453,7 +451,7 @@ static void import_run(bench *b, int which, run *out)
     int rc;
     part parts[MAX_THREADS];
     for (unsigned t = 0; t < b->threads; t++)
-        parts[t] = (part){b, db, NULL, &c.fpo, which, 0, t, 0, 0, NULL};
+        parts[t] = (part){b, db, NULL, &c.fpo, which, 0, t, b->threads, 0, 0, NULL};
     nd_loader *l = NULL;
     if ((rc = nd_loader_new(&l, db, 0)) != ND_OK) die_nd("nd_loader_new", rc);
     nd_doc *docs = bench_xrealloc(NULL, b->batch * sizeof *docs);
@@ -462,7 +460,7 @@ static void import_run(bench *b, int which, run *out)
         double g0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
         gen_batch(b, start, m, &c.fpo, 0);
         gen_cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - g0;
-        out->sign_wall += run_step(b, parts, 0, start, m);
+        out->sign_wall += run_step(parts, b->threads, 0, start, m);
         for (uint64_t j = 0; j < m; j++)
             docs[j] = (nd_doc){b->key[j], b->key_len[j], b->sig[j].fp, 0, (int64_t)(start + j),
                                which == RS ? &b->sig[j].sketch : NULL};

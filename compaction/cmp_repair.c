@@ -275,9 +275,9 @@ static int check_file(repair_state *s, const char *name)
     else if (stat(file, &st) == 0) s->info.entries_bound += (uint64_t)st.st_size / 8;
     /* not read here: RocksDB's repair decides (and what it sets aside of
      * such a file is damage) */
-    if (!ok || ok == CMP_SST_DAMAGED || info.bad_blocks || info.bad_filter)
-        ND_TRY(note(&s->bad, &s->badlen, &s->badcap, name));
-    if (!ok || ok == CMP_SST_DAMAGED || info.bad_blocks) note_loss(s, name);
+    int lost_entries = !ok || ok == CMP_SST_DAMAGED || info.bad_blocks;
+    if (lost_entries || info.bad_filter) ND_TRY(note(&s->bad, &s->badlen, &s->badcap, name));
+    if (lost_entries) note_loss(s, name);
     if (!ok) goto cleanup;
     if (ok == CMP_SST_DAMAGED) { /* nothing to keep; RocksDB 7.8 may misread it */
         snprintf(lost, len, "%s/lost/%s", s->path, name);

@@ -301,24 +301,24 @@ int db_txn_stage_delete_many(db_txn *t, const char *const *keys, const size_t *l
     size_t olen, m = 0;
     int rc = fps ? ND_OK : nd_err_set(ND_ENOMEM, "out of memory deleting %zu documents", n);
     *deleted = 0;
-    for (size_t i = 0; rc == ND_OK && i < n; i++) {
+    ND_TRY(rc);
+    for (size_t i = 0; i < n; i++) {
         uint64_t fp;
         int64_t time;
         rc = st_batch_get(db->store, b, ST_CF_DOCS, keys[i], lens[i], &old, &olen);
         if (rc == ND_ENOTFOUND) { /* deleted meanwhile */
             nd_err_clear();
-            rc = ND_OK;
             continue;
         }
         if (rc == ND_OK) rc = db_doc_decode(old, olen, &fp, NULL, &time);
         free(old);
         old = NULL;
-        if (rc < 0 || (before && !db_doc_expired(time, *before))) continue;
+        ND_TRY(rc);
+        if (before && !db_doc_expired(time, *before)) continue; /* refreshed since */
         ND_TRY(st_batch_delete(b, ST_CF_DOCS, keys[i], lens[i]));
         ND_TRY(doc_drop(t, fp, keys[i], lens[i]));
         fps[m++] = fp;
     }
-    ND_TRY(rc);
     sort_u64(fps, fps + m, m);
     ND_TRY(unlink_fps(t, fps, fps + m, m));
     t->docs -= m;
