@@ -375,6 +375,68 @@ cleanup:
     return rc;
 }
 
+/* The runs as stored, less vals[0..n) (ascending, each in a run): runs
+ * that lose none are copied as stored, the others decoded and put back
+ * without them (none when they lose all). */
+static int walk_runs_without(merger *m, const tbl_out *o, st_iter *it, const uint64_t *vals,
+                             size_t n)
+{
+    uint8_t kb[TBL_KEY_LEN];
+    uint64_t tail;
+    size_t at = 0;
+    int rc = ND_OK;
+    tbl_key(kb, TBL_RUN, 0);
+    for (st_iter_seek(it, kb, sizeof kb); on_run(it, m->t, &tail, &rc); st_iter_next(it)) {
+        size_t klen, vlen, nrun, kept = 0;
+        const char *key = st_iter_key(it, &klen), *val = st_iter_value(it, &vlen);
+        if (at == n || vals[at] > tail) {
+            ND_FORWARD(st_regen_put(o->g, key, klen, val, vlen));
+            continue;
+        }
+        ND_FORWARD(tbl_decode_run(m->codec, m->dec, &nrun, m->t, tail, 0, val, vlen));
+        for (size_t i = 0; i < nrun; i++) {
+            if (at < n && vals[at] == m->dec[i]) at++;
+            else m->dec[kept++] = m->dec[i];
+        }
+        if (at < n && vals[at] <= tail) break; /* not stored */
+        if (kept) ND_FORWARD(tbl_put_runs(o, m->codec, m->run_size, m->dec, kept));
+    }
+    ND_FORWARD(rc);
+    ND_FORWARD(st_iter_status(it));
+    if (at < n)
+        return nd_err_set(ND_ECORRUPT, "table %u: value %016llx to remove is not stored", m->t,
+                          (unsigned long long)vals[at]);
+    if (st_iter_valid(it))
+        return nd_err_set(ND_ECORRUPT, "table %u: key outside the table's spaces", m->t);
+    return ND_OK;
+}
+
+int st_table_rewrite_without(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                             const uint64_t *vals, size_t n)
+{
+    merger m;
+    st_iter *it = NULL;
+    uint64_t fresh = 0;
+    tbl_out o = {.g = g, .t = t};
+    int rc;
+    ND_TRY(merger_init(&m, s, t, run_size));
+    ND_TRY(st_table_fresh_count(s, t, &fresh));
+    if (fresh)
+        ND_FAIL(ND_EINVAL, "table %u: %llu fresh entries; fold them before a rewrite", t,
+                (unsigned long long)fresh);
+    for (size_t i = 1; i < n; i++)
+        if (vals[i - 1] >= vals[i])
+            ND_FAIL(ND_EINVAL, "table %u: values to remove out of order or repeated", t);
+    ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
+    ND_TRY(st_iter_new_scan(&it, s, ST_CF_TABLE(t)));
+    ND_TRY(walk_runs_without(&m, &o, it, vals, n));
+    ND_TRY(st_regen_end(g));
+cleanup:
+    st_iter_free(it);
+    merger_dispose(&m);
+    return rc;
+}
+
 /* An array as a source. */
 typedef struct array_src {
     const uint64_t *v;

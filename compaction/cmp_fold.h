@@ -49,6 +49,13 @@ typedef int (*st_u64_read_fn)(void *payload, uint64_t *buf, size_t cap, size_t *
 int st_table_rewrite_stream(st_regen *g, st_store *s, unsigned t, unsigned run_size,
                             st_u64_read_fn read, void *payload, uint64_t *put);
 
+/* Write into g's table t the table as it is (no fresh entries allowed:
+ * fold first) less vals[0..n) (ascending, distinct), in one forward walk:
+ * runs that lose no value are copied as stored. ND_ECORRUPT if a value is
+ * not stored; ND_EINVAL for values out of order. */
+int st_table_rewrite_without(st_regen *g, st_store *s, unsigned t, unsigned run_size,
+                             const uint64_t *vals, size_t n);
+
 /* Fold table t's fresh entries into its runs by rewriting the whole table
  * in one forward walk (st_regen_new_table) into a file that replaces its
  * run space, ingested with one that deletes the fresh entries it placed. Cheaper than

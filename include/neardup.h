@@ -809,10 +809,12 @@ typedef int (*nd_progress_cb)(const nd_progress *p, void *payload);
 /** Have db's long whole-store calls report their progress to cb (NULL: no
  *  calls, the default): nd_db_verify (phases "tables", a table at a time,
  *  and "documents"), nd_db_compact ("folding", tables; "compacting", files)
- *  and nd_db_expire ("expiring", documents read). Stopped, verify has found
- *  nothing wrong so far; compact leaves the tables folded so far folded
- *  (the store stays consistent: a fold is atomic); expire has deleted the
- *  documents it reports (each whole), the others stay. Set it before such
+ *  and nd_db_expire ("expiring", documents read; then, when it writes the
+ *  store anew, "rewriting", families written of docs, rev and the tables).
+ *  Stopped, verify has found nothing wrong so far; compact leaves the
+ *  tables folded so far folded (the store stays consistent: a fold is
+ *  atomic); expire has deleted the documents it reports (each whole), the
+ *  others stay. Set it before such
  *  calls run: it is read without a lock.
  *  @return ND_OK; ND_EINVAL (NULL db). */
 int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload);
@@ -828,10 +830,16 @@ int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload);
 int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
                           nd_repair_report *out);
 
-/** Delete every document whose last-seen time is < before, in atomic
- *  groups of documents (each deleted whole or kept, a crash or a stop
- *  between groups); a document refreshed to a later time while the call
- *  runs is kept.
+/** Delete every document whose last-seen time is < before. Few of them
+ *  (at most 1/128 of the store, or 16384): in atomic groups of documents
+ *  (each deleted whole or kept, a crash or a stop between groups), other
+ *  writers going on between groups, and a document refreshed to a later
+ *  time while the call runs is kept. More, in a fingerprint-only store:
+ *  the store is written anew without them (one sequential pass, as a bulk
+ *  import's) and one write switches to that copy, so the expiry is atomic
+ *  as a whole (a crash or a stop before the switch deletes nothing);
+ *  other writers wait meanwhile, queries read the store as it was until
+ *  the switch. A resemblance store always deletes in groups.
  *  @param out_deleted  number deleted, also when a later step failed (may
  *                      be NULL)
  *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT;

@@ -44,6 +44,7 @@
 #include "cmp_direct.h"
 #include "cmp_kv.h"
 #include "db_core.h"
+#include "db_expire.h"
 #include "db_fold.h"
 #include "db_mirrored.h"
 #include "db_fixture.h"
@@ -1461,6 +1462,23 @@ static void test_rev_values(void **state)
     assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
     assert_int_equal(nd_db_query(res, fx->db, fps[5], 0, NULL), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "rev entry value of 3 bytes"));
+    db_fixture_close(fx);
+
+    /* Expired by a new generation with the rev values empty again: each
+     * entry's time is read from docs (d1, d2, d3 were refreshed). */
+    rev_values_set(fx->path, "", 0);
+    o.flags = ND_DB_NO_BACKGROUND;
+    assert_int_equal(nd_db_open(&fx->db, fx->path, &o), ND_OK);
+    uint64_t gone = 0, docs;
+    assert_int_equal(db_expire(&gone, fx->db, 500, DB_EXPIRE_REWRITE), ND_OK);
+    assert_int_equal(gone, 47);
+    assert_int_equal(nd_db_counts(&docs, NULL, fx->db), ND_OK);
+    assert_int_equal(docs, N - 47);
+    assert_int_equal(nd_db_query(res, fx->db, fps[10], 0, NULL), ND_OK);
+    assert_int_equal(nd_results_count(res), 0);
+    expect_doc(fx->db, fps[1], "d1", 100.5, 1001);
+    expect_doc(fx->db, fps[60], "d60", 60.0 / 4, 600);
+    assert_int_equal(nd_db_verify(fx->db), ND_OK);
 }
 
 int main(void)

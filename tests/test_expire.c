@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "db_core.h"
+#include "db_expire.h"
 #include "db_fixture.h"
 #include "db_txn.h"
 #include "neardup.h"
@@ -103,7 +104,7 @@ static nd_db *open_store(const char *path)
     return db;
 }
 
-static void test_expire_oracle(void **state)
+static void expire_oracle(void **state, int how)
 {
     db_fixture *fx = *state;
     enum { NBASE = 30000, NQ = 12, K = 3 };
@@ -142,8 +143,11 @@ static void test_expire_oracle(void **state)
     size_t expiring = 0;
     for (size_t i = 0; i < n; i++) expiring += docs[i].time < BEFORE;
     assert_true(expiring > 16384); /* more than one group */
-    uint64_t gone = 0;
-    assert_int_equal(nd_db_expire(&gone, db, BEFORE), ND_OK);
+    uint64_t gone = 0, gen_before = st_generation(db->store);
+    assert_int_equal(db_expire(&gone, db, BEFORE, how), ND_OK);
+    /* groups stay in the generation; a rewrite (the choice here: two
+     * thirds expire) makes a new one */
+    assert_true(how == DB_EXPIRE_GROUPS ? st_generation(db->store) == gen_before : st_generation(db->store) > gen_before);
     assert_int_equal(gone, expiring);
     check_counts(db, docs, n);
     assert_int_equal(nd_db_verify(db), ND_OK);
@@ -165,6 +169,10 @@ static void test_expire_oracle(void **state)
     free(docs);
     free(fps);
 }
+
+static void test_expire_groups(void **state) { expire_oracle(state, DB_EXPIRE_GROUPS); }
+static void test_expire_rewrite(void **state) { expire_oracle(state, DB_EXPIRE_REWRITE); }
+static void test_expire_auto(void **state) { expire_oracle(state, DB_EXPIRE_AUTO); }
 
 static void test_group_call(void **state)
 {
@@ -218,7 +226,9 @@ static void test_group_call(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        DB_FIXTURE_TEST(test_expire_oracle),
+        DB_FIXTURE_TEST(test_expire_groups),
+        DB_FIXTURE_TEST(test_expire_rewrite),
+        DB_FIXTURE_TEST(test_expire_auto),
         DB_FIXTURE_TEST(test_group_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

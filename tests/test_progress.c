@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "db_expire.h"
 #include "db_fixture.h"
 #include "neardup.h"
 #include "oracle.h"
@@ -158,6 +159,35 @@ static void test_expire(void **state)
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
+
+/* By a new generation: a stop before the switch deletes nothing; the
+ * whole call reports each family written. */
+static void test_expire_rewrite(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = filled(fx->path);
+    uint64_t deleted = 7, docs;
+    seen s = {.stop_phase = "rewriting", .stop_done = 2, .stop_with = 5};
+    nd_db_set_progress(db, on_progress, &s);
+    assert_int_equal(db_expire(&deleted, db, 150, DB_EXPIRE_REWRITE), 5);
+    assert_int_equal(deleted, 0);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+    assert_int_equal(docs, NDOCS);
+    nd_db_set_progress(db, NULL, NULL);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    s = (seen){0};
+    nd_db_set_progress(db, on_progress, &s);
+    assert_int_equal(db_expire(&deleted, db, 150, DB_EXPIRE_REWRITE), ND_OK);
+    assert_int_equal(deleted, (NDOCS + EXPIRED - 1) / EXPIRED);
+    static const char *const phases[] = {"rewriting"};
+    expect_phases(&s, phases, 1);
+    assert_int_equal(s.last_done, 2 + TABLES);
+    assert_int_equal(s.last_total, 2 + TABLES);
+    nd_db_set_progress(db, NULL, NULL);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+    assert_int_equal(docs, NDOCS - deleted);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+}
 static void test_repair(void **state)
 {
     db_fixture *fx = *state;
@@ -194,6 +224,7 @@ int main(void)
         DB_FIXTURE_TEST(test_verify),
         DB_FIXTURE_TEST(test_compact),
         DB_FIXTURE_TEST(test_expire),
+        DB_FIXTURE_TEST(test_expire_rewrite),
         DB_FIXTURE_TEST(test_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

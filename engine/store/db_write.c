@@ -1,10 +1,10 @@
 /*
  * db_write.c — the public writers of single documents and small groups:
  * nd_db_add_many (and nd_db_add), nd_db_delete, nd_db_add_if_new,
- * nd_db_add_doc_if_new and nd_db_expire; nd_db_sync, which makes the
- * writes so far durable. Each is one write transaction
- * (db_txn.h) or, nd_db_expire, one per batch of expired keys; a
- * resemblance store's nd_db_add_doc_if_new is db_similar.c's.
+ * nd_db_add_doc_if_new; nd_db_sync, which makes the writes so far
+ * durable. Each is one write transaction (db_txn.h); a resemblance
+ * store's nd_db_add_doc_if_new is db_similar.c's, nd_db_expire is
+ * db_expire.c's.
  *
  * nd_db_add_if_new checks before it takes the writer lock, so the checks of
  * several threads overlap; every commit counts an epoch and notes the
@@ -131,85 +131,4 @@ int nd_db_add_doc_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned
     ND_RETURN_IF(!out || !db || !doc, ND_EINVAL, "nd_db_add_doc_if_new: NULL argument");
     if (db->min_resemblance > 0) return db_similar_add_if_new(out, db, doc, k);
     return nd_db_add_if_new(out, db, doc->key, doc->key_len, doc->fp, doc->score, doc->time, k);
-}
-
-/* ---- retention -------------------------------------------------------- */
-
-#define EXPIRE_BATCH 16384
-
-typedef struct expire_ctx {
-    int64_t before;
-    char **keys;
-    size_t *lens;
-    size_t n;
-} expire_ctx;
-
-/* Delete the gathered keys in one atomic write, those refreshed since
- * they were read kept (db_txn_stage_delete_many: each table run that
- * loses values is rewritten once, so the larger the group the fewer
- * rewrites; a group of 16384 takes a few tenths of a second, the most a
- * stop waits). */
-static int delete_keys(nd_db *db, expire_ctx *e, uint64_t *deleted)
-{
-    db_txn t = {0};
-    size_t done = 0;
-    int rc;
-    ND_TRY(db_txn_begin(&t, db, 0));
-    ND_TRY(db_txn_stage_delete_many(&t, (const char *const *)e->keys, e->lens, e->n, &e->before, &done));
-    ND_TRY(db_txn_commit(&t));
-    *deleted += done;
-cleanup:
-    rc = db_txn_end(&t, rc);
-    for (size_t i = 0; i < e->n; i++) free(e->keys[i]);
-    e->n = 0;
-    return rc;
-}
-
-int nd_db_expire(uint64_t *out_deleted, nd_db *db, int64_t before)
-{
-    st_iter *it = NULL;
-    expire_ctx e = {before, NULL, NULL, 0};
-    uint64_t deleted = 0;
-    int rc;
-    ND_FORWARD(db_check_writable(db));
-    e.keys = malloc(EXPIRE_BATCH * sizeof *e.keys);
-    e.lens = malloc(EXPIRE_BATCH * sizeof *e.lens);
-    if (!e.keys || !e.lens) ND_FAIL(ND_ENOMEM, "expire: out of memory");
-    /* The iterator reads a snapshot; deletions go in batches beside it. */
-    uint64_t total = 0, seen = 0;
-    nd_db_counts(&total, NULL, db);
-    ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
-    if ((rc = db_progress(db, "expiring", "documents", 0, total)) != 0) goto cleanup;
-    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen;
-        const char *k = st_iter_key(it, &klen);
-        const char *v = st_iter_value(it, &vlen);
-        int64_t time;
-        /* stopped: the batch gathered so far is deleted first, so that the
-         * count reported is what is gone */
-        if ((rc = db_progress_tick(db, "expiring", "documents", ++seen, total)) != 0) {
-            int drc = e.n ? delete_keys(db, &e, &deleted) : ND_OK;
-            if (drc < 0) rc = drc;
-            goto cleanup;
-        }
-        ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
-        if (!db_doc_expired(time, before)) continue;
-        e.keys[e.n] = malloc(klen ? klen : 1);
-        if (!e.keys[e.n]) ND_FAIL(ND_ENOMEM, "expire: out of memory");
-        memcpy(e.keys[e.n], k, klen);
-        e.lens[e.n++] = klen;
-        if (e.n == EXPIRE_BATCH && (rc = delete_keys(db, &e, &deleted)) != 0)
-            goto cleanup;
-    }
-    ND_TRY(st_iter_status(it));
-    if (e.n && (rc = delete_keys(db, &e, &deleted)) != 0) goto cleanup;
-    rc = db_progress(db, "expiring", "documents", seen, total);
-cleanup:
-    if (e.keys)
-        for (size_t i = 0; i < e.n; i++) free(e.keys[i]);
-    free(e.keys);
-    free(e.lens);
-    st_iter_free(it);
-    if (out_deleted) *out_deleted = deleted;
-    return rc;
 }
