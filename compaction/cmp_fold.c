@@ -352,8 +352,12 @@ static int walk_runs(merger *m, const tbl_out *o, st_iter *it, rewrite_src *r, i
     return rewrite_group(m, o, r, NULL, 0, 0, 0, skip, added, put, &as_stored);
 }
 
-static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewrite_src *r,
-                   int skip, st_u64s *added, uint64_t *put)
+/* A walk over a table's runs into o (walk_merge or walk_without). */
+typedef int (*runs_walk_fn)(merger *m, const tbl_out *o, st_iter *it, void *arg);
+
+/* Write g's table t by walk over the table as it is (no fresh entries). */
+static int rewrite_by(st_regen *g, st_store *s, unsigned t, unsigned run_size, runs_walk_fn walk,
+                      void *arg)
 {
     merger m;
     st_iter *it = NULL;
@@ -367,7 +371,7 @@ static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewr
                 (unsigned long long)fresh);
     ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
     ND_TRY(st_iter_new_scan(&it, s, ST_CF_TABLE(t)));
-    ND_TRY(walk_runs(&m, &o, it, r, skip, added, put));
+    ND_TRY(walk(&m, &o, it, arg));
     ND_TRY(st_regen_end(g));
 cleanup:
     st_iter_free(it);
@@ -375,12 +379,40 @@ cleanup:
     return rc;
 }
 
-/* The runs as stored, less vals[0..n) (ascending, each in a run): runs
+/* walk_runs' arguments. */
+typedef struct merge_walk {
+    rewrite_src *r;
+    int skip;
+    st_u64s *added;
+    uint64_t *put;
+} merge_walk;
+
+static int walk_merge(merger *m, const tbl_out *o, st_iter *it, void *arg)
+{
+    merge_walk *w = arg;
+    return walk_runs(m, o, it, w->r, w->skip, w->added, w->put);
+}
+
+static int rewrite(st_regen *g, st_store *s, unsigned t, unsigned run_size, rewrite_src *r,
+                   int skip, st_u64s *added, uint64_t *put)
+{
+    merge_walk w = {r, skip, added, put};
+    return rewrite_by(g, s, t, run_size, walk_merge, &w);
+}
+
+/* The values to remove: vals[0..n), ascending. */
+typedef struct without_walk {
+    const uint64_t *vals;
+    size_t n;
+} without_walk;
+
+/* The runs as stored, less the values to remove (each in a run): runs
  * that lose none are copied as stored, the others decoded and put back
  * without them (none when they lose all). */
-static int walk_runs_without(merger *m, const tbl_out *o, st_iter *it, const uint64_t *vals,
-                             size_t n)
+static int walk_without(merger *m, const tbl_out *o, st_iter *it, void *arg)
 {
+    const uint64_t *vals = ((without_walk *)arg)->vals;
+    size_t n = ((without_walk *)arg)->n;
     uint8_t kb[TBL_KEY_LEN];
     uint64_t tail;
     size_t at = 0;
@@ -414,27 +446,11 @@ static int walk_runs_without(merger *m, const tbl_out *o, st_iter *it, const uin
 int st_table_rewrite_without(st_regen *g, st_store *s, unsigned t, unsigned run_size,
                              const uint64_t *vals, size_t n)
 {
-    merger m;
-    st_iter *it = NULL;
-    uint64_t fresh = 0;
-    tbl_out o = {.g = g, .t = t};
-    int rc;
-    ND_TRY(merger_init(&m, s, t, run_size));
-    ND_TRY(st_table_fresh_count(s, t, &fresh));
-    if (fresh)
-        ND_FAIL(ND_EINVAL, "table %u: %llu fresh entries; fold them before a rewrite", t,
-                (unsigned long long)fresh);
     for (size_t i = 1; i < n; i++)
-        if (vals[i - 1] >= vals[i])
-            ND_FAIL(ND_EINVAL, "table %u: values to remove out of order or repeated", t);
-    ND_TRY(st_regen_begin(g, ST_CF_TABLE(t)));
-    ND_TRY(st_iter_new_scan(&it, s, ST_CF_TABLE(t)));
-    ND_TRY(walk_runs_without(&m, &o, it, vals, n));
-    ND_TRY(st_regen_end(g));
-cleanup:
-    st_iter_free(it);
-    merger_dispose(&m);
-    return rc;
+        ND_RETURN_IF(vals[i - 1] >= vals[i], ND_EINVAL,
+                     "table %u: values to remove out of order or repeated", t);
+    without_walk w = {vals, n};
+    return rewrite_by(g, s, t, run_size, walk_without, &w);
 }
 
 /* An array as a source. */

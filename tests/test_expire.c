@@ -170,6 +170,42 @@ static void expire_oracle(void **state, int how)
     free(fps);
 }
 
+/* st_table_rewrite_without refuses a value the table does not hold and
+ * values out of order; a generation never switched to is dropped, the
+ * store as it was. */
+static void test_rewrite_without_refuses(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_store(fx->path);
+    const uint64_t fps[3] = {0x0123456789abcdefull, 0xfedcba9876543210ull, 0x5555aaaa5555aaaaull};
+    uint64_t v[3];
+    for (int i = 0; i < 3; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", i);
+        assert_int_equal(nd_db_add(db, key, strlen(key), fps[i], 1.0, NEW), ND_OK);
+        v[i] = nd_perm_apply(&db->plan.table[0], fps[i]);
+    }
+    assert_int_equal(nd_db_compact(db), ND_OK); /* no fresh entries */
+    qsort(v, 3, sizeof *v, sort_cmp_u64);
+    uint64_t absent = v[0] + 1, backwards[2] = {v[1], v[0]};
+    st_regen *g = NULL;
+    assert_int_equal(st_regen_new(&g, db->store), ND_OK);
+    assert_int_equal(st_table_rewrite_without(g, db->store, 0, 16, &absent, 1), ND_ECORRUPT);
+    assert_non_null(strstr(nd_errmsg(), "to remove is not stored"));
+    st_regen_free(g);
+    assert_int_equal(st_regen_new(&g, db->store), ND_OK);
+    assert_int_equal(st_table_rewrite_without(g, db->store, 0, 16, backwards, 2), ND_EINVAL);
+    st_regen_free(g);
+    assert_int_equal(st_regen_new(&g, db->store), ND_OK);
+    assert_int_equal(st_table_rewrite_without(g, db->store, 0, 16, v, 2), ND_OK);
+    st_regen_free(g);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(nd_db_query(fx->res, db, fps[i], 0, NULL), ND_OK);
+        assert_int_equal(nd_results_count(fx->res), 1);
+    }
+}
+
 static void test_expire_groups(void **state) { expire_oracle(state, DB_EXPIRE_GROUPS); }
 static void test_expire_rewrite(void **state) { expire_oracle(state, DB_EXPIRE_REWRITE); }
 static void test_expire_auto(void **state) { expire_oracle(state, DB_EXPIRE_AUTO); }
@@ -230,6 +266,7 @@ int main(void)
         DB_FIXTURE_TEST(test_expire_rewrite),
         DB_FIXTURE_TEST(test_expire_auto),
         DB_FIXTURE_TEST(test_group_call),
+        DB_FIXTURE_TEST(test_rewrite_without_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
