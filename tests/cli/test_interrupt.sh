@@ -171,9 +171,11 @@ check "interrupted expire: exit status 130 ($code)" "$code" -eq 130
 check "interrupted expire says so: [$err]" "$err" = "neardup: expire: interrupted"
 gone=$(sed -n 's/^expired\t\([0-9]*\)$/\1/p' long.out)
 check "interrupted expire printed what it deleted: [$out]" -n "$gone"
-check "some, not all, expired: $gone" "${gone:-0}" -gt 0 -a "${gone:-0}" -lt 400000
+# every document expires: the store is written anew and switched to in
+# one write, so a stop before the switch deletes none
+check "none expired: $gone" "${gone:-1}" -eq 0
 expect_exit 0 "$ND" stats long --json
-expect_out_match "\"documents\":$((400000 - ${gone:-0})),"
+expect_out_match "\"documents\":400000,"
 expect_exit 0 "$ND" verify long
 
 # Endless input (issue 44, point 6): SIGTERM and SIGINT end every command
