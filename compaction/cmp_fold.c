@@ -411,8 +411,9 @@ typedef struct without_walk {
  * without them (none when they lose all). */
 static int walk_without(merger *m, const tbl_out *o, st_iter *it, void *arg)
 {
-    const uint64_t *vals = ((without_walk *)arg)->vals;
-    size_t n = ((without_walk *)arg)->n;
+    const without_walk *w = arg;
+    const uint64_t *vals = w->vals;
+    size_t n = w->n;
     uint8_t kb[TBL_KEY_LEN];
     uint64_t tail;
     size_t at = 0;

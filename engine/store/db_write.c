@@ -14,7 +14,6 @@
  *
  * Callers: the public API (include/neardup.h) only.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "db_core.h"
