@@ -17,8 +17,8 @@
 # the input's recent ones (their keys, from `dump`, against the input's),
 # the expired count is exactly the old ones, and `verify` passes
 # (queries against the brute-force scan after an expiry: test_expire).
-# Prints the median seconds and documents a second, and the disk before
-# and after.
+# Prints the median seconds and documents a second, the disk before
+# and after, and each round's peak RSS.
 set -euo pipefail
 kind=fp n=1000000 rounds=3 dir=${TMPDIR:-/tmp}/nd-bench-expire
 nd=$(dirname "$0")/../build/cli/neardup
@@ -81,7 +81,7 @@ for r in $(seq 1 "$rounds"); do
     cp -a store work
     sync
     start=$(date +%s.%N)
-    out=$("$nd" expire work --older-than 30d --now "$now")
+    out=$(/usr/bin/time -f '%M' -o rss.kb "$nd" expire work --older-than 30d --now "$now")
     end=$(date +%s.%N)
     s=$(echo "$end - $start" | bc)
     [ "$out" = "expired	$want_gone" ] || { echo "bench_expire: round $r: '$out', want $want_gone" >&2; exit 1; }
@@ -89,8 +89,8 @@ for r in $(seq 1 "$rounds"); do
         { echo "bench_expire: round $r: the survivors differ from the recent input" >&2; exit 1; }
     "$nd" verify work >/dev/null || { echo "bench_expire: round $r: verify failed" >&2; exit 1; }
     after=$(du -sb work | cut -f1)
-    printf 'round %d: %.2f s (%.0f documents/s), %d bytes after\n' "$r" "$s" \
-        "$(echo "$want_gone / $s" | bc -l)" "$after"
+    printf 'round %d: %.2f s (%.0f documents/s), %d bytes after, peak RSS %d MB\n' "$r" "$s" \
+        "$(echo "$want_gone / $s" | bc -l)" "$after" "$(($(cat rss.kb) / 1024))"
     secs+=("$s")
 done
 med=$(printf '%s\n' "${secs[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')

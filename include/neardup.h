@@ -834,12 +834,13 @@ int nd_db_repair_progress(const char *path, nd_progress_cb cb, void *payload,
  *  (at most 1/128 of the store, or 16384): in atomic groups of documents
  *  (each deleted whole or kept, a crash or a stop between groups), other
  *  writers going on between groups, and a document refreshed to a later
- *  time while the call runs is kept. More, in a fingerprint-only store:
- *  the store is written anew without them (one sequential pass, as a bulk
- *  import's) and one write switches to that copy, so the expiry is atomic
- *  as a whole (a crash or a stop before the switch deletes nothing);
- *  other writers wait meanwhile, queries read the store as it was until
- *  the switch. A resemblance store always deletes in groups.
+ *  time while the call runs is kept. More: the store is written anew
+ *  without them (one sequential pass, as a bulk import's) and one write
+ *  switches to that copy, so the expiry is atomic as a whole (a crash or
+ *  a stop before the switch deletes nothing); other writers wait
+ *  meanwhile, queries read the store as it was until the switch. In a
+ *  resemblance store that write also deletes their sketches and band
+ *  entries: it holds about 0.5 KB an expired document in memory.
  *  @param out_deleted  number deleted, also when a later step failed (may
  *                      be NULL)
  *  @return ND_OK; ND_EREADONLY; ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT;

@@ -9,20 +9,22 @@
  *     document refreshed after the walk chose it is kept. Its cost per
  *     document grows with the store: a group meets ever more runs for
  *     fewer values each (10% of 1M: 27K documents/s; of 10M: 13.6K).
- *   - By a new generation (a fingerprint-only store, once the walk has
- *     found more than 1/EXPIRE_REWRITE_SHARE of the store expired). docs,
- *     rev and every table are written anew as SST files without the
- *     expired documents and the fingerprints they held last (st_regen,
- *     as a bulk import writes one), and one synced write switches to the
- *     new generation with the counters: the whole expiry is atomic (a
- *     crash before that write leaves the old generation, after it the new
- *     one), and costs one sequential pass over the store whatever the
- *     share expired. Writers wait meanwhile (db_exclusive_lock); queries
- *     read the old generation until the switch.
- *
- * A resemblance store always deletes in groups: its sketch and band
- * families are not generational (docs/ARCHITECTURE.md §9 is the format
- * that would let them be dropped in bulk).
+ *   - By a new generation (once the walk has found more than
+ *     1/EXPIRE_REWRITE_SHARE of the store expired). docs, rev and every
+ *     table are written anew as SST files without the expired documents
+ *     and the fingerprints they held last (st_regen, as a bulk import
+ *     writes one), and one synced write switches to the new generation
+ *     with the counters: the whole expiry is atomic (a crash before that
+ *     write leaves the old generation, after it the new one), and costs
+ *     one sequential pass over the store whatever the share expired.
+ *     Writers wait meanwhile (db_exclusive_lock); queries read the old
+ *     generation until the switch. The sketch and band families of a
+ *     resemblance store are not generational: the walk that copies docs
+ *     stages the deletion of each expired document's sketch and band
+ *     entries into that same write (about 13 deletions and 400 bytes of
+ *     batch a document, 5 GB for 10M: the memory bound of this path), after
+ *     a flush of the band memory, so that the deletions meet every entry
+ *     in the family and the memory holds none to drop.
  *
  * Callers: nd_db_expire (public) and tests (db_expire).
  */
@@ -31,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bands.h"
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_txn.h"
@@ -110,8 +113,10 @@ static int delete_gathered(nd_db *db, gathered *e, int64_t before, uint64_t *del
 
 /* ---- by a new generation ------------------------------------------------- */
 
-/* docs into g without the expired documents: *gone of them. */
-static int copy_docs(nd_db *db, st_regen *g, int64_t before, uint64_t *gone)
+/* docs into g without the expired documents: *gone of them. In a
+ * resemblance store (drop non-NULL) their sketches and band entries are
+ * staged for deletion into drop's batch. */
+static int copy_docs(nd_db *db, st_regen *g, db_txn *drop, int64_t before, uint64_t *gone)
 {
     st_iter *it = NULL;
     int rc;
@@ -122,8 +127,12 @@ static int copy_docs(nd_db *db, st_regen *g, int64_t before, uint64_t *gone)
         const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);
         int64_t time;
         ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
-        if (db_doc_expired(time, before)) ++*gone;
-        else ND_TRY(st_regen_put(g, k, klen, v, vlen));
+        if (!db_doc_expired(time, before)) {
+            ND_TRY(st_regen_put(g, k, klen, v, vlen));
+            continue;
+        }
+        ++*gone;
+        if (drop) ND_TRY(db_txn_stage_drop_sketch(drop, k, klen));
     }
     ND_TRY(st_iter_status(it));
     ND_TRY(st_regen_end(g));
@@ -224,6 +233,7 @@ cleanup:
 typedef struct docs_job {
     nd_db *db;
     st_regen *g;
+    db_txn *drop;
     int64_t before;
     uint64_t gone;
 } docs_job;
@@ -231,18 +241,19 @@ typedef struct docs_job {
 static int docs_task(void *arg)
 {
     docs_job *j = arg;
-    return copy_docs(j->db, j->g, j->before, &j->gone);
+    return copy_docs(j->db, j->g, j->drop, j->before, &j->gone);
 }
 
-/* docs and rev, then every table, into g: with two threads docs is
+/* docs and rev, then every table, into g (the sketches of a resemblance
+ * store staged for deletion into t's batch): with two threads docs is
  * written beside rev, and the odd tables beside the even ones, each on a
  * fork of g (at 10M documents the passes take about 3 s each, a table
  * about 1 s). Progress is reported here, on the caller's thread. */
-static int write_generation(nd_db *db, st_regen *g, int64_t before, uint64_t *gone,
+static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, uint64_t *gone,
                             st_u64s *dead)
 {
     int par = db_threads(db) >= 2, rc;
-    docs_job dj = {db, NULL, before, 0};
+    docs_job dj = {db, NULL, db->min_resemblance > 0 ? t : NULL, before, 0};
     uint64_t gone_rev = 0;
     nd_task task;
     if (par) ND_FORWARD(st_regen_fork(&dj.g, g));
@@ -278,11 +289,12 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     db_txn t = {0};
     int rc;
     ND_TRY(db_fold_locked(db));
+    ND_TRY(db_bands_flush(db)); /* the band log then names no expiring document */
     ND_TRY(st_regen_new(&g, db->store));
+    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
     /* a stop (rc > 0) before the switch leaves the store as it was */
     if ((rc = rewrite_progress(db, 0)) != 0) goto cleanup;
-    if ((rc = write_generation(db, g, before, &gone, &dead)) != 0 || gone == 0) goto cleanup;
-    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
+    if ((rc = write_generation(db, g, &t, before, &gone, &dead)) != 0 || gone == 0) goto cleanup;
     if (t.docs < gone || t.fps < dead.n)
         ND_FAIL(ND_ECORRUPT, "expire: %llu documents and %llu fingerprints go, of %llu and %llu "
                 "counted", (unsigned long long)gone, (unsigned long long)dead.n,
@@ -318,7 +330,7 @@ int db_expire(uint64_t *out_deleted, nd_db *db, int64_t before, int how)
     int rc;
     if (out_deleted) *out_deleted = 0;
     ND_FORWARD(db_check_writable(db));
-    int bulk = db->min_resemblance <= 0 && how != DB_EXPIRE_GROUPS;
+    int bulk = how != DB_EXPIRE_GROUPS;
     nd_db_counts(&total, NULL, db);
     if (bulk && how == DB_EXPIRE_REWRITE) {
         rc = expire_rewrite(db, before, &deleted);

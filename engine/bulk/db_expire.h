@@ -13,8 +13,9 @@
 enum {
     DB_EXPIRE_AUTO,    /* nd_db_expire's choice (db_expire.c) */
     DB_EXPIRE_GROUPS,  /* in atomic groups, writers going on between them */
-    DB_EXPIRE_REWRITE, /* one new generation without the expired documents
-                        * (a fingerprint-only store; else as GROUPS) */
+    DB_EXPIRE_REWRITE, /* one new generation without the expired documents,
+                        * switched to in one write with the deletion of
+                        * their sketches (a resemblance store) */
 };
 
 /* nd_db_expire(out_deleted, db, before), deleting as how says. */

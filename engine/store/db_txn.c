@@ -135,6 +135,11 @@ static int sketch_drop(db_txn *t, const void *key, size_t klen)
     return st_batch_delete(b, ST_CF_SKETCH, key, klen);
 }
 
+int db_txn_stage_drop_sketch(db_txn *t, const void *key, size_t klen)
+{
+    return sketch_drop(t, key, klen);
+}
+
 /* Stage key's sketch and its band entries (logged for the band memory:
  * db_bands.c). */
 static int sketch_put(db_txn *t, const void *key, size_t klen, const nd_sketch *sk)

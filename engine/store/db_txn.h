@@ -31,7 +31,7 @@ enum {
     DB_TXN_HELD = 1,
     /* An unindexed batch (st_batch_new_plain), for bulk writes the caller
      * stages into t->b itself and that read nothing back: no
-     * db_txn_stage_* then. */
+     * db_txn_stage_* then but db_txn_stage_drop_sketch. */
     DB_TXN_PLAIN = 2,
     /* Stage each new fingerprint's table keys with its document, in call
      * order, never deferred nor logged for the mirror (a fold follows). */
@@ -78,6 +78,12 @@ int db_txn_stage_delete(db_txn *t, const void *key, size_t klen);
  * transaction. */
 int db_txn_stage_delete_many(db_txn *t, const char *const *keys, const size_t *lens, size_t n,
                              const int64_t *before, size_t *deleted);
+/* Stage deleting document key's sketch and band entries alone (a
+ * resemblance store; a key without a sketch stages nothing): for a bulk
+ * caller that writes docs, rev and the tables itself, an expiry by a
+ * generation. Reads the sketch through t->b, so a plain batch may use it
+ * for keys it has not staged. */
+int db_txn_stage_drop_sketch(db_txn *t, const void *key, size_t klen);
 /* Count documents and fingerprints a bulk caller staged into t->b itself
  * (or into the generation the batch switches to). */
 void db_txn_count(db_txn *t, uint64_t docs, uint64_t fps);
