@@ -18,6 +18,7 @@
 . "$(dirname "$src")/texts_tsv.sh"
 . "$(dirname "$src")/store_paths.sh"
 . "$(dirname "$src")/damage_lib.sh"
+export FLIP_EVERY_PLACE=1 # every file at its data block, filter and index
 texts_tsv texts.tsv
 # 4 documents of each text's first 600 bytes, each with a word of its own:
 # enough documents that a documents file has many blocks (a damaged

@@ -4,7 +4,8 @@
 # For stores written by import (one generation: its files ingested whole),
 # import --steps, add (files RocksDB wrote) and a resemblance import, one
 # byte is flipped in each table file in turn: inside its data blocks (at
-# 40% of them), in its bloom filter and in its block index. Then
+# 40% of them), then in its bloom filter or its block index (every other
+# file; all three in the slow damage matrix). Then
 # every command fails with `corrupt data` or answers as before; `repair`
 # exits 0 (or 2 when the store's configuration is lost: "restore a
 # backup"), and then: verify passes, every document kept is exactly as
