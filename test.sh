@@ -13,7 +13,7 @@
 #   NEARDUP_TEST_QUICK=1   plain build only, every test (a fast local loop)
 #   NEARDUP_TEST_SLOW=1    also the 'slow' suite (long crash modes) on the
 #                          plain build
-#   NEARDUP_FUZZ_SECONDS   seconds per fuzz target (default 6; 0 skips)
+#   NEARDUP_FUZZ_SECONDS   seconds per fuzz target (default 4; 0 skips)
 #   NEARDUP_BUILD, NEARDUP_ASAN_BUILD, FUZZ_BUILD
 #                          build directories (default build, build-asan,
 #                          build-fuzz); with NEARDUP_BUILD set, setup.sh is
@@ -60,7 +60,7 @@ if [ "${NEARDUP_TEST_QUICK:-0}" != 1 ]; then
         meson test -C "$asan" --print-errorlogs --no-rebuild --num-processes 2 "${asan_only[@]}" ||
         status=1
 
-    secs=${NEARDUP_FUZZ_SECONDS:-6}
+    secs=${NEARDUP_FUZZ_SECONDS:-4}
     if [ "$secs" != 0 ]; then
         phase "libFuzzer: ${secs} s per target"
         tests/fuzz/run.sh "$secs" || status=1

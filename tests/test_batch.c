@@ -500,7 +500,7 @@ static void test_batch_waiting_during_folds(void **state)
     assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
     time_t give_up = time(NULL) + 120;
     unsigned rounds = 0;
-    for (; rounds < 20 || (atomic_load(&w.folds) < 30 && time(NULL) < give_up); rounds++) {
+    for (; rounds < 20 || (atomic_load(&w.folds) < 20 && time(NULL) < give_up); rounds++) {
         size_t m = atomic_load(&w.acked);
         db->batch_probes_max = rounds % 2 ? SIZE_MAX : 0; /* probes read the mirror itself */
         assert_int_equal(nd_db_batch(out, fx->res, db, bt.d, m, 0, 0), ND_OK);
