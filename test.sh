@@ -45,8 +45,15 @@ if [ "${NEARDUP_TEST_QUICK:-0}" != 1 ]; then
     # the plain build's tests less those the sanitized run makes
     # ("project:suite / name" -> name)
     names() { meson test -C "$1" --no-rebuild --list "${@:2}" 2>/dev/null | sed -n 's|^[^ ]* / ||p'; }
+    # in the order of their priority (meson runs named tests in the order
+    # named): the longest first, so that both processes end together
     mapfile -t plain_tests < <(comm -23 <(names "$build" "${skip_slow[@]}" | sort) \
                                         <(names "$asan" "${asan_only[@]}" | sort))
+    mapfile -t plain_tests < <(meson introspect "$build" --tests | python3 -c '
+import json, sys
+want = set(sys.argv[1:])
+tests = [t for t in json.load(sys.stdin) if t["name"] in want]
+for t in sorted(tests, key=lambda t: -t.get("priority", 0)): print(t["name"])' "${plain_tests[@]}")
     [ ${#plain_tests[@]} -gt 0 ] || { echo "test: no test left for the plain build" >&2; exit 1; }
 fi
 phase "plain build: meson test"
