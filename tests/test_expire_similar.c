@@ -92,6 +92,13 @@ static void docset_free(docset *s)
     free(s->key);
 }
 
+/* docs[from..to) added to db in calls of 4000. */
+static void add_range(nd_db *db, const nd_doc *docs, size_t from, size_t to)
+{
+    for (size_t at = from; at < to; at += 4000)
+        assert_int_equal(nd_db_add_many(db, docs + at, at + 4000 < to ? 4000 : to - at), ND_OK);
+}
+
 /* The documents of s last seen at or after BEFORE, added to db. */
 static size_t add_recent(nd_db *db, const docset *s)
 {
@@ -99,8 +106,7 @@ static size_t add_recent(nd_db *db, const docset *s)
     size_t n = 0;
     for (size_t i = 0; i < s->n; i++)
         if (s->doc[i].time >= BEFORE) recent[n++] = s->doc[i];
-    for (size_t at = 0; at < n; at += 4000)
-        assert_int_equal(nd_db_add_many(db, recent + at, at + 4000 < n ? 4000 : n - at), ND_OK);
+    add_range(db, recent, 0, n);
     free(recent);
     return n;
 }
@@ -128,6 +134,16 @@ static char *results_text(const nd_results *res)
     return out;
 }
 
+/* a and b hold the same matches. */
+static void same_results(const nd_results *a, const nd_results *b)
+{
+    assert_int_equal(nd_results_count(a), nd_results_count(b));
+    char *x = results_text(a), *y = results_text(b);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+}
+
 /* Every document's check, and fingerprint queries at every distance
  * 0..SIM_K+2 from a sample: the same answers in db as in ref. */
 static void same_answers(nd_db *db, nd_db *ref, const docset *s, nd_results *a, nd_results *b)
@@ -137,20 +153,13 @@ static void same_answers(nd_db *db, nd_db *ref, const docset *s, nd_results *a, 
     for (size_t i = 0; i < s->n; i += i < CORPUS ? 1 : 37) {
         assert_int_equal(nd_db_query_doc(a, db, &s->doc[i], SIM_K, &qo), ND_OK);
         assert_int_equal(nd_db_query_doc(b, ref, &s->doc[i], SIM_K, &qo), ND_OK);
-        char *x = results_text(a), *y = results_text(b);
-        assert_string_equal(x, y);
-        free(x);
-        free(y);
+        same_results(a, b);
     }
     for (size_t i = 0; i < s->n; i += 211)
         for (unsigned k = 0; k <= SIM_K + 2; k++) {
             assert_int_equal(nd_db_query(a, db, s->doc[i].fp, k, &qo), ND_OK);
             assert_int_equal(nd_db_query(b, ref, s->doc[i].fp, k, &qo), ND_OK);
-            assert_int_equal(nd_results_count(a), nd_results_count(b));
-            char *x = results_text(a), *y = results_text(b);
-            assert_string_equal(x, y);
-            free(x);
-            free(y);
+            same_results(a, b);
         }
 }
 
@@ -177,13 +186,9 @@ static void expire_vs_reference(void **state, int how, size_t extra)
     size_t kept = add_recent(ref, &s);
     /* Half of the documents flushed to the band family, the rest left in
      * the band memory (logged), for the expiry to meet both. */
-    size_t half = s.n / 2;
-    for (size_t at = 0; at < half; at += 4000)
-        assert_int_equal(nd_db_add_many(db, s.doc + at, at + 4000 < half ? 4000 : half - at), ND_OK);
+    add_range(db, s.doc, 0, s.n / 2);
     assert_int_equal(nd_db_compact(db), ND_OK);
-    for (size_t at = half; at < s.n - 3000; at += 4000)
-        assert_int_equal(nd_db_add_many(db, s.doc + at, at + 4000 < s.n - 3000 ? 4000 : s.n - 3000 - at),
-                         ND_OK);
+    add_range(db, s.doc, s.n / 2, s.n - 3000);
     for (size_t i = s.n - 3000; i < s.n; i++) assert_int_equal(nd_db_add_many(db, &s.doc[i], 1), ND_OK);
 
     uint64_t gone = 0, gen = st_generation(db->store);
@@ -230,8 +235,7 @@ static void test_expire_auto(void **state)
     docset s = make_docs(db, EXTRA_AUTO);
     size_t old = 0;
     for (size_t i = 0; i < s.n; i++) old += s.doc[i].time < BEFORE;
-    for (size_t at = 0; at < s.n; at += 4000)
-        assert_int_equal(nd_db_add_many(db, s.doc + at, at + 4000 < s.n ? 4000 : s.n - at), ND_OK);
+    add_range(db, s.doc, 0, s.n);
     uint64_t gone = 0, gen = st_generation(db->store);
     assert_int_equal(nd_db_expire(&gone, db, BEFORE), ND_OK);
     assert_int_equal(gone, old);

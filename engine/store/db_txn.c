@@ -27,7 +27,7 @@
  * unlink_fps the one where fingerprints leave the tables, so the sketch
  * and band entries join the document's atomic write: a replacement
  * (whatever its fingerprint), a deletion or an expiry first reads the old
- * sketch value and deletes its band entries and the sketch (sketch_drop),
+ * sketch value and deletes its band entries and the sketch (db_txn_stage_drop_sketch),
  * then a put writes the new ones. A refresh of score and time keeps them.
  * A group deletion (db_txn_stage_delete_many, for nd_db_expire) drops its
  * documents first and then unlinks their fingerprints together: one rev
@@ -117,7 +117,7 @@ static int tables_insert(nd_db *db, st_batch *b, uint64_t fp)
  * store), read through the batch: a key staged twice in one transaction
  * drops the first staging's. A document without a sketch (a damaged
  * store: verify names it) leaves nothing to delete. */
-static int sketch_drop(db_txn *t, const void *key, size_t klen)
+int db_txn_stage_drop_sketch(db_txn *t, const void *key, size_t klen)
 {
     st_batch *b = t->b;
     char *v = NULL;
@@ -133,11 +133,6 @@ static int sketch_drop(db_txn *t, const void *key, size_t klen)
                            (const char *)key);
     ND_FORWARD(db_bands_stage_drop(b, &t->bands, key, klen, &sk));
     return st_batch_delete(b, ST_CF_SKETCH, key, klen);
-}
-
-int db_txn_stage_drop_sketch(db_txn *t, const void *key, size_t klen)
-{
-    return sketch_drop(t, key, klen);
 }
 
 /* Stage key's sketch and its band entries (logged for the band memory:
@@ -157,7 +152,7 @@ static int sketch_put(db_txn *t, const void *key, size_t klen, const nd_sketch *
 static int doc_drop(db_txn *t, uint64_t fp, const void *key, size_t klen)
 {
     uint8_t *rk = NULL;
-    if (t->db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
+    if (t->db->min_resemblance > 0) ND_FORWARD(db_txn_stage_drop_sketch(t, key, klen));
     ND_FORWARD(rev_key(&rk, fp, key, klen));
     int rc = st_batch_delete(t->b, ST_CF_REV, rk, 8 + klen);
     free(rk);
@@ -262,7 +257,7 @@ int db_txn_stage_add(db_txn *t, const nd_doc *d, int fp_absent)
         ND_FORWARD(rc);
         /* Same fingerprint: only score, time and the sketch change. */
         if (oldfp == fp) {
-            if (db->min_resemblance > 0) ND_FORWARD(sketch_drop(t, key, klen));
+            if (db->min_resemblance > 0) ND_FORWARD(db_txn_stage_drop_sketch(t, key, klen));
             return doc_put(t, key, klen, fp, d->score, d->time, d->sketch);
         }
         ND_FORWARD(doc_unlink(t, oldfp, key, klen));
