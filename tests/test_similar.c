@@ -618,6 +618,17 @@ static void test_verify_finds_damage(void **state)
     damage(db, ST_CF_SKETCH, c->doc[3].key, c->doc[3].key_len, NULL, 0);
     assert_int_equal(nd_db_verify(db), ND_ECORRUPT);
     assert_non_null(strstr(nd_errmsg(), "has no sketch"));
+    /* The walk reads the sketches beside docs: a sketch of no document
+     * (before every key, after every key) is stepped over, the missing
+     * one is NULL, every other document gets its own. */
+    damage(db, ST_CF_SKETCH, "nobody", 6, val, sizeof val);
+    damage(db, ST_CF_SKETCH, "~last", 5, val, sizeof val);
+    sketch_walk w = {c, 0, 0};
+    assert_int_equal(nd_db_foreach_doc(db, walk_cb, &w), ND_OK);
+    assert_int_equal(w.seen, 20);
+    assert_int_equal(w.with, 19);
+    damage(db, ST_CF_SKETCH, "nobody", 6, NULL, 0);
+    damage(db, ST_CF_SKETCH, "~last", 5, NULL, 0);
     damage(db, ST_CF_SKETCH, c->doc[3].key, c->doc[3].key_len, val, sizeof val);
     assert_int_equal(nd_db_verify(db), ND_OK);
     /* repair keeps the sketches */
@@ -633,6 +644,28 @@ static void test_verify_finds_damage(void **state)
     stats_are(fx->db, 20);
     oracle_stats st = {0};
     for (size_t i = 0; i < 20; i++) check_query(fx->db, fx->res, c->doc, 20, &c->doc[i], K, &st);
+    free(c);
+}
+
+/* nd_db_foreach_expired hands each expired document its own sketch when
+ * they lie apart in key order (one in five): the walk beside the sketch
+ * family seeks past the sketches of those it leaves out. */
+static void test_expired_walk_sketches(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = open_store(fx->path, R);
+    corpus *c = make_corpus(db);
+    size_t n = 60, expired = 0;
+    for (size_t i = 0; i < n; i++) {
+        nd_doc d = c->doc[i];
+        d.time = i % 5 == 2 ? 100 : 5000;
+        expired += i % 5 == 2;
+        assert_int_equal(nd_db_add_many(db, &d, 1), ND_OK);
+    }
+    sketch_walk w = {c, 0, 0};
+    assert_int_equal(nd_db_foreach_expired(db, 1000, walk_cb, &w), ND_OK);
+    assert_int_equal(w.seen, expired);
+    assert_int_equal(w.with, expired);
     free(c);
 }
 
@@ -687,6 +720,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         DB_FIXTURE_TEST(test_oracle),
         DB_FIXTURE_TEST(test_neighbour_rejected),
+        DB_FIXTURE_TEST(test_expired_walk_sketches),
         DB_FIXTURE_TEST(test_remove_bands),
         DB_FIXTURE_TEST(test_sketchless_refused),
         DB_FIXTURE_TEST(test_reopen_and_mismatch),

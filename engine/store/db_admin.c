@@ -325,56 +325,88 @@ int nd_db_backup(nd_db *db, const char *dir)
     return st_checkpoint(db->store, dir);
 }
 
-typedef struct expired_filter {
-    int64_t before;
-    nd_doc_cb cb;
-    void *payload;
-} expired_filter;
-
-static int visit_if_expired(const nd_doc *doc, void *payload)
+/* Where the sketch iterator stands against key: < 0 before it, 0 on it,
+ * > 0 past it or at the end. */
+static int sketch_cmp(const st_iter *sk, const char *key, size_t klen)
 {
-    expired_filter *f = payload;
-    return db_doc_expired(doc->time, f->before) ? f->cb(doc, f->payload) : 0;
+    if (!st_iter_valid(sk)) return 1;
+    size_t sklen;
+    const char *sk_key = st_iter_key(sk, &sklen);
+    int c = memcmp(sk_key, key, sklen < klen ? sklen : klen);
+    return c ? c : (sklen > klen) - (sklen < klen);
 }
 
-int nd_db_foreach_expired(nd_db *db, int64_t before, nd_doc_cb cb, void *payload)
+/* The sketch of the document key[0..klen) into *out, from an iterator
+ * over the sketch family walking in step with docs (both in key order):
+ * 1 if it holds a well-formed one, 0 if not (verify names such damage),
+ * or an error. A step reaches the next sketch of a walk over every
+ * document; a seek skips those of documents the walk leaves out. */
+static int sketch_beside(st_iter *sk, const char *key, size_t klen, nd_sketch *out)
 {
-    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_expired: NULL argument");
-    expired_filter f = {before, cb, payload};
-    return nd_db_foreach_doc(db, visit_if_expired, &f);
+    int c = sketch_cmp(sk, key, klen);
+    if (c < 0) {
+        st_iter_next(sk);
+        c = sketch_cmp(sk, key, klen);
+    }
+    if (c < 0) {
+        st_iter_seek(sk, key, klen);
+        c = sketch_cmp(sk, key, klen);
+    }
+    int rc = st_iter_status(sk);
+    if (rc != ND_OK || c != 0) return rc;
+    size_t vlen;
+    const char *v = st_iter_value(sk, &vlen);
+    return db_sketch_decode(v, vlen, out) == ND_OK;
 }
 
-int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
+/* Visit the documents of docs in key order, as of one snapshot; with
+ * before non-NULL only those expired before *before. In a resemblance
+ * store each visited document's sketch is read from the same snapshot by
+ * a second walk beside the first (no point read a document). */
+static int walk_docs(nd_db *db, const int64_t *before, nd_doc_cb cb, void *payload)
 {
-    st_iter *it;
+    st_snap *snap = NULL;
+    st_iter *it = NULL, *sk = NULL;
     int rc;
-    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_doc: NULL argument");
-    ND_FORWARD(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
+    ND_TRY(st_snap_new(&snap, db->store));
+    ND_TRY(st_iter_new_scan_at(&it, db->store, ST_CF_DOCS, snap));
+    if (db->min_resemblance > 0) {
+        ND_TRY(st_iter_new_scan_at(&sk, db->store, ST_CF_SKETCH, snap));
+        st_iter_seek_first(sk);
+    }
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
         nd_doc d = {0};
-        nd_sketch sk;
+        nd_sketch sketch;
         const char *k = st_iter_key(it, &klen);
         const char *v = st_iter_value(it, &vlen);
         ND_TRY(db_doc_decode(v, vlen, &d.fp, &d.score, &d.time));
+        if (before && !db_doc_expired(d.time, *before)) continue;
         d.key = k;
         d.key_len = klen;
-        if (db->min_resemblance > 0) { /* its sketch, or none (verify names such damage) */
-            char *sv = NULL;
-            size_t slen;
-            rc = st_get(db->store, ST_CF_SKETCH, k, klen, &sv, &slen);
-            if (rc == ND_OK) {
-                rc = db_sketch_decode(sv, slen, &sk);
-                free(sv);
-                d.sketch = rc == ND_OK ? &sk : NULL;
-            }
-            if (rc != ND_OK && rc != ND_ENOTFOUND && rc != ND_ECORRUPT) goto cleanup;
+        if (sk) {
+            ND_TRY(sketch_beside(sk, k, klen, &sketch));
+            d.sketch = rc == 1 ? &sketch : NULL;
         }
         rc = nd_err_callback(cb(&d, payload), "nd_db_foreach_doc");
         if (rc) goto cleanup;
     }
     rc = st_iter_status(it);
 cleanup:
+    st_iter_free(sk);
     st_iter_free(it);
+    st_snap_free(snap);
     return rc;
+}
+
+int nd_db_foreach_expired(nd_db *db, int64_t before, nd_doc_cb cb, void *payload)
+{
+    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_expired: NULL argument");
+    return walk_docs(db, &before, cb, payload);
+}
+
+int nd_db_foreach_doc(nd_db *db, nd_doc_cb cb, void *payload)
+{
+    ND_RETURN_IF(!db || !cb, ND_EINVAL, "nd_db_foreach_doc: NULL argument");
+    return walk_docs(db, NULL, cb, payload);
 }
