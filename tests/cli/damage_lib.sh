@@ -4,59 +4,24 @@
 #
 #   flip_store WHAT DB   each table file flipped in a data block, its
 #                        filter and its index (a copy each; FLIP_PLACES
-#                        "0.4 filter index" chooses): the command fails
+#                        "0.4 filter index" chooses the places,
+#                        FLIP_FAMILY one family's files): the command fails
 #                        with corrupt data or answers as before, and
 #                        repair keeps exactly what it reports
-#   manifests WHAT DB    CURRENT, MANIFEST or both flipped, cut in half or
-#                        removed (a copy each): repair keeps every document
+#   manifests WHAT DB [PART:HOW...]  CURRENT, MANIFEST or both flipped,
+#                        cut in half or removed (a copy each; the cases
+#                        named, else all nine): repair keeps every document
 #   repaired WHAT DB BEFORE [MISSING]  repair DB; it holds BEFORE's
 #                        documents but MISSING of them, counted exactly
 
 # flip_sst FILE WHERE: a byte at fraction WHERE of the data blocks, or in
 # the middle of the filter block (found through the metaindex block), or
 # in the index; status 3, nothing flipped, when FILE has no filter
-flip_sst() {
-    python3 - "$1" "$2" <<'PY'
-import struct, sys
-p, where = sys.argv[1], sys.argv[2]
-d = open(p, 'rb').read()
-f = d[-53:]
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1; r |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return r, i
-mo, i = varint(f, 1)
-ms, i = varint(f, i)
-io, i = varint(f, i)
-def filter_offset():
-    # the metaindex block: entries (shared, non-shared, value length, key
-    # delta, value), then the restart offsets and their count
-    blk = d[mo:mo + ms]
-    nrestarts = struct.unpack('<I', blk[-4:])[0]
-    end, j, key = len(blk) - 4 - 4 * nrestarts, 0, b''
-    while j < end:
-        shared, j = varint(blk, j)
-        unshared, j = varint(blk, j)
-        vlen, j = varint(blk, j)
-        key = key[:shared] + blk[j:j + unshared]
-        j += unshared
-        if b'filter.' in key:
-            fo, k = varint(blk, j)
-            fs, _ = varint(blk, k)
-            return fo + fs // 2
-        j += vlen
-    return None
-if where == 'filter':
-    off = filter_offset()
-    if off is None:
-        sys.exit(3)
-else:
-    off = io + 3 if where == 'index' else int(io * float(where))
-with open(p, 'r+b') as fh:
-    fh.seek(off); b = fh.read(1); fh.seek(off); fh.write(bytes([b[0] ^ 0x5a]))
-PY
-}
+sst_py=$(dirname "${BASH_SOURCE[0]}")/sst_file.py
+flip_sst() { python3 "$sst_py" flip "$1" "$2"; }
+# sst_family FILE: the column family FILE belongs to (empty for a file
+# written apart and ingested)
+sst_family() { python3 "$sst_py" family "$1"; }
 
 # damaged WHAT DB BEFORE [NOCHECK]: DB (damaged) fails or answers as before
 # (unless NOCHECK); repair keeps exactly what it says; sets $dropped (-1 if
@@ -114,6 +79,8 @@ flip_store() {
     # the time (FLIP_EVERY_PLACE=1: all three, the slow damage matrix).
     local places=(filter index) turn=0
     for f in "$db"/*.sst; do
+        # (FLIP_FAMILY=NAME: only that family's files)
+        [ -n "${FLIP_FAMILY:-}" ] && [ "$(sst_family "$f")" != "$FLIP_FAMILY" ] && continue
         local wheres=(0.4 "${places[turn % 2]}")
         [ "${FLIP_EVERY_PLACE:-0}" = 1 ] && wheres=(0.4 filter index)
         [ -n "${FLIP_PLACES:-}" ] && read -r -a wheres <<< "$FLIP_PLACES"
@@ -199,16 +166,19 @@ repaired() {
 
 # manifests WHAT DB: every damage of CURRENT and MANIFEST on DB, each in a copy
 manifests() {
-    local what=$1 db=$2 part how
+    local what=$1 db=$2 part how case cases=("${@:3}")
+    [ ${#cases[@]} -gt 0 ] ||
+        for part in CURRENT MANIFEST both; do
+            for how in flip half rm; do cases+=("$part:$how"); done
+        done
     "$ND" dump "$db" > "$db.before"
     check "$what: a store of documents" "$(grep -c . "$db.before")" -gt 100
-    for part in CURRENT MANIFEST both; do
-        for how in flip half rm; do
-            rm -rf d d.damaged
-            cp -a "$db" d
-            damage_manifest d "$part" "$how"
-            repaired "$what, $part $how" d "$db.before"
-        done
+    for case in "${cases[@]}"; do
+        part=${case%:*} how=${case#*:}
+        rm -rf d d.damaged
+        cp -a "$db" d
+        damage_manifest d "$part" "$how"
+        repaired "$what, $part $how" d "$db.before"
     done
     rm -rf d d.damaged
 }

@@ -5,8 +5,11 @@
 #
 # 1. CURRENT, the MANIFEST or both flipped (one byte), cut to half or
 #    deleted, on stores written by add, import, import --steps and a
-#    resemblance import: every table file and the log are intact, so
-#    repair exits 0, dump equals dump before, verify passes.
+#    resemblance import (all nine cases on the import's store; three on
+#    each other store, so that each kind of store meets each part and
+#    each damage once; the slow damage matrix runs all nine on every
+#    store): every table file and the log are intact, so repair exits 0,
+#    dump equals dump before, verify passes.
 # 2. A killed `add --sync`'s log with one record header zeroed in its
 #    middle: repair drops that record's document only, and says so.
 # 3. The counters record malformed or saying too much: found and dropped
@@ -23,15 +26,15 @@ fresh() { "$ND" init "$1" --k 3 --docs 1e4 "${@:2}" >/dev/null; }
 fresh imp --fingerprint-only && "$ND" import imp --format tsv all.tsv >/dev/null 2>&1
 manifests "import" imp
 fresh steps --fingerprint-only && "$ND" import steps --steps --chunk 100 --format tsv all.tsv >/dev/null 2>&1
-manifests "import --steps" steps
+manifests "import --steps" steps CURRENT:rm MANIFEST:flip both:half
 python3 -c "
 import random
 r = random.Random(7)
 for i in range(400): print('%016x\tk%d' % (r.getrandbits(64), i))" > fps.txt
 fresh add --fingerprint-only && "$ND" add add fps.txt >/dev/null 2>&1
-manifests "add" add
+manifests "add" add CURRENT:half MANIFEST:rm both:flip
 fresh rimp && "$ND" import rimp --format tsv all.tsv >/dev/null 2>&1
-manifests "resemblance import" rimp
+manifests "resemblance import" rimp CURRENT:flip MANIFEST:half both:rm
 
 # --- 2. a zeroed record header in the middle of the log ----------------------
 python3 -c "

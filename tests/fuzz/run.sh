@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh — build the libFuzzer targets in build-fuzz and run each one.
+# run.sh — build the libFuzzer targets in build-fuzz and run each one (two
+# at a time).
 #
 # usage: tests/fuzz/run.sh [SECONDS] [TARGET...]
 #   SECONDS  time per target (default 20)
@@ -48,11 +49,12 @@ ninja -C "$build" $(printf 'tests/fuzz/fuzz_%s ' "${targets[@]}") >/dev/null ||
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-status=0
-for t in "${targets[@]}"; do
-    work="$build/fuzz-corpus/$t" art="$build/fuzz-artifacts/$t/"
+# fuzz_one TARGET: run it; its summary into $build/fuzz-TARGET.result,
+# status 1 when it found something
+fuzz_one() {
+    local t=$1 work="$build/fuzz-corpus/$1" art="$build/fuzz-artifacts/$1/" rc runs cov
+    local log="$build/fuzz-$t.log"
     mkdir -p "$work" "$art"
-    log="$build/fuzz-$t.log"
     "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -artifact_prefix="$art" -print_final_stats=1 \
         "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1
@@ -60,11 +62,24 @@ for t in "${targets[@]}"; do
     runs=$(LC_ALL=C sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -ao 'cov: [0-9]*' "$log" | tail -1)
     if [ $rc -eq 0 ]; then
-        echo "fuzz $t: ok, ${runs:-?} runs in ${secs}s, ${cov:-cov: ?}"
-    else
-        status=1
-        echo "fuzz $t: FAILED (exit $rc); input: $(ls -t "$art" | head -1 | sed "s|^|$art|")"
-        grep -aE 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -15
+        echo "fuzz $t: ok, ${runs:-?} runs in ${secs}s, ${cov:-cov: ?}" > "$build/fuzz-$t.result"
+        return 0
     fi
+    { echo "fuzz $t: FAILED (exit $rc); input: $(ls -t "$art" | head -1 | sed "s|^|$art|")"
+      grep -aE 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$log" | head -15; } > "$build/fuzz-$t.result"
+    return 1
+}
+
+# two targets at a time (each runs on one core)
+status=0 pids=()
+for t in "${targets[@]}"; do
+    if [ ${#pids[@]} -ge 2 ]; then
+        wait "${pids[0]}" || status=1
+        pids=("${pids[@]:1}")
+    fi
+    fuzz_one "$t" &
+    pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+for t in "${targets[@]}"; do cat "$build/fuzz-$t.result"; done
 exit $status
