@@ -291,7 +291,7 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     ND_TRY(db_fold_locked(db));
     ND_TRY(db_bands_flush(db)); /* the band log then names no expiring document */
     ND_TRY(st_regen_new(&g, db->store));
-    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
+    ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN | DB_TXN_BANDS_FLUSHED));
     /* a stop (rc > 0) before the switch leaves the store as it was */
     if ((rc = rewrite_progress(db, 0)) != 0) goto cleanup;
     if ((rc = write_generation(db, g, &t, before, &gone, &dead)) != 0 || gone == 0) goto cleanup;

@@ -211,7 +211,7 @@ int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t k
     for (unsigned i = 0; i < ND_SKETCH_BANDS; i++)
         ND_FORWARD(st_batch_delete(b, ST_CF_BAND, bk,
                                    db_band_key_encode(bk, i, sk->band[i], key, klen)));
-    return ops_push(ops, OP_DROP, key, klen, sk);
+    return ops ? ops_push(ops, OP_DROP, key, klen, sk) : ND_OK;
 }
 
 /* ---- the flush ---------------------------------------------------------- */

@@ -44,7 +44,8 @@ void db_bands_free(nd_db *db);
 int db_bands_stage_put(nd_db *db, st_batch *b, db_band_ops *ops, const void *key, size_t klen,
                        const nd_sketch *sk);
 /* Stage the removal of key's band entries of sketch sk (a replacement,
- * a deletion or an expiry): their deletions into b, the change into ops. */
+ * a deletion or an expiry): their deletions into b, the change into ops
+ * (NULL: none, the memory holding no entry, as right after a flush). */
 int db_bands_stage_drop(st_batch *b, db_band_ops *ops, const void *key, size_t klen,
                         const nd_sketch *sk);
 /* Before the write of ops (writer lock held): start a flush when the

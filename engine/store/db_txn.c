@@ -131,7 +131,8 @@ int db_txn_stage_drop_sketch(db_txn *t, const void *key, size_t klen)
     if (rc < 0)
         return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
                            (const char *)key);
-    ND_FORWARD(db_bands_stage_drop(b, &t->bands, key, klen, &sk));
+    db_band_ops *ops = t->flags & DB_TXN_BANDS_FLUSHED ? NULL : &t->bands;
+    ND_FORWARD(db_bands_stage_drop(b, ops, key, klen, &sk));
     return st_batch_delete(b, ST_CF_SKETCH, key, klen);
 }
 

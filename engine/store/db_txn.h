@@ -36,6 +36,11 @@ enum {
     /* Stage each new fingerprint's table keys with its document, in call
      * order, never deferred nor logged for the mirror (a fold follows). */
     DB_TXN_TABLES_NOW = 4,
+    /* The band memory was just flushed and stays empty (the writer lock
+     * held): a sketch dropped deletes its band entries from the family
+     * and leaves the memory nothing to look for (a whole expiry's
+     * switch write: 65 bytes a document less). */
+    DB_TXN_BANDS_FLUSHED = 8,
 };
 
 typedef struct db_txn {
