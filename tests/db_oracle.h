@@ -1,9 +1,9 @@
 /*
  * db_oracle.h — the fingerprint-only store against the brute-force oracle,
  * for the tests of the database (test_db.c, test_db_open.c,
- * test_db_format.c): keys "d<index>", a store opened with a plan, and
- * every query of a list at k..k+2 (and random ones) compared with a
- * popcount scan (include it after cmocka.h).
+ * test_db_format.c; test_batch.c opens its stores so): keys "d<index>",
+ * a store opened with a plan, and every query of a list at k..k+2 (and
+ * random ones) compared with a popcount scan (include it after cmocka.h).
  */
 #ifndef ND_TEST_DB_ORACLE_H
 #define ND_TEST_DB_ORACLE_H

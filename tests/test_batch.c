@@ -30,23 +30,9 @@
 #include "db_core.h"
 #include "db_mirrored.h"
 #include "db_fixture.h"
+#include "db_oracle.h"
 #include "neardup.h"
 #include "oracle.h"
-
-static nd_db *open_db(const char *path, unsigned k, unsigned tables, unsigned run_size)
-{
-    nd_db *db = NULL;
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
-    o.k = k;
-    o.tables = tables;
-    o.run_size = run_size;
-    o.expected_docs = 100000;
-    int rc = nd_db_open(&db, path, &o);
-    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
-    return db;
-}
 
 typedef struct docset {
     nd_doc *d;
