@@ -19,9 +19,9 @@
 # in the index; status 3, nothing flipped, when FILE has no filter
 sst_py=$(dirname "${BASH_SOURCE[0]}")/sst_file.py
 flip_sst() { python3 "$sst_py" flip "$1" "$2"; }
-# sst_family FILE: the column family FILE belongs to (empty for a file
-# written apart and ingested)
-sst_family() { python3 "$sst_py" family "$1"; }
+# sst_family FILE...: the column family each FILE belongs to, a line
+# each (empty for a file written apart and ingested)
+sst_family() { python3 "$sst_py" family "$@"; }
 
 # damaged WHAT DB BEFORE [NOCHECK]: DB (damaged) fails or answers as before
 # (unless NOCHECK); repair keeps exactly what it says; sets $dropped (-1 if
@@ -78,9 +78,13 @@ flip_store() {
     # index in turn: the same code paths as all three at two thirds of
     # the time (FLIP_EVERY_PLACE=1: all three, the slow damage matrix).
     local places=(filter index) turn=0
-    for f in "$db"/*.sst; do
-        # (FLIP_FAMILY=NAME: only that family's files)
-        [ -n "${FLIP_FAMILY:-}" ] && [ "$(sst_family "$f")" != "$FLIP_FAMILY" ] && continue
+    local files=("$db"/*.sst) families=()
+    # (FLIP_FAMILY=NAME: only that family's files)
+    [ -n "${FLIP_FAMILY:-}" ] && mapfile -t families < <(sst_family "${files[@]}")
+    local i
+    for i in "${!files[@]}"; do
+        f=${files[i]}
+        [ -n "${FLIP_FAMILY:-}" ] && [ "${families[i]}" != "$FLIP_FAMILY" ] && continue
         local wheres=(0.4 "${places[turn % 2]}")
         [ "${FLIP_EVERY_PLACE:-0}" = 1 ] && wheres=(0.4 filter index)
         [ -n "${FLIP_PLACES:-}" ] && read -r -a wheres <<< "$FLIP_PLACES"

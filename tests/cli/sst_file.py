@@ -5,7 +5,7 @@ usage: sst_file.py flip FILE WHERE   flip a byte at fraction WHERE of the
                                      data blocks, in the middle of the
                                      filter block or in the index; exit 3,
                                      nothing flipped, when FILE has no filter
-       sst_file.py family FILE       print the file's column family name
+       sst_file.py family FILE...    print each file's column family name
                                      (an empty line for a file written
                                      apart and ingested, which has none)
 """
@@ -45,19 +45,26 @@ def handle(v):
     return off, size
 
 
-def main():
-    cmd, path = sys.argv[1], sys.argv[2]
+def read(path):
+    """The file's bytes, its metaindex entries and its index offset."""
     d = open(path, 'rb').read()
     footer = d[-53:]  # format 2+: checksum type, metaindex and index handles
     mo, i = varint(footer, 1)
     ms, i = varint(footer, i)
     io, _ = varint(footer, i)
-    meta = dict(block_entries(d[mo:mo + ms]))
+    return d, dict(block_entries(d[mo:mo + ms])), io
+
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
     if cmd == 'family':
-        off, size = handle(meta[b'rocksdb.properties'])
-        props = dict(block_entries(d[off:off + size]))
-        print(props.get(b'rocksdb.column.family.name', b'').decode())
+        for p in sys.argv[2:]:
+            d, meta, _ = read(p)
+            off, size = handle(meta[b'rocksdb.properties'])
+            props = dict(block_entries(d[off:off + size]))
+            print(props.get(b'rocksdb.column.family.name', b'').decode())
         return 0
+    d, meta, io = read(path)
     where = sys.argv[3]
     if where == 'filter':
         fh = [v for k, v in meta.items() if b'filter.' in k]
