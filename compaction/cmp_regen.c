@@ -27,6 +27,7 @@
 #include "cmp_kv.h"
 #include "cmp_kv_files.h"
 #include "cmp_store_ingest.h"
+#include "nd_bytes.h"
 #include "nd_error.h"
 
 struct st_regen {
@@ -308,13 +309,6 @@ void st_regen_free(st_regen *g)
 
 /* ---- merging new entries into a keyed family ---------------------------- */
 
-/* RocksDB's bytewise order: memcmp over the shorter, then the shorter. */
-static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    return c ? c : (alen > blen) - (alen < blen);
-}
-
 /* The new entries, one at a time: the current one (have: there is one),
  * and a copy of the previous key (next may reuse its buffers) to check
  * their order. */
@@ -347,7 +341,7 @@ static int advance(new_entries *nw)
     if (rc < 0) return rc;
     int had = nw->have;
     nw->have = rc > 0;
-    ND_RETURN_IF(had && nw->have && key_cmp(nw->prev, nw->plen, nw->key, nw->klen) >= 0,
+    ND_RETURN_IF(had && nw->have && nd_bytes_cmp(nw->prev, nw->plen, nw->key, nw->klen) >= 0,
                  ND_EINVAL, "storage: new entry %zu of family %d is out of order", nw->i,
                  nw->cf);
     return ND_OK;
@@ -368,11 +362,11 @@ int st_family_merge_stream(st_regen *g, st_store *s, int cf, st_next_fn next,
         size_t olen, ovlen;
         const char *okey = st_iter_key(it, &olen);
         /* The new entries below this stored key come first. */
-        while (nw.have && key_cmp(nw.key, nw.klen, okey, olen) < 0) {
+        while (nw.have && nd_bytes_cmp(nw.key, nw.klen, okey, olen) < 0) {
             ND_TRY(st_regen_put(g, nw.key, nw.klen, nw.val, nw.vlen));
             ND_TRY(advance(&nw));
         }
-        if (nw.have && key_cmp(nw.key, nw.klen, okey, olen) == 0) {
+        if (nw.have && nd_bytes_cmp(nw.key, nw.klen, okey, olen) == 0) {
             if (!clash)
                 ND_FAIL(ND_ECORRUPT, "storage: family %d already holds new entry %zu", cf, nw.i);
             ND_TRY(clash(payload, nw.key, nw.klen, nw.val, nw.vlen));

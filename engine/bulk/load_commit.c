@@ -40,6 +40,7 @@
 #include "load_files.h"
 #include "load_internal.h"
 #include "load_spill.h"
+#include "nd_bytes.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_task.h"
@@ -246,8 +247,7 @@ static _Thread_local const char *skip_arena;
 static int skip_cmp_key(const char *a, size_t alen, size_t asrc, const char *b, size_t blen,
                         size_t bsrc)
 {
-    int r = memcmp(a, b, alen < blen ? alen : blen);
-    if (r == 0) r = (alen > blen) - (alen < blen);
+    int r = nd_bytes_cmp(a, alen, b, blen);
     if (r == 0) r = (asrc > bsrc) - (asrc < bsrc);
     return r;
 }

@@ -23,6 +23,7 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_mirrored.h"
+#include "nd_bytes.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 
@@ -332,8 +333,7 @@ static int sketch_cmp(const st_iter *sk, const char *key, size_t klen)
     if (!st_iter_valid(sk)) return 1;
     size_t sklen;
     const char *sk_key = st_iter_key(sk, &sklen);
-    int c = memcmp(sk_key, key, sklen < klen ? sklen : klen);
-    return c ? c : (sklen > klen) - (sklen < klen);
+    return nd_bytes_cmp(sk_key, sklen, key, klen);
 }
 
 /* The sketch of the document key[0..klen) into *out, from an iterator

@@ -61,6 +61,7 @@
 #include "db_bands_internal.h"
 #include "db_core.h"
 #include "db_results.h"
+#include "nd_bytes.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 
@@ -224,10 +225,8 @@ static int ent_cmp(const void *a, const void *b)
     const band_ent *x = &sort_m->e[*(const uint32_t *)a], *y = &sort_m->e[*(const uint32_t *)b];
     uint64_t bx = ent_band(x), by = ent_band(y);
     if (bx != by) return bx < by ? -1 : 1;
-    size_t l = x->key_len < y->key_len ? x->key_len : y->key_len;
-    int c = memcmp(sort_m->keys + x->key_off, sort_m->keys + y->key_off, l);
-    if (c) return c;
-    return (x->key_len > y->key_len) - (x->key_len < y->key_len);
+    return nd_bytes_cmp(sort_m->keys + x->key_off, x->key_len, sort_m->keys + y->key_off,
+                        y->key_len);
 }
 
 typedef struct flush_walk {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "db_results.h"
+#include "nd_bytes.h"
 #include "nd_error.h"
 
 int nd_results_new(nd_results **out)
@@ -99,10 +100,7 @@ static int cmp_idx(const void *a, const void *b)
     if (x->fp != y->fp) return x->fp < y->fp ? -1 : 1;
     size_t ox = sort_ctx->koff[i], oy = sort_ctx->koff[j];
     if (ox == SIZE_MAX || oy == SIZE_MAX) return (ox == SIZE_MAX) - (oy == SIZE_MAX);
-    size_t lx = x->key_len, ly = y->key_len;
-    int c = memcmp(sort_ctx->arena + ox, sort_ctx->arena + oy, lx < ly ? lx : ly);
-    if (c) return c;
-    return lx < ly ? -1 : lx > ly;
+    return nd_bytes_cmp(sort_ctx->arena + ox, x->key_len, sort_ctx->arena + oy, y->key_len);
 }
 
 static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -157,8 +155,5 @@ int nd_match_order(const nd_match *a, const nd_match *b)
 {
     if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
     if (a->fp != b->fp) return a->fp < b->fp ? -1 : 1;
-    size_t la = a->key_len, lb = b->key_len;
-    int c = la && lb ? memcmp(a->key, b->key, la < lb ? la : lb) : 0;
-    if (c) return c;
-    return la < lb ? -1 : la > lb;
+    return nd_bytes_cmp(a->key, a->key_len, b->key, b->key_len);
 }
