@@ -11,8 +11,10 @@
  *
  * SIGINT or SIGTERM stops the read at the next record (cli_signals_defer):
  * the loader is freed, which removes its temporary files, and nothing is
- * imported (with --steps, the steps done stay). Once the commit has begun
- * it runs to its end: the import is then complete.
+ * imported (with --steps, the steps done stay, and a step being written
+ * stops before its write, between the families it writes). Once the
+ * loader's commit has begun it runs to its end: the import is then
+ * complete.
  *
  * Into a resemblance store the loader writes each piece it is given at
  * once, in atomic groups of ND_DB_IMPORT_GROUP documents with their
@@ -64,8 +66,9 @@ static const char usage[] =
     "new is imported (keys already stored may have been replaced) and the\n"
     "temporary files go (after a crash: when the database is next opened\n"
     "for writing); with --steps the steps before it stay imported, the one\n"
-    "in progress does not. An interrupt once the store is being written\n"
-    "lets the import finish.\n"
+    "in progress does not (a step stops between the families it writes).\n"
+    "Without --steps, an interrupt once the store is being written lets\n"
+    "the import finish.\n"
     CLI_INFER_HELP("a directory is files; else ", "fp");
 
 typedef struct import_ctx {
@@ -87,6 +90,7 @@ static int flush_chunk(cli_docs *l, void *payload)
         return CLI_EXIT_OK;
     }
     int rc = nd_db_import(c->db, l->d, l->n);
+    if (rc > 0) return CLI_EXIT_INTERRUPTED; /* stopped before its write */
     if (rc < 0) return cli_fail_nd(rc, "import: step %llu", (unsigned long long)c->steps + 1);
     c->imported += l->n;
     c->steps++;
@@ -96,6 +100,16 @@ static int flush_chunk(cli_docs *l, void *payload)
         c->ro->chunk = nd_db_import_step(stored);
     }
     return CLI_EXIT_OK;
+}
+
+/* A step stops between the families it writes when a signal came: a step
+ * of a large store takes seconds, and a signal ends the command within
+ * one. */
+static int step_stop(const nd_progress *np, void *payload)
+{
+    (void)np;
+    (void)payload;
+    return cli_interrupted() ? 1 : 0;
 }
 
 int cmd_import(int argc, char **argv)
@@ -153,6 +167,7 @@ int cmd_import(int argc, char **argv)
     if (groups) ro.sign_db = c.db;
     ro.fo = &fo;
     ro.progress = &prog;
+    if (steps) nd_db_set_progress(c.db, step_stop, NULL);
     if (!steps) {
         rc = nd_loader_new(&c.loader, c.db, load_chunk);
         if (rc < 0) {

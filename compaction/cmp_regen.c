@@ -58,6 +58,8 @@ struct st_regen {
      * files it finished for st_regen_join to ingest. */
     st_regen *parent;
     char *done[ST_CF_MAX];
+    st_stop_fn stop; /* st_regen_set_stop */
+    void *stop_payload;
 };
 
 /* What both kinds of rewrite need: the file's path. */
@@ -143,9 +145,16 @@ int st_regen_begin(st_regen *g, int cf)
     return kv_sst_new(&g->w, st_store_kv(g->s), cmp_gen_profile(cf), g->file, NULL);
 }
 
+void st_regen_set_stop(st_regen *g, st_stop_fn stop, void *payload)
+{
+    g->stop = stop;
+    g->stop_payload = payload;
+}
+
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen)
 {
     g->keys++;
+    if (g->stop && (g->keys & (ST_REGEN_STOP_EVERY - 1)) == 0) ND_FORWARD(g->stop(g->stop_payload));
     return kv_sst_put(g->w, key, klen, val, vlen);
 }
 

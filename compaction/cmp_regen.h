@@ -36,6 +36,13 @@ int st_regen_new(st_regen **out, st_store *s);
 int st_regen_begin(st_regen *g, int cf);
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen);
 int st_regen_end(st_regen *g);
+/* Have st_regen_put ask stop(payload) every ST_REGEN_STOP_EVERY keys of
+ * a family: 0 goes on, a negative code is what the put returns (a long
+ * rewrite's caller stops it between keys; freeing g then drops what was
+ * written). On g's own thread: its forks do not ask. */
+typedef int (*st_stop_fn)(void *payload);
+#define ST_REGEN_STOP_EVERY 65536u
+void st_regen_set_stop(st_regen *g, st_stop_fn stop, void *payload);
 /* A second writer of g's new generation, for another thread: it begins,
  * fills and ends families as g does, with files of its own, each family
  * written once by g or by one of its forks. What a fork ends is ingested

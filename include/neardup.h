@@ -808,13 +808,16 @@ typedef int (*nd_progress_cb)(const nd_progress *p, void *payload);
 
 /** Have db's long whole-store calls report their progress to cb (NULL: no
  *  calls, the default): nd_db_verify (phases "tables", a table at a time,
- *  and "documents"), nd_db_compact ("folding", tables; "compacting", files)
- *  and nd_db_expire ("expiring", documents read; then, when it writes the
- *  store anew, "rewriting", families written of docs, rev and the tables).
+ *  and "documents"), nd_db_compact ("folding", tables; "compacting", files),
+ *  nd_db_expire ("expiring", documents read; then, when it writes the
+ *  store anew, "rewriting", families written of docs, rev and the tables)
+ *  and nd_db_import of a fingerprint-only store ("importing", families
+ *  written; not the loader's commit, which runs to its end).
  *  Stopped, verify has found nothing wrong so far; compact leaves the
  *  tables folded so far folded (the store stays consistent: a fold is
  *  atomic); expire has deleted the documents it reports (each whole), the
- *  others stay. Set it before such
+ *  others stay; import has imported none of its new documents. Set it
+ *  before such
  *  calls run: it is read without a lock.
  *  @return ND_OK; ND_EINVAL (NULL db). */
 int nd_db_set_progress(nd_db *db, nd_progress_cb cb, void *payload);
@@ -973,8 +976,13 @@ void nd_loader_free(nd_loader *l);
  *  bounded whatever the size of the call or the store, and the disk holds
  *  both generations until the switch (free space about the size of the
  *  database is needed). Smaller calls merge into the runs they touch.
+ *  Stopped by the handle's progress callback (nd_db_set_progress, phase
+ *  "importing": families written of the tables, docs and rev), it has
+ *  imported none of the new documents (what it wrote of a new generation
+ *  is removed); keys already stored that it replaced stay replaced.
  *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
- *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT. */
+ *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT; the callback's
+ *          stop. */
 int nd_db_import(nd_db *db, const nd_doc *docs, size_t n);
 
 /** Documents for the next nd_db_import call into a database holding `stored`

@@ -36,6 +36,8 @@ typedef struct seen {
     unsigned reports;
     const char *stop_phase;
     uint64_t stop_done;
+    unsigned stop_repeat; /* stop at this report of those that qualify (0: the first) */
+    unsigned qualified;
     int stop_with;
 } seen;
 
@@ -54,7 +56,8 @@ static int on_progress(const nd_progress *p, void *payload)
     }
     s->last_done = p->done;
     s->last_total = p->total;
-    if (s->stop_phase && strcmp(p->phase, s->stop_phase) == 0 && p->done >= s->stop_done)
+    if (s->stop_phase && strcmp(p->phase, s->stop_phase) == 0 && p->done >= s->stop_done &&
+        ++s->qualified >= s->stop_repeat)
         return s->stop_with;
     return 0;
 }
@@ -189,6 +192,105 @@ static void test_expire_rewrite(void **state)
     assert_int_equal(docs, NDOCS - deleted);
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
+/* As many new documents as stored (a new generation: each family more
+ * than ND_PROGRESS_EVERY keys), and REPLACED stored keys moved. */
+enum { FRESH = NDOCS, REPLACED = 10 };
+static nd_doc more_docs[FRESH + REPLACED];
+
+static void fill_more(char prefix)
+{
+    static char keys[FRESH][12];
+    oracle_rng r = {(uint64_t)prefix};
+    for (size_t i = 0; i < FRESH; i++) {
+        snprintf(keys[i], sizeof keys[i], "%c%zu", prefix, i);
+        more_docs[i] = (nd_doc){keys[i], strlen(keys[i]), oracle_next(&r), 0, 300, NULL};
+    }
+    static char old[REPLACED][12];
+    for (size_t i = 0; i < REPLACED; i++) {
+        snprintf(old[i], sizeof old[i], "d%zu", i);
+        more_docs[FRESH + i] = (nd_doc){old[i], strlen(old[i]), oracle_next(&r), 0, 300, NULL};
+    }
+}
+
+static uint64_t stored_fp(nd_db *db, const char *key)
+{
+    nd_results *res = NULL;
+    assert_int_equal(nd_results_new(&res), ND_OK);
+    assert_int_equal(nd_db_get(res, db, key, strlen(key)), ND_OK);
+    uint64_t fp = nd_results_get(res, 0)->fp;
+    nd_results_free(res);
+    return fp;
+}
+
+/* nd_db_import stopped between families, within one and just before its
+ * write: none of the new documents imported, the keys it replaced stay
+ * replaced; unstopped, a family at a time to tables + 2; the loader's
+ * commit is not stopped. */
+static void test_import(void **state)
+{
+    db_fixture *fx = *state;
+    nd_db *db = fx->db = filled(fx->path);
+    fill_more('n');
+    const size_t n = FRESH + REPLACED;
+    uint64_t docs;
+    struct {
+        uint64_t done;
+        unsigned repeat;
+        int with, want;
+    } stops[] = {
+        {1, 0, 4, 4},                /* after table 0 */
+        {TABLES, 2, 9, 9},           /* within docs: its first report between keys */
+        {TABLES + 1, 2, -1, ND_ESTOPPED}, /* within rev, negative */
+        {TABLES + 2, 0, 6, 6},       /* the last chance, before the write */
+    };
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        seen s = {.stop_phase = "importing", .stop_done = stops[i].done,
+                  .stop_repeat = stops[i].repeat, .stop_with = stops[i].with};
+        nd_db_set_progress(db, on_progress, &s);
+        assert_int_equal(nd_db_import(db, more_docs, n), stops[i].want);
+        assert_int_equal(s.last_done, stops[i].done);
+        if (stops[i].repeat) assert_int_equal(s.qualified, stops[i].repeat);
+        nd_db_set_progress(db, NULL, NULL);
+        assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+        assert_int_equal(docs, NDOCS);
+        assert_int_equal(stored_fp(db, "d3"), more_docs[FRESH + 3].fp);
+        nd_results *res = NULL;
+        assert_int_equal(nd_results_new(&res), ND_OK);
+        assert_int_equal(nd_db_get(res, db, "n0", 2), ND_ENOTFOUND);
+        nd_results_free(res);
+        assert_int_equal(nd_db_verify(db), ND_OK);
+    }
+    seen s = {0};
+    nd_db_set_progress(db, on_progress, &s);
+    assert_int_equal(nd_db_import(db, more_docs, n), ND_OK);
+    static const char *const phases[] = {"importing"};
+    expect_phases(&s, phases, 1);
+    assert_int_equal(s.last_done, TABLES + 2);
+    assert_int_equal(s.last_total, TABLES + 2);
+    /* each family's end, and reports between the keys of docs and rev */
+    assert_true(s.reports >= 1 + TABLES + 2 + 2 * (FRESH + NDOCS) / ND_PROGRESS_EVERY);
+    nd_db_set_progress(db, NULL, NULL);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+    assert_int_equal(docs, NDOCS + FRESH);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    /* the loader's commit runs to its end, whatever the callback says */
+    fill_more('m');
+    s = (seen){.stop_phase = "importing", .stop_with = 1};
+    nd_db_set_progress(db, on_progress, &s);
+    nd_loader *l = NULL;
+    assert_int_equal(nd_loader_new(&l, db, 0), ND_OK);
+    assert_int_equal(nd_loader_add(l, more_docs, FRESH), ND_OK);
+    uint64_t added = 0;
+    assert_int_equal(nd_loader_finish(&added, l), ND_OK);
+    nd_loader_free(l);
+    assert_int_equal(added, FRESH);
+    assert_int_equal(s.reports, 0);
+    nd_db_set_progress(db, NULL, NULL);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+    assert_int_equal(docs, NDOCS + 2 * FRESH);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+}
+
 static void test_repair(void **state)
 {
     db_fixture *fx = *state;
@@ -226,6 +328,7 @@ int main(void)
         DB_FIXTURE_TEST(test_compact),
         DB_FIXTURE_TEST(test_expire),
         DB_FIXTURE_TEST(test_expire_rewrite),
+        DB_FIXTURE_TEST(test_import),
         DB_FIXTURE_TEST(test_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

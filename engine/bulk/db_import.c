@@ -225,8 +225,37 @@ cleanup:
 /* Merge the distinct fingerprints fps[0..n) into every table, through b or
  * (g non-NULL) into g's new tables; *added gets how many were not stored
  * before. */
+/* A stoppable import's reports to the handle's progress callback:
+ * families written of the tables, docs and rev, at each family's end and
+ * within a family of a new generation (st_regen_set_stop). */
+typedef struct import_stop {
+    const nd_db *db;
+    int on;         /* stoppable */
+    uint64_t written;
+    int value;      /* the callback's stop, when a regen put returned it */
+} import_stop;
+
+/* 0 goes on; nonzero (the callback's stop) stops the call. */
+static int import_report(import_stop *st, uint64_t written)
+{
+    st->written = written;
+    return st->on ? db_progress(st->db, "importing", "families", written,
+                                st->db->plan.info.tables + 2)
+                  : 0;
+}
+
+/* Within a family: a put returns the stop as an error, ND_ESTOPPED. */
+static int import_regen_stop(void *payload)
+{
+    import_stop *st = payload;
+    int rc = import_report(st, st->written);
+    if (rc <= 0) return rc;
+    st->value = rc;
+    return nd_err_set(ND_ESTOPPED, "import: stopped by the progress callback");
+}
+
 static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, size_t n,
-                         uint64_t *added)
+                         import_stop *stop, uint64_t *added)
 {
     uint64_t *perm = malloc((n ? n : 1) * sizeof *perm), *tmp = malloc((n ? n : 1) * sizeof *tmp);
     st_u64s fresh0 = {0};
@@ -244,6 +273,7 @@ static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, siz
             for (size_t i = 0; i < fresh0.n; i++) fps[i] = nd_perm_invert(p, fresh0.v[i]);
             *added = fresh0.n;
         }
+        if ((rc = import_report(stop, t + 1)) != 0) goto cleanup;
     }
     rc = ND_OK;
 cleanup:
@@ -330,7 +360,7 @@ int db_import_order(const nd_doc *docs, const size_t *idx, size_t n, int how, so
     return ND_OK;
 }
 
-int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
+int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uint64_t *out_new)
 {
     size_t nrep = 0, nnew = 0;
     size_t *rep = NULL, *newdocs = NULL;
@@ -339,12 +369,14 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     db_txn t = {0};
     st_regen *g = NULL;
     uint8_t *rk = NULL;
+    import_stop stop = {db, stoppable, 0, 0};
     int rc;
     if (out_new) *out_new = 0;
     ND_TRY(db_fold_locked(db));
     ND_TRY(db_import_split(db, docs, n, &rep, &nrep, &newdocs, &nnew));
     ND_TRY(db_import_replace(db, docs, rep, nrep));
     if (nnew == 0) goto cleanup;
+    if ((rc = import_report(&stop, 0)) != 0) goto cleanup;
     rk = malloc(8 + ND_MAX_KEY_LEN);
     if (!rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
     /* Distinct fingerprints of the new documents into the tables. */
@@ -356,25 +388,31 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
     ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
     st_batch *b = t.b;
     if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->write.fps ||
-        (uint64_t)nfp * db->run_size >= db->write.fps)
+        (uint64_t)nfp * db->run_size >= db->write.fps) {
         ND_TRY(st_regen_new(&g, db->store));
-    ND_TRY(import_tables(db, b, g, fps, nfp, &added));
+        if (stoppable) st_regen_set_stop(g, import_regen_stop, &stop);
+    }
+    if ((rc = import_tables(db, b, g, fps, nfp, &stop, &added)) != 0) goto cleanup;
     /* docs and rev in key order: a generation's files need it, and
      * RocksDB's memtable skiplist inserts a sorted sequence several times
      * faster than a random one. */
     ND_TRY(db_import_order(docs, newdocs, nnew, DB_ORDER_GIVEN, &order));
     kv_state kvs = {docs, order, nnew, {0}, rk};
     ND_TRY(put_family(db, b, g, ST_CF_DOCS, nnew, doc_kv, &kvs));
+    if ((rc = import_report(&stop, db->plan.info.tables + 1)) != 0) goto cleanup;
     free(order);
     order = NULL;
     ND_TRY(db_import_order(docs, newdocs, nnew, DB_ORDER_FP, &order));
     kvs.order = order;
     ND_TRY(put_family(db, b, g, ST_CF_REV, nnew, rev_kv, &kvs));
+    /* the last chance to stop: the write below is the import */
+    if ((rc = import_report(&stop, db->plan.info.tables + 2)) != 0) goto cleanup;
     if (g) ND_TRY(st_batch_set_regen(b, g));
     db_txn_count(&t, nnew, added);
     ND_TRY(db_txn_commit(&t));
     if (out_new) *out_new = nnew;
 cleanup:
+    if (rc == ND_ESTOPPED && stop.value > 0) rc = stop.value;
     free(rep);
     free(newdocs);
     free(fps);
@@ -398,7 +436,7 @@ int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
      * (db_similar.c), in groups of ND_DB_IMPORT_GROUP documents. */
     if (db->min_resemblance > 0) return db_similar_import(db, docs, n, NULL);
     db_exclusive_lock(db);
-    rc = db_import_locked(db, docs, n, NULL);
+    rc = db_import_locked(db, docs, n, 1, NULL);
     db_exclusive_unlock(db);
     return rc;
 }

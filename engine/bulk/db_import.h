@@ -24,8 +24,11 @@
 int db_import_split(nd_db *db, const nd_doc *docs, size_t n, size_t **rep, size_t *nrep,
                     size_t **fresh, size_t *nfresh);
 /* nd_db_import with fold.mu and write.mu held; *out_new (may be NULL) gets
- * the number of documents new to the store. */
-int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
+ * the number of documents new to the store. stoppable: the handle's
+ * progress callback hears of each family written ("importing") and may
+ * stop the call before its write (nd_db_import); the loader's commit,
+ * which runs to its end, passes 0. */
+int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uint64_t *out_new);
 /* Replace the stored documents docs[idx[0..n)] through the staged path,
  * one atomic write, then fold (fold.mu and write.mu held). */
 int db_import_replace(nd_db *db, const nd_doc *docs, const size_t *idx, size_t n);

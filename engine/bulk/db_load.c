@@ -328,7 +328,7 @@ int nd_loader_finish(uint64_t *out_new, nd_loader *l)
         point_keys(c);
         db_exclusive_lock(db);
         rc = l->nchunks ? load_commit_locked(l, out_new)
-                        : db_import_locked(db, c->docs, c->n, out_new);
+                        : db_import_locked(db, c->docs, c->n, 0, out_new);
         db_exclusive_unlock(db);
     }
     db_load_dir_remove(l->dir);
