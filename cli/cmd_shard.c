@@ -32,7 +32,11 @@
  * never costs one probe per document or one rewrite of a shard per chunk.
  * Each commit is atomic, the set of them is not: a failure or a crash
  * between two commits leaves the shards committed before it loaded and
- * the others without the load (the error names them).
+ * the others without the load (the error names them). SIGINT or SIGTERM
+ * while import reads stops it at the next record (cli_signals_defer): the
+ * loaders go with their temporary files and nothing is imported (but what
+ * resemblance shards were handed, written as it is read); once the
+ * commits have begun they run to their end.
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -554,6 +558,8 @@ static int shard_import(int argc, char **argv)
     nd_db_fp_options(&fo, nd_shards_db(l.sh, 0));
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
+    int groups = nd_db_min_resemblance(nd_shards_db(l.sh, 0)) > 0;
+    cli_signals_defer(); /* the loaders' files must go with them */
     rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs), 0);
     if (rc == CLI_EXIT_OK) {
         /* Pieces of at most a shard's chunk: the loaders copy them. */
@@ -562,11 +568,25 @@ static int shard_import(int argc, char **argv)
                             .time = a.time,
                             .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};
-        if (nd_db_min_resemblance(nd_shards_db(l.sh, 0)) > 0) ro.sign_db = nd_shards_db(l.sh, 0);
+        if (groups) ro.sign_db = nd_shards_db(l.sh, 0);
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }
-    if (rc == CLI_EXIT_OK) rc = load_commit(&l);
+    if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
+    int late_signal = 0;
+    if (rc == CLI_EXIT_OK) { /* the commits run to their end */
+        rc = load_commit(&l);
+        late_signal = cli_interrupted();
+    }
     load_free(&l); /* clears the progress line before the summary */
+    if (rc == CLI_EXIT_INTERRUPTED && groups && l.seen)
+        fprintf(stderr, "neardup: shard import: interrupted; %llu %s imported before it (a "
+                        "resemblance store is written as it is read)\n",
+                (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"));
+    else if (rc == CLI_EXIT_INTERRUPTED)
+        fprintf(stderr, "neardup: shard import: interrupted; nothing imported\n");
+    if (late_signal)
+        fprintf(stderr, "neardup: shard import: interrupted while the shards were written, "
+                        "which finished: the import is complete\n");
     if (rc == CLI_EXIT_OK && a.json) {
         printf("{\"path\":");
         in_put_json_string(stdout, dir, strlen(dir));

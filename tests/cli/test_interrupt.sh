@@ -190,10 +190,22 @@ mkfifo never.fifo
 exec 8<>never.fifo # held open for writing: reads block, never end
 fps() { awk 'BEGIN { for (i = 1; ; i++) printf "%016x\tk%d\n", i * 2654435761, i }'; }
 texts() { awk 'BEGIN { for (i = 1; ; i++) printf "t%d\tword%d and some other words %d\n", i, i % 977, i }'; }
-# ended WHAT SIG PID: PID ends by SIG within a second, saying so
+# catching PID: its handlers of SIGINT and SIGTERM are installed (bits 2
+# and 15 of SigCgt): a signal before that ends a process that is still
+# starting (a loaded machine takes a while to load the libraries) by
+# default, silently
+catching() {
+    local m
+    m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$m" ] && [ $((0x$m & 0x4002)) -eq $((0x4002)) ]
+}
+# ended WHAT SIG PID: PID ends by SIG within a second, saying so, and
+# leaves no loader's temporary files in the stores
 ended() {
     local what=$1 sig=$2 pid=$3 want=143 t0
     [ "$sig" = INT ] && want=130
+    wait_for 20 catching "$pid"
+    check "$what: the command started" "$?" -eq 0
     sleep 0.3
     t0=$(date +%s%N)
     kill -"$sig" "$pid"
@@ -206,6 +218,7 @@ ended() {
     check "$what: exit status $code, want $want" "$code" -eq "$want"
     check "$what: says it was interrupted [$(head -c 200 ends.err)]" \
         -n "$(grep -E 'interrupted|terminated' ends.err)"
+    check "$what: no temporary files left" -z "$(compgen -G '*ends/nd-load-*'; compgen -G 'sends/shard-*/nd-load-*')"
 }
 # endless NAME FORMAT CMD...: CMD (its input last) on each endless input
 endless() {
