@@ -1,5 +1,6 @@
 /*
- * cmd_compact.c — `neardup compact DB`: fold fresh inserts into runs now.
+ * cmd_compact.c — `neardup compact DB`: fold fresh inserts into runs now,
+ * then compact the files.
  */
 #include "cli.h"
 
@@ -7,9 +8,12 @@ static const char usage[] =
     "usage: neardup compact DB\n"
     "\n"
     "Fold every fresh insert into compressed runs (the background does this\n"
-    "past a threshold). Each step is atomic: a crash midway loses nothing,\n"
-    "and SIGINT stops it after the table being folded (exit 130). On a\n"
-    "terminal a progress line shows each phase.\n";
+    "past a threshold), then compact the store's files so that the space of\n"
+    "deleted and rewritten entries comes back. Each step is atomic: a crash\n"
+    "midway loses nothing, and SIGINT stops it (exit 130) after the table\n"
+    "being folded, or within a tenth of a second while the files are\n"
+    "compacted (what was compacted stays). On a terminal a progress line\n"
+    "shows each phase.\n";
 
 int cmd_compact(int argc, char **argv)
 {

@@ -815,7 +815,8 @@ typedef int (*nd_progress_cb)(const nd_progress *p, void *payload);
  *  written; not the loader's commit, which runs to its end).
  *  Stopped, verify has found nothing wrong so far; compact leaves the
  *  tables folded so far folded (the store stays consistent: a fold is
- *  atomic); expire has deleted the documents it reports (each whole), the
+ *  atomic), and while it compacts the files (asked every 50 ms meanwhile)
+ *  RocksDB's compaction is cancelled, each of its jobs done or not; expire has deleted the documents it reports (each whole), the
  *  others stay; import has imported none of its new documents. Set it
  *  before such
  *  calls run: it is read without a lock.

@@ -16,8 +16,10 @@
  * first on a writable store), counts under the writer lock. Callers: the
  * public API only.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db_bands.h"
 #include "db_core.h"
@@ -26,8 +28,53 @@
 #include "nd_bytes.h"
 #include "nd_endian.h"
 #include "nd_error.h"
+#include "nd_task.h"
 
 /* ---- compaction ------------------------------------------------------- */
+
+/* The compaction of the files is one RocksDB call that reports nothing
+ * and takes minutes at 100M (188 s): with a progress callback it runs on
+ * a thread of its own while the caller asks the callback every
+ * COMPACT_ASK_US, and a stop cancels it (st_stop_compacting: RocksDB ends
+ * its manual compactions, each job of which is atomic). */
+#define COMPACT_ASK_US 50000
+
+typedef struct compact_job {
+    st_store *s;
+    atomic_int done;
+} compact_job;
+
+static int compact_task(void *arg)
+{
+    compact_job *j = arg;
+    int rc = st_compact_files(j->s);
+    atomic_store(&j->done, 1);
+    return rc;
+}
+
+static int compact_files(nd_db *db)
+{
+    if (!db->progress) return st_compact_files(db->store);
+    compact_job j = {db->store, 0};
+    nd_task task;
+    int stop = 0;
+    nd_task_start(&task, compact_task, &j, 1);
+    /* asked at once, then every COMPACT_ASK_US until the files are done
+     * (the thread waits for RocksDB's workers: made whatever the handle's
+     * thread count) */
+    do {
+        if ((stop = db_progress(db, "compacting", "files", 0, 1)) != 0) {
+            st_stop_compacting(db->store, 1);
+            break;
+        }
+        if (!atomic_load(&j.done)) usleep(COMPACT_ASK_US);
+    } while (!atomic_load(&j.done));
+    int rc = nd_task_wait(&task, ND_OK);
+    if (!stop) return rc;
+    st_stop_compacting(db->store, 0);
+    /* the cancelled compaction's error is not the answer */
+    return stop > 0 ? stop : nd_err_set(ND_ESTOPPED, "compacting: stopped by the progress callback");
+}
 
 int nd_db_compact(nd_db *db)
 {
@@ -39,7 +86,7 @@ int nd_db_compact(nd_db *db)
      * documents: RocksDB keeps their bytes until its files are compacted
      * (one call of RocksDB's, which reports nothing on its way). */
     if ((rc = db_progress(db, "compacting", "files", 0, 1)) != 0) return rc;
-    ND_FORWARD(st_compact_files(db->store));
+    if ((rc = compact_files(db)) != 0) return rc;
     return db_progress(db, "compacting", "files", 1, 1);
 }
 
