@@ -27,6 +27,11 @@
  * can appear while runs are merged (a fresh value must never equal a run
  * value).
  *
+ * nd_db_import reports to the handle's progress callback ("importing":
+ * between the look-ups of stored keys, after each family, and every
+ * 65,536 keys within a family of a new generation), and a stop ends it
+ * before its write; the loader's commit does not ask.
+ *
  * A resemblance store imports through the transaction path instead
  * (db_similar_import): its sketches and band entries have no bulk pass.
  *
@@ -222,9 +227,6 @@ cleanup:
     return db_txn_end(&t, rc);
 }
 
-/* Merge the distinct fingerprints fps[0..n) into every table, through b or
- * (g non-NULL) into g's new tables; *added gets how many were not stored
- * before. */
 /* A stoppable import's reports to the handle's progress callback:
  * families written of the tables, docs and rev, at each family's end and
  * within a family of a new generation (st_regen_set_stop). */
@@ -254,6 +256,9 @@ static int import_regen_stop(void *payload)
     return nd_err_set(ND_ESTOPPED, "import: stopped by the progress callback");
 }
 
+/* Merge the distinct fingerprints fps[0..n) into every table, through b or
+ * (g non-NULL) into g's new tables; *added gets how many were not stored
+ * before; stop hears of each table written. */
 static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, size_t n,
                          import_stop *stop, uint64_t *added)
 {
