@@ -92,6 +92,12 @@ int cli_long_call_step(const nd_progress *np, void *payload);
  * CLI_EXIT_INTERRUPTED; an error is printed as "VERB 'PATH': ..."
  * (cli_fail_nd; a usage code becomes CLI_EXIT_DB); else CLI_EXIT_OK. */
 int cli_long_call_end(cli_progress *p, int nrc, const char *verb, const char *path);
+/* What an interrupted bulk load (VERB: "import", "shard import") kept, on
+ * stderr: the imported documents a resemblance store was written as it
+ * read (as_read), or nothing. */
+void cli_load_interrupted(const char *verb, uint64_t imported, int as_read);
+/* A signal came while the load's commit ran: it finished. */
+void cli_load_late_signal(const char *verb);
 
 /* Fingerprint the file at path ("-" = stdin) with the database's
  * fingerprint options (HTML if html), and with sk non-NULL its sketch

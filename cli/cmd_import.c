@@ -196,23 +196,17 @@ int cmd_import(int argc, char **argv)
     nd_loader_free(c.loader); /* removes the temporary files */
     double secs = cli_progress_end(&prog);
     if (rc == CLI_EXIT_INTERRUPTED) {
-        if (groups && c.imported)
-            fprintf(stderr, "neardup: import: interrupted; %llu %s imported before it (a "
-                            "resemblance store is written as it is read)\n",
-                    (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"));
-        else if (steps && c.imported)
+        if (steps && !groups && c.imported)
             fprintf(stderr, "neardup: import: interrupted; %llu %s imported in %llu %s before it\n",
                     (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"),
                     (unsigned long long)c.steps, cli_plural(c.steps, "step", "steps"));
         else
-            fprintf(stderr, "neardup: import: interrupted; nothing imported\n");
+            cli_load_interrupted("import", c.imported, groups);
         cli_docs_dispose(&docs);
         cli_close_db(c.db, path);
         return rc;
     }
-    if (late_signal)
-        fprintf(stderr, "neardup: import: interrupted while the store was written, which "
-                        "finished: the import is complete\n");
+    if (late_signal) cli_load_late_signal("import");
     uint64_t ndocs = 0, nfps = 0;
     int have_stats = nd_db_counts(&ndocs, &nfps, c.db) == ND_OK;
     double rate = secs > 0 ? (double)c.imported / secs : 0;

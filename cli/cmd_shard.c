@@ -578,15 +578,8 @@ static int shard_import(int argc, char **argv)
         late_signal = cli_interrupted();
     }
     load_free(&l); /* clears the progress line before the summary */
-    if (rc == CLI_EXIT_INTERRUPTED && groups && l.seen)
-        fprintf(stderr, "neardup: shard import: interrupted; %llu %s imported before it (a "
-                        "resemblance store is written as it is read)\n",
-                (unsigned long long)l.seen, cli_plural(l.seen, "document", "documents"));
-    else if (rc == CLI_EXIT_INTERRUPTED)
-        fprintf(stderr, "neardup: shard import: interrupted; nothing imported\n");
-    if (late_signal)
-        fprintf(stderr, "neardup: shard import: interrupted while the shards were written, "
-                        "which finished: the import is complete\n");
+    if (rc == CLI_EXIT_INTERRUPTED) cli_load_interrupted("shard import", l.seen, groups);
+    if (late_signal) cli_load_late_signal("shard import");
     if (rc == CLI_EXIT_OK && a.json) {
         printf("{\"path\":");
         in_put_json_string(stdout, dir, strlen(dir));

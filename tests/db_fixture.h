@@ -64,4 +64,30 @@ static inline int db_fixture_teardown(void **state)
 
 #define DB_FIXTURE_TEST(t) cmocka_unit_test_setup_teardown(t, db_fixture_setup, db_fixture_teardown)
 
+/* The small fingerprint store of the open and mirror tests: k=3, 4 tables,
+ * runs of 16, 100K documents expected; flags as given, with
+ * ND_DB_NO_BACKGROUND added and k given unless ND_DB_READONLY (include
+ * this after cmocka.h). */
+static inline nd_db_options db_fixture_options(unsigned flags)
+{
+    nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.flags = flags | ((flags & ND_DB_READONLY) ? 0 : ND_DB_NO_BACKGROUND);
+    o.k = 3;
+    o.has_k = !(flags & ND_DB_READONLY);
+    o.tables = 4;
+    o.run_size = 16;
+    o.expected_docs = 100000;
+    return o;
+}
+
+static inline nd_db *db_fixture_open(const char *path, unsigned flags)
+{
+    nd_db *db = NULL;
+    nd_db_options o = db_fixture_options(flags);
+    int rc = nd_db_open(&db, path, &o);
+    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
+    assert_int_equal(rc, ND_OK);
+    return db;
+}
+
 #endif

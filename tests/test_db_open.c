@@ -36,29 +36,6 @@
 
 /* ---- fingerprints whose table keys wait (db_mirrored.c) --------------- */
 
-/* Options with flags (ND_DB_NO_BACKGROUND added), k=3 and 4 tables. */
-static nd_db_options options_flags(unsigned flags)
-{
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = flags | ((flags & ND_DB_READONLY) ? 0 : ND_DB_NO_BACKGROUND);
-    o.k = 3;
-    o.has_k = !(flags & ND_DB_READONLY);
-    o.tables = 4;
-    o.run_size = 16;
-    o.expected_docs = 100000;
-    return o;
-}
-
-static nd_db *open_flags(const char *path, unsigned flags)
-{
-    nd_db *db = NULL;
-    nd_db_options o = options_flags(flags);
-    int rc = nd_db_open(&db, path, &o);
-    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
-    return db;
-}
-
 /* Run write(db, arg) in a child process on a store created at fx->path,
  * which then exits without nd_db_close, as a crash after its last write;
  * write returns 0, or a nonzero exit code naming what failed (no cmocka
@@ -70,7 +47,7 @@ static void crash_after(db_fixture *fx, int (*write)(nd_db *db, const void *arg)
     assert_true(pid >= 0);
     if (pid == 0) {
         nd_db *db = NULL;
-        nd_db_options o = options_flags(ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
+        nd_db_options o = db_fixture_options(ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
         _exit(nd_db_open(&db, fx->path, &o) ? 2 : write(db, arg));
     }
     int status = 0;
@@ -117,7 +94,7 @@ static void test_mirrored_after_crash(void **state)
     crash_after(fx, add_singly, &all);
 
     /* Read-only: the records enter the mirror, and nothing flushes them. */
-    nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    nd_db *db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     size_t waiting = db->mirror.fps.n;
     assert_int_equal(waiting, n - DB_MIRRORED_MAX);
     check_all(db, fps, n, qs, NQ, 3); /* k up to 5: beyond the plan's 3 too */
@@ -147,7 +124,7 @@ static void test_mirrored_after_crash(void **state)
         free(cut_pv[t]);
     }
     assert_int_equal(st_close(s), ND_OK);
-    db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
     assert_int_equal(nd_db_stats(&st, db), ND_OK);
@@ -159,7 +136,7 @@ static void test_mirrored_after_crash(void **state)
     db_fixture_close(fx);
 
     /* Writable: still waiting, less the one a removal takes. */
-    db = fx->db = open_flags(fx->path, 0);
+    db = fx->db = db_fixture_open(fx->path, 0);
     assert_int_equal(db->mirror.fps.n, waiting);
     check_all(db, fps, n, qs, NQ, 3);
     char key[32];
@@ -180,7 +157,7 @@ static void test_mirrored_after_crash(void **state)
     }
     assert_int_equal(db->mirror.fps.n, 5);
     assert_int_equal(db_fixture_close(fx), ND_OK);
-    db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, 0);
     check_all(db, fps, n, qs, NQ, 3);
     assert_int_equal(nd_db_verify(db), ND_OK);
@@ -229,7 +206,7 @@ static void test_mirrored_add_many(void **state)
     assert_int_equal(oracle_make(&r, fps, NBASE, qs, NQ, MAXD), MANY_N);
     crash_after(fx, add_three_calls, fps);
 
-    nd_db *db = fx->db = open_flags(fx->path, ND_DB_READONLY);
+    nd_db *db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, MANY_SECOND + DB_MIRRORED_CALL);
     check_all(db, fps, MANY_N, qs, NQ, MAXD); /* the planted neighbours: the last call's */
     nd_stats st;

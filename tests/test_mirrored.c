@@ -247,22 +247,6 @@ static void check_store(nd_db *db, const churn *c)
     assert_int_equal(nd_db_verify(db), ND_OK);
 }
 
-static nd_db *open_store(const char *path, unsigned flags)
-{
-    nd_db *db = NULL;
-    nd_db_options o = ND_DB_OPTIONS_INIT;
-    o.flags = flags | ((flags & ND_DB_READONLY) ? 0 : ND_DB_NO_BACKGROUND);
-    o.k = 3;
-    o.has_k = !(flags & ND_DB_READONLY);
-    o.tables = 4;
-    o.run_size = 16;
-    o.expected_docs = 100000;
-    int rc = nd_db_open(&db, path, &o);
-    if (rc) fprintf(stderr, "open: %s\n", nd_errmsg());
-    assert_int_equal(rc, ND_OK);
-    return db;
-}
-
 /* The churn never flushes the mirror, leaves exactly the live keys'
  * fingerprints logged, and the store exact; a writable close flushes
  * them and the reopened store is the same. */
@@ -271,7 +255,7 @@ static void test_churn_without_flush(void **state)
     db_fixture *fx = *state;
     churn *c = churn_new();
     assert_non_null(c);
-    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
+    nd_db *db = fx->db = db_fixture_open(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
     uint64_t flushes = db->mirror.flushes;
     assert_int_equal(churn_run(c, db), 0);
     assert_int_equal(db->mirror.flushes, flushes); /* about 1,000 before */
@@ -279,7 +263,7 @@ static void test_churn_without_flush(void **state)
     check_store(db, c); /* stats and verify flush once */
     assert_int_equal(db->mirror.fps.n, 0);
     assert_int_equal(db_fixture_close(fx), ND_OK);
-    db = fx->db = open_store(fx->path, ND_DB_READONLY);
+    db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, 0);
     check_store(db, c);
     free(c);
@@ -316,16 +300,16 @@ static void test_churn_crash(void **state)
     assert_non_null(c);
     assert_int_equal(churn_run(c, NULL), 0);
     size_t logged = live_fps(c) - c->unlogged;
-    nd_db *db = fx->db = open_store(fx->path, ND_DB_READONLY);
+    nd_db *db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, logged);
     check_store(db, c);
     assert_int_equal(db->mirror.fps.n, logged); /* read-only: nothing flushed */
     db_fixture_close(fx);
-    db = fx->db = open_store(fx->path, 0);
+    db = fx->db = db_fixture_open(fx->path, 0);
     assert_int_equal(db->mirror.fps.n, logged);
     check_store(db, c);
     assert_int_equal(db_fixture_close(fx), ND_OK);
-    db = fx->db = open_store(fx->path, ND_DB_READONLY);
+    db = fx->db = db_fixture_open(fx->path, ND_DB_READONLY);
     assert_int_equal(db->mirror.fps.n, 0);
     check_store(db, c);
     free(c);
@@ -342,7 +326,7 @@ static void test_relogged_at_flush(void **state)
     nd_doc *docs = malloc(CALL * sizeof *docs);
     char(*keys)[32] = malloc(CALL * sizeof *keys);
     assert_true(docs && keys);
-    nd_db *db = fx->db = open_store(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
+    nd_db *db = fx->db = db_fixture_open(fx->path, ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY);
     for (size_t i = 0; i < FILL; i++) { /* the log full, a call at a time */
         key_of(keys[i % CALL], i);
         docs[i % CALL] = (nd_doc){keys[i % CALL], strlen(keys[i % CALL]), oracle_next(&r), 0, 0};

@@ -52,6 +52,22 @@ static size_t fresh_values(uint64_t *v, size_t n, ref *r)
     return u;
 }
 
+/* fresh_values of n into vals, inserted into tables 0 and 1 by one write
+ * of the new batch *b (fresh entries) and into r; how many. */
+static size_t insert_fresh(st_store *s, st_batch **bp, uint64_t *vals, size_t n, ref *r)
+{
+    size_t m = fresh_values(vals, n, r);
+    assert_int_equal(st_batch_new(bp, s), ND_OK);
+    st_batch *b = *bp;
+    for (size_t i = 0; i < m; i++) {
+        assert_int_equal(st_table_insert(s, b, 0, vals[i]), ND_OK);
+        assert_int_equal(st_table_insert(s, b, 1, vals[i]), ND_OK);
+        ref_insert(r, vals[i]);
+    }
+    assert_int_equal(st_write(s, b, 0), ND_OK);
+    return m;
+}
+
 /* New docs entries "d<x>" -> "v" for the values of a rewrite. */
 typedef struct doc_src {
     const uint64_t *v;
@@ -243,14 +259,7 @@ static void test_regen(void **state)
     assert_false(st_family_settled(s, ST_CF_DOCS)); /* gen 0 was never ingested */
 
     /* Some values through the ordinary path first: fresh, then folded. */
-    size_t n = fresh_values(vals, 3000, &r);
-    assert_int_equal(st_batch_new(&b, s), ND_OK);
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(st_table_insert(s, b, 0, vals[i]), ND_OK);
-        assert_int_equal(st_table_insert(s, b, 1, vals[i]), ND_OK);
-        ref_insert(&r, vals[i]);
-    }
-    assert_int_equal(st_write(s, b, 0), ND_OK);
+    size_t n = insert_fresh(s, &b, vals, 3000, &r);
     /* Fresh entries refuse a rewrite: they must be folded first. */
     assert_int_equal(st_regen_new(&g, s), ND_OK);
     assert_int_equal(st_table_rewrite(g, s, 0, 16, vals, 1, NULL), ND_EINVAL);
@@ -450,14 +459,7 @@ static void test_regen_fork(void **state)
     enum { N = 20000 };
     ref r = {malloc(4 * N * sizeof(uint64_t)), 0};
     uint64_t *vals = malloc(N * sizeof *vals);
-    size_t n = fresh_values(vals, 3000, &r);
-    assert_int_equal(st_batch_new(&b, s), ND_OK);
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(st_table_insert(s, b, 0, vals[i]), ND_OK);
-        assert_int_equal(st_table_insert(s, b, 1, vals[i]), ND_OK);
-        ref_insert(&r, vals[i]);
-    }
-    assert_int_equal(st_write(s, b, 0), ND_OK);
+    size_t n = insert_fresh(s, &b, vals, 3000, &r);
     for (unsigned t = 0; t < 2; t++)
         assert_int_equal(st_table_fold(s, t, 16, 0, NULL, NULL, NULL, NULL), ND_OK);
 

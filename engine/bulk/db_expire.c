@@ -30,7 +30,6 @@
  */
 #include "db_expire.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,37 +196,6 @@ cleanup:
     return rc;
 }
 
-/* The "rewriting" phase: families written of docs, rev and the tables. */
-static int rewrite_progress(const nd_db *db, unsigned done)
-{
-    return db_progress(db, "rewriting", "families", done, 2 + db->plan.info.tables);
-}
-
-/* A stop within a family (at 100M documents a pass over docs takes about
- * 30 s): the caller's thread asks the callback every ST_REGEN_STOP_EVERY
- * keys it writes (st_regen_set_stop); a fork, on another thread, only
- * reads whether it said stop. */
-typedef struct rewrite_stop {
-    const nd_db *db;
-    unsigned done;    /* families written */
-    atomic_int value; /* the callback's stop, once it said one */
-} rewrite_stop;
-
-static int rewrite_stop_ask(void *payload)
-{
-    rewrite_stop *st = payload;
-    int rc = rewrite_progress(st->db, st->done);
-    if (rc == 0) return 0;
-    atomic_store(&st->value, rc);
-    return rc < 0 ? rc : nd_err_set(ND_ESTOPPED, "expire: stopped by the progress callback");
-}
-
-static int rewrite_stop_seen(void *payload)
-{
-    rewrite_stop *st = payload;
-    return atomic_load(&st->value) ? nd_err_set(ND_ESTOPPED, "expire: stopped") : ND_OK;
-}
-
 /* Tables first, first + step, ... into g without the dead fingerprints. */
 typedef struct tables_job {
     nd_db *db;
@@ -276,7 +244,7 @@ static int docs_task(void *arg)
  * fork of g (at 10M documents the passes take about 3 s each, a table
  * about 1 s). Progress is reported here, on the caller's thread. */
 static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, uint64_t *gone,
-                            st_u64s *dead, rewrite_stop *stop)
+                            st_u64s *dead, db_stop *stop)
 {
     int par = db_threads(db) >= 2, rc;
     docs_job dj = {db, NULL, db->min_resemblance > 0 ? t : NULL, before, 0};
@@ -284,7 +252,7 @@ static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, u
     nd_task task;
     if (par) {
         ND_FORWARD(st_regen_fork(&dj.g, g));
-        st_regen_set_stop(dj.g, rewrite_stop_seen, stop);
+        st_regen_set_stop(dj.g, db_stop_seen, stop);
     } else {
         dj.g = g;
     }
@@ -300,12 +268,11 @@ static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, u
                           (unsigned long long)dj.gone, (unsigned long long)gone_rev);
     *gone = dj.gone;
     if (*gone == 0) return ND_OK; /* nothing to switch to */
-    stop->done = 2;
-    if ((rc = rewrite_progress(db, 2)) != 0) return rc;
+    if ((rc = db_stop_report(stop, 2)) != 0) return rc;
     tables_job even = {db, g, dead, 0, par ? 2 : 1}, odd = {db, NULL, dead, 1, 2};
     if (!par) return tables_without(&even);
     ND_FORWARD(st_regen_fork(&odd.g, g));
-    st_regen_set_stop(odd.g, rewrite_stop_seen, stop);
+    st_regen_set_stop(odd.g, db_stop_seen, stop);
     nd_task_start(&task, tables_without, &odd, 1);
     rc = nd_task_wait(&task, tables_without(&even));
     int jrc = st_regen_join(g, odd.g, rc == ND_OK);
@@ -315,7 +282,8 @@ static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, u
 
 static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
 {
-    rewrite_stop stop = {db, 0, 0};
+    db_stop stop;
+    db_stop_init(&stop, db, "rewriting", "families", 2 + db->plan.info.tables);
     st_regen *g = NULL;
     st_u64s dead = {0};
     uint64_t gone = 0;
@@ -324,12 +292,14 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     ND_TRY(db_fold_locked(db));
     ND_TRY(db_bands_flush(db)); /* the band log then names no expiring document */
     ND_TRY(st_regen_new(&g, db->store));
-    st_regen_set_stop(g, rewrite_stop_ask, &stop);
+    /* "rewriting": families written of docs, rev and the tables, asked
+     * within a family too (at 100M documents a pass over docs takes about
+     * 30 s): by the caller's regen, read by its forks */
+    st_regen_set_stop(g, db_stop_ask, &stop);
     ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN | DB_TXN_BANDS_FLUSHED));
     /* a stop (rc > 0) before the switch leaves the store as it was */
-    if ((rc = rewrite_progress(db, 0)) != 0) goto cleanup;
-    rc = write_generation(db, g, &t, before, &gone, &dead, &stop);
-    if (rc == ND_ESTOPPED && atomic_load(&stop.value) > 0) rc = atomic_load(&stop.value);
+    if ((rc = db_stop_report(&stop, 0)) != 0) goto cleanup;
+    rc = db_stop_result(&stop, write_generation(db, g, &t, before, &gone, &dead, &stop));
     if (rc != 0 || gone == 0) goto cleanup;
     if (t.docs < gone || t.fps < dead.n)
         ND_FAIL(ND_ECORRUPT, "expire: %llu documents and %llu fingerprints go, of %llu and %llu "
@@ -342,7 +312,7 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     *deleted = gone;
 cleanup:
     rc = db_txn_end(&t, rc);
-    if (rc == ND_OK) rc = rewrite_progress(db, 2 + db->plan.info.tables);
+    if (rc == ND_OK) rc = db_stop_report(&stop, stop.total);
     st_regen_free(g);
     st_u64s_dispose(&dead);
     return rc;

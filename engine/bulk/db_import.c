@@ -227,40 +227,11 @@ cleanup:
     return db_txn_end(&t, rc);
 }
 
-/* A stoppable import's reports to the handle's progress callback:
- * families written of the tables, docs and rev, at each family's end and
- * within a family of a new generation (st_regen_set_stop). */
-typedef struct import_stop {
-    const nd_db *db;
-    int on;         /* stoppable */
-    uint64_t written;
-    int value;      /* the callback's stop, when a regen put returned it */
-} import_stop;
-
-/* 0 goes on; nonzero (the callback's stop) stops the call. */
-static int import_report(import_stop *st, uint64_t written)
-{
-    st->written = written;
-    return st->on ? db_progress(st->db, "importing", "families", written,
-                                st->db->plan.info.tables + 2)
-                  : 0;
-}
-
-/* Within a family: a put returns the stop as an error, ND_ESTOPPED. */
-static int import_regen_stop(void *payload)
-{
-    import_stop *st = payload;
-    int rc = import_report(st, st->written);
-    if (rc <= 0) return rc;
-    st->value = rc;
-    return nd_err_set(ND_ESTOPPED, "import: stopped by the progress callback");
-}
-
 /* Merge the distinct fingerprints fps[0..n) into every table, through b or
  * (g non-NULL) into g's new tables; *added gets how many were not stored
  * before; stop hears of each table written. */
 static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, size_t n,
-                         import_stop *stop, uint64_t *added)
+                         db_stop *stop, uint64_t *added)
 {
     uint64_t *perm = malloc((n ? n : 1) * sizeof *perm), *tmp = malloc((n ? n : 1) * sizeof *tmp);
     st_u64s fresh0 = {0};
@@ -278,7 +249,7 @@ static int import_tables(nd_db *db, st_batch *b, st_regen *g, uint64_t *fps, siz
             for (size_t i = 0; i < fresh0.n; i++) fps[i] = nd_perm_invert(p, fresh0.v[i]);
             *added = fresh0.n;
         }
-        if ((rc = import_report(stop, t + 1)) != 0) goto cleanup;
+        if ((rc = db_stop_report(stop, t + 1)) != 0) goto cleanup;
     }
     rc = ND_OK;
 cleanup:
@@ -294,7 +265,7 @@ cleanup:
 
 /* db_import_split; stop non-NULL: reports between the look-ups' pieces,
  * and a nonzero answer (returned) stops it. */
-static int import_split(nd_db *db, const nd_doc *docs, size_t n, import_stop *stop,
+static int import_split(nd_db *db, const nd_doc *docs, size_t n, db_stop *stop,
                         size_t **rep, size_t *nrep, size_t **fresh, size_t *nfresh)
 {
     size_t *f = malloc((n ? n : 1) * sizeof *f), *r = NULL, nu = 0;
@@ -333,7 +304,7 @@ static int import_split(nd_db *db, const nd_doc *docs, size_t n, import_stop *st
         for (size_t at = 0; at < nu; at += SPLIT_PIECE) {
             size_t m = nu - at < SPLIT_PIECE ? nu - at : SPLIT_PIECE;
             ND_TRY(st_exists_many(db->store, ST_CF_DOCS, ukeys + at, ulens + at, m, found + at));
-            if (stop && (rc = import_report(stop, 0)) != 0) goto cleanup;
+            if (stop && (rc = db_stop_report(stop, 0)) != 0) goto cleanup;
         }
     }
     for (size_t i = 0; i < nu; i++) {
@@ -390,7 +361,9 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uin
     db_txn t = {0};
     st_regen *g = NULL;
     uint8_t *rk = NULL;
-    import_stop stop = {db, stoppable, 0, 0};
+    /* "importing": families written of the tables, docs and rev */
+    db_stop stop;
+    db_stop_init(&stop, stoppable ? db : NULL, "importing", "families", db->plan.info.tables + 2);
     int rc;
     if (out_new) *out_new = 0;
     ND_TRY(db_fold_locked(db));
@@ -398,7 +371,7 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uin
     if (rc != 0) goto cleanup;
     ND_TRY(db_import_replace(db, docs, rep, nrep));
     if (nnew == 0) goto cleanup;
-    if ((rc = import_report(&stop, 0)) != 0) goto cleanup;
+    if ((rc = db_stop_report(&stop, 0)) != 0) goto cleanup;
     rk = malloc(8 + ND_MAX_KEY_LEN);
     if (!rk) ND_FAIL(ND_ENOMEM, "import: out of memory");
     /* Distinct fingerprints of the new documents into the tables. */
@@ -412,7 +385,7 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uin
     if ((uint64_t)nfp * IMPORT_REWRITE_SHARE >= db->write.fps ||
         (uint64_t)nfp * db->run_size >= db->write.fps) {
         ND_TRY(st_regen_new(&g, db->store));
-        if (stoppable) st_regen_set_stop(g, import_regen_stop, &stop);
+        if (stoppable) st_regen_set_stop(g, db_stop_ask, &stop);
     }
     if ((rc = import_tables(db, b, g, fps, nfp, &stop, &added)) != 0) goto cleanup;
     /* docs and rev in key order: a generation's files need it, and
@@ -421,20 +394,20 @@ int db_import_locked(nd_db *db, const nd_doc *docs, size_t n, int stoppable, uin
     ND_TRY(db_import_order(docs, newdocs, nnew, DB_ORDER_GIVEN, &order));
     kv_state kvs = {docs, order, nnew, {0}, rk};
     ND_TRY(put_family(db, b, g, ST_CF_DOCS, nnew, doc_kv, &kvs));
-    if ((rc = import_report(&stop, db->plan.info.tables + 1)) != 0) goto cleanup;
+    if ((rc = db_stop_report(&stop, db->plan.info.tables + 1)) != 0) goto cleanup;
     free(order);
     order = NULL;
     ND_TRY(db_import_order(docs, newdocs, nnew, DB_ORDER_FP, &order));
     kvs.order = order;
     ND_TRY(put_family(db, b, g, ST_CF_REV, nnew, rev_kv, &kvs));
     /* the last chance to stop: the write below is the import */
-    if ((rc = import_report(&stop, db->plan.info.tables + 2)) != 0) goto cleanup;
+    if ((rc = db_stop_report(&stop, db->plan.info.tables + 2)) != 0) goto cleanup;
     if (g) ND_TRY(st_batch_set_regen(b, g));
     db_txn_count(&t, nnew, added);
     ND_TRY(db_txn_commit(&t));
     if (out_new) *out_new = nnew;
 cleanup:
-    if (rc == ND_ESTOPPED && stop.value > 0) rc = stop.value;
+    rc = db_stop_result(&stop, rc);
     free(rep);
     free(newdocs);
     free(fps);

@@ -140,6 +140,41 @@ int db_progress(const nd_db *db, const char *phase, const char *unit, uint64_t d
     return nd_err_callback(db->progress(&p, db->progress_payload), phase);
 }
 
+void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *unit,
+                  uint64_t total)
+{
+    *st = (db_stop){.db = db, .phase = phase, .unit = unit, .total = total};
+    atomic_init(&st->value, 0);
+}
+
+int db_stop_report(db_stop *st, uint64_t done)
+{
+    st->done = done;
+    return st->db ? db_progress(st->db, st->phase, st->unit, done, st->total) : 0;
+}
+
+int db_stop_ask(void *stop)
+{
+    db_stop *st = stop;
+    int rc = db_stop_report(st, st->done);
+    if (rc == 0) return ND_OK;
+    atomic_store(&st->value, rc);
+    /* negative: ND_ESTOPPED with db_progress's message */
+    return rc < 0 ? rc : nd_err_set(ND_ESTOPPED, "%s: stopped by the progress callback", st->phase);
+}
+
+int db_stop_seen(void *stop)
+{
+    db_stop *st = stop;
+    return atomic_load(&st->value) ? nd_err_set(ND_ESTOPPED, "%s: stopped", st->phase) : ND_OK;
+}
+
+int db_stop_result(db_stop *st, int rc)
+{
+    int answer = atomic_load(&st->value);
+    return rc == ND_ESTOPPED && answer > 0 ? answer : rc;
+}
+
 int db_check_writable(nd_db *db)
 {
     ND_RETURN_IF(!db, ND_EINVAL, "NULL database handle");

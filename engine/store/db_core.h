@@ -212,6 +212,27 @@ static inline int db_progress_tick(const nd_db *db, const char *phase, const cha
                                                          : 0;
 }
 
+/* A long rewrite's stop from within st_regen_put (st_regen_set_stop): the
+ * caller's thread asks the callback (db_stop_ask, every
+ * ST_REGEN_STOP_EVERY keys, with the phase's done so far), a fork on
+ * another thread reads its answer (db_stop_seen); either makes the put
+ * return ND_ESTOPPED, which db_stop_result turns back into the answer.
+ * db NULL: a call that may not be stopped, asking nothing. */
+typedef struct db_stop {
+    const nd_db *db;
+    const char *phase, *unit;
+    uint64_t done, total;
+    atomic_int value; /* the callback's answer, once nonzero */
+} db_stop;
+void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *unit,
+                  uint64_t total);
+/* db_progress at done (kept for the asks between keys). */
+int db_stop_report(db_stop *st, uint64_t done);
+int db_stop_ask(void *stop);
+int db_stop_seen(void *stop);
+/* rc as it is, or for ND_ESTOPPED the callback's positive answer. */
+int db_stop_result(db_stop *st, int rc);
+
 /* ---- checks ----------------------------------------------------------- */
 
 /* Check the handle is writable. */
