@@ -3,7 +3,7 @@
 # store (issue 49, point 3), fingerprint-only and resemblance.
 #
 #   bench/bench_expire.sh [--kind fp|rs] [--n N] [--rounds R] [--dir D]
-#                         [--neardup PATH]
+#                         [--neardup PATH] [--baseline PATH] [--verify-rounds V]
 #
 # fp: N documents of random fingerprints (one in 50 sharing one of 7, so
 #     some fingerprints have many documents), 10% of them last seen 100
@@ -18,9 +18,14 @@
 # the expired count is exactly the old ones, and `verify` passes
 # (queries against the brute-force scan after an expiry: test_expire).
 # Prints the median seconds and documents a second, the disk before
-# and after, and each round's peak RSS.
+# and after, and each round's peak RSS. --baseline: another build's
+# neardup expires a copy too in each round (the two alternate in order),
+# with the same checks but `verify`, and the medians' ratio is printed.
+# --verify-rounds V: `verify` in the first V rounds only (at 100M it
+# takes about 14 minutes; the count and survivor checks stay in every
+# round).
 set -euo pipefail
-kind=fp n=1000000 rounds=3 dir=${TMPDIR:-/tmp}/nd-bench-expire
+kind=fp n=1000000 rounds=3 dir=${TMPDIR:-/tmp}/nd-bench-expire base="" vrounds=1000000
 nd=$(dirname "$0")/../build/cli/neardup
 gen=$(dirname "$0")/../build/bench/bench_resemble
 while [ $# -gt 0 ]; do
@@ -30,7 +35,9 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --neardup) nd=$2; gen=$(dirname "$2")/../bench/bench_resemble; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline) base=$(realpath "$2"); shift 2 ;;
+    --verify-rounds) vrounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_expire: unknown option $1" >&2; exit 1 ;;
     esac
 done
@@ -70,30 +77,50 @@ for line in open('new.jsonl'): print(json.loads(line)['id'])" > keep.keys
         '$nd' import store --format jsonl --time $((now - 3600)) new.jsonl" >/dev/null 2>&1 ;;
 *) echo "bench_expire: --kind fp or rs" >&2; exit 1 ;;
 esac
-sort keep.keys > keep.sorted
+LC_ALL=C sort keep.keys > keep.sorted
 total=$("$nd" stats store | awk '$1 == "documents" { print $2 }')
 want_gone=$((total - $(wc -l < keep.sorted)))
 before=$(du -sb store | cut -f1)
 echo "kind $kind: $total documents ($(cat load.s) s to load), $want_gone to expire, $before bytes"
-secs=()
-for r in $(seq 1 "$rounds"); do
+# One expiry of a fresh copy by binary $1 in round $2: seconds into $s.
+expire_once() {
+    local bin=$1 r=$2 start end after
     rm -rf work
     cp -a store work
     sync
     start=$(date +%s.%N)
-    out=$(/usr/bin/time -f '%M' -o rss.kb "$nd" expire work --older-than 30d --now "$now")
+    out=$(/usr/bin/time -f '%M' -o rss.kb "$bin" expire work --older-than 30d --now "$now")
     end=$(date +%s.%N)
     s=$(echo "$end - $start" | bc)
-    [ "$out" = "expired	$want_gone" ] || { echo "bench_expire: round $r: '$out', want $want_gone" >&2; exit 1; }
-    "$nd" dump work 2>/dev/null | cut -f1 | sort | cmp -s - keep.sorted ||
-        { echo "bench_expire: round $r: the survivors differ from the recent input" >&2; exit 1; }
-    "$nd" verify work >/dev/null || { echo "bench_expire: round $r: verify failed" >&2; exit 1; }
+    [ "$out" = "expired	$want_gone" ] || { echo "bench_expire: round $r ($bin): '$out', want $want_gone" >&2; exit 1; }
+    # dump walks docs in key order (bytewise): sorted already, unless not
+    "$nd" dump work 2>/dev/null | cut -f1 | cmp -s - keep.sorted ||
+        "$nd" dump work 2>/dev/null | cut -f1 | LC_ALL=C sort | cmp -s - keep.sorted ||
+        { echo "bench_expire: round $r ($bin): the survivors differ from the recent input" >&2; exit 1; }
+    if [ "$r" -le "$vrounds" ] && [ "$bin" = "$nd" ]; then
+        "$nd" verify work >/dev/null || { echo "bench_expire: round $r ($bin): verify failed" >&2; exit 1; }
+    fi
     after=$(du -sb work | cut -f1)
-    printf 'round %d: %.2f s (%.0f documents/s), %d bytes after, peak RSS %d MB\n' "$r" "$s" \
-        "$(echo "$want_gone / $s" | bc -l)" "$after" "$(($(cat rss.kb) / 1024))"
-    secs+=("$s")
+    printf 'round %d%s: %.2f s (%.0f documents/s), %d bytes after, peak RSS %d MB\n' "$r" \
+        "$([ "$bin" = "$nd" ] || echo ' baseline')" "$s" "$(echo "$want_gone / $s" | bc -l)" \
+        "$after" "$(($(cat rss.kb) / 1024))"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+secs=() bsecs=()
+for r in $(seq 1 "$rounds"); do
+    if [ -n "$base" ] && [ $((r % 2)) -eq 0 ]; then
+        expire_once "$base" "$r"; bsecs+=("$s")
+    fi
+    expire_once "$nd" "$r"; secs+=("$s")
+    if [ -n "$base" ] && [ $((r % 2)) -eq 1 ]; then
+        expire_once "$base" "$r"; bsecs+=("$s")
+    fi
 done
-med=$(printf '%s\n' "${secs[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+med=$(median "${secs[@]}")
 printf 'median: %.2f s, %.0f documents/s expired (checks passed in every round)\n' "$med" \
     "$(echo "$want_gone / $med" | bc -l)"
+if [ -n "$base" ]; then
+    bmed=$(median "${bsecs[@]}")
+    printf 'baseline median: %.2f s; baseline / this: %.2fx\n' "$bmed" "$(echo "$bmed / $med" | bc -l)"
+fi
 rm -rf work

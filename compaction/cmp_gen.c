@@ -99,30 +99,51 @@ int cmp_gen_new(cmp_gen **out, uint64_t gen, unsigned ntables)
     ND_RETURN_IF(!g, ND_ENOMEM, "storage: out of memory");
     g->refs = 1;
     g->gen = gen;
+    g->keyed_gen = gen;
     g->n = ntables;
     *out = g;
+    return ND_OK;
+}
+
+/* g's docs and rev handles into a holder of their own. */
+static int keyed_hold(cmp_gen *g)
+{
+    g->keyed = calloc(1, sizeof *g->keyed);
+    ND_RETURN_IF(!g->keyed, ND_ENOMEM, "storage: out of memory");
+    g->keyed->docs = g->cf[ST_CF_DOCS];
+    g->keyed->rev = g->cf[ST_CF_REV];
+    atomic_init(&g->keyed->refs, 1);
     return ND_OK;
 }
 
 void cmp_gen_free(cmp_gen *g)
 {
     if (!g) return;
+    if (g->keyed) { /* docs and rev are the holder's */
+        g->cf[ST_CF_DOCS] = g->cf[ST_CF_REV] = NULL;
+        if (atomic_fetch_sub(&g->keyed->refs, 1) == 1) {
+            kv_family_free(g->keyed->docs);
+            kv_family_free(g->keyed->rev);
+            free(g->keyed);
+        }
+    }
     for (int cf = 0; cf < ST_CF_MAX; cf++) kv_family_free(g->cf[cf]);
     for (unsigned t = 0; t < ND_MAX_TABLES; t++) cmp_direct_unref(g->direct[t]);
     free(g);
 }
 
-int cmp_gen_adopt(cmp_gen **out, kv_db *db, const char *path, uint64_t gen, size_t n,
-                  char *const *names, kv_cf **cfs, int readonly)
+int cmp_gen_adopt(cmp_gen **out, kv_db *db, const char *path, uint64_t gen, uint64_t keyed,
+                  size_t n, char *const *names, kv_cf **cfs, int readonly)
 {
     cmp_gen *g = NULL; /* set by cmp_gen_new; gcc 12 cannot tell */
     int rc = ND_OK;
     ND_FORWARD(cmp_gen_new(&g, gen, 0));
+    g->keyed_gen = keyed;
     for (size_t i = 0; i < n; i++) {
         int cf;
         uint64_t fam_gen;
         if (!cfs[i] || !cmp_family_parse(names[i], &cf, &fam_gen)) continue;
-        if (fam_gen == gen && cf < ST_CF_MAX) {
+        if (cf < ST_CF_MAX && fam_gen == CMP_FAMILY_GEN(cf, gen, keyed)) {
             g->cf[cf] = cfs[i];
             if (cf >= ST_CF_TABLE0 && (unsigned)(cf - ST_CF_TABLE0) + 1 > g->n)
                 g->n = (unsigned)(cf - ST_CF_TABLE0) + 1;
@@ -142,6 +163,7 @@ int cmp_gen_adopt(cmp_gen **out, kv_db *db, const char *path, uint64_t gen, size
             rc = nd_err_set(ND_ECORRUPT,
                             "database %s: table %u of generation %" PRIu64 " is missing", path,
                             t, gen);
+    if (rc == ND_OK) rc = keyed_hold(g);
     if (rc < 0) {
         cmp_gen_free(g);
         return rc;
@@ -150,19 +172,43 @@ int cmp_gen_adopt(cmp_gen **out, kv_db *db, const char *path, uint64_t gen, size
     return ND_OK;
 }
 
-int cmp_gen_create_families(kv_db *db, cmp_gen *g)
+int cmp_gen_read(kv_db *db, kv_cf *meta, const char *path, uint64_t *gen, uint64_t *keyed)
+{
+    char *v = NULL;
+    size_t len = 0;
+    *gen = *keyed = 0;
+    int rc = kv_get(db, meta, 1, CMP_GEN_KEY, strlen(CMP_GEN_KEY), &v, &len);
+    if (rc == ND_ENOTFOUND) {
+        nd_err_clear();
+        return ND_OK;
+    }
+    if (rc < 0) return nd_err_wrap(rc, "%s", path);
+    if (!cmp_gen_record_parse(v, len, gen, keyed))
+        rc = nd_err_set(ND_ECORRUPT, "database %s: malformed generation record", path);
+    free(v);
+    return rc;
+}
+
+int cmp_gen_create_families(kv_db *db, cmp_gen *g, const cmp_gen *carry)
 {
     char name[32];
-    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->n); cf++) {
+    if (carry) {
+        g->keyed = carry->keyed;
+        atomic_fetch_add(&g->keyed->refs, 1);
+        g->cf[ST_CF_DOCS] = carry->cf[ST_CF_DOCS];
+        g->cf[ST_CF_REV] = carry->cf[ST_CF_REV];
+        g->keyed_gen = carry->keyed_gen;
+    }
+    for (int cf = carry ? ST_CF_TABLE0 : ST_CF_DOCS; cf < ST_CF_TABLE((int)g->n); cf++) {
         cmp_family_name(name, cf, g->gen);
         int rc = kv_family_create(db, name, cmp_gen_profile(cf), &g->cf[cf]);
         if (rc < 0) return nd_err_wrap(rc, "creating a generation");
     }
-    return ND_OK;
+    return carry ? ND_OK : keyed_hold(g);
 }
 
-void cmp_gen_drop_families(kv_db *db, cmp_gen *g)
+void cmp_gen_drop_families(kv_db *db, const cmp_gen *g, const cmp_gen *keep)
 {
     for (int cf = ST_CF_DOCS; cf < ST_CF_MAX; cf++)
-        if (g->cf[cf]) (void)kv_family_drop(db, g->cf[cf]);
+        if (g->cf[cf] && !(keep && keep->cf[cf] == g->cf[cf])) (void)kv_family_drop(db, g->cf[cf]);
 }

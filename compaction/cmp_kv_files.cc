@@ -82,16 +82,18 @@ void kv_sst_free(kv_sst *w)
 static int guard_begin(kv_db *db, uint64_t *errors);
 static int guard_end(kv_db *db, uint64_t errors, int rc, const char *what);
 
-static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int behind,
+enum { INGEST_MOVE, INGEST_BEHIND, INGEST_COPY };
+
+static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int how,
                   const char *what)
 {
     ND_FORWARD(kv_mem_check());
     char *err = NULL;
     rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
     ND_RETURN_IF(!io, ND_ENOMEM, "storage: out of memory");
-    /* The files are linked into the database, not copied. */
-    rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
-    if (behind) rocksdb_ingestexternalfileoptions_set_ingest_behind(io, 1);
+    /* The files are linked into the database, not copied (but to keep them). */
+    rocksdb_ingestexternalfileoptions_set_move_files(io, how != INGEST_COPY);
+    if (how == INGEST_BEHIND) rocksdb_ingestexternalfileoptions_set_ingest_behind(io, 1);
     uint64_t errors;
     char **saved = (char **)calloc(n ? n : 1, sizeof *saved);
     int rc = saved ? guard_begin(db, &errors) : nd_err_set(ND_ENOMEM, "storage: out of memory");
@@ -143,12 +145,17 @@ static int ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, int 
 
 int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
 {
-    return ingest(db, cf, files, n, 0, what);
+    return ingest(db, cf, files, n, INGEST_MOVE, what);
 }
 
 int kv_ingest_behind(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
 {
-    return ingest(db, cf, files, n, 1, what);
+    return ingest(db, cf, files, n, INGEST_BEHIND, what);
+}
+
+int kv_ingest_copy(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const char *what)
+{
+    return ingest(db, cf, files, n, INGEST_COPY, what);
 }
 
 /* ---- the database's files and state ----------------------------------------- */

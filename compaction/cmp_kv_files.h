@@ -27,6 +27,11 @@ int kv_ingest(kv_db *db, kv_cf *cf, const char *const *files, size_t n, const ch
  * fit in cf's last level. */
 int kv_ingest_behind(kv_db *db, kv_cf *cf, const char *const *files, size_t n,
                      const char *what);
+/* As kv_ingest, from a copy: the files stay as they were (RocksDB writes
+ * an ingested file's sequence number into it, and will not ingest such a
+ * file again), for an ingest that may have to be made again. */
+int kv_ingest_copy(kv_db *db, kv_cf *cf, const char *const *files, size_t n,
+                   const char *what);
 
 /* ---- the database's files and state ----------------------------------- */
 /* A live table file of a family (valid during the call only). */

@@ -46,6 +46,38 @@ int cmp_family_parse(const char *name, int *cf, uint64_t *gen)
     return *gen > 0;
 }
 
+/* Decimal digits of v[0..len) into *out: 1, or 0 when none or not all
+ * digits (or more than 19). */
+static int parse_decimal(const char *v, size_t len, uint64_t *out)
+{
+    *out = 0;
+    if (len == 0 || len > 19) return 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') return 0;
+        *out = *out * 10 + (uint64_t)(v[i] - '0');
+    }
+    return 1;
+}
+
+int cmp_gen_record_parse(const char *v, size_t len, uint64_t *gen, uint64_t *keyed)
+{
+    const char *comma = memchr(v, ',', len);
+    size_t glen = comma ? (size_t)(comma - v) : len;
+    if (!parse_decimal(v, glen, gen)) return 0;
+    if (!comma) {
+        *keyed = *gen;
+        return 1;
+    }
+    return parse_decimal(comma + 1, len - glen - 1, keyed) && *keyed < *gen;
+}
+
+size_t cmp_gen_record_format(char out[48], uint64_t gen, uint64_t keyed)
+{
+    int n = keyed == gen ? snprintf(out, 48, "%" PRIu64, gen)
+                         : snprintf(out, 48, "%" PRIu64 ",%" PRIu64, gen, keyed);
+    return (size_t)n;
+}
+
 int cmp_family_fixed(const char *name)
 {
     for (int cf = ST_CF_META; cf < ST_CF_ALL; cf += cf == ST_CF_META ? ST_CF_MAX : 1)

@@ -19,7 +19,12 @@
  *            fingerprint-only store has neither (st_has_family).
  * Once an import rewrote them (cmp_regen.h), docs, rev and the tables are
  * named "docs.gG", "rev.gG", "tNN.gG": generation G, recorded in meta
- * "st.gen" (absent: generation 0, the plain names).
+ * "st.gen" (absent: generation 0, the plain names). An expiry's new
+ * generation may leave docs and rev in place, with deletions ingested
+ * into them (cmp_regen.h, st_regen_new_carried): its record is then
+ * "G,D", the tables of generation G and docs and rev of an earlier D. A
+ * build older than that form reads it as malformed and stops before it
+ * drops a family.
  *
  * A table family holds two key spaces, each in numeric order because the
  * value part is big-endian:
@@ -79,6 +84,16 @@ int cmp_family_parse(const char *name, int *cf, uint64_t *gen);
  * "band"), or -1. Its name: cmp_family_fixed_name. */
 int cmp_family_fixed(const char *name);
 const char *cmp_family_fixed_name(int cf);
+/* Family cf's generation in a store whose record names gen and keyed
+ * (the generation of docs and rev). */
+#define CMP_FAMILY_GEN(cf, gen, keyed) ((cf) == ST_CF_DOCS || (cf) == ST_CF_REV ? (keyed) : (gen))
+
+/* The generation record's value ("G" or "G,D", above): 1 and *gen, *keyed
+ * (D, or G when absent; never above G), or 0 when malformed. */
+int cmp_gen_record_parse(const char *v, size_t len, uint64_t *gen, uint64_t *keyed);
+/* The value for gen and keyed (keyed <= gen) into out, NUL-terminated;
+ * its length. */
+size_t cmp_gen_record_format(char out[48], uint64_t gen, uint64_t keyed);
 
 #define TBL_KEY_LEN 9
 #define TBL_FRESH 'F'

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmp_carry.h"
 #include "cmp_direct.h"
 #include "cmp_fresh.h"
 #include "cmp_gen.h"
@@ -52,13 +53,19 @@ struct st_regen {
     kv_sst *w;                   /* the family being written, or NULL */
     int cf;                      /* the family being written */
     uint64_t keys;               /* keys put into its file */
-    unsigned char written[ST_CF_MAX]; /* families finished */
+    unsigned char written[ST_CF_ALL]; /* families finished */
     char *file;                  /* the file's path */
     /* A fork (st_regen_fork) writes into its parent's next, and keeps the
      * files it finished for st_regen_join to ingest. */
     st_regen *parent;
-    char *done[ST_CF_MAX];
+    char *done[ST_CF_ALL];
+    /* A new generation that carries the current docs and rev
+     * (st_regen_new_carried): deletions go to their files
+     * (cmp_carry.h), which families wrote one (CMP_CARRY_*). */
+    int carry;
+    unsigned carried;
     st_stop_fn stop; /* st_regen_set_stop */
+    uint64_t ticks;  /* st_regen_tick's count */
     void *stop_payload;
 };
 
@@ -79,18 +86,32 @@ static int regen_alloc(st_regen **out, st_store *s)
     return ND_OK;
 }
 
-int st_regen_new(st_regen **out, st_store *s)
+static int regen_new(st_regen **out, st_store *s, int carry)
 {
     int rc;
     st_regen *g;
     ND_FORWARD(regen_alloc(&g, s));
+    g->carry = carry;
     ND_TRY(cmp_gen_new(&g->next, st_generation(s) + 1, st_ntables(s)));
-    ND_TRY(cmp_gen_create_families(st_store_kv(s), g->next));
+    cmp_gen *cur = carry ? st_gen_acquire(s) : NULL;
+    rc = cmp_gen_create_families(st_store_kv(s), g->next, cur);
+    st_gen_release(s, cur);
+    ND_TRY(rc);
     *out = g;
     return ND_OK;
 cleanup:
     st_regen_free(g);
     return rc;
+}
+
+int st_regen_new(st_regen **out, st_store *s) { return regen_new(out, s, 0); }
+int st_regen_new_carried(st_regen **out, st_store *s) { return regen_new(out, s, 1); }
+
+/* Is family cf written as deletions over the store's (docs and rev of
+ * a carried generation, a resemblance store's sketch and band)? */
+static int carried_family(const st_regen *g, int cf)
+{
+    return g->carry && cmp_carry_bit(cf) != 0;
 }
 
 int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap)
@@ -121,6 +142,7 @@ int st_regen_fork(st_regen **out, st_regen *g)
     ND_FORWARD(regen_alloc(&f, g->s));
     f->parent = g;
     f->next = g->next;
+    f->carry = g->carry;
     *out = f;
     return ND_OK;
 }
@@ -128,14 +150,21 @@ int st_regen_fork(st_regen **out, st_regen *g)
 int st_regen_begin(st_regen *g, int cf)
 {
     int in_place = g->table >= 0;
-    ND_RETURN_IF(g->w || cf < ST_CF_DOCS ||
-                     (in_place ? cf != ST_CF_TABLE(g->table) : cf >= ST_CF_TABLE((int)g->next->n)) ||
+    int fixed = cf == ST_CF_SKETCH || cf == ST_CF_BAND; /* deletions over the store's */
+    ND_RETURN_IF(g->w || cf < ST_CF_DOCS || cf >= ST_CF_ALL ||
+                     (in_place ? cf != ST_CF_TABLE(g->table)
+                      : fixed  ? !g->carry || !st_has_family(g->s, cf)
+                               : cf >= ST_CF_TABLE((int)g->next->n)) ||
                      g->written[cf],
                  ND_EINVAL, "storage: family %d cannot be begun here", cf);
-    if (g->parent) { /* a file of its own for each family, kept until joined */
+    if (g->parent || g->carry) {
+        /* a carried family's deletions go to its file (cmp_carry.h); a
+         * fork has a file of its own for each family, kept until joined */
         char name[32];
         snprintf(name, sizeof name, ST_FILE_REGEN_FORK, cf);
-        char *path = st_store_file(g->s, name);
+        char *path = carried_family(g, cf) ? cmp_carry_file(g->s, cf)
+                     : g->parent           ? st_store_file(g->s, name)
+                                           : st_store_file(g->s, ST_FILE_REGEN);
         ND_RETURN_IF(!path, ND_ENOMEM, "storage: out of memory");
         free(g->file);
         g->file = path;
@@ -153,15 +182,28 @@ void st_regen_set_stop(st_regen *g, st_stop_fn stop, void *payload)
 
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen)
 {
+    ND_RETURN_IF(carried_family(g, g->cf), ND_EINVAL,
+                 "storage: a carried family takes deletions only");
     g->keys++;
-    if (g->stop && (g->keys & (ST_REGEN_STOP_EVERY - 1)) == 0) ND_FORWARD(g->stop(g->stop_payload));
+    ND_FORWARD(st_regen_tick(g));
     return kv_sst_put(g->w, key, klen, val, vlen);
+}
+
+int st_regen_tick(st_regen *g)
+{
+    if (g->stop && (++g->ticks & (ST_REGEN_STOP_EVERY - 1)) == 0)
+        return g->stop(g->stop_payload);
+    return ND_OK;
 }
 
 int st_regen_delete(st_regen *g, const void *key, size_t klen)
 {
+    if (g->w && carried_family(g, g->cf)) {
+        g->keys++;
+        return kv_sst_delete(g->w, key, klen);
+    }
     ND_RETURN_IF(g->table < 0 || !g->w, ND_EINVAL,
-                 "storage: only a table rewritten in place deletes");
+                 "storage: only a table rewritten in place or a carried family deletes");
     if (!g->dw)
         ND_FORWARD(kv_sst_new(&g->dw, st_store_kv(g->s), CMP_PROFILE_TABLE, g->dfile, NULL));
     ND_FORWARD(kv_sst_delete(g->dw, key, klen));
@@ -233,7 +275,11 @@ int st_regen_end(st_regen *g)
     if (g->table >= 0) return regen_end_table(g);
     if (g->keys) { /* an empty family needs no file (RocksDB refuses one) */
         rc = kv_sst_finish(g->w);
-        if (rc == ND_OK && g->parent) { /* st_regen_join ingests it */
+        if (rc == ND_OK && carried_family(g, g->cf)) { /* the switch ingests it */
+            g->carried |= cmp_carry_bit(g->cf);
+            free(g->file);
+            g->file = NULL;
+        } else if (rc == ND_OK && g->parent) { /* st_regen_join ingests it */
             g->done[g->cf] = g->file;
             g->file = NULL;
         } else if (rc == ND_OK) {
@@ -252,7 +298,7 @@ int st_regen_join(st_regen *g, st_regen *part, int keep)
         rc = nd_err_set(ND_EINVAL, "storage: a fork joined to another writer");
     else if (keep && part->w)
         rc = nd_err_set(ND_EINVAL, "storage: family %d of a fork is still being written", part->cf);
-    for (int cf = ST_CF_DOCS; rc == ND_OK && keep && cf < ST_CF_TABLE((int)g->next->n); cf++) {
+    for (int cf = ST_CF_DOCS; rc == ND_OK && keep && cf < ST_CF_ALL; cf++) {
         if (!part->written[cf]) continue;
         if (g->written[cf] || (g->w && g->cf == cf)) {
             rc = nd_err_set(ND_EINVAL, "storage: family %d of the new generation written twice",
@@ -261,6 +307,10 @@ int st_regen_join(st_regen *g, st_regen *part, int keep)
         }
         if (part->done[cf]) rc = regen_ingest(g, cf, part->done[cf]);
         if (rc == ND_OK) g->written[cf] = 1;
+    }
+    if (rc == ND_OK && keep) {
+        g->carried |= part->carried;
+        part->carried = 0;
     }
     st_regen_free(part);
     return rc;
@@ -288,22 +338,30 @@ int st_batch_set_regen(st_batch *b, st_regen *g)
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)g->next->n); cf++)
         ND_RETURN_IF(!g->written[cf], ND_EINVAL,
                      "storage: family %d of the new generation was not written", cf);
-    return st_batch_switch(b, g->next);
+    return st_batch_switch(b, g->next, g->carried);
 }
 
 void st_regen_free(st_regen *g)
 {
     if (!g) return;
     regen_drop_writer(g);
-    for (int cf = 0; cf < ST_CF_MAX; cf++) {
+    for (int cf = 0; cf < ST_CF_ALL; cf++) {
         if (g->done[cf]) (void)unlink(g->done[cf]); /* a fork's, not ingested */
         free(g->done[cf]);
     }
+    int switched = g->next && g->next->made_current;
     if (g->next && !g->parent) {
-        /* Never made current: its families go. */
-        if (!g->next->made_current) cmp_gen_drop_families(st_store_kv(g->s), g->next);
+        /* Never made current: its families go (not those it carries). */
+        if (!switched) {
+            cmp_gen *cur = st_gen_acquire(g->s);
+            cmp_gen_drop_families(st_store_kv(g->s), g->next, cur);
+            st_gen_release(g->s, cur);
+        }
         st_gen_release(g->s, g->next);
     }
+    /* deletions not switched to (a fork's go when its parent's do not:
+     * join takes them over) */
+    if (!switched) cmp_carry_unlink(g->s, g->carried);
     if (g->table >= 0) { /* not ingested */
         if (g->file) (void)unlink(g->file);
         if (g->dfile) (void)unlink(g->dfile);

@@ -30,6 +30,16 @@ typedef struct st_regen st_regen;
  * the old generation keep reading it. The caller serialises writers
  * around all of it, as for any write. */
 int st_regen_new(st_regen **out, st_store *s);
+/* A new generation of the tables that carries the current docs and rev
+ * (an expiry: most of them stay as they are): their families are begun,
+ * given deletions only (st_regen_delete, ascending) and ended as any,
+ * into files of deletions that the switch's write records and that are
+ * ingested over the current docs and rev right after it, before the
+ * switch shows (cmp_carry.h; a crash between: the next writable open
+ * ingests them). A resemblance store's sketch and band families may be
+ * begun too (not required by the switch), deletions only, ingested with
+ * them. The switch is as atomic as a whole generation's. */
+int st_regen_new_carried(st_regen **out, st_store *s);
 /* Start, fill (keys strictly ascending) and finish family cf's file
  * (ST_CF_DOCS, ST_CF_REV or a table); the finish ingests it into the new
  * family. One family at a time, each once. */
@@ -43,6 +53,9 @@ int st_regen_end(st_regen *g);
 typedef int (*st_stop_fn)(void *payload);
 #define ST_REGEN_STOP_EVERY 65536u
 void st_regen_set_stop(st_regen *g, st_stop_fn stop, void *payload);
+/* One step of work that writes no key (an entry a carried family's walk
+ * keeps): counted with the puts, asking stop as they do. */
+int st_regen_tick(st_regen *g);
 /* A second writer of g's new generation, for another thread: it begins,
  * fills and ends families as g does, with files of its own, each family
  * written once by g or by one of its forks. What a fork ends is ingested
@@ -75,7 +88,9 @@ void st_regen_free(st_regen *g);
  * then *applied = 0 and nothing changed. */
 int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap);
 /* A deletion of fresh key key, or of the run keys in [lo, hi) (in place
- * only: a generation's files hold no deletions). */
+ * only: a generation's files hold no deletions), or of key in a carried
+ * family (st_regen_new_carried; its walk calls st_regen_tick for every
+ * entry it reads). */
 int st_regen_delete(st_regen *g, const void *key, size_t klen);
 int st_regen_delete_range(st_regen *g, const void *lo, size_t lolen, const void *hi,
                           size_t hilen);

@@ -349,26 +349,6 @@ static void unhold(repair_state *s)
     }
 }
 
-/* The generation meta records ("st.gen", decimal; absent: 0). */
-static int read_gen(kv_db *kv, kv_cf *meta, uint64_t *gen)
-{
-    char *v = NULL;
-    size_t len = 0;
-    *gen = 0;
-    int rc = kv_get(kv, meta, 0, "st.gen", 6, &v, &len);
-    if (rc == ND_ENOTFOUND) {
-        nd_err_clear();
-        return ND_OK;
-    }
-    for (size_t i = 0; rc == ND_OK && i < len; i++) {
-        if (v[i] < '0' || v[i] > '9' || i >= 19)
-            rc = nd_err_set(ND_ECORRUPT, "repair: a malformed generation record");
-        else *gen = *gen * 10 + (uint64_t)(v[i] - '0');
-    }
-    free(v);
-    return rc;
-}
-
 /* Step 4b, the manifest lost: make again the families of the current
  * generation (and sketch, band) that the newest OPTIONS file names and
  * RocksDB's repair did not make (no file it kept names them: all of
@@ -382,17 +362,20 @@ static int refamily(repair_state *s)
     size_t n = 0;
     kv_db *kv = NULL;
     kv_cf **cfs = NULL;
-    uint64_t gen = 0;
+    uint64_t gen = 0, keyed = 0;
     int rc = open_all(&kv, s->path, 0, &names, &n, &cfs), have_docs = 0;
     char docs[32];
     for (size_t i = 0; rc == ND_OK && i < n; i++)
-        if (cmp_family_fixed(names[i]) == ST_CF_META) rc = read_gen(kv, cfs[i], &gen);
-    cmp_family_name(docs, ST_CF_DOCS, gen);
+        if (cmp_family_fixed(names[i]) == ST_CF_META)
+            rc = cmp_gen_read(kv, cfs[i], s->path, &gen, &keyed);
+    cmp_family_name(docs, ST_CF_DOCS, keyed);
     for (size_t i = 0; rc == ND_OK && i < s->nfamilies; i++) {
         const char *f = s->families[i];
         int cf, known = 0;
         uint64_t g;
-        if (cmp_family_fixed(f) < 0 && !(cmp_family_parse(f, &cf, &g) && g == gen)) continue;
+        if (cmp_family_fixed(f) < 0 &&
+            !(cmp_family_parse(f, &cf, &g) && g == CMP_FAMILY_GEN(cf, gen, keyed)))
+            continue;
         for (size_t j = 0; j < n && !known; j++) known = strcmp(names[j], f) == 0;
         if (!known) {
             kv_cf *c = NULL;

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmp_carry.h"
 #include "cmp_direct.h"
 #include "cmp_fresh.h"
 #include "cmp_gen.h"
@@ -43,6 +44,7 @@ struct st_batch {
     st_store *store;
     cmp_flog log;      /* its table changes, for the fresh mirror and runs_seq */
     cmp_gen *next;     /* made current by this batch's write, or NULL */
+    unsigned carry;    /* next's carried deletions (CMP_CARRY_*, cmp_carry.h) */
     size_t gen_ops;    /* puts and deletes into generational families */
     uint64_t docs;     /* the document counter it records (st_batch_note_docs), or
                         * CMP_SYNCED_NO_DOCS */
@@ -51,8 +53,6 @@ struct st_batch {
 
 #define FIXED(cf) ((cf) == ST_CF_META ? 0 : (cf) - ST_CF_SKETCH + 1)
 
-/* Meta record of the current generation (decimal; absent: 0). */
-#define GEN_KEY "st.gen"
 /* Writes after which st_write decides again whether point reads fill the
  * block cache (fill_refresh). */
 #define FILL_REFRESH_WRITES 4096u
@@ -294,24 +294,6 @@ char *st_store_file(const st_store *s, const char *name)
     return p;
 }
 
-/* The generation meta records (decimal; absent: 0). */
-static int read_generation(st_store *s, uint64_t *gen)
-{
-    char *v = NULL;
-    size_t len = 0;
-    *gen = 0;
-    int rc = kv_get(s->kv, s->fixed[0], 1, GEN_KEY, strlen(GEN_KEY), &v, &len);
-    if (rc == ND_ENOTFOUND) return ND_OK;
-    if (rc < 0) return nd_err_wrap(rc, "%s", s->path);
-    for (size_t i = 0; i < len && rc == ND_OK; i++) {
-        if (v[i] < '0' || v[i] > '9' || i >= 19)
-            rc = nd_err_set(ND_ECORRUPT, "database %s: malformed generation record", s->path);
-        else *gen = *gen * 10 + (uint64_t)(v[i] - '0');
-    }
-    free(v);
-    return rc;
-}
-
 /* Open the database's families (creating: those of a new store of
  * ntables tables); keep meta and the current generation's, drop
  * (writable) or let go (read-only) the others: what an import left
@@ -323,7 +305,7 @@ static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
     unsigned *profiles = NULL;
     kv_cf **cfs = NULL;
     size_t n = 0;
-    uint64_t gen;
+    uint64_t gen, keyed;
     int rc = ND_OK;
     if (create) {
         /* meta, docs, rev, the tables by number; then sketch and band */
@@ -366,8 +348,8 @@ static int open_db(st_store *s, int create, unsigned ntables, int resemblance,
             cfs[i] = NULL;
         }
     }
-    ND_TRY(read_generation(s, &gen));
-    ND_TRY(cmp_gen_adopt(&s->cur, s->kv, s->path, gen, n, names, cfs, s->readonly));
+    ND_TRY(cmp_gen_read(s->kv, s->fixed[0], s->path, &gen, &keyed));
+    ND_TRY(cmp_gen_adopt(&s->cur, s->kv, s->path, gen, keyed, n, names, cfs, s->readonly));
     s->ntables = s->cur->n;
 cleanup:
     for (size_t i = 0; cfs && i < n; i++) kv_family_free(cfs[i]);
@@ -379,7 +361,28 @@ cleanup:
     return rc;
 }
 
+static int store_open(st_store **out, const char *path, const st_open_opts *o);
+
 int st_open(st_store **out, const char *path, const st_open_opts *o)
+{
+    int rc = store_open(out, path, o);
+    if (rc != 1) return rc;
+    /* A read-only open found an expiry's deletions not all in (a crash
+     * after its switch, or its writer at work): a writable open finishes
+     * them, as any would, unless a writer holds the store. */
+    st_open_opts w = *o;
+    w.readonly = w.create = w.excl = 0;
+    st_store *ws = NULL;
+    if ((rc = store_open(&ws, path, &w)) == ND_OK) rc = st_close(ws);
+    if (rc == ND_OK) rc = store_open(out, path, o);
+    if (rc == 1 || rc == ND_EBUSY)
+        return nd_err_set(ND_EBUSY, "database %s: an expiry is finishing in the process that "
+                                    "writes it; open it again when that is done", path);
+    return rc < 0 ? nd_err_wrap(rc, "database %s: finishing an interrupted expiry", path) : rc;
+}
+
+/* st_open; 1 when read-only and an expiry's deletions are not all in. */
+static int store_open(st_store **out, const char *path, const st_open_opts *o)
 {
     int rc;
     unsigned major, minor;
@@ -420,6 +423,12 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
         }
     }
     ND_TRY(cmp_fresh_new(&s->fresh, s->ntables));
+    /* before anything reads docs or rev, or writes */
+    ND_TRY(cmp_carry_recover(s));
+    if (rc == 1) {
+        free_store(s);
+        return 1;
+    }
     for (unsigned t = 0; t < s->ntables; t++) ND_TRY(st_mirror_repair(s, t));
     if (!o->readonly) /* what the WAL replayed: judge the run spaces from files alone */
         for (unsigned t = 0; t < s->ntables; t++) flush_family(s, s->cur->cf[ST_CF_TABLE(t)]);
@@ -461,6 +470,9 @@ kv_db *st_store_kv(st_store *s) { return s->kv; }
 int st_store_writable(const st_store *s)
 {
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
+    ND_RETURN_IF(atomic_load(&s->carry_unapplied), ND_EIO,
+                 "database %s: an expiry's deletions are not all applied; close and open it "
+                 "again to apply them before another write", s->path);
     return ND_OK;
 }
 
@@ -564,13 +576,17 @@ int st_table_insert_mirrored(st_batch *b, unsigned t, uint64_t pfp)
     return cmp_flog_note(&b->log, t, kb, sizeof kb, 1);
 }
 
-int st_batch_switch(st_batch *b, cmp_gen *next)
+int st_batch_switch(st_batch *b, cmp_gen *next, unsigned carry)
 {
-    char v[24];
+    char v[48];
     ND_RETURN_IF(b->gen_ops, ND_EINVAL, "storage: a batch that switches generations writes only meta");
-    snprintf(v, sizeof v, "%" PRIu64, next->gen);
-    ND_FORWARD(st_batch_put(b, ST_CF_META, GEN_KEY, strlen(GEN_KEY), v, strlen(v)));
-    b->next = next;
+    size_t len = cmp_gen_record_format(v, next->gen, next->keyed_gen);
+    ND_FORWARD(st_batch_put(b, ST_CF_META, CMP_GEN_KEY, strlen(CMP_GEN_KEY), v, len));
+    if (carry) {
+        ND_FORWARD(cmp_carry_value(b->store, carry, v, &len));
+        ND_FORWARD(st_batch_put(b, ST_CF_META, CMP_CARRY_KEY, strlen(CMP_CARRY_KEY), v, len));
+    }
+    b->next = next, b->carry = carry;
     return ND_OK;
 }
 
@@ -579,7 +595,9 @@ int st_batch_switch(st_batch *b, cmp_gen *next)
  * reading them does). */
 static void switch_to(st_store *s, cmp_gen *next)
 {
-    for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE((int)next->n); cf++)
+    /* (carried docs and rev hold the deletions ingested over them) */
+    for (int cf = next->keyed_gen == next->gen ? ST_CF_DOCS : ST_CF_TABLE0;
+         cf < ST_CF_TABLE((int)next->n); cf++)
         atomic_store(&next->settled[cf], 1);
     pthread_mutex_lock(&s->gen_mu);
     cmp_gen *old = s->cur;
@@ -589,7 +607,7 @@ static void switch_to(st_store *s, cmp_gen *next)
     pthread_mutex_unlock(&s->gen_mu);
     /* A failure leaves a stale generation that the next writable open
      * drops; the switch itself is already durable. */
-    cmp_gen_drop_families(s->kv, old);
+    cmp_gen_drop_families(s->kv, old, next);
     st_gen_release(s, old);
     fill_refresh(s);
 }
@@ -633,7 +651,10 @@ int st_write(st_store *s, st_batch *b, int sync)
         note_synced(s, &r);
     }
     if (rc == ND_OK) cmp_fresh_commit(s->fresh, &b->log);
+    /* carried deletions in before the switch shows (cmp_carry.h) */
+    if (rc == ND_OK && b->next && b->carry) rc = cmp_carry_apply(s, b->next, b->carry);
     if (rc == ND_OK && b->next) switch_to(s, b->next);
+    if (rc == ND_OK && b->next && b->carry) rc = cmp_carry_done(s);
     if (runs) atomic_fetch_add(&s->runs_seq, 1);
     if (rc == ND_OK && (atomic_fetch_add(&s->write_seq, 1) + 1) % FILL_REFRESH_WRITES == 0)
         fill_refresh(s);

@@ -213,8 +213,10 @@ struct kv_batch *st_batch_kv(st_batch *b);
  * it (next's families all written; the batch writes nothing else into
  * generational families: ND_EINVAL). The write is synced, the old
  * families dropped after it (their files go when the last reader
- * does), next->made_current set. */
-int st_batch_switch(st_batch *b, struct cmp_gen *next);
+ * does), next->made_current set. carry (CMP_CARRY_*, cmp_carry.h): the
+ * docs and rev next carries have deletion files to ingest at the switch;
+ * 0 for none. */
+int st_batch_switch(st_batch *b, struct cmp_gen *next, unsigned carry);
 /* A direct reader of file path, which holds table t's runs (over: that of
  * a refold, cmp_direct_open), or NULL when it cannot be read directly:
  * mapped when the store maps its tables, never for a RocksDB version the

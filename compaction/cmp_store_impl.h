@@ -28,6 +28,7 @@ struct st_store {
     int map_tables;    /* st_open_opts */
     int direct_ok;     /* the direct reader knows this RocksDB's files */
     _Atomic int stop_compacting; /* st_stop_compacting */
+    _Atomic int carry_unapplied; /* cmp_carry.h: no writes until reopened */
     char *path;
     _Atomic uint64_t write_seq; /* successful writes so far (st_write_seq) */
     _Atomic uint64_t runs_seq;  /* odd while a run-space write is applied */

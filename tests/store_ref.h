@@ -27,6 +27,31 @@ static inline st_store *store_create(const char *path, unsigned ntables)
     return s;
 }
 
+/* Count the keys of family cf as of snapshot sn (NULL: now). */
+static inline size_t family_keys(st_store *s, int cf, const st_snap *sn)
+{
+    st_iter *it;
+    size_t n = 0;
+    if (sn) assert_int_equal(st_iter_new_at(&it, s, cf, sn), ND_OK);
+    else assert_int_equal(st_iter_new(&it, s, cf, NULL, 1), ND_OK);
+    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) n++;
+    assert_int_equal(st_iter_status(it), ND_OK);
+    st_iter_free(it);
+    return n;
+}
+
+/* Switch s to generation g (every family written) by a write of its own
+ * (synced or not), and free g. */
+static inline void store_switch(st_store *s, st_regen *g, int sync)
+{
+    st_batch *b;
+    assert_int_equal(st_batch_new(&b, s), ND_OK);
+    assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+    assert_int_equal(st_write(s, b, sync), ND_OK);
+    st_batch_free(b);
+    st_regen_free(g);
+}
+
 /* ---- tables against a reference set ---------------------------------- */
 
 static inline int cmp_u64(const void *a, const void *b)

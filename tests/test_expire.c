@@ -50,8 +50,8 @@ static int cmp_str(const void *a, const void *b)
 /* Every query of qs at every distance 0..k+2, and random ones: the keys
  * nd_db_query returns are those of the surviving documents within the
  * distance. */
-static void check_queries(nd_db *db, const doc *docs, size_t n, const uint64_t *qs, size_t nq,
-                          unsigned k, nd_results *res)
+static void check_queries_before(nd_db *db, const doc *docs, size_t n, const uint64_t *qs,
+                                 size_t nq, unsigned k, nd_results *res, int64_t before)
 {
     const char **want = malloc(n * sizeof *want), **got = malloc(n * sizeof *got);
     oracle_rng r = {77};
@@ -60,7 +60,7 @@ static void check_queries(nd_db *db, const doc *docs, size_t n, const uint64_t *
         for (unsigned kq = 0; kq <= k + 2; kq++) {
             size_t m = 0;
             for (size_t i = 0; i < n; i++)
-                if (docs[i].time >= BEFORE && nd_hamming(docs[i].fp, fp) <= kq)
+                if (docs[i].time >= before && nd_hamming(docs[i].fp, fp) <= kq)
                     want[m++] = docs[i].key;
             nd_query_options qo = ND_QUERY_OPTIONS_INIT;
             qo.limit = 0;
@@ -76,18 +76,30 @@ static void check_queries(nd_db *db, const doc *docs, size_t n, const uint64_t *
     free(got);
 }
 
-/* The counters: surviving documents and their distinct fingerprints. */
-static void check_counts(nd_db *db, const doc *docs, size_t n)
+static void check_queries(nd_db *db, const doc *docs, size_t n, const uint64_t *qs, size_t nq,
+                          unsigned k, nd_results *res)
+{
+    check_queries_before(db, docs, n, qs, nq, k, res, BEFORE);
+}
+
+/* The counters: documents last seen at before or later and their
+ * distinct fingerprints. */
+static void check_counts_before(nd_db *db, const doc *docs, size_t n, int64_t before)
 {
     uint64_t *fps = malloc(n * sizeof *fps), want_docs = 0, want_fps = 0, got_docs, got_fps;
     for (size_t i = 0; i < n; i++)
-        if (docs[i].time >= BEFORE) fps[want_docs++] = docs[i].fp;
+        if (docs[i].time >= before) fps[want_docs++] = docs[i].fp;
     qsort(fps, want_docs, sizeof *fps, sort_cmp_u64);
     for (size_t i = 0; i < want_docs; i++) want_fps += i == 0 || fps[i] != fps[i - 1];
     assert_int_equal(nd_db_counts(&got_docs, &got_fps, db), ND_OK);
     assert_int_equal(got_docs, want_docs);
     assert_int_equal(got_fps, want_fps);
     free(fps);
+}
+
+static void check_counts(nd_db *db, const doc *docs, size_t n)
+{
+    check_counts_before(db, docs, n, BEFORE);
 }
 
 static nd_db *open_store(const char *path)
@@ -210,6 +222,77 @@ static void test_expire_groups(void **state) { expire_oracle(state, DB_EXPIRE_GR
 static void test_expire_rewrite(void **state) { expire_oracle(state, DB_EXPIRE_REWRITE); }
 static void test_expire_auto(void **state) { expire_oracle(state, DB_EXPIRE_AUTO); }
 
+/* Expiries that carry docs and rev (a generation of the tables only) one
+ * after another, then a bulk load's generation that writes docs and rev
+ * anew, then a third expiry: every step exact against the oracle, and
+ * after a reopen. Times: a third at OLD, a third at MID, a third NEW. */
+#define MID 2000
+static void test_expire_carried_twice(void **state)
+{
+    db_fixture *fx = *state;
+    enum { NBASE = 24000, NQ = 12, K = 3 };
+    oracle_rng r = {4343};
+    size_t cap = NBASE + NQ * (K + 3);
+    uint64_t qs[NQ], *fps = malloc(cap * sizeof *fps);
+    size_t N = oracle_make(&r, fps, NBASE, qs, NQ, K + 2);
+    doc *docs = malloc((N + N / 4) * sizeof *docs);
+    nd_doc *batch = malloc((N + N / 4) * sizeof *batch);
+    uint64_t old = 0, mid = 0;
+    for (size_t i = 0; i < N; i++) {
+        docs[i] = (doc){.fp = fps[i], .time = i % 3 == 0 ? OLD : i % 3 == 1 ? MID : NEW};
+        old += i % 3 == 0;
+        mid += i % 3 == 1;
+        sprintf(docs[i].key, "d%zu", i);
+        batch[i] = (nd_doc){docs[i].key, strlen(docs[i].key), docs[i].fp, 1.0, docs[i].time, NULL};
+    }
+    nd_db *db = fx->db = open_store(fx->path);
+    assert_int_equal(nd_db_add_many(db, batch, N), ND_OK);
+    uint64_t gone, gen = st_generation(db->store);
+    assert_int_equal(db_expire(&gone, db, BEFORE, DB_EXPIRE_REWRITE), ND_OK);
+    assert_int_equal(gone, old);
+    assert_int_equal(st_generation(db->store), gen + 1);
+    check_counts_before(db, docs, N, BEFORE);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    check_queries_before(db, docs, N, qs, NQ, K, fx->res, BEFORE);
+    assert_int_equal(db_expire(&gone, db, MID + 1, DB_EXPIRE_REWRITE), ND_OK);
+    assert_int_equal(gone, mid);
+    assert_int_equal(st_generation(db->store), gen + 2);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    db = fx->db = open_store(fx->path);
+    check_counts_before(db, docs, N, MID + 1);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    check_queries_before(db, docs, N, qs, NQ, K, fx->res, MID + 1);
+
+    /* A load of N / 4 more, old ones among them, then their expiry. */
+    size_t m = N;
+    for (size_t i = 0; i < N / 4; i++, m++) {
+        docs[m] = (doc){.fp = oracle_next(&r), .time = i % 2 ? OLD : NEW};
+        sprintf(docs[m].key, "e%zu", i);
+        batch[m] = (nd_doc){docs[m].key, strlen(docs[m].key), docs[m].fp, 1.0, docs[m].time, NULL};
+    }
+    nd_loader *l;
+    uint64_t added;
+    assert_int_equal(nd_loader_new(&l, db, 0), ND_OK);
+    assert_int_equal(nd_loader_add(l, batch + N, N / 4), ND_OK);
+    assert_int_equal(nd_loader_finish(&added, l), ND_OK);
+    nd_loader_free(l);
+    assert_int_equal(added, N / 4);
+    assert_true(st_generation(db->store) > gen + 2);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    assert_int_equal(db_expire(&gone, db, MID + 1, DB_EXPIRE_REWRITE), ND_OK);
+    assert_int_equal(gone, N / 4 / 2);
+    check_counts_before(db, docs, m, MID + 1);
+    assert_int_equal(nd_db_verify(db), ND_OK);
+    check_queries_before(db, docs, m, qs, NQ, K, fx->res, MID + 1);
+    assert_int_equal(db_fixture_close(fx), ND_OK);
+    db = fx->db = open_store(fx->path);
+    check_counts_before(db, docs, m, MID + 1);
+    check_queries_before(db, docs, m, qs, NQ, K, fx->res, MID + 1);
+    free(batch);
+    free(docs);
+    free(fps);
+}
+
 static void test_group_call(void **state)
 {
     db_fixture *fx = *state;
@@ -265,6 +348,7 @@ int main(void)
         DB_FIXTURE_TEST(test_expire_groups),
         DB_FIXTURE_TEST(test_expire_rewrite),
         DB_FIXTURE_TEST(test_expire_auto),
+        DB_FIXTURE_TEST(test_expire_carried_twice),
         DB_FIXTURE_TEST(test_group_call),
         DB_FIXTURE_TEST(test_rewrite_without_refuses),
     };

@@ -24,19 +24,6 @@
 #include "storage.h"
 #include "tmpdir.h"
 
-/* Count the keys of family cf as of snapshot sn (NULL: now). */
-static size_t family_keys(st_store *s, int cf, const st_snap *sn)
-{
-    st_iter *it;
-    size_t n = 0;
-    if (sn) assert_int_equal(st_iter_new_at(&it, s, cf, sn), ND_OK);
-    else assert_int_equal(st_iter_new(&it, s, cf, NULL, 1), ND_OK);
-    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) n++;
-    assert_int_equal(st_iter_status(it), ND_OK);
-    st_iter_free(it);
-    return n;
-}
-
 /* Random distinct sorted values, also inserted into the reference. */
 static size_t fresh_values(uint64_t *v, size_t n, ref *r)
 {

@@ -10,21 +10,26 @@
  *     document grows with the store: a group meets ever more runs for
  *     fewer values each (10% of 1M: 27K documents/s; of 10M: 13.6K).
  *   - By a new generation (once the walk has found more than
- *     1/EXPIRE_REWRITE_SHARE of the store expired). docs, rev and every
- *     table are written anew as SST files without the expired documents
- *     and the fingerprints they held last (st_regen, as a bulk import
- *     writes one), and one synced write switches to the new generation
- *     with the counters: the whole expiry is atomic (a crash before that
- *     write leaves the old generation, after it the new one), and costs
- *     one sequential pass over the store whatever the share expired.
- *     Writers wait meanwhile (db_exclusive_lock); queries read the old
- *     generation until the switch. The sketch and band families of a
- *     resemblance store are not generational: the walk that copies docs
- *     stages the deletion of each expired document's sketch and band
- *     entries into that same write (about 13 deletions and 400 bytes of
- *     batch a document, 5 GB for 10M: the memory bound of this path), after
- *     a flush of the band memory, so that the deletions meet every entry
- *     in the family and the memory holds none to drop.
+ *     1/EXPIRE_REWRITE_SHARE of the store expired). Every table is written
+ *     anew as SST files without the fingerprints the expired documents
+ *     held last (st_regen, as a bulk import writes one); docs and rev are
+ *     carried as they are, with a file of the expired entries' deletions
+ *     each (st_regen_new_carried: at 100M documents, copying them was two
+ *     thirds of the time, 90% of it unchanged), and one synced write
+ *     switches to the new generation with the counters; the deletions are
+ *     ingested right after it (cmp_carry.h; after a crash, at the next
+ *     open): the whole expiry is atomic (a crash before that write leaves
+ *     the old generation, after it the new one), and costs one sequential
+ *     read of the store and a rewrite of its tables whatever the share
+ *     expired. Writers wait meanwhile (db_exclusive_lock); queries read
+ *     the old generation until the switch. The sketch and band families
+ *     of a resemblance store are not generational: the walk of docs
+ *     writes the expired documents' sketch deletions to a file of their
+ *     own and notes their band entries, sorted then into a file of
+ *     deletions too (expire_drops.c: about 100 bytes and the key a
+ *     document in memory), ingested with docs' and rev's after the
+ *     switch, after a flush of the band memory, so that the deletions
+ *     meet every entry in the family and the memory holds none to drop.
  *
  * Callers: nd_db_expire (public) and tests (db_expire).
  */
@@ -37,6 +42,7 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_txn.h"
+#include "expire_drops.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_task.h"
@@ -113,10 +119,12 @@ static int delete_gathered(nd_db *db, gathered *e, int64_t before, uint64_t *del
 
 /* ---- by a new generation ------------------------------------------------- */
 
-/* docs into g without the expired documents: *gone of them. In a
- * resemblance store (drop non-NULL) their sketches and band entries are
- * staged for deletion into drop's batch. */
-static int copy_docs(nd_db *db, st_regen *g, db_txn *drop, int64_t before, uint64_t *gone)
+/* The expired documents' deletions into g's carried docs (the others
+ * stay as they are): *gone of them. In a resemblance store (drops
+ * non-NULL) their sketches' and band entries' deletions go to drops'
+ * files. */
+static int docs_without(nd_db *db, st_regen *g, expire_drops *drops, int64_t before,
+                        uint64_t *gone)
 {
     st_iter *it = NULL;
     int rc;
@@ -126,16 +134,16 @@ static int copy_docs(nd_db *db, st_regen *g, db_txn *drop, int64_t before, uint6
         size_t klen, vlen;
         const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);
         int64_t time;
+        ND_TRY(st_regen_tick(g));
         ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
-        if (!db_doc_expired(time, before)) {
-            ND_TRY(st_regen_put(g, k, klen, v, vlen));
-            continue;
-        }
+        if (!db_doc_expired(time, before)) continue;
         ++*gone;
-        if (drop) ND_TRY(db_txn_stage_drop_sketch(drop, k, klen));
+        ND_TRY(st_regen_delete(g, k, klen));
+        if (drops) ND_TRY(expire_drops_add(drops, k, klen));
     }
     ND_TRY(st_iter_status(it));
     ND_TRY(st_regen_end(g));
+    if (drops) ND_TRY(expire_drops_end(drops));
 cleanup:
     st_iter_free(it);
     return rc;
@@ -159,9 +167,9 @@ static int rev_time(nd_db *db, const char *k, size_t klen, const char *v, size_t
     return rc;
 }
 
-/* rev into g without the expired documents (*gone of them); dead gets,
- * ascending, each fingerprint none of whose documents stays. */
-static int copy_rev(nd_db *db, st_regen *g, int64_t before, uint64_t *gone, st_u64s *dead)
+/* The expired documents' deletions into g's carried rev (*gone of them);
+ * dead gets, ascending, each fingerprint none of whose documents stays. */
+static int rev_without(nd_db *db, st_regen *g, int64_t before, uint64_t *gone, st_u64s *dead)
 {
     st_iter *it = NULL;
     uint64_t cur = 0;
@@ -180,13 +188,14 @@ static int copy_rev(nd_db *db, st_regen *g, int64_t before, uint64_t *gone, st_u
             have = 1;
             kept = 0;
         }
+        ND_TRY(st_regen_tick(g));
         ND_TRY(rev_time(db, k, klen, v, vlen, &time));
-        if (db_doc_expired(time, before)) {
-            ++*gone;
+        if (!db_doc_expired(time, before)) {
+            kept = 1;
             continue;
         }
-        kept = 1;
-        ND_TRY(st_regen_put(g, k, klen, v, vlen));
+        ++*gone;
+        ND_TRY(st_regen_delete(g, k, klen));
     }
     ND_TRY(st_iter_status(it));
     if (have && !kept) ND_TRY(st_u64s_push(dead, cur));
@@ -227,7 +236,7 @@ cleanup:
 typedef struct docs_job {
     nd_db *db;
     st_regen *g;
-    db_txn *drop;
+    expire_drops *drops;
     int64_t before;
     uint64_t gone;
 } docs_job;
@@ -235,32 +244,41 @@ typedef struct docs_job {
 static int docs_task(void *arg)
 {
     docs_job *j = arg;
-    return copy_docs(j->db, j->g, j->drop, j->before, &j->gone);
+    return docs_without(j->db, j->g, j->drops, j->before, &j->gone);
 }
 
-/* docs and rev, then every table, into g (the sketches of a resemblance
- * store staged for deletion into t's batch): with two threads docs is
- * written beside rev, and the odd tables beside the even ones, each on a
- * fork of g (at 10M documents the passes take about 3 s each, a table
- * about 1 s). Progress is reported here, on the caller's thread. */
-static int write_generation(nd_db *db, st_regen *g, db_txn *t, int64_t before, uint64_t *gone,
+/* The deletions of docs and rev (and a resemblance store's sketches and
+ * band entries, beside docs), then every table, into g: with two threads
+ * docs is walked beside rev, and the odd tables written beside the even
+ * ones, each on a fork of g. Progress is reported here, on the caller's
+ * thread. */
+static int write_generation(nd_db *db, st_regen *g, int64_t before, uint64_t *gone,
                             st_u64s *dead, db_stop *stop)
 {
     int par = db_threads(db) >= 2, rc;
-    docs_job dj = {db, NULL, db->min_resemblance > 0 ? t : NULL, before, 0};
+    expire_drops drops;
+    docs_job dj = {db, NULL, NULL, before, 0};
     uint64_t gone_rev = 0;
     nd_task task;
-    if (par) {
-        ND_FORWARD(st_regen_fork(&dj.g, g));
-        st_regen_set_stop(dj.g, db_stop_seen, stop);
-    } else {
-        dj.g = g;
+    if (db->min_resemblance > 0) {
+        ND_FORWARD(expire_drops_begin(&drops, db, g));
+        dj.drops = &drops;
     }
+    if (par && (rc = st_regen_fork(&dj.g, g)) < 0) {
+        if (dj.drops) (void)expire_drops_finish(&drops, g, 0);
+        return rc;
+    }
+    if (par) st_regen_set_stop(dj.g, db_stop_seen, stop);
+    else dj.g = g;
     nd_task_start(&task, docs_task, &dj, par);
-    rc = nd_task_wait(&task, copy_rev(db, g, before, &gone_rev, dead));
+    rc = nd_task_wait(&task, rev_without(db, g, before, &gone_rev, dead));
     if (par) {
         int jrc = st_regen_join(g, dj.g, rc == ND_OK);
         if (rc == ND_OK) rc = jrc;
+    }
+    if (dj.drops) {
+        int drc = expire_drops_finish(&drops, g, rc == ND_OK);
+        if (rc == ND_OK) rc = drc;
     }
     ND_FORWARD(rc);
     if (dj.gone != gone_rev)
@@ -291,7 +309,7 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     int rc;
     ND_TRY(db_fold_locked(db));
     ND_TRY(db_bands_flush(db)); /* the band log then names no expiring document */
-    ND_TRY(st_regen_new(&g, db->store));
+    ND_TRY(st_regen_new_carried(&g, db->store));
     /* "rewriting": families written of docs, rev and the tables, asked
      * within a family too (at 100M documents a pass over docs takes about
      * 30 s): by the caller's regen, read by its forks */
@@ -299,7 +317,7 @@ static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
     ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN | DB_TXN_BANDS_FLUSHED));
     /* a stop (rc > 0) before the switch leaves the store as it was */
     if ((rc = db_stop_report(&stop, 0)) != 0) goto cleanup;
-    rc = db_stop_result(&stop, write_generation(db, g, &t, before, &gone, &dead, &stop));
+    rc = db_stop_result(&stop, write_generation(db, g, before, &gone, &dead, &stop));
     if (rc != 0 || gone == 0) goto cleanup;
     if (t.docs < gone || t.fps < dead.n)
         ND_FAIL(ND_ECORRUPT, "expire: %llu documents and %llu fingerprints go, of %llu and %llu "

@@ -13,9 +13,11 @@
 enum {
     DB_EXPIRE_AUTO,    /* nd_db_expire's choice (db_expire.c) */
     DB_EXPIRE_GROUPS,  /* in atomic groups, writers going on between them */
-    DB_EXPIRE_REWRITE, /* one new generation without the expired documents,
-                        * switched to in one write with the deletion of
-                        * their sketches (a resemblance store) */
+    DB_EXPIRE_REWRITE, /* one new generation of the tables without the
+                        * expired documents, carrying docs and rev with
+                        * their deletions (and a resemblance store's
+                        * sketches' and band entries'), switched to in
+                        * one write */
 };
 
 /* nd_db_expire(out_deleted, db, before), deleting as how says. */
