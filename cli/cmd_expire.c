@@ -16,13 +16,15 @@ static const char usage[] =
     "90d, 12h, 30m, 45s or 2w (a bare number is refused). Prints\n"
     "`expired<TAB>N`. SIGINT stops it (exit 130) with each document deleted\n"
     "whole or kept, and N counts those deleted: between groups of documents,\n"
-    "or, past 1/128 of the store (written anew without them), before the\n"
-    "switch to the new copy, which deletes all at once.\n"
+    "or, past 1/128 of the store (its tables written anew without them),\n"
+    "before the switch to the new tables, which deletes all at once.\n"
     "  --now T    \"now\" in seconds since the epoch (tests, replays)\n"
     "  --dry-run  delete nothing: print each document that would go, as\n"
     "             `dump` does (KEY<TAB>HEX16<TAB>SCORE<TAB>LASTSEEN), then\n"
     "             `would-expire<TAB>N`\n"
-    "  --compact  fold the tables afterwards so their space is reclaimed\n"
+    "  --compact  compact afterwards: the tables folded, and the deletions an\n"
+    "             expiry of many lays over the documents merged, so that their\n"
+    "             space is reclaimed and reads no longer meet them\n"
     "  --json     {\"expired\":N}; with --dry-run, documents as `dump --format\n"
     "             jsonl` writes them, then {\"would_expire\":N}\n";
 
