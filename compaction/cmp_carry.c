@@ -142,14 +142,13 @@ int cmp_carry_recover(struct st_store *s)
         return ND_OK;
     }
     ND_FORWARD(rc);
-    unsigned which = 0;
-    for (size_t i = 0; i < len && i < 3; i++)
-        which = v[i] >= '0' && v[i] <= '9' ? which * 10 + (unsigned)(v[i] - '0') : 99;
-    if (len == 0 || len > 2 || which > CMP_CARRY_ALL) which = 0;
+    char *end = v; /* NUL-terminated */
+    unsigned long which = len >= 1 && len <= 2 ? strtoul(v, &end, 10) : 0;
+    if (end != v + len || which > CMP_CARRY_ALL) which = 0;
     free(v);
     ND_RETURN_IF(!which, ND_ECORRUPT, "database %s: a malformed %s record", s->path,
                  CMP_CARRY_KEY);
     if (s->readonly) return 1;
-    ND_FORWARD(cmp_carry_apply(s, s->cur, which));
+    ND_FORWARD(cmp_carry_apply(s, s->cur, (unsigned)which));
     return cmp_carry_done(s);
 }

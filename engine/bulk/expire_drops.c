@@ -19,12 +19,10 @@ int expire_drops_begin(expire_drops *d, nd_db *db, st_regen *g)
 {
     memset(d, 0, sizeof *d);
     d->db = db;
-    ND_FORWARD(st_regen_fork(&d->f, g));
-    int rc = st_regen_begin(d->f, ST_CF_SKETCH);
-    if (rc < 0) {
-        (void)st_regen_join(g, d->f, 0);
-        d->f = NULL;
-    }
+    ND_FORWARD(st_u64s_push(&d->off, 0)); /* key 0 starts at 0 */
+    int rc = st_regen_fork(&d->f, g);
+    if (rc == ND_OK) rc = st_regen_begin(d->f, ST_CF_SKETCH);
+    if (rc < 0) (void)expire_drops_finish(d, g, 0);
     return rc;
 }
 
@@ -39,7 +37,6 @@ static int keep_key(expire_drops *d, const char *key, size_t klen)
         d->keys = k;
         d->keys_cap = cap;
     }
-    if (d->off.n == 0) ND_FORWARD(st_u64s_push(&d->off, 0));
     memcpy(d->keys + d->keys_len, key, klen);
     d->keys_len += klen;
     return st_u64s_push(&d->off, d->keys_len);
@@ -61,7 +58,7 @@ int expire_drops_add(expire_drops *d, const char *key, size_t klen)
     if (rc < 0)
         return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
                            key);
-    uint64_t idx = d->off.n ? d->off.n - 1 : 0;
+    uint64_t idx = d->off.n - 1;
     ND_RETURN_IF(idx > UINT32_MAX, ND_ELIMIT, "expire: more than 2^32 documents at once");
     ND_FORWARD(keep_key(d, key, klen));
     for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
