@@ -10,6 +10,9 @@
  * returns exactly the surviving documents a scan finds, the counters and
  * verify agree, and so they do again after a reopen and a compact.
  *
+ * The rewrite also on one thread; the sample that may choose it counts
+ * what it reads exactly.
+ *
  * The group call itself skips a key not stored and a document refreshed
  * since it was chosen, deletes each key once when a fingerprint loses all
  * its documents in one group, and leaves a fingerprint in the tables while
@@ -28,6 +31,7 @@
 #include "db_expire.h"
 #include "db_fixture.h"
 #include "db_txn.h"
+#include "expire_walk.h"
 #include "neardup.h"
 #include "oracle.h"
 #include "sort.h"
@@ -102,10 +106,14 @@ static void check_counts(nd_db *db, const doc *docs, size_t n)
     check_counts_before(db, docs, n, BEFORE);
 }
 
+/* 0: one per CPU; 1: everything on the caller's thread */
+static unsigned store_threads;
+
 static nd_db *open_store(const char *path)
 {
     nd_db *db = NULL;
     nd_db_options o = ND_DB_OPTIONS_INIT;
+    o.threads = store_threads;
     o.flags = ND_DB_CREATE | ND_DB_FINGERPRINT_ONLY | ND_DB_NO_BACKGROUND;
     o.expected_docs = 100000;
     o.k = 3;
@@ -221,6 +229,43 @@ static void test_rewrite_without_refuses(void **state)
 static void test_expire_groups(void **state) { expire_oracle(state, DB_EXPIRE_GROUPS); }
 static void test_expire_rewrite(void **state) { expire_oracle(state, DB_EXPIRE_REWRITE); }
 static void test_expire_auto(void **state) { expire_oracle(state, DB_EXPIRE_AUTO); }
+/* The walk of rev and the files beside the tables on one thread (the
+ * tests above have two wherever the machine has two CPUs) */
+static void test_expire_rewrite_one_thread(void **state)
+{
+    store_threads = 1;
+    expire_oracle(state, DB_EXPIRE_REWRITE);
+    store_threads = 0;
+}
+
+/* expire_walk_sample, the choice's estimate: reads the whole of a small
+ * store's rev, and counts exactly what has expired in it. Every fourth
+ * document old; then none, then all. */
+static void test_expire_sample(void **state)
+{
+    db_fixture *fx = *state;
+    enum { N = 20000 };
+    nd_db *db = fx->db = open_store(fx->path);
+    oracle_rng r = {77};
+    nd_doc *batch = malloc(N * sizeof *batch);
+    char (*keys)[16] = malloc(N * sizeof *keys);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "s%zu", i);
+        batch[i] = (nd_doc){keys[i], strlen(keys[i]), oracle_next(&r), 1.0, i % 4 ? NEW : OLD, NULL};
+    }
+    assert_int_equal(nd_db_add_many(db, batch, N), ND_OK);
+    uint64_t seen = 0, old = 0;
+    assert_int_equal(expire_walk_sample(db, BEFORE, &seen, &old), ND_OK);
+    assert_true(seen >= N);     /* each spot reads on into the next */
+    assert_true(seen <= 64 * 1024);
+    assert_true(old * 4 > seen * 9 / 10 && old * 4 < seen * 11 / 10);
+    assert_int_equal(expire_walk_sample(db, OLD, &seen, &old), ND_OK);
+    assert_int_equal(old, 0);
+    assert_int_equal(expire_walk_sample(db, NEW + 1, &seen, &old), ND_OK);
+    assert_int_equal(old, seen);
+    free(batch);
+    free(keys);
+}
 
 /* Expiries that carry docs and rev (a generation of the tables only) one
  * after another, then a bulk load's generation that writes docs and rev
@@ -348,6 +393,8 @@ int main(void)
         DB_FIXTURE_TEST(test_expire_groups),
         DB_FIXTURE_TEST(test_expire_rewrite),
         DB_FIXTURE_TEST(test_expire_auto),
+        DB_FIXTURE_TEST(test_expire_rewrite_one_thread),
+        DB_FIXTURE_TEST(test_expire_sample),
         DB_FIXTURE_TEST(test_expire_carried_twice),
         DB_FIXTURE_TEST(test_group_call),
         DB_FIXTURE_TEST(test_rewrite_without_refuses),

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -126,12 +127,108 @@ static void test_grouped(void **state)
     free(ia);
 }
 
+/* ---- sort_strings ------------------------------------------------------ */
+
+typedef struct str_ref {
+    const char *p;
+    size_t len;
+} str_ref;
+
+static int cmp_str_ref(const void *a, const void *b)
+{
+    const str_ref *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* n distinct strings after a skipped head of `skip` bytes, of the shape
+ * `shape` picks, sorted by sort_strings and by qsort: the same order. */
+static void check_strings(size_t n, size_t skip, int shape)
+{
+    char *base = malloc(n * 64);
+    uint64_t *off = malloc((n + 1) * sizeof *off);
+    uint32_t *order = malloc(n * sizeof *order);
+    sort_item *items = malloc(n * sizeof *items), *tmp = malloc(n * sizeof *tmp);
+    str_ref *want = malloc(n * sizeof *want);
+    assert_true(base && off && order && items && tmp && want);
+    size_t at = 0;
+    off[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        char s[64];
+        size_t len;
+        switch (shape) {
+        case 0: /* a URL with a long common prefix, numbered */
+            len = (size_t)sprintf(s, "https://example.com/page/%09zu", (size_t)(rnd() % 1000000000));
+            break;
+        case 1: /* few letters, any length up to 40: prefixes of one another, many ties */
+            len = (size_t)(rnd() % 41);
+            for (size_t j = 0; j < len; j++) s[j] = (char)('a' + rnd() % 2);
+            break;
+        default: /* bytes 0 and 255 and lengths near the 7-byte steps */
+            len = 6 + (size_t)(rnd() % 17);
+            for (size_t j = 0; j < len; j++) s[j] = (char)(rnd() % 3 ? 0 : 0xff);
+            break;
+        }
+        memset(base + at, 'h', skip);
+        memcpy(base + at + skip, s, len);
+        at += skip + len;
+        off[i + 1] = at;
+    }
+    /* distinct: drop repeats (document keys are) by sorting and rebuilding */
+    for (size_t i = 0; i < n; i++)
+        want[i] = (str_ref){base + off[i] + skip, (size_t)(off[i + 1] - off[i] - skip)};
+    qsort(want, n, sizeof *want, cmp_str_ref);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || cmp_str_ref(&want[i], &want[m - 1]) != 0) want[m++] = want[i];
+    char *uniq = malloc(n * 64);
+    assert_non_null(uniq);
+    at = 0;
+    for (size_t i = 0; i < m; i++) { /* in a shuffled order */
+        size_t j = i + (size_t)(rnd() % (m - i));
+        str_ref x = want[j];
+        want[j] = want[i];
+        want[i] = x;
+        memset(uniq + at, 'h', skip);
+        memcpy(uniq + at + skip, x.p, x.len);
+        at += skip + x.len;
+        off[i + 1] = at;
+    }
+    sort_strings(uniq, off, skip, m, order, items, tmp);
+    for (size_t i = 0; i < m; i++)
+        want[i] = (str_ref){uniq + off[i] + skip, (size_t)(off[i + 1] - off[i] - skip)};
+    qsort(want, m, sizeof *want, cmp_str_ref);
+    for (size_t i = 0; i < m; i++) {
+        str_ref got = {uniq + off[order[i]] + skip, (size_t)(off[order[i] + 1] - off[order[i]] - skip)};
+        assert_int_equal(cmp_str_ref(&got, &want[i]), 0);
+    }
+    free(base);
+    free(uniq);
+    free(off);
+    free(order);
+    free(items);
+    free(tmp);
+    free(want);
+}
+
+static void test_strings(void **state)
+{
+    (void)state;
+    for (int shape = 0; shape < 3; shape++) {
+        check_strings(1, 0, shape);
+        check_strings(12, 8, shape);
+        check_strings(3000, 0, shape);
+        check_strings(100000, 8, shape);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_u64),
         cmocka_unit_test(test_items_stable),
         cmocka_unit_test(test_grouped),
+        cmocka_unit_test(test_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,22 +10,25 @@
  *     document grows with the store: a group meets ever more runs for
  *     fewer values each (10% of 1M: 27K documents/s; of 10M: 13.6K).
  *   - By a new generation (once the walk has found more than
- *     1/EXPIRE_REWRITE_SHARE of the store expired). Every table is written
- *     anew as SST files without the fingerprints the expired documents
- *     held last (st_regen, as a bulk import writes one); docs and rev are
+ *     1/EXPIRE_REWRITE_SHARE of the store expired, or in a large store a
+ *     sample of rev has found twice that). A walk of rev finds what goes
+ *     (expire_walk.c: in parts on two threads; rev alone names each
+ *     expired document and each fingerprint left without one). Every
+ *     table is written anew as SST files without the fingerprints the
+ *     expired documents held last (st_regen, as a bulk import writes
+ *     one), beside a thread writing the deletion files; docs and rev are
  *     carried as they are, with a file of the expired entries' deletions
  *     each (st_regen_new_carried: at 100M documents, copying them was two
  *     thirds of the time, 90% of it unchanged), and one synced write
  *     switches to the new generation with the counters; the deletions are
  *     ingested right after it (cmp_carry.h; after a crash, at the next
  *     open): the whole expiry is atomic (a crash before that write leaves
- *     the old generation, after it the new one), and costs one sequential
- *     read of the store and a rewrite of its tables whatever the share
- *     expired. Writers wait meanwhile (db_exclusive_lock); queries read
+ *     the old generation, after it the new one), and costs a read of rev
+ *     and a rewrite of the tables whatever the share expired. Writers wait meanwhile (db_exclusive_lock); queries read
  *     the old generation until the switch. The sketch and band families
- *     of a resemblance store are not generational: the walk of docs
- *     writes the expired documents' sketch deletions to a file of their
- *     own and notes their band entries, sorted then into a file of
+ *     of a resemblance store are not generational: beside the docs
+ *     deletions the expired documents' sketch deletions go to a file of
+ *     their own and their band entries are noted, sorted then into a file of
  *     deletions too (expire_drops.c: about 100 bytes and the key a
  *     document in memory), ingested with docs' and rev's after the
  *     switch, after a flush of the band memory, so that the deletions
@@ -43,6 +46,7 @@
 #include "db_fold.h"
 #include "db_txn.h"
 #include "expire_drops.h"
+#include "expire_walk.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_task.h"
@@ -53,6 +57,9 @@
  * of the store (and EXPIRE_GROUP): at 10M documents a rewrite takes about
  * as long as groups deleting 1/128 of them. */
 #define EXPIRE_REWRITE_SHARE 128
+/* From this many documents a sample of rev may choose the generation
+ * before the walk of docs does (below, the walk is short anyway). */
+#define EXPIRE_SAMPLE_FROM (1u << 20)
 
 /* ---- in groups ---------------------------------------------------------- */
 
@@ -119,92 +126,6 @@ static int delete_gathered(nd_db *db, gathered *e, int64_t before, uint64_t *del
 
 /* ---- by a new generation ------------------------------------------------- */
 
-/* The expired documents' deletions into g's carried docs (the others
- * stay as they are): *gone of them. In a resemblance store (drops
- * non-NULL) their sketches' and band entries' deletions go to drops'
- * files. */
-static int docs_without(nd_db *db, st_regen *g, expire_drops *drops, int64_t before,
-                        uint64_t *gone)
-{
-    st_iter *it = NULL;
-    int rc;
-    ND_TRY(st_regen_begin(g, ST_CF_DOCS));
-    ND_TRY(st_iter_new_scan(&it, db->store, ST_CF_DOCS));
-    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen;
-        const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);
-        int64_t time;
-        ND_TRY(st_regen_tick(g));
-        ND_TRY(db_doc_decode(v, vlen, NULL, NULL, &time));
-        if (!db_doc_expired(time, before)) continue;
-        ++*gone;
-        ND_TRY(st_regen_delete(g, k, klen));
-        if (drops) ND_TRY(expire_drops_add(drops, k, klen));
-    }
-    ND_TRY(st_iter_status(it));
-    ND_TRY(st_regen_end(g));
-    if (drops) ND_TRY(expire_drops_end(drops));
-cleanup:
-    st_iter_free(it);
-    return rc;
-}
-
-/* The time of rev entry key/v: its own, or (written before format 3, an
- * empty value) its document's. */
-static int rev_time(nd_db *db, const char *k, size_t klen, const char *v, size_t vlen,
-                    int64_t *time)
-{
-    char *dv = NULL;
-    size_t dlen;
-    int rc = db_rev_decode(v, vlen, NULL, time);
-    if (rc != 0) return rc < 0 ? rc : ND_OK;
-    ND_RETURN_IF(klen <= 8, ND_ECORRUPT, "rev entry of %zu bytes has no document key", klen);
-    rc = st_get(db->store, ST_CF_DOCS, k + 8, klen - 8, &dv, &dlen);
-    if (rc == ND_ENOTFOUND)
-        return nd_err_set(ND_ECORRUPT, "rev entry names a document docs does not hold");
-    if (rc == ND_OK) rc = db_doc_decode(dv, dlen, NULL, NULL, time);
-    free(dv);
-    return rc;
-}
-
-/* The expired documents' deletions into g's carried rev (*gone of them);
- * dead gets, ascending, each fingerprint none of whose documents stays. */
-static int rev_without(nd_db *db, st_regen *g, int64_t before, uint64_t *gone, st_u64s *dead)
-{
-    st_iter *it = NULL;
-    uint64_t cur = 0;
-    int have = 0, kept = 0, rc;
-    ND_TRY(st_regen_begin(g, ST_CF_REV));
-    ND_TRY(st_iter_new_scan(&it, db->store, ST_CF_REV));
-    for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
-        size_t klen, vlen;
-        const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);
-        int64_t time;
-        if (klen < 8) ND_FAIL(ND_ECORRUPT, "rev key of %zu bytes", klen);
-        uint64_t fp = nd_load_be64(k);
-        if (!have || fp != cur) {
-            if (have && !kept) ND_TRY(st_u64s_push(dead, cur));
-            cur = fp;
-            have = 1;
-            kept = 0;
-        }
-        ND_TRY(st_regen_tick(g));
-        ND_TRY(rev_time(db, k, klen, v, vlen, &time));
-        if (!db_doc_expired(time, before)) {
-            kept = 1;
-            continue;
-        }
-        ++*gone;
-        ND_TRY(st_regen_delete(g, k, klen));
-    }
-    ND_TRY(st_iter_status(it));
-    if (have && !kept) ND_TRY(st_u64s_push(dead, cur));
-    ND_TRY(st_regen_end(g));
-cleanup:
-    st_iter_free(it);
-    return rc;
-}
-
 /* Tables first, first + step, ... into g without the dead fingerprints. */
 typedef struct tables_job {
     nd_db *db;
@@ -232,70 +153,107 @@ cleanup:
     return rc;
 }
 
-/* docs into a fork of g, for a task. */
-typedef struct docs_job {
-    nd_db *db;
+/* The deletion files of rev (the walk's order) and docs (the keys
+ * sorted) into g, and a resemblance store's sketch and band deletions
+ * (drops non-NULL), for a task. */
+typedef struct files_job {
     st_regen *g;
+    const expire_walk *w;
     expire_drops *drops;
-    int64_t before;
-    uint64_t gone;
-} docs_job;
+} files_job;
 
-static int docs_task(void *arg)
+static int delete_rev(void *arg, const char *key, size_t klen)
 {
-    docs_job *j = arg;
-    return docs_without(j->db, j->g, j->drops, j->before, &j->gone);
+    return st_regen_delete(((files_job *)arg)->g, key, klen);
 }
 
-/* The deletions of docs and rev (and a resemblance store's sketches and
- * band entries, beside docs), then every table, into g: with two threads
- * docs is walked beside rev, and the odd tables written beside the even
- * ones, each on a fork of g. Progress is reported here, on the caller's
- * thread. */
-static int write_generation(nd_db *db, st_regen *g, int64_t before, uint64_t *gone,
-                            st_u64s *dead, db_stop *stop)
+static int delete_doc(void *arg, const char *key, size_t klen)
 {
-    int par = db_threads(db) >= 2, rc;
+    files_job *j = arg;
+    ND_FORWARD(st_regen_delete(j->g, key, klen));
+    return j->drops ? expire_drops_add(j->drops, key, klen) : ND_OK;
+}
+
+static int files_task(void *arg)
+{
+    files_job *j = arg;
+    ND_FORWARD(st_regen_begin(j->g, ST_CF_REV));
+    ND_FORWARD(expire_walk_each_rev(j->w, delete_rev, j));
+    ND_FORWARD(st_regen_end(j->g));
+    ND_FORWARD(st_regen_begin(j->g, ST_CF_DOCS));
+    ND_FORWARD(expire_walk_each_doc(j->w, delete_doc, j));
+    ND_FORWARD(st_regen_end(j->g));
+    return j->drops ? expire_drops_end(j->drops) : ND_OK;
+}
+
+/* A fork of g for another thread, told of the caller's stop. */
+static int fork_for(st_regen **out, st_regen *g, db_stop *stop)
+{
+    ND_FORWARD(st_regen_fork(out, g));
+    st_regen_set_stop(*out, db_stop_seen, stop);
+    return ND_OK;
+}
+
+/* Join fork (if any) into g, keeping its files when rc is ND_OK: rc, or
+ * the join's failure. */
+static int join_fork(st_regen *g, st_regen *fork, int rc)
+{
+    int jrc = fork ? st_regen_join(g, fork, rc == ND_OK) : ND_OK;
+    return rc == ND_OK ? jrc : rc;
+}
+
+/* The files and the tables, with two threads all at once: the files
+ * beside the odd tables and the even ones. */
+static int write_files_and_tables(nd_db *db, st_regen *g, const expire_walk *w,
+                                  const st_u64s *dead, db_stop *stop)
+{
+    int par = db_threads(db) >= 2, rc = ND_OK;
     expire_drops drops;
-    docs_job dj = {db, NULL, NULL, before, 0};
-    uint64_t gone_rev = 0;
-    nd_task task;
+    files_job files = {g, w, NULL};
+    tables_job even = {db, g, dead, 0, par ? 2 : 1}, odd = {db, NULL, dead, 1, 2};
+    nd_task ft, ot;
     if (db->min_resemblance > 0) {
         ND_FORWARD(expire_drops_begin(&drops, db, g));
-        dj.drops = &drops;
+        files.drops = &drops;
     }
-    if (par && (rc = st_regen_fork(&dj.g, g)) < 0) {
-        if (dj.drops) (void)expire_drops_finish(&drops, g, 0);
-        return rc;
+    if (par && (rc = fork_for(&files.g, g, stop)) == ND_OK && (rc = fork_for(&odd.g, g, stop)) < 0)
+        rc = join_fork(g, files.g, rc);
+    if (rc == ND_OK) {
+        nd_task_start(&ft, files_task, &files, par);
+        if (par) nd_task_start(&ot, tables_without, &odd, 1);
+        rc = tables_without(&even);
+        if (par) rc = nd_task_wait(&ot, rc);
+        rc = nd_task_wait(&ft, rc);
+        if (par) rc = join_fork(g, files.g, join_fork(g, odd.g, rc));
     }
-    if (par) st_regen_set_stop(dj.g, db_stop_seen, stop);
-    else dj.g = g;
-    nd_task_start(&task, docs_task, &dj, par);
-    rc = nd_task_wait(&task, rev_without(db, g, before, &gone_rev, dead));
-    if (par) {
-        int jrc = st_regen_join(g, dj.g, rc == ND_OK);
-        if (rc == ND_OK) rc = jrc;
-    }
-    if (dj.drops) {
+    if (files.drops) {
         int drc = expire_drops_finish(&drops, g, rc == ND_OK);
         if (rc == ND_OK) rc = drc;
     }
-    ND_FORWARD(rc);
-    if (dj.gone != gone_rev)
-        return nd_err_set(ND_ECORRUPT, "expire: %llu documents expire in docs but %llu in rev",
-                          (unsigned long long)dj.gone, (unsigned long long)gone_rev);
-    *gone = dj.gone;
-    if (*gone == 0) return ND_OK; /* nothing to switch to */
-    if ((rc = db_stop_report(stop, 2)) != 0) return rc;
-    tables_job even = {db, g, dead, 0, par ? 2 : 1}, odd = {db, NULL, dead, 1, 2};
-    if (!par) return tables_without(&even);
-    ND_FORWARD(st_regen_fork(&odd.g, g));
-    st_regen_set_stop(odd.g, db_stop_seen, stop);
-    nd_task_start(&task, tables_without, &odd, 1);
-    rc = nd_task_wait(&task, tables_without(&even));
-    int jrc = st_regen_join(g, odd.g, rc == ND_OK);
-    ND_FORWARD(rc);
-    return jrc;
+    return rc;
+}
+
+/* What expires (a walk of rev, beside itself with two threads), then the
+ * deletions of rev and docs (and a resemblance store's sketches and band
+ * entries) and every table into g: *gone documents, *dead the
+ * fingerprints none of whose documents stays. Progress is reported here,
+ * on the caller's thread. */
+static int write_generation(nd_db *db, st_regen *g, int64_t before, uint64_t *gone,
+                            st_u64s *dead, db_stop *stop)
+{
+    expire_walk w;
+    st_regen *walker = NULL;
+    int rc = ND_OK;
+    if (db_threads(db) >= 2) ND_FORWARD(fork_for(&walker, g, stop));
+    rc = join_fork(g, walker, expire_walk_rev(&w, db, g, walker, before));
+    if (rc == ND_OK) {
+        *gone = expire_walk_count(&w);
+        rc = expire_walk_dead(&w, dead);
+    }
+    if (rc == ND_OK && *gone > 0 && (rc = db_stop_report(stop, 2)) == 0)
+        rc = write_files_and_tables(db, g, &w, dead, stop);
+    expire_walk_dispose(&w);
+    return rc;
 }
 
 static int rewrite_locked(nd_db *db, int64_t before, uint64_t *deleted)
@@ -365,8 +323,18 @@ int db_expire(uint64_t *out_deleted, nd_db *db, int64_t before, int how)
      * follow. */
     uint64_t switch_at = total / EXPIRE_REWRITE_SHARE;
     if (switch_at < EXPIRE_GROUP) switch_at = EXPIRE_GROUP;
-    ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
     if ((rc = db_progress(db, "expiring", "documents", 0, total)) != 0) goto cleanup;
+    if (bulk && total >= EXPIRE_SAMPLE_FROM) {
+        uint64_t sampled, old;
+        ND_TRY(expire_walk_sample(db, before, &sampled, &old));
+        /* clearly past the switch (twice its share): not a walk of docs
+         * first to find it (at 10% of 100M, 3 s) */
+        if (old * total > 2 * switch_at * sampled) {
+            rc = expire_rewrite(db, before, &deleted);
+            goto cleanup;
+        }
+    }
+    ND_TRY(st_iter_new(&it, db->store, ST_CF_DOCS, NULL, 1));
     for (st_iter_seek_first(it); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
         const char *k = st_iter_key(it, &klen), *v = st_iter_value(it, &vlen);

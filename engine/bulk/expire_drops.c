@@ -19,27 +19,10 @@ int expire_drops_begin(expire_drops *d, nd_db *db, st_regen *g)
 {
     memset(d, 0, sizeof *d);
     d->db = db;
-    ND_FORWARD(st_u64s_push(&d->off, 0)); /* key 0 starts at 0 */
     int rc = st_regen_fork(&d->f, g);
     if (rc == ND_OK) rc = st_regen_begin(d->f, ST_CF_SKETCH);
     if (rc < 0) (void)expire_drops_finish(d, g, 0);
     return rc;
-}
-
-static int keep_key(expire_drops *d, const char *key, size_t klen)
-{
-    if (d->keys_len + klen > d->keys_cap) {
-        size_t cap = d->keys_cap ? 2 * d->keys_cap : 1u << 20;
-        while (cap < d->keys_len + klen) cap *= 2;
-        char *k = realloc(d->keys, cap);
-        ND_RETURN_IF(!k, ND_ENOMEM, "expire: out of memory for the expired keys (%zu bytes)",
-                     cap);
-        d->keys = k;
-        d->keys_cap = cap;
-    }
-    memcpy(d->keys + d->keys_len, key, klen);
-    d->keys_len += klen;
-    return st_u64s_push(&d->off, d->keys_len);
 }
 
 int expire_drops_add(expire_drops *d, const char *key, size_t klen)
@@ -58,9 +41,9 @@ int expire_drops_add(expire_drops *d, const char *key, size_t klen)
     if (rc < 0)
         return nd_err_wrap(rc, "the sketch of document '%.*s'", (int)(klen > 80 ? 80 : klen),
                            key);
-    uint64_t idx = d->off.n - 1;
+    uint64_t idx = expire_keys_count(&d->keys);
     ND_RETURN_IF(idx > UINT32_MAX, ND_ELIMIT, "expire: more than 2^32 documents at once");
-    ND_FORWARD(keep_key(d, key, klen));
+    ND_FORWARD(expire_keys_push(&d->keys, key, klen));
     for (unsigned b = 0; b < ND_SKETCH_BANDS; b++)
         ND_FORWARD(st_u64s_push(&d->band[b], (uint64_t)sk.band[b] << 32 | idx));
     return st_regen_delete(d->f, key, klen);
@@ -80,8 +63,8 @@ int expire_drops_end(expire_drops *d)
         sort_u64(e->v, tmp, e->n);
         for (size_t i = 0; i < e->n; i++) {
             size_t at = (size_t)(uint32_t)e->v[i];
-            const char *key = d->keys + d->off.v[at];
-            size_t klen = (size_t)(d->off.v[at + 1] - d->off.v[at]);
+            const char *key = d->keys.keys + d->keys.off.v[at];
+            size_t klen = (size_t)(d->keys.off.v[at + 1] - d->keys.off.v[at]);
             size_t len = db_band_key_encode(bk, b, (uint32_t)(e->v[i] >> 32), key, klen);
             ND_TRY(st_regen_delete(d->f, bk, len));
         }
@@ -96,8 +79,7 @@ cleanup:
 int expire_drops_finish(expire_drops *d, st_regen *g, int keep)
 {
     int rc = d->f ? st_regen_join(g, d->f, keep) : ND_OK;
-    free(d->keys);
-    st_u64s_dispose(&d->off);
+    expire_keys_dispose(&d->keys);
     for (unsigned b = 0; b < ND_SKETCH_BANDS; b++) st_u64s_dispose(&d->band[b]);
     memset(d, 0, sizeof *d);
     return rc;

@@ -12,15 +12,12 @@
 #include <stdint.h>
 
 #include "db_core.h"
+#include "expire_walk.h"
 
 typedef struct expire_drops {
     nd_db *db;
     st_regen *f; /* a fork of the generation: the sketches' file, then the bands' */
-    /* The expired documents' keys, ascending (the walk of docs), back to
-     * back: key i is keys[off[i] .. off[i + 1]). */
-    char *keys;
-    size_t keys_len, keys_cap;
-    st_u64s off;
+    expire_keys keys; /* the expired documents' keys, ascending */
     /* Per band: BE32 band key << 32 | the document's index in keys. The
      * index orders as the key does, so a band's sorted values are its
      * entries in the family's order. */

@@ -13,7 +13,8 @@
  * permutation that keeps their top block on top, as 4 of the 10 tables
  * of the k=3 design do) skip the scatter (0.151 -> 0.097 s).
  *
- * Callers: db_core.c, db_batch.c, db_import.c, db_load.c, join.c (and
+ * Callers: db_core.c, db_batch.c, db_import.c, db_load.c, join.c,
+ * expire_walk.c (sort_strings) (and
  * through sort_cmp_u64 qsort in fp_text.c, resemble.c, cluster.c).
  */
 #include "sort.h"
@@ -106,6 +107,74 @@ size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n)
     for (size_t i = 0; i < n; i++)
         if (m == 0 || a[i] != a[m - 1]) a[m++] = a[i];
     return m;
+}
+
+/* ---- byte strings ------------------------------------------------------ */
+
+typedef struct strings {
+    const char *base;
+    const uint64_t *off;
+    size_t skip;
+} strings;
+
+static size_t str_len(const strings *s, uint32_t j) { return s->off[j + 1] - s->off[j] - s->skip; }
+static const char *str_at(const strings *s, uint32_t j) { return s->base + s->off[j] + s->skip; }
+
+/* String j's bytes [d, d + 7), zero-padded, then how many of its bytes
+ * lie past d (at most 8): keys order as the strings do, and two strings
+ * whose keys are equal and whose count is 8 are equal up to d + 7. */
+static uint64_t str_key(const strings *s, uint32_t j, size_t d)
+{
+    size_t len = str_len(s, j), left = len > d ? len - d : 0;
+    const unsigned char *p = (const unsigned char *)str_at(s, j) + d;
+    uint64_t k = 0;
+    for (size_t i = 0; i < 7; i++) k = k << 8 | (i < left ? p[i] : 0);
+    return k << 8 | (left < 8 ? left : 8);
+}
+
+static int str_less(const strings *s, uint32_t a, uint32_t b, size_t d)
+{
+    size_t la = str_len(s, a) - d, lb = str_len(s, b) - d;
+    int c = memcmp(str_at(s, a) + d, str_at(s, b) + d, la < lb ? la : lb);
+    return c < 0 || (c == 0 && la < lb);
+}
+
+/* Sort items[0..n), each string equal to the others before byte d. */
+static void sort_strings_from(const strings *s, sort_item *items, sort_item *tmp, size_t n,
+                              size_t d)
+{
+    if (n <= 16) { /* insertion: ties are mostly pairs */
+        for (size_t i = 1; i < n; i++) {
+            sort_item x = items[i];
+            size_t j = i;
+            for (; j > 0 && str_less(s, x.idx, items[j - 1].idx, d); j--) items[j] = items[j - 1];
+            items[j] = x;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) items[i].key = str_key(s, items[i].idx, d);
+    sort_items(items, tmp, n);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && items[j].key == items[i].key; j++) {}
+        if (j - i > 1 && (items[i].key & 0xff) == 8)
+            sort_strings_from(s, items + i, tmp, j - i, d + 7);
+    }
+}
+
+void sort_strings(const char *base, const uint64_t *off, size_t skip, size_t n,
+                  uint32_t *order, sort_item *items, sort_item *tmp)
+{
+    strings s = {base, off, skip};
+    size_t common = n ? str_len(&s, 0) : 0;
+    for (uint32_t j = 1; j < n && common; j++) {
+        size_t len = str_len(&s, j), c = 0;
+        const char *a = str_at(&s, 0), *b = str_at(&s, j);
+        while (c < common && c < len && a[c] == b[c]) c++;
+        common = c;
+    }
+    for (size_t i = 0; i < n; i++) items[i].idx = (uint32_t)i;
+    sort_strings_from(&s, items, tmp, n, common);
+    for (size_t i = 0; i < n; i++) order[i] = items[i].idx;
 }
 
 int sort_cmp_u64(const void *a, const void *b)

@@ -28,6 +28,15 @@ void sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 /* Sort ascending and drop repeats; returns the new length. */
 size_t sort_u64_unique(uint64_t *a, uint64_t *tmp, size_t n);
 
+/* Order n byte strings by memcmp (a string before every longer one it
+ * begins): string j is base[off[j] + skip .. off[j + 1]), and order[i]
+ * becomes the index of the i-th smallest. items and tmp are scratch of n
+ * each. The strings' common prefix is skipped, then a radix sort of 7
+ * bytes and a length at a time, recursing only into ties (expiry sorts
+ * 10M document keys this way in a few tenths of a second). */
+void sort_strings(const char *base, const uint64_t *off, size_t skip, size_t n,
+                  uint32_t *order, sort_item *items, sort_item *tmp);
+
 /* qsort's comparator of uint64_t, ascending: for the small arrays where a
  * radix sort's passes and scratch do not pay. */
 int sort_cmp_u64(const void *a, const void *b);
