@@ -187,8 +187,9 @@ static void test_expire_rewrite(void **state)
     db_fixture *fx = *state;
     nd_db *db = fx->db = filled(fx->path);
     uint64_t deleted = 7, docs;
-    /* between families, and within the first ones (their reports between
-     * keys: rev keeps more than ND_PROGRESS_EVERY) */
+    /* between families, and within the walk of rev (its caller's walker
+     * asks at each of its parts: the store is too small for an ask every
+     * 65,536 entries of a walker) */
     for (unsigned repeat = 0; repeat <= 2; repeat += 2) {
         seen s = {.stop_phase = "rewriting", .stop_done = repeat ? 0 : 2,
                   .stop_repeat = repeat, .stop_with = 5};

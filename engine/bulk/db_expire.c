@@ -242,10 +242,7 @@ static int write_generation(nd_db *db, st_regen *g, int64_t before, uint64_t *go
                             st_u64s *dead, db_stop *stop)
 {
     expire_walk w;
-    st_regen *walker = NULL;
-    int rc = ND_OK;
-    if (db_threads(db) >= 2) ND_FORWARD(fork_for(&walker, g, stop));
-    rc = join_fork(g, walker, expire_walk_rev(&w, db, g, walker, before));
+    int rc = expire_walk_rev(&w, db, stop, db_threads(db) >= 2, before);
     if (rc == ND_OK) {
         *gone = expire_walk_count(&w);
         rc = expire_walk_dead(&w, dead);

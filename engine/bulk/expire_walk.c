@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -22,6 +23,11 @@
 
 #define PARTS 8
 #define PART_SHIFT 61
+/* The stop is asked at each part and every WALK_ASK_EVERY entries; the
+ * caller's walker, its parts done, asks every WALK_WAIT_US while the
+ * other walks its last (at 100M documents a part takes about 2 s). */
+#define WALK_ASK_EVERY 65536u
+#define WALK_WAIT_US 50000
 
 int expire_keys_push(expire_keys *k, const char *key, size_t klen)
 {
@@ -69,11 +75,18 @@ int expire_rev_time(nd_db *db, const char *k, size_t klen, const char *v, size_t
 
 typedef struct walker {
     nd_db *db;
-    st_regen *g; /* this walker's: its stop */
+    db_stop *stop;
+    int asks; /* on the caller's thread: asks the callback; else reads its answer */
     int64_t before;
     expire_walk *w;
-    atomic_uint *next;
+    atomic_uint *next;    /* the next part to take */
+    atomic_uint *walking; /* walkers not yet done */
 } walker;
+
+static int walker_stop(const walker *w)
+{
+    return w->asks ? db_stop_ask(w->stop) : db_stop_seen(w->stop);
+}
 
 /* Part p's document keys sorted: out->order. */
 static int sort_part(expire_part *out)
@@ -98,9 +111,10 @@ static int walk_part(const walker *w, unsigned p, expire_part *out)
 {
     st_iter *it = NULL;
     uint8_t lo[8];
-    uint64_t cur = 0;
+    uint64_t cur = 0, seen = 0;
     int have = 0, kept = 0, rc;
     nd_store_be64(lo, (uint64_t)p << PART_SHIFT);
+    ND_FORWARD(walker_stop(w));
     ND_TRY(st_iter_new_scan(&it, w->db->store, ST_CF_REV));
     for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
@@ -115,7 +129,7 @@ static int walk_part(const walker *w, unsigned p, expire_part *out)
             have = 1;
             kept = 0;
         }
-        ND_TRY(st_regen_tick(w->g));
+        if ((++seen & (WALK_ASK_EVERY - 1)) == 0) ND_TRY(walker_stop(w));
         ND_TRY(expire_rev_time(w->db, k, klen, v, vlen, &time));
         if (!db_doc_expired(time, w->before)) kept = 1;
         else ND_TRY(expire_keys_push(&out->rev, k, klen));
@@ -134,18 +148,24 @@ static int walker_run(void *arg)
     int rc = ND_OK;
     for (unsigned p; rc == ND_OK && (p = atomic_fetch_add(w->next, 1)) < PARTS;)
         rc = walk_part(w, p, &w->w->part[p]);
+    atomic_fetch_sub(w->walking, 1);
+    while (rc == ND_OK && w->asks && atomic_load(w->walking) > 0) {
+        usleep(WALK_WAIT_US);
+        rc = walker_stop(w);
+    }
     return rc;
 }
 
-int expire_walk_rev(expire_walk *w, nd_db *db, st_regen *g, st_regen *fork, int64_t before)
+int expire_walk_rev(expire_walk *w, nd_db *db, db_stop *stop, int two, int64_t before)
 {
-    atomic_uint next = 0;
+    atomic_uint next = 0, walking = two ? 2 : 1;
     nd_task task;
     memset(w, 0, sizeof *w);
-    walker mine = {db, g, before, w, &next}, other = {db, fork, before, w, &next};
-    if (fork) nd_task_start(&task, walker_run, &other, 1);
+    walker mine = {db, stop, 1, before, w, &next, &walking};
+    walker other = {db, stop, 0, before, w, &next, &walking};
+    if (two) nd_task_start(&task, walker_run, &other, 1);
     int rc = walker_run(&mine);
-    return fork ? nd_task_wait(&task, rc) : rc;
+    return two ? nd_task_wait(&task, rc) : rc;
 }
 
 uint64_t expire_walk_count(const expire_walk *w)

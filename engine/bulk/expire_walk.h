@@ -50,12 +50,14 @@ typedef struct expire_walk {
 } expire_walk;
 
 /* Walk rev for the documents expired before `before`, in parts by
- * fingerprint, each part's document keys sorted once walked: on g's
- * thread and, when fork is non-NULL (a fork of g, for another thread), on
- * a second thread beside it (each asks its regen's stop as it goes). On
- * failure w holds what it gathered: expire_walk_dispose frees it either
- * way. ND_ELIMIT past 2^32 documents in a part. */
-int expire_walk_rev(expire_walk *w, nd_db *db, st_regen *g, st_regen *fork, int64_t before);
+ * fingerprint, each part's document keys sorted once walked: on the
+ * caller's thread and, when two is nonzero, on a second thread beside it.
+ * The caller's thread asks stop (db_stop_ask) at each part, every 65,536
+ * entries and, its parts done, every 50 ms while the other walks; the
+ * other reads its answer (db_stop_seen): ND_ESTOPPED. On failure w holds
+ * what it gathered: expire_walk_dispose frees it either way. ND_ELIMIT
+ * past 2^32 documents in a part. */
+int expire_walk_rev(expire_walk *w, nd_db *db, db_stop *stop, int two, int64_t before);
 
 /* The expired documents, all parts. */
 uint64_t expire_walk_count(const expire_walk *w);
