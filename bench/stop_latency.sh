@@ -4,7 +4,8 @@
 # fingerprint-only store, half of it expired), and `compact` while
 # RocksDB compacts the files (the same store and 400K documents added
 # online). Each try runs on a fresh copy; the signal goes DELAY seconds
-# after the phase ("rewriting", "compacting") begins, and the time from
+# after the phase ("rewriting", "compacting") begins (10% to 70% of its
+# length in a first run let finish), and the time from
 # it to the exit is printed, then the median of each command. Every try
 # must end 130 with every document kept and verify passing.
 #   bench/stop_latency.sh build/cli/neardup /tmp/nd-stop-latency
@@ -24,18 +25,32 @@ if [ ! -d "$base" ]; then
     "$ND" import "$base" --time 1000 "$DIR/a.fp" 2>/dev/null || exit 1
     "$ND" import "$base" --time 5000000 "$DIR/b.fp" 2>/dev/null || exit 1
 fi
-# try WHAT PHASE WANT CMD...: five tries of CMD on copies of $src, SIGINT
-# DELAY s into PHASE; WANT documents must stay
+# start PHASE CMD...: CMD on a fresh copy of $src in the background
+# ($pid), returning once PHASE has begun
+start() {
+    local phase=$1
+    shift
+    w=$DIR/work
+    rm -rf "$w"
+    cp -r "$src" "$w"
+    NEARDUP_PROGRESS=all "$@" "$w" > "$DIR/out" 2> "$DIR/err" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && ! grep -q "$phase" "$DIR/err"; do sleep 0.01; done
+}
+# try WHAT PHASE WANT CMD...: the phase's length in a run let finish,
+# then five tries of CMD on copies of $src, SIGINT at 10%, 25%, ... 70%
+# of the length into PHASE; WANT documents must stay
 try() {
-    local what=$1 phase=$2 want=$3 all=() delay
+    local what=$1 phase=$2 want=$3 all=() delay f len
     shift 3
-    for delay in 0.1 0.3 0.5 0.7 0.9; do
-        local w=$DIR/work
-        rm -rf "$w"
-        cp -r "$src" "$w"
-        NEARDUP_PROGRESS=all "$@" "$w" > "$DIR/out" 2> "$DIR/err" &
-        local pid=$!
-        while kill -0 "$pid" 2>/dev/null && ! grep -q "$phase" "$DIR/err"; do sleep 0.01; done
+    start "$phase" "$@"
+    local s0=$EPOCHREALTIME
+    wait "$pid" || { echo "$what: failed without a signal" >&2; exit 1; }
+    len=$(echo "$EPOCHREALTIME - $s0" | bc)
+    echo "$what: the phase takes $len s"
+    for f in 0.1 0.25 0.4 0.55 0.7; do
+        delay=$(echo "$len * $f" | bc)
+        start "$phase" "$@"
         sleep "$delay"
         local t0=$EPOCHREALTIME
         kill -INT "$pid"

@@ -200,6 +200,7 @@ int st_regen_delete(st_regen *g, const void *key, size_t klen)
 {
     if (g->w && carried_family(g, g->cf)) {
         g->keys++;
+        ND_FORWARD(st_regen_tick(g));
         return kv_sst_delete(g->w, key, klen);
     }
     ND_RETURN_IF(g->table < 0 || !g->w, ND_EINVAL,

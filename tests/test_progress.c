@@ -202,7 +202,17 @@ static void test_expire_rewrite(void **state)
         nd_db_set_progress(db, NULL, NULL);
         assert_int_equal(nd_db_verify(db), ND_OK);
     }
-    seen s;
+    /* within the tables: once the first is written (each one is asked
+     * after, by the caller, or read by a fork's job), before the switch */
+    seen s = {.stop_phase = "rewriting", .stop_done = 3, .stop_with = 5};
+    nd_db_set_progress(db, on_progress, &s);
+    assert_int_equal(db_expire(&deleted, db, 150, DB_EXPIRE_REWRITE), 5);
+    assert_int_equal(deleted, 0);
+    assert_true(s.last_done >= 3 && s.last_done < 2 + TABLES);
+    assert_int_equal(nd_db_counts(&docs, NULL, db), ND_OK);
+    assert_int_equal(docs, NDOCS);
+    nd_db_set_progress(db, NULL, NULL);
+    assert_int_equal(nd_db_verify(db), ND_OK);
     s = (seen){0};
     nd_db_set_progress(db, on_progress, &s);
     assert_int_equal(db_expire(&deleted, db, 150, DB_EXPIRE_REWRITE), ND_OK);

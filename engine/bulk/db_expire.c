@@ -38,6 +38,7 @@
  */
 #include "db_expire.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,12 +127,19 @@ static int delete_gathered(nd_db *db, gathered *e, int64_t before, uint64_t *del
 
 /* ---- by a new generation ------------------------------------------------- */
 
-/* Tables first, first + step, ... into g without the dead fingerprints. */
+/* Tables first, first + step, ... into g without the dead fingerprints,
+ * each one written counted in stop's done and followed by a stop check
+ * (the caller's job asks, a fork's reads the answer: a table's runs are
+ * too few for its regen's asks in a small store); *running, when set,
+ * counted out at the end. */
 typedef struct tables_job {
     nd_db *db;
     st_regen *g;
     const st_u64s *dead;
     unsigned first, step;
+    db_stop *stop;
+    int asks;
+    atomic_uint *running;
 } tables_job;
 
 static int tables_without(void *arg)
@@ -146,20 +154,25 @@ static int tables_without(void *arg)
         for (size_t i = 0; i < n; i++) perm[i] = nd_perm_apply(&db->plan.table[t], j->dead->v[i]);
         sort_u64(perm, tmp, n);
         ND_TRY(st_table_rewrite_without(j->g, db->store, t, db->run_size, perm, n));
+        db_stop_advance(j->stop);
+        ND_TRY(j->asks ? db_stop_ask(j->stop) : db_stop_seen(j->stop));
     }
 cleanup:
     free(perm);
     free(tmp);
+    if (j->running) atomic_fetch_sub(j->running, 1);
     return rc;
 }
 
-/* The deletion files of rev (the walk's order) and docs (the keys
- * sorted) into g, and a resemblance store's sketch and band deletions
- * (drops non-NULL), for a task. */
+/* The deletion file of rev (the walk's order) or of docs (the keys
+ * sorted, with a resemblance store's sketch and band deletions when drops
+ * is non-NULL) into g, for a task. */
 typedef struct files_job {
     st_regen *g;
     const expire_walk *w;
+    int cf; /* ST_CF_REV or ST_CF_DOCS */
     expire_drops *drops;
+    atomic_uint *running; /* counted out at the end */
 } files_job;
 
 static int delete_rev(void *arg, const char *key, size_t klen)
@@ -174,16 +187,21 @@ static int delete_doc(void *arg, const char *key, size_t klen)
     return j->drops ? expire_drops_add(j->drops, key, klen) : ND_OK;
 }
 
+static int write_file(files_job *j)
+{
+    ND_FORWARD(st_regen_begin(j->g, j->cf));
+    if (j->cf == ST_CF_REV) ND_FORWARD(expire_walk_each_rev(j->w, delete_rev, j));
+    else ND_FORWARD(expire_walk_each_doc(j->w, delete_doc, j));
+    ND_FORWARD(st_regen_end(j->g));
+    return j->drops ? expire_drops_end(j->drops) : ND_OK;
+}
+
 static int files_task(void *arg)
 {
     files_job *j = arg;
-    ND_FORWARD(st_regen_begin(j->g, ST_CF_REV));
-    ND_FORWARD(expire_walk_each_rev(j->w, delete_rev, j));
-    ND_FORWARD(st_regen_end(j->g));
-    ND_FORWARD(st_regen_begin(j->g, ST_CF_DOCS));
-    ND_FORWARD(expire_walk_each_doc(j->w, delete_doc, j));
-    ND_FORWARD(st_regen_end(j->g));
-    return j->drops ? expire_drops_end(j->drops) : ND_OK;
+    int rc = write_file(j);
+    atomic_fetch_sub(j->running, 1);
+    return rc;
 }
 
 /* A fork of g for another thread, told of the caller's stop. */
@@ -202,31 +220,43 @@ static int join_fork(st_regen *g, st_regen *fork, int rc)
     return rc == ND_OK ? jrc : rc;
 }
 
-/* The files and the tables, with two threads all at once: the files
- * beside the odd tables and the even ones. */
+/* The files and the tables, with two threads all at once: rev's file
+ * and docs' beside the odd tables and the even ones (at half a store
+ * expired the files outlast the tables: on one thread they left a core
+ * idle); the caller, its tables written, asks the stop while the others
+ * go on. */
 static int write_files_and_tables(nd_db *db, st_regen *g, const expire_walk *w,
                                   const st_u64s *dead, db_stop *stop)
 {
     int par = db_threads(db) >= 2, rc = ND_OK;
+    atomic_uint running = par ? 3 : 2;
     expire_drops drops;
-    files_job files = {g, w, NULL};
-    tables_job even = {db, g, dead, 0, par ? 2 : 1}, odd = {db, NULL, dead, 1, 2};
-    nd_task ft, ot;
+    files_job rev = {g, w, ST_CF_REV, NULL, &running}, docs = {g, w, ST_CF_DOCS, NULL, &running};
+    tables_job even = {db, g, dead, 0, par ? 2 : 1, stop, 1, NULL};
+    tables_job odd = {db, NULL, dead, 1, 2, stop, 0, &running};
+    st_regen *forks[3] = {NULL, NULL, NULL};
+    nd_task rt, dt, ot;
     if (db->min_resemblance > 0) {
         ND_FORWARD(expire_drops_begin(&drops, db, g));
-        files.drops = &drops;
+        docs.drops = &drops;
     }
-    if (par && (rc = fork_for(&files.g, g, stop)) == ND_OK && (rc = fork_for(&odd.g, g, stop)) < 0)
-        rc = join_fork(g, files.g, rc);
+    for (unsigned i = 0; par && i < 3 && rc == ND_OK; i++) rc = fork_for(&forks[i], g, stop);
     if (rc == ND_OK) {
-        nd_task_start(&ft, files_task, &files, par);
+        if (par) {
+            rev.g = forks[0];
+            docs.g = forks[1];
+            odd.g = forks[2];
+        }
+        nd_task_start(&rt, files_task, &rev, par);
+        nd_task_start(&dt, files_task, &docs, par);
         if (par) nd_task_start(&ot, tables_without, &odd, 1);
         rc = tables_without(&even);
+        if (rc == ND_OK) rc = db_stop_wait(stop, &running);
         if (par) rc = nd_task_wait(&ot, rc);
-        rc = nd_task_wait(&ft, rc);
-        if (par) rc = join_fork(g, files.g, join_fork(g, odd.g, rc));
+        rc = nd_task_wait(&rt, nd_task_wait(&dt, rc));
     }
-    if (files.drops) {
+    for (unsigned i = 0; i < 3; i++) rc = join_fork(g, forks[i], rc);
+    if (docs.drops) {
         int drc = expire_drops_finish(&drops, g, rc == ND_OK);
         if (rc == ND_OK) rc = drc;
     }

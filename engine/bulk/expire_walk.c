@@ -5,16 +5,17 @@
  * Eight parts by the top 3 bits of the fingerprint, taken in turn by the
  * two walkers, so that a skewed store still shares the work; a part never
  * splits a fingerprint's documents, so that it alone can tell a dead one.
- * Memory: each expired document's rev key and 12 bytes (its offset and
- * place in the order), and 8 bytes a dead fingerprint; a part's sort
- * takes 32 bytes more an expired document of the part, for its length.
+ * Memory: each expired document's rev key and 8 bytes (its offset), 8
+ * bytes a dead fingerprint; a part's sort takes 36 bytes more an expired
+ * document of the part, for its length, and its layout in docs' order a
+ * copy of the part's keys, which then keep 20 bytes each (offset,
+ * fingerprint, rank).
  */
 #include "expire_walk.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -24,10 +25,10 @@
 #define PARTS 8
 #define PART_SHIFT 61
 /* The stop is asked at each part and every WALK_ASK_EVERY entries; the
- * caller's walker, its parts done, asks every WALK_WAIT_US while the
- * other walks its last (at 100M documents a part takes about 2 s). */
+ * caller's walker, its parts done, asks while the other walks its last
+ * (db_stop_wait: at 100M documents a part takes about 2 s). */
 #define WALK_ASK_EVERY 65536u
-#define WALK_WAIT_US 50000
+#define PREFETCH_AHEAD 16
 
 int expire_keys_push(expire_keys *k, const char *key, size_t klen)
 {
@@ -88,19 +89,51 @@ static int walker_stop(const walker *w)
     return w->asks ? db_stop_ask(w->stop) : db_stop_seen(w->stop);
 }
 
-/* Part p's document keys sorted: out->order. */
+/* Keys read out of their order, key idx[i] of n at step i: fetched
+ * PREFETCH_AHEAD steps ahead, and their offsets twice as far (a step's
+ * work, an SST writer's call, hides no miss of the next). */
+static inline void prefetch_key(const expire_keys *k, const uint32_t *idx, size_t i, size_t n)
+{
+    if (i + 2 * PREFETCH_AHEAD < n) __builtin_prefetch(&k->off.v[idx[i + 2 * PREFETCH_AHEAD]]);
+    if (i + PREFETCH_AHEAD < n) __builtin_prefetch(k->keys + k->off.v[idx[i + PREFETCH_AHEAD]]);
+}
+
+/* Part out's keys, gathered in rev's order, laid out in docs' order:
+ * each one's fingerprint and place kept in fp and rank. */
 static int sort_part(expire_part *out)
 {
-    size_t n = expire_keys_count(&out->rev);
+    expire_keys *rev = &out->keys, docs = {0};
+    size_t n = expire_keys_count(rev);
     ND_RETURN_IF(n > UINT32_MAX, ND_ELIMIT, "expire: more than 2^32 documents in a part");
-    out->order = malloc((n ? n : 1) * sizeof *out->order);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     sort_item *items = malloc((n ? n : 1) * sizeof *items);
     sort_item *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    out->rank = malloc((n ? n : 1) * sizeof *out->rank);
     int rc = ND_OK;
-    if (!out->order || !items || !tmp)
+    if (!order || !items || !tmp || !out->rank) {
         rc = nd_err_set(ND_ENOMEM, "expire: out of memory to sort %zu keys", n);
-    else
-        sort_strings(out->rev.keys, out->rev.off.v, 8, n, out->order, items, tmp);
+        goto cleanup;
+    }
+    sort_strings(rev->keys, rev->off.v, 8, n, order, items, tmp);
+    free(items);
+    free(tmp);
+    items = tmp = NULL;
+    ND_TRY(st_u64s_reserve(&out->fp, n));
+    for (size_t i = 0; i < n; i++)
+        ND_TRY(st_u64s_push(&out->fp, nd_load_be64(rev->keys + rev->off.v[i])));
+    for (size_t j = 0; j < n; j++) {
+        prefetch_key(rev, order, j, n);
+        uint64_t at = rev->off.v[order[j]];
+        size_t dlen = (size_t)(rev->off.v[order[j] + 1] - at) - 8;
+        ND_TRY(expire_keys_push(&docs, rev->keys + at + 8, dlen));
+        out->rank[order[j]] = (uint32_t)j;
+    }
+    expire_keys_dispose(rev);
+    *rev = docs;
+    docs = (expire_keys){0};
+cleanup:
+    expire_keys_dispose(&docs);
+    free(order);
     free(items);
     free(tmp);
     return rc;
@@ -132,7 +165,7 @@ static int walk_part(const walker *w, unsigned p, expire_part *out)
         if ((++seen & (WALK_ASK_EVERY - 1)) == 0) ND_TRY(walker_stop(w));
         ND_TRY(expire_rev_time(w->db, k, klen, v, vlen, &time));
         if (!db_doc_expired(time, w->before)) kept = 1;
-        else ND_TRY(expire_keys_push(&out->rev, k, klen));
+        else ND_TRY(expire_keys_push(&out->keys, k, klen));
     }
     ND_TRY(st_iter_status(it));
     if (have && !kept) ND_TRY(st_u64s_push(&out->dead, cur));
@@ -149,11 +182,7 @@ static int walker_run(void *arg)
     for (unsigned p; rc == ND_OK && (p = atomic_fetch_add(w->next, 1)) < PARTS;)
         rc = walk_part(w, p, &w->w->part[p]);
     atomic_fetch_sub(w->walking, 1);
-    while (rc == ND_OK && w->asks && atomic_load(w->walking) > 0) {
-        usleep(WALK_WAIT_US);
-        rc = walker_stop(w);
-    }
-    return rc;
+    return rc == ND_OK && w->asks ? db_stop_wait(w->stop, w->walking) : rc;
 }
 
 int expire_walk_rev(expire_walk *w, nd_db *db, db_stop *stop, int two, int64_t before)
@@ -171,7 +200,7 @@ int expire_walk_rev(expire_walk *w, nd_db *db, db_stop *stop, int two, int64_t b
 uint64_t expire_walk_count(const expire_walk *w)
 {
     uint64_t n = 0;
-    for (unsigned p = 0; p < PARTS; p++) n += expire_keys_count(&w->part[p].rev);
+    for (unsigned p = 0; p < PARTS; p++) n += expire_keys_count(&w->part[p].keys);
     return n;
 }
 
@@ -189,22 +218,38 @@ int expire_walk_dead(expire_walk *w, st_u64s *dead)
 
 /* ---- the keys ------------------------------------------------------------ */
 
-/* Rev key i of part p, or with skip 8 its document key. */
-static const char *part_key(const expire_part *p, size_t i, size_t skip, size_t *klen)
+/* Document key i of part p, in docs' order. */
+static const char *part_key(const expire_part *p, size_t i, size_t *klen)
 {
-    *klen = (size_t)(p->rev.off.v[i + 1] - p->rev.off.v[i]) - skip;
-    return p->rev.keys + p->rev.off.v[i] + skip;
+    *klen = (size_t)(p->keys.off.v[i + 1] - p->keys.off.v[i]);
+    return p->keys.keys + p->keys.off.v[i];
 }
 
 int expire_walk_each_rev(const expire_walk *w, expire_key_fn fn, void *arg)
 {
-    for (unsigned p = 0; p < PARTS; p++)
-        for (size_t i = 0, n = expire_keys_count(&w->part[p].rev); i < n; i++) {
-            size_t klen;
-            const char *k = part_key(&w->part[p], i, 0, &klen);
-            ND_FORWARD(fn(arg, k, klen));
+    char *key = NULL;
+    size_t cap = 0;
+    int rc = ND_OK;
+    for (unsigned p = 0; p < PARTS && rc == ND_OK; p++)
+        for (size_t i = 0, n = w->part[p].fp.n; i < n && rc == ND_OK; i++) {
+            const expire_part *part = &w->part[p];
+            size_t dlen;
+            prefetch_key(&part->keys, part->rank, i, n);
+            const char *d = part_key(part, part->rank[i], &dlen);
+            if (8 + dlen > cap) {
+                char *grown = realloc(key, cap = 2 * (8 + dlen));
+                if (!grown) {
+                    rc = nd_err_set(ND_ENOMEM, "expire: out of memory for a key");
+                    break;
+                }
+                key = grown;
+            }
+            nd_store_be64(key, part->fp.v[i]);
+            memcpy(key + 8, d, dlen);
+            rc = fn(arg, key, 8 + dlen);
         }
-    return ND_OK;
+    free(key);
+    return rc;
 }
 
 static int key_less(const char *a, size_t alen, const char *b, size_t blen)
@@ -213,28 +258,56 @@ static int key_less(const char *a, size_t alen, const char *b, size_t blen)
     return c < 0 || (c == 0 && alen < blen);
 }
 
+/* Part p's next document key in docs' order, or none once all are given. */
+typedef struct merge_head {
+    const char *key;
+    size_t len, at;
+} merge_head;
+
+static void head_load(merge_head *h, const expire_part *part)
+{
+    h->key = h->at < expire_keys_count(&part->keys) ? part_key(part, h->at, &h->len) : NULL;
+}
+
+/* Head a before head b: an exhausted head is after every other. */
+static int head_less(const merge_head *a, const merge_head *b)
+{
+    return a->key && (!b->key || key_less(a->key, a->len, b->key, b->len));
+}
+
+/* The tournament below node n (leaves PARTS..2 PARTS-1 are the parts):
+ * each inner node keeps its match's loser; the winner is returned. */
+static unsigned tourney_build(unsigned *loser, const merge_head *head, unsigned n)
+{
+    if (n >= PARTS) return n - PARTS;
+    unsigned a = tourney_build(loser, head, 2 * n), b = tourney_build(loser, head, 2 * n + 1);
+    int a_wins = !head_less(&head[b], &head[a]);
+    loser[n] = a_wins ? b : a;
+    return a_wins ? a : b;
+}
+
 int expire_walk_each_doc(const expire_walk *w, expire_key_fn fn, void *arg)
 {
-    size_t at[PARTS] = {0};
-    for (;;) { /* the smallest of the parts' next keys: 8 compares, a few ns each */
-        const char *best = NULL;
-        size_t best_len = 0;
-        unsigned from = 0;
-        for (unsigned p = 0; p < PARTS; p++) {
-            const expire_part *part = &w->part[p];
-            if (at[p] == expire_keys_count(&part->rev)) continue;
-            size_t klen;
-            const char *k = part_key(part, part->order[at[p]], 8, &klen);
-            if (!best || key_less(k, klen, best, best_len)) {
-                best = k;
-                best_len = klen;
-                from = p;
-            }
-        }
-        if (!best) return ND_OK;
-        at[from]++;
-        ND_FORWARD(fn(arg, best, best_len));
+    /* a loser tree: log2(PARTS) compares a key, where a scan of the heads
+     * took PARTS */
+    merge_head head[PARTS];
+    unsigned loser[PARTS];
+    for (unsigned p = 0; p < PARTS; p++) {
+        head[p].at = 0;
+        head_load(&head[p], &w->part[p]);
     }
+    for (unsigned win = tourney_build(loser, head, 1); head[win].key;) {
+        ND_FORWARD(fn(arg, head[win].key, head[win].len));
+        head[win].at++;
+        head_load(&head[win], &w->part[win]);
+        for (unsigned n = (win + PARTS) / 2; n >= 1; n /= 2)
+            if (head_less(&head[loser[n]], &head[win])) {
+                unsigned t = loser[n];
+                loser[n] = win;
+                win = t;
+            }
+    }
+    return ND_OK;
 }
 
 #define SAMPLE_SPOTS 64
@@ -268,8 +341,9 @@ cleanup:
 void expire_walk_dispose(expire_walk *w)
 {
     for (unsigned p = 0; p < PARTS; p++) {
-        expire_keys_dispose(&w->part[p].rev);
-        free(w->part[p].order);
+        expire_keys_dispose(&w->part[p].keys);
+        st_u64s_dispose(&w->part[p].fp);
+        free(w->part[p].rank);
         st_u64s_dispose(&w->part[p].dead);
     }
     memset(w, 0, sizeof *w);

@@ -38,11 +38,16 @@ int expire_rev_time(nd_db *db, const char *k, size_t klen, const char *v, size_t
 
 #define EXPIRE_WALK_PARTS 8
 
-/* The fingerprints whose top 3 bits are a part's number. */
+/* The fingerprints whose top 3 bits are a part's number. While walked,
+ * keys holds its expired rev keys in rev's order; once sorted, their
+ * document keys in docs' order (laid out so, the merge of the parts reads
+ * each part in sequence: reading them through an order, each step's
+ * cache misses waited on the last's), with fp and rank giving rev's. */
 typedef struct expire_part {
-    expire_keys rev; /* its expired rev keys (fingerprint, document key), ascending */
-    uint32_t *order; /* its document keys' order: rev index of the i-th smallest */
-    st_u64s dead;    /* its fingerprints none of whose documents stays, ascending */
+    expire_keys keys;
+    st_u64s fp;     /* rev's i-th expired entry's fingerprint */
+    uint32_t *rank; /* and its document key's place in keys */
+    st_u64s dead;   /* its fingerprints none of whose documents stays, ascending */
 } expire_part;
 
 typedef struct expire_walk {

@@ -143,20 +143,38 @@ int db_progress(const nd_db *db, const char *phase, const char *unit, uint64_t d
 void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *unit,
                   uint64_t total)
 {
-    *st = (db_stop){.db = db, .phase = phase, .unit = unit, .total = total};
+    st->db = db;
+    st->phase = phase;
+    st->unit = unit;
+    st->total = total;
+    atomic_init(&st->done, 0);
     atomic_init(&st->value, 0);
 }
 
 int db_stop_report(db_stop *st, uint64_t done)
 {
-    st->done = done;
+    atomic_store(&st->done, done);
     return st->db ? db_progress(st->db, st->phase, st->unit, done, st->total) : 0;
+}
+
+void db_stop_advance(db_stop *st) { atomic_fetch_add(&st->done, 1); }
+
+int db_stop_wait(db_stop *st, const atomic_uint *running)
+{
+    int rc = ND_OK;
+    while (rc == ND_OK && atomic_load(running) > 0) {
+        usleep(DB_STOP_WAIT_US);
+        rc = db_stop_ask(st);
+    }
+    return rc;
 }
 
 int db_stop_ask(void *stop)
 {
     db_stop *st = stop;
-    int rc = db_stop_report(st, st->done);
+    /* done read, not written: another thread may advance it meanwhile */
+    uint64_t done = atomic_load(&st->done);
+    int rc = st->db ? db_progress(st->db, st->phase, st->unit, done, st->total) : 0;
     if (rc == 0) return ND_OK;
     atomic_store(&st->value, rc);
     /* negative: ND_ESTOPPED with db_progress's message */

@@ -221,7 +221,8 @@ static inline int db_progress_tick(const nd_db *db, const char *phase, const cha
 typedef struct db_stop {
     const nd_db *db;
     const char *phase, *unit;
-    uint64_t done, total;
+    _Atomic uint64_t done; /* what the asks report */
+    uint64_t total;
     atomic_int value; /* the callback's answer, once nonzero */
 } db_stop;
 void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *unit,
@@ -230,6 +231,14 @@ void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *u
 int db_stop_report(db_stop *st, uint64_t done);
 int db_stop_ask(void *stop);
 int db_stop_seen(void *stop);
+/* One more unit done, from any thread: the next ask reports it. */
+void db_stop_advance(db_stop *st);
+/* On the caller's thread, its own share of the work done while other
+ * threads go on (*running of them, each counting itself out): ask every
+ * DB_STOP_WAIT_US until none is left. ND_OK, or db_stop_ask's ND_ESTOPPED
+ * (the others read it by db_stop_seen). */
+#define DB_STOP_WAIT_US 50000
+int db_stop_wait(db_stop *st, const atomic_uint *running);
 /* rc as it is, or for ND_ESTOPPED the callback's positive answer. */
 int db_stop_result(db_stop *st, int rc);
 
