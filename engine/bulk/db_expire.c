@@ -155,7 +155,7 @@ static int tables_without(void *arg)
         sort_u64(perm, tmp, n);
         ND_TRY(st_table_rewrite_without(j->g, db->store, t, db->run_size, perm, n));
         db_stop_advance(j->stop);
-        ND_TRY(j->asks ? db_stop_ask(j->stop) : db_stop_seen(j->stop));
+        ND_TRY(db_stop_check(j->stop, j->asks));
     }
 cleanup:
     free(perm);

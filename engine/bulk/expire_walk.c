@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nd_bytes.h"
 #include "nd_endian.h"
 #include "nd_error.h"
 #include "nd_task.h"
@@ -84,11 +85,6 @@ typedef struct walker {
     atomic_uint *walking; /* walkers not yet done */
 } walker;
 
-static int walker_stop(const walker *w)
-{
-    return w->asks ? db_stop_ask(w->stop) : db_stop_seen(w->stop);
-}
-
 /* Keys read out of their order, key idx[i] of n at step i: fetched
  * PREFETCH_AHEAD steps ahead, and their offsets twice as far (a step's
  * work, an SST writer's call, hides no miss of the next). */
@@ -147,7 +143,7 @@ static int walk_part(const walker *w, unsigned p, expire_part *out)
     uint64_t cur = 0, seen = 0;
     int have = 0, kept = 0, rc;
     nd_store_be64(lo, (uint64_t)p << PART_SHIFT);
-    ND_FORWARD(walker_stop(w));
+    ND_FORWARD(db_stop_check(w->stop, w->asks));
     ND_TRY(st_iter_new_scan(&it, w->db->store, ST_CF_REV));
     for (st_iter_seek(it, lo, sizeof lo); st_iter_valid(it); st_iter_next(it)) {
         size_t klen, vlen;
@@ -162,7 +158,7 @@ static int walk_part(const walker *w, unsigned p, expire_part *out)
             have = 1;
             kept = 0;
         }
-        if ((++seen & (WALK_ASK_EVERY - 1)) == 0) ND_TRY(walker_stop(w));
+        if ((++seen & (WALK_ASK_EVERY - 1)) == 0) ND_TRY(db_stop_check(w->stop, w->asks));
         ND_TRY(expire_rev_time(w->db, k, klen, v, vlen, &time));
         if (!db_doc_expired(time, w->before)) kept = 1;
         else ND_TRY(expire_keys_push(&out->keys, k, klen));
@@ -252,12 +248,6 @@ int expire_walk_each_rev(const expire_walk *w, expire_key_fn fn, void *arg)
     return rc;
 }
 
-static int key_less(const char *a, size_t alen, const char *b, size_t blen)
-{
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    return c < 0 || (c == 0 && alen < blen);
-}
-
 /* Part p's next document key in docs' order, or none once all are given. */
 typedef struct merge_head {
     const char *key;
@@ -272,42 +262,25 @@ static void head_load(merge_head *h, const expire_part *part)
 /* Head a before head b: an exhausted head is after every other. */
 static int head_less(const merge_head *a, const merge_head *b)
 {
-    return a->key && (!b->key || key_less(a->key, a->len, b->key, b->len));
-}
-
-/* The tournament below node n (leaves PARTS..2 PARTS-1 are the parts):
- * each inner node keeps its match's loser; the winner is returned. */
-static unsigned tourney_build(unsigned *loser, const merge_head *head, unsigned n)
-{
-    if (n >= PARTS) return n - PARTS;
-    unsigned a = tourney_build(loser, head, 2 * n), b = tourney_build(loser, head, 2 * n + 1);
-    int a_wins = !head_less(&head[b], &head[a]);
-    loser[n] = a_wins ? b : a;
-    return a_wins ? a : b;
+    return a->key && (!b->key || nd_bytes_cmp(a->key, a->len, b->key, b->len) < 0);
 }
 
 int expire_walk_each_doc(const expire_walk *w, expire_key_fn fn, void *arg)
 {
-    /* a loser tree: log2(PARTS) compares a key, where a scan of the heads
-     * took PARTS */
     merge_head head[PARTS];
-    unsigned loser[PARTS];
     for (unsigned p = 0; p < PARTS; p++) {
         head[p].at = 0;
         head_load(&head[p], &w->part[p]);
     }
-    for (unsigned win = tourney_build(loser, head, 1); head[win].key;) {
-        ND_FORWARD(fn(arg, head[win].key, head[win].len));
-        head[win].at++;
-        head_load(&head[win], &w->part[win]);
-        for (unsigned n = (win + PARTS) / 2; n >= 1; n /= 2)
-            if (head_less(&head[loser[n]], &head[win])) {
-                unsigned t = loser[n];
-                loser[n] = win;
-                win = t;
-            }
+    for (;;) { /* the smallest of the parts' next keys */
+        unsigned best = 0;
+        for (unsigned p = 1; p < PARTS; p++)
+            if (head_less(&head[p], &head[best])) best = p;
+        if (!head[best].key) return ND_OK;
+        ND_FORWARD(fn(arg, head[best].key, head[best].len));
+        head[best].at++;
+        head_load(&head[best], &w->part[best]);
     }
-    return ND_OK;
 }
 
 #define SAMPLE_SPOTS 64

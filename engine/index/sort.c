@@ -21,6 +21,8 @@
 
 #include <string.h>
 
+#include "nd_bytes.h"
+
 #define MSD_BITS 9
 /* Below this many keys, LSD over the whole array (in cache anyway). */
 #define MSD_MIN (1u << 16)
@@ -134,9 +136,8 @@ static uint64_t str_key(const strings *s, uint32_t j, size_t d)
 
 static int str_less(const strings *s, uint32_t a, uint32_t b, size_t d)
 {
-    size_t la = str_len(s, a) - d, lb = str_len(s, b) - d;
-    int c = memcmp(str_at(s, a) + d, str_at(s, b) + d, la < lb ? la : lb);
-    return c < 0 || (c == 0 && la < lb);
+    return nd_bytes_cmp(str_at(s, a) + d, str_len(s, a) - d, str_at(s, b) + d,
+                        str_len(s, b) - d) < 0;
 }
 
 /* Sort items[0..n), each string equal to the others before byte d. */

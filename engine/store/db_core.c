@@ -157,6 +157,8 @@ int db_stop_report(db_stop *st, uint64_t done)
     return st->db ? db_progress(st->db, st->phase, st->unit, done, st->total) : 0;
 }
 
+int db_stop_check(db_stop *st, int asks) { return asks ? db_stop_ask(st) : db_stop_seen(st); }
+
 void db_stop_advance(db_stop *st) { atomic_fetch_add(&st->done, 1); }
 
 int db_stop_wait(db_stop *st, const atomic_uint *running)

@@ -231,6 +231,8 @@ void db_stop_init(db_stop *st, const nd_db *db, const char *phase, const char *u
 int db_stop_report(db_stop *st, uint64_t done);
 int db_stop_ask(void *stop);
 int db_stop_seen(void *stop);
+/* db_stop_ask when asks (the caller's thread), else db_stop_seen. */
+int db_stop_check(db_stop *st, int asks);
 /* One more unit done, from any thread: the next ask reports it. */
 void db_stop_advance(db_stop *st);
 /* On the caller's thread, its own share of the work done while other
