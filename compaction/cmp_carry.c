@@ -1,6 +1,7 @@
 /*
- * cmp_carry.c — an expiry's deletions over the docs and rev its new
- * generation carries (cmp_carry.h).
+ * cmp_carry.c — the files a new generation lays over families it does
+ * not write anew: an expiry's deletions over the docs and rev it carries,
+ * a resemblance store's sketch and band files (cmp_carry.h).
  */
 #include "cmp_carry.h"
 
@@ -91,9 +92,9 @@ static int apply_one(struct st_store *s, cmp_gen *g, int cf)
     if (!path) ND_FAIL(ND_ENOMEM, "storage: out of memory");
     if (stat(path, &st) != 0)
         ND_FAIL(errno == ENOENT ? ND_ECORRUPT : ND_EIO,
-                "database %s: the expiry's deletions %s: %s", s->path, path, strerror(errno));
+                "database %s: the file %s its new generation recorded: %s", s->path, path, strerror(errno));
     const char *files[1] = {path};
-    rc = kv_ingest_copy(s->kv, family(s, g, cf), files, 1, "ingesting an expiry's deletions");
+    rc = kv_ingest_copy(s->kv, family(s, g, cf), files, 1, "ingesting a new generation's carried file");
     if (rc == ND_OK && ST_CF_GENERATIONAL(cf)) atomic_store(&g->settled[cf], 0);
 cleanup:
     free(path);
@@ -108,8 +109,8 @@ int cmp_carry_apply(struct st_store *s, cmp_gen *next, unsigned which)
     if (rc < 0) {
         atomic_store(&s->carry_unapplied, 1);
         next->made_current = 1; /* on disk: its families must stay */
-        return nd_err_wrap(rc, "expiry recorded, its deletions not applied (the next open "
-                               "applies them)");
+        return nd_err_wrap(rc, "new generation recorded, its carried files not applied "
+                               "(the next open applies them)");
     }
     return ND_OK;
 }
@@ -125,7 +126,8 @@ int cmp_carry_done(struct st_store *s)
     kv_batch_free(b);
     if (rc < 0) {
         atomic_store(&s->carry_unapplied, 1);
-        return nd_err_wrap(rc, "expiry done; its record stays until the next open");
+        return nd_err_wrap(rc, "new generation's files applied; their record stays until the "
+                               "next open");
     }
     cmp_carry_unlink(s, CMP_CARRY_ALL);
     return ND_OK;

@@ -1,15 +1,17 @@
 /*
- * cmp_carry.h — the deletions an expiry's new generation lays over the
- * docs and rev it carries (st_regen_new_carried, cmp_regen.h), and over a
- * resemblance store's sketch and band families. They are written as
- * sorted files of deletions beside the new tables; the generation's
- * switch write records them (meta CMP_CARRY_KEY) with the new
- * generation, and they are ingested right after that write, before the
- * store shows the new generation or takes another write; the record goes
- * once they are in. A crash between leaves the record: the next writable
- * open ingests the files again (deleting a key twice changes nothing, and
- * no write came between) before anything reads or writes. Compaction
- * internal, below cmp_store (through cmp_store_impl.h).
+ * cmp_carry.h — the files a new generation lays over families it does
+ * not write anew: an expiry's deletions over the docs and rev it carries
+ * (st_regen_new_carried, cmp_regen.h), and a resemblance store's sketch
+ * and band files (not generational): an expiry's deletions, a bulk
+ * load's new entries. They are written as sorted files beside the new
+ * tables; the generation's switch write records them (meta
+ * CMP_CARRY_KEY) with the new generation, and they are ingested right
+ * after that write, before the store shows the new generation or takes
+ * another write; the record goes once they are in. A crash between
+ * leaves the record: the next writable open ingests the files again
+ * (deleting a key twice, or putting the same entry twice, changes
+ * nothing, and no write came between) before anything reads or writes.
+ * Compaction internal, below cmp_store (through cmp_store_impl.h).
  */
 #ifndef CMP_CARRY_H
 #define CMP_CARRY_H
@@ -20,7 +22,7 @@
 
 struct st_store;
 
-/* Meta record: which families have deletions waiting, the decimal sum of
+/* Meta record: which families have files waiting, the decimal sum of
  * their CMP_CARRY_* bits: docs and rev (carried by the new generation),
  * a resemblance store's sketch and band (not generational). Files
  * carried-docs.sst, carried-rev.sst, carried-sketch.sst,

@@ -14,9 +14,11 @@
  *   "rev"  : BE64 fp || key -> "" (which documents hold a fingerprint)
  *   "tNN"  : table NN (00..63) of permuted fingerprints, below
  *   "sketch", "band": a resemblance store's sketches and band keys (the
- *            engine's records, db_core.h); not generational, like meta: an
- *            import's new generation leaves them as they are. A
- *            fingerprint-only store has neither (st_has_family).
+ *            engine's records, db_core.h: a sketch value is
+ *            CMP_SKETCH_VALUE_LEN bytes); not generational, like meta: an
+ *            import's new generation leaves them as they are (a load lays
+ *            files over them, cmp_carry.h). A fingerprint-only store has
+ *            neither (st_has_family).
  * Once an import rewrote them (cmp_regen.h), docs, rev and the tables are
  * named "docs.gG", "rev.gG", "tNN.gG": generation G, recorded in meta
  * "st.gen" (absent: generation 0, the plain names). An expiry's new
@@ -62,6 +64,9 @@ enum { ST_CF_META = 0, ST_CF_DOCS = 1, ST_CF_REV = 2, ST_CF_TABLE0 = 3 };
 /* The families of a resemblance store, numbered beyond those of a
  * generation: not generational, made when the store is created. */
 #define ST_CF_SKETCH ST_CF_MAX
+/* A sketch value's length (the engine's DB_SKETCH_VALUE_LEN, checked
+ * there): how a repair without a manifest knows a loaded sketch file. */
+#define CMP_SKETCH_VALUE_LEN 177u
 #define ST_CF_BAND (ST_CF_MAX + 1)
 /* Bytes of a band entry's key that its family's filters hold: the band
  * and its key (the engine's record, db_core.h: u8 band || BE32 key ||

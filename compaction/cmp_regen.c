@@ -107,11 +107,16 @@ cleanup:
 int st_regen_new(st_regen **out, st_store *s) { return regen_new(out, s, 0); }
 int st_regen_new_carried(st_regen **out, st_store *s) { return regen_new(out, s, 1); }
 
-/* Is family cf written as deletions over the store's (docs and rev of
- * a carried generation, a resemblance store's sketch and band)? */
+/* A resemblance store's sketch or band family: not generational, so a
+ * generation's entries for it are a file laid over it after the switch. */
+static int fixed_family(int cf) { return cf == ST_CF_SKETCH || cf == ST_CF_BAND; }
+
+/* Is family cf written as a file the switch records and lays over the
+ * store's (docs and rev of a carried generation, deletions only; a
+ * resemblance store's sketch and band, deletions or puts)? */
 static int carried_family(const st_regen *g, int cf)
 {
-    return g->carry && cmp_carry_bit(cf) != 0;
+    return cmp_carry_bit(cf) != 0 && (g->carry || fixed_family(cf));
 }
 
 int st_regen_new_table(st_regen **out, st_store *s, unsigned t, const st_snap **snap)
@@ -150,25 +155,22 @@ int st_regen_fork(st_regen **out, st_regen *g)
 int st_regen_begin(st_regen *g, int cf)
 {
     int in_place = g->table >= 0;
-    int fixed = cf == ST_CF_SKETCH || cf == ST_CF_BAND; /* deletions over the store's */
     ND_RETURN_IF(g->w || cf < ST_CF_DOCS || cf >= ST_CF_ALL ||
-                     (in_place ? cf != ST_CF_TABLE(g->table)
-                      : fixed  ? !g->carry || !st_has_family(g->s, cf)
-                               : cf >= ST_CF_TABLE((int)g->next->n)) ||
+                     (in_place            ? cf != ST_CF_TABLE(g->table)
+                      : fixed_family(cf) ? !st_has_family(g->s, cf)
+                                          : cf >= ST_CF_TABLE((int)g->next->n)) ||
                      g->written[cf],
                  ND_EINVAL, "storage: family %d cannot be begun here", cf);
-    if (g->parent || g->carry) {
-        /* a carried family's deletions go to its file (cmp_carry.h); a
-         * fork has a file of its own for each family, kept until joined */
-        char name[32];
-        snprintf(name, sizeof name, ST_FILE_REGEN_FORK, cf);
-        char *path = carried_family(g, cf) ? cmp_carry_file(g->s, cf)
-                     : g->parent           ? st_store_file(g->s, name)
-                                           : st_store_file(g->s, ST_FILE_REGEN);
-        ND_RETURN_IF(!path, ND_ENOMEM, "storage: out of memory");
-        free(g->file);
-        g->file = path;
-    }
+    /* a carried family goes to its file (cmp_carry.h); a fork has a file
+     * of its own for each family, kept until joined */
+    char name[32];
+    snprintf(name, sizeof name, ST_FILE_REGEN_FORK, cf);
+    char *path = carried_family(g, cf) ? cmp_carry_file(g->s, cf)
+                 : g->parent           ? st_store_file(g->s, name)
+                                       : st_store_file(g->s, ST_FILE_REGEN);
+    ND_RETURN_IF(!path, ND_ENOMEM, "storage: out of memory");
+    free(g->file);
+    g->file = path;
     g->cf = cf;
     g->keys = 0;
     return kv_sst_new(&g->w, st_store_kv(g->s), cmp_gen_profile(cf), g->file, NULL);
@@ -182,7 +184,7 @@ void st_regen_set_stop(st_regen *g, st_stop_fn stop, void *payload)
 
 int st_regen_put(st_regen *g, const void *key, size_t klen, const void *val, size_t vlen)
 {
-    ND_RETURN_IF(carried_family(g, g->cf), ND_EINVAL,
+    ND_RETURN_IF(carried_family(g, g->cf) && !fixed_family(g->cf), ND_EINVAL,
                  "storage: a carried family takes deletions only");
     g->keys++;
     ND_FORWARD(st_regen_tick(g));

@@ -37,8 +37,12 @@ int st_regen_new(st_regen **out, st_store *s);
  * ingested over the current docs and rev right after it, before the
  * switch shows (cmp_carry.h; a crash between: the next writable open
  * ingests them). A resemblance store's sketch and band families may be
- * begun too (not required by the switch), deletions only, ingested with
- * them. The switch is as atomic as a whole generation's. */
+ * begun too (not required by the switch), ingested with them. The switch
+ * is as atomic as a whole generation's. In any generation (st_regen_new
+ * too) a resemblance store's sketch and band families, which are not
+ * generational, may be begun and given deletions or puts: their files
+ * are recorded by the switch and laid over the store's families right
+ * after it, as a carried family's are (a bulk load's sketches). */
 int st_regen_new_carried(st_regen **out, st_store *s);
 /* Start, fill (keys strictly ascending) and finish family cf's file
  * (ST_CF_DOCS, ST_CF_REV or a table); the finish ingests it into the new

@@ -62,8 +62,10 @@ typedef struct repair_file {
     char *family; /* its family, as the manifest said */
     uint64_t seqno;
     int held;     /* set aside as lost/HELD NAME, to be ingested again */
-    int docs;     /* found without a manifest, documents by its shape: its
-                   * family is named once the families are made again */
+    int shape;    /* found without a manifest, ST_CF_DOCS (a generation's
+                   * documents) or ST_CF_SKETCH (a load's sketches) by its
+                   * shape: its family is named once the families are made
+                   * again; else -1 */
 } repair_file;
 
 typedef struct repair_state {
@@ -146,7 +148,7 @@ static int list_file(void *payload, const kv_file *f)
         s->cap = cap;
     }
     repair_file *r = &s->v[s->n];
-    *r = (repair_file){strdup(base), s->family ? strdup(s->family) : NULL, 0, 0, 0};
+    *r = (repair_file){strdup(base), s->family ? strdup(s->family) : NULL, 0, 0, -1};
     if (!r->name || (s->family && !r->family)) {
         free(r->name);
         free(r->family);
@@ -235,6 +237,14 @@ static int docs_like(const cmp_sst_info *i)
            i->key_bytes != (TBL_KEY_LEN + 8) * i->entries;
 }
 
+/* A file of puts of sketch values only: a resemblance store's load
+ * (no other family has values of that length). */
+static int sketch_like(const cmp_sst_info *i)
+{
+    return i->entries > 0 && i->deletions == 0 &&
+           i->value_bytes == CMP_SKETCH_VALUE_LEN * i->entries;
+}
+
 /* A table file name lost entries: of which family, as the manifest
  * said (or, RocksDB could not open the store with it, as our own reading
  * of the MANIFEST says); a file of no known family may be anything, so
@@ -293,13 +303,14 @@ static int check_file(repair_state *s, const char *name)
         s->info.blocks_cut += info.bad_blocks;
     }
     repair_file *r = find_file(s, name);
-    if (info.external && !r && s->orphan && docs_like(&info)) {
+    int shape = docs_like(&info) ? ST_CF_DOCS : sketch_like(&info) ? ST_CF_SKETCH : -1;
+    if (info.external && !r && s->orphan && shape >= 0) {
         /* its family is named once the families are made again */
         kv_file f = {.path = name};
         s->family = NULL;
         ND_TRY(list_file(s, &f));
         r = &s->v[s->n - 1];
-        r->docs = 1;
+        r->shape = shape;
     }
     if (info.external && r) {
         snprintf(lost, len, "%s/lost/" HELD "%s", s->path, name);
@@ -353,7 +364,8 @@ static void unhold(repair_state *s)
  * generation (and sketch, band) that the newest OPTIONS file names and
  * RocksDB's repair did not make (no file it kept names them: all of
  * theirs were ingested whole), empty; name the generation's documents
- * family as that of the documents files held. The tables, reverse and
+ * family as that of the documents files held, and the sketch family as
+ * that of a load's sketch files. The tables, reverse and
  * band entries of files ingested whole stay in lost/: nd_db_repair
  * rebuilds them from the documents. */
 static int refamily(repair_state *s)
@@ -363,7 +375,7 @@ static int refamily(repair_state *s)
     kv_db *kv = NULL;
     kv_cf **cfs = NULL;
     uint64_t gen = 0, keyed = 0;
-    int rc = open_all(&kv, s->path, 0, &names, &n, &cfs), have_docs = 0;
+    int rc = open_all(&kv, s->path, 0, &names, &n, &cfs), have_docs = 0, have_sketch = 0;
     char docs[32];
     for (size_t i = 0; rc == ND_OK && i < n; i++)
         if (cmp_family_fixed(names[i]) == ST_CF_META)
@@ -383,12 +395,21 @@ static int refamily(repair_state *s)
             kv_family_free(c);
         }
         have_docs |= strcmp(f, docs) == 0;
+        have_sketch |= cmp_family_fixed(f) == ST_CF_SKETCH;
     }
-    for (size_t j = 0; j < n; j++) have_docs |= strcmp(names[j], docs) == 0;
-    for (size_t i = 0; rc == ND_OK && have_docs && i < s->n; i++)
-        if (s->v[i].docs && s->v[i].held && !s->v[i].family &&
-            !(s->v[i].family = strdup(docs)))
+    for (size_t j = 0; j < n; j++) {
+        have_docs |= strcmp(names[j], docs) == 0;
+        have_sketch |= cmp_family_fixed(names[j]) == ST_CF_SKETCH;
+    }
+    for (size_t i = 0; rc == ND_OK && i < s->n; i++) {
+        repair_file *r = &s->v[i];
+        const char *name = r->shape == ST_CF_DOCS && have_docs ? docs
+                           : r->shape == ST_CF_SKETCH && have_sketch
+                               ? cmp_family_fixed_name(ST_CF_SKETCH)
+                               : NULL;
+        if (name && r->held && !r->family && !(r->family = strdup(name)))
             rc = nd_err_set(ND_ENOMEM, "repair: out of memory");
+    }
     close_all(kv, names, n, cfs);
     return rc;
 }

@@ -376,9 +376,9 @@ int st_open(st_store **out, const char *path, const st_open_opts *o)
     if ((rc = store_open(&ws, path, &w)) == ND_OK) rc = st_close(ws);
     if (rc == ND_OK) rc = store_open(out, path, o);
     if (rc == 1 || rc == ND_EBUSY)
-        return nd_err_set(ND_EBUSY, "database %s: an expiry is finishing in the process that "
-                                    "writes it; open it again when that is done", path);
-    return rc < 0 ? nd_err_wrap(rc, "database %s: finishing an interrupted expiry", path) : rc;
+        return nd_err_set(ND_EBUSY, "database %s: an expiry or a load is finishing in the "
+                                    "process that writes it; open it again when that is done", path);
+    return rc < 0 ? nd_err_wrap(rc, "database %s: finishing an interrupted expiry or load", path) : rc;
 }
 
 /* st_open; 1 when read-only and an expiry's deletions are not all in. */
@@ -471,8 +471,8 @@ int st_store_writable(const st_store *s)
 {
     ND_RETURN_IF(s->readonly, ND_EREADONLY, "database %s is open read-only", s->path);
     ND_RETURN_IF(atomic_load(&s->carry_unapplied), ND_EIO,
-                 "database %s: an expiry's deletions are not all applied; close and open it "
-                 "again to apply them before another write", s->path);
+                 "database %s: a new generation's carried files are not all applied; close "
+                 "and open it again to apply them before another write", s->path);
     return ND_OK;
 }
 

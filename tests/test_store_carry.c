@@ -319,10 +319,15 @@ static void test_carry_fixed(void **state)
     }
     assert_int_equal(st_write(s, b, 1), ND_OK);
     st_batch_free(b);
-    /* Written: a plain regen refuses them. */
+    /* A plain regen not switched to leaves them as they are. */
     assert_int_equal(st_regen_new(&g, s), ND_OK);
-    assert_int_equal(st_regen_begin(g, ST_CF_BAND), ND_EINVAL);
+    assert_int_equal(st_regen_begin(g, ST_CF_BAND), ND_OK);
+    assert_int_equal(st_regen_put(g, "\x0b\0\0\0\x01zz", 7, "", 0), ND_OK);
+    assert_int_equal(st_regen_end(g), ND_OK);
+    assert_true(file_exists(path, "carried-band.sst"));
     st_regen_free(g);
+    assert_false(file_exists(path, "carried-band.sst"));
+    assert_int_equal(family_keys(s, ST_CF_BAND, NULL), NKEYS);
     assert_int_equal(st_regen_new_carried(&g, s), ND_OK);
     for (int cf = ST_CF_DOCS; cf < ST_CF_TABLE(TABLES); cf++) { /* nothing: no files */
         assert_int_equal(st_regen_begin(g, cf), ND_OK);
@@ -362,12 +367,101 @@ static void test_carry_fixed(void **state)
     assert_int_equal(st_close(s), ND_OK);
 }
 
+/* A plain generation's (a bulk load's) puts into the sketch and band
+ * families: laid over the families' entries by its switch, or after a
+ * crash right after the switch's write by the next open. With crash, a
+ * child writes the switch's records itself and stops without a word. */
+static void load_case(const char *path, int crash)
+{
+    char k[16], bk[24];
+    st_open_opts o = {.create = 1, .ntables = TABLES, .resemblance = 1};
+    st_store *s;
+    st_batch *b;
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_int_equal(st_batch_new_plain(&b, s), ND_OK);
+    for (unsigned i = 0; i < NKEYS; i += 2) { /* the even keys stored */
+        doc_key(k, i);
+        assert_int_equal(st_batch_put(b, ST_CF_SKETCH, k, strlen(k), "old", 3), ND_OK);
+    }
+    assert_int_equal(st_write(s, b, 1), ND_OK);
+    st_batch_free(b);
+    assert_int_equal(st_close(s), ND_OK);
+    o.create = 0;
+    pid_t pid = crash ? fork() : 0;
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int ok = st_open(&s, path, &o) == ND_OK;
+        st_regen *g = NULL;
+        ok = ok && st_regen_new(&g, s) == ND_OK;
+        for (int cf = ST_CF_DOCS; ok && cf < ST_CF_TABLE(TABLES); cf++)
+            ok = st_regen_begin(g, cf) == ND_OK && st_regen_end(g) == ND_OK;
+        ok = ok && st_regen_begin(g, ST_CF_SKETCH) == ND_OK;
+        for (unsigned i = 1; ok && i < NKEYS; i += 2) { /* the odd ones loaded */
+            doc_key(k, i);
+            ok = st_regen_put(g, k, strlen(k), "new", 3) == ND_OK;
+        }
+        ok = ok && st_regen_end(g) == ND_OK && st_regen_begin(g, ST_CF_BAND) == ND_OK;
+        for (unsigned i = 1; ok && i < NKEYS; i += 2) {
+            doc_key(k, i);
+            memcpy(bk, "\x03\0\0\0\x07", 5);
+            memcpy(bk + 5, k, strlen(k));
+            ok = st_regen_put(g, bk, 5 + strlen(k), "", 0) == ND_OK;
+        }
+        ok = ok && st_regen_end(g) == ND_OK && st_batch_new_plain(&b, s) == ND_OK;
+        if (crash) {
+            _exit(ok && file_exists(path, "carried-sketch.sst") &&
+                          st_batch_put(b, ST_CF_META, "st.gen", 6, "1", 1) == ND_OK &&
+                          st_batch_put(b, ST_CF_META, "st.carry", 8, "12", 2) == ND_OK &&
+                          st_write(s, b, 1) == ND_OK
+                      ? 0
+                      : 1);
+        }
+        assert_true(ok);
+        assert_int_equal(family_keys(s, ST_CF_SKETCH, NULL), (NKEYS + 1) / 2);
+        assert_int_equal(family_keys(s, ST_CF_BAND, NULL), 0); /* not before the switch */
+        assert_int_equal(st_batch_set_regen(b, g), ND_OK);
+        assert_int_equal(st_write(s, b, 1), ND_OK);
+        st_batch_free(b);
+        st_regen_free(g);
+        assert_int_equal(st_close(s), ND_OK);
+    } else {
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(st_open(&s, path, &o), ND_OK);
+    assert_null(meta(s, "st.carry"));
+    assert_false(file_exists(path, "carried-sketch.sst") || file_exists(path, "carried-band.sst"));
+    assert_int_equal(family_keys(s, ST_CF_SKETCH, NULL), NKEYS);
+    assert_int_equal(family_keys(s, ST_CF_BAND, NULL), NKEYS / 2);
+    for (unsigned i = 0; i < NKEYS; i++) {
+        char *v = NULL;
+        size_t vlen;
+        doc_key(k, i);
+        assert_int_equal(st_get(s, ST_CF_SKETCH, k, strlen(k), &v, &vlen), ND_OK);
+        assert_memory_equal(v, i % 2 ? "new" : "old", 3);
+        free(v);
+    }
+    assert_int_equal(st_close(s), ND_OK);
+}
+
+static void test_carry_load(void **state)
+{
+    db_fixture *fx = *state;
+    char path[200];
+    snprintf(path, sizeof path, "%s-switch", fx->path);
+    load_case(path, 0);
+    snprintf(path, sizeof path, "%s-crash", fx->path);
+    load_case(path, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         DB_FIXTURE_TEST(test_carry_switch),
         DB_FIXTURE_TEST(test_carry_crash),
         DB_FIXTURE_TEST(test_carry_fixed),
+        DB_FIXTURE_TEST(test_carry_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
