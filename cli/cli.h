@@ -93,9 +93,8 @@ int cli_long_call_step(const nd_progress *np, void *payload);
  * (cli_fail_nd; a usage code becomes CLI_EXIT_DB); else CLI_EXIT_OK. */
 int cli_long_call_end(cli_progress *p, int nrc, const char *verb, const char *path);
 /* What an interrupted bulk load (VERB: "import", "shard import") kept, on
- * stderr: the imported documents a resemblance store was written as it
- * read (as_read), or nothing. */
-void cli_load_interrupted(const char *verb, uint64_t imported, int as_read);
+ * stderr: nothing. */
+void cli_load_interrupted(const char *verb);
 /* A signal came while the load's commit ran: it finished. */
 void cli_load_late_signal(const char *verb);
 

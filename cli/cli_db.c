@@ -130,14 +130,9 @@ int cli_long_call_end(cli_progress *p, int nrc, const char *verb, const char *pa
     return CLI_EXIT_OK;
 }
 
-void cli_load_interrupted(const char *verb, uint64_t imported, int as_read)
+void cli_load_interrupted(const char *verb)
 {
-    if (as_read && imported)
-        fprintf(stderr, "neardup: %s: interrupted; %llu %s imported before it (a "
-                        "resemblance store is written as it is read)\n",
-                verb, (unsigned long long)imported, cli_plural(imported, "document", "documents"));
-    else
-        fprintf(stderr, "neardup: %s: interrupted; nothing imported\n", verb);
+    fprintf(stderr, "neardup: %s: interrupted; nothing imported\n", verb);
 }
 
 void cli_load_late_signal(const char *verb)

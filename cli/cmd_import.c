@@ -16,11 +16,9 @@
  * loader's commit has begun it runs to its end: the import is then
  * complete.
  *
- * Into a resemblance store the loader writes each piece it is given at
- * once, in atomic groups of ND_DB_IMPORT_GROUP documents with their
- * sketches and band keys (neardup.h, nd_loader): the reader hands it one
- * group at a time, and whatever was handed over before a bad record or an
- * interrupt stays imported and is counted.
+ * Into a resemblance store texts are signed as they are read (fingerprint
+ * and sketch) and the loader writes them as into any store, sketches and
+ * band keys with the documents, once (neardup.h, nd_loader).
  */
 #include "cli.h"
 #include "cli_docs.h"
@@ -39,9 +37,9 @@ static const char usage[] =
     "`batch --add` to keep near-duplicates out). A key already stored is\n"
     "replaced; with repeated keys the last one wins. Into a store created with\n"
     "--min-resemblance: texts only (each signed: fingerprint and sketch; not\n"
-    "--format dump or fp), written as read in atomic groups of 4096 documents\n"
-    "through the online path, so a bad record, an interrupt or a crash keeps\n"
-    "the groups written before it (the summary counts them).\n"
+    "--format dump or fp), stored with their sketches in the same one write\n"
+    "(with --steps: each step's, through the online path in atomic groups of\n"
+    "4096 documents).\n"
     "  --format   fp, jsonl, tsv as in `add`; files: each file (or\n"
     "             every file under a directory) is a document, key = its path;\n"
     "             warc: WARC or WARC.gz response/conversion records, key =\n"
@@ -51,7 +49,8 @@ static const char usage[] =
     CLI_FIELD_HELP
     "  --chunk N  documents sorted in memory at a time (default 8M; about\n"
     "             220 bytes each plus twice the key: one chunk is written\n"
-    "             while the next fills); with --steps, documents per step\n"
+    "             while the next fills; in a resemblance store default 1M,\n"
+    "             about 400 bytes each); with --steps, documents per step\n"
     "             (default: 1M, growing with the store to half its size, at\n"
     "             most 8M)\n"
     "  --steps    write each chunk as its own atomic step (each rewrites the\n"
@@ -161,10 +160,8 @@ int cmd_import(int argc, char **argv)
     rc = cli_open_db(&c.db, path, flags | ND_DB_NO_BACKGROUND);
     if (rc) return rc;
     nd_db_fp_options(&fo, c.db);
-    /* A resemblance store: texts signed, and the loader writes what it is
-     * given at once (groups of ND_DB_IMPORT_GROUP): hand it groups. */
-    int groups = nd_db_min_resemblance(c.db) > 0;
-    if (groups) ro.sign_db = c.db;
+    /* A resemblance store: texts signed (fingerprint and sketch). */
+    if (nd_db_min_resemblance(c.db) > 0) ro.sign_db = c.db;
     ro.fo = &fo;
     ro.progress = &prog;
     if (steps) nd_db_set_progress(c.db, step_stop, NULL);
@@ -176,7 +173,7 @@ int cmd_import(int argc, char **argv)
             return rc;
         }
         /* The reader hands over pieces; the loader sorts whole chunks. */
-        ro.chunk = groups ? ND_DB_IMPORT_GROUP : cli_load_piece(load_chunk);
+        ro.chunk = cli_load_piece(load_chunk);
         c.auto_chunk = 0;
     }
     cli_progress_start(&prog, "import", cli_inputs_size(inputs, ninputs));
@@ -192,16 +189,16 @@ int cmd_import(int argc, char **argv)
         else c.steps = 1;
         late_signal = cli_interrupted();
     }
-    if (c.loader && rc != CLI_EXIT_OK && !groups) c.imported = 0;
+    if (c.loader && rc != CLI_EXIT_OK) c.imported = 0;
     nd_loader_free(c.loader); /* removes the temporary files */
     double secs = cli_progress_end(&prog);
     if (rc == CLI_EXIT_INTERRUPTED) {
-        if (steps && !groups && c.imported)
+        if (steps && c.imported)
             fprintf(stderr, "neardup: import: interrupted; %llu %s imported in %llu %s before it\n",
                     (unsigned long long)c.imported, cli_plural(c.imported, "document", "documents"),
                     (unsigned long long)c.steps, cli_plural(c.steps, "step", "steps"));
         else
-            cli_load_interrupted("import", c.imported, groups);
+            cli_load_interrupted("import");
         cli_docs_dispose(&docs);
         cli_close_db(c.db, path);
         return rc;

@@ -86,8 +86,7 @@ static const char usage[] =
     "          near-duplicate check (as `neardup import`: texts fingerprinted\n"
     "          with the store's configuration, a key already stored replaced,\n"
     "          with repeated keys the last one wins; resemblance shards need\n"
-    "          texts, which are signed, and are written as they are read, in\n"
-    "          atomic groups: a bad record keeps what was written before it);\n"
+    "          texts, which are signed, their sketches stored with them);\n"
     "          --format, --id-field, --text-field, --html-field as for\n"
     "          `neardup import`, and without --format an input's format is\n"
     "          inferred as there (a directory: files; else its first line,\n"
@@ -558,7 +557,6 @@ static int shard_import(int argc, char **argv)
     nd_db_fp_options(&fo, nd_shards_db(l.sh, 0));
     char **inputs = argv + optind + 1;
     int ninputs = argc - optind - 1;
-    int groups = nd_db_min_resemblance(nd_shards_db(l.sh, 0)) > 0;
     cli_signals_defer(); /* the loaders' files must go with them */
     rc = load_start(&l, a.chunk, cli_inputs_size(inputs, ninputs), 0);
     if (rc == CLI_EXIT_OK) {
@@ -568,7 +566,7 @@ static int shard_import(int argc, char **argv)
                             .time = a.time,
                             .chunk = cli_load_piece(nd_shards_loader_chunk(l.loader)),
                             .progress = &l.prog};
-        if (groups) ro.sign_db = nd_shards_db(l.sh, 0);
+        if (nd_db_min_resemblance(nd_shards_db(l.sh, 0)) > 0) ro.sign_db = nd_shards_db(l.sh, 0);
         rc = cli_read_docs(&docs, inputs, ninputs, &ro, import_piece, &l, &read, &bad);
     }
     if (rc == CLI_EXIT_OK && cli_interrupted()) rc = CLI_EXIT_INTERRUPTED;
@@ -578,7 +576,7 @@ static int shard_import(int argc, char **argv)
         late_signal = cli_interrupted();
     }
     load_free(&l); /* clears the progress line before the summary */
-    if (rc == CLI_EXIT_INTERRUPTED) cli_load_interrupted("shard import", l.seen, groups);
+    if (rc == CLI_EXIT_INTERRUPTED) cli_load_interrupted("shard import");
     if (late_signal) cli_load_late_signal("shard import");
     if (rc == CLI_EXIT_OK && a.json) {
         printf("{\"path\":");

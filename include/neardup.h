@@ -916,16 +916,25 @@ int nd_db_foreach_expired(nd_db *db, int64_t before,
  *  nd_loader_add holds the writer lock while it replaces stored keys;
  *  nd_loader_finish holds it throughout. Other writers and readers run
  *  meanwhile. A loader is used by one thread at a time.
- *  In a resemblance store (every document with a sketch, else ND_EINVAL)
- *  a loader and nd_db_import write through the online path instead, in
- *  groups of ND_DB_IMPORT_GROUP documents, each group one atomic write
- *  of documents, sketches and band keys: a crash keeps the groups
- *  written, not none of the load. */
+ *  In a resemblance store every document needs a sketch (else ND_EINVAL);
+ *  the loader keeps it with the document and writes the sketches and
+ *  band keys of the documents new to the store with them, visible by the
+ *  same one write (a crash before it keeps none); its chunks are
+ *  ND_LOADER_SKETCH_CHUNK documents by default (a sketch adds about 180 bytes a document in
+ *  memory and 400 on the temporary disk), and a load that never fills a
+ *  chunk is spilled too. nd_db_import into a resemblance store writes
+ *  through the online path instead, in groups of ND_DB_IMPORT_GROUP
+ *  documents, each group one atomic write of documents, sketches and
+ *  band keys: a crash keeps the groups written, not none of the call. */
 #define ND_DB_IMPORT_GROUP 4096u
+/** A resemblance store's default loader chunk: two chunks and the spill's
+ *  sort of one band at a time take about 0.6 GB with 8-byte keys. */
+#define ND_LOADER_SKETCH_CHUNK (1u << 20)
 typedef struct nd_loader nd_loader;
 
 /** Start a load into db.
  *  @param chunk_docs  documents per chunk; 0: nd_db_import_step's largest
+ *                     (in a resemblance store ND_LOADER_SKETCH_CHUNK)
  *  @return ND_OK; ND_EREADONLY; ND_EIO (the temporary directory); ND_ENOMEM. */
 int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs);
 
@@ -943,7 +952,7 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n);
 
 /** Commit the load: make every document added visible (see nd_loader),
  *  once the files of every chunk are written. A load that never filled a
- *  chunk is one nd_db_import call. Afterwards (and after a failure) the
+ *  chunk is one nd_db_import call (in a fingerprint-only store). Afterwards (and after a failure) the
  *  loader only accepts nd_loader_free.
  *  @param out_new  documents new to the store (may be NULL)
  *  @return ND_OK; ND_EINVAL (finished twice); ND_EIO; ND_ENOSPC; ND_ENOMEM;

@@ -11,10 +11,11 @@
  * a new generation in one pass per family, each a k-way merge of the
  * chunks' files with the family as stored (load_commit.c).
  *
- * A resemblance store's loader spills nothing: nd_loader_add writes its
- * documents through transactions of ND_DB_IMPORT_GROUP (db_similar.c),
- * with their sketches and band entries, and the commit has nothing left
- * to do.
+ * A resemblance store's chunk holds each document's sketch too; its
+ * spill adds the new documents' sketches and band entries
+ * (load_sketches.c), which the commit merges into files laid over the
+ * sketch and band families by its switch. Its chunks are smaller by
+ * default (ND_LOADER_SKETCH_CHUNK): a sketch is 176 bytes a document.
  *
  * Invariants: at most one chunk is being written while the next fills;
  * the replacements of a spill and the commit run under db_exclusive_lock
@@ -30,10 +31,10 @@
 #include "db_fold.h"
 #include "db_import.h"
 #include "db_load_dirs.h"
-#include "db_similar.h"
 #include "load_commit.h"
 #include "load_files.h"
 #include "load_internal.h"
+#include "load_sketches.h"
 #include "load_spill.h"
 #include "nd_error.h"
 #include "nd_task.h"
@@ -50,7 +51,9 @@ int nd_loader_new(nd_loader **out, nd_db *db, size_t chunk_docs)
     nd_loader *l = calloc(1, sizeof *l);
     ND_RETURN_IF(!l, ND_ENOMEM, "nd_loader_new: out of memory");
     l->db = db;
-    l->chunk_docs = chunk_docs ? chunk_docs : nd_db_import_step(UINT64_MAX);
+    l->chunk_docs = chunk_docs                ? chunk_docs
+                    : db->min_resemblance > 0 ? ND_LOADER_SKETCH_CHUNK
+                                              : nd_db_import_step(UINT64_MAX);
     if (l->chunk_docs > UINT32_MAX) l->chunk_docs = UINT32_MAX; /* sort_item's index */
     int rc = db_load_dir_create(db, &l->dir);
     if (rc < 0) {
@@ -69,6 +72,11 @@ static int reserve_doc(const nd_loader *l, load_chunk *c)
     nd_doc *d = realloc(c->docs, cap * sizeof *d);
     ND_RETURN_IF(!d, ND_ENOMEM, "load: out of memory for %zu documents", cap);
     c->docs = d;
+    if (l->db->min_resemblance > 0) {
+        nd_sketch *sk = realloc(c->sk, cap * sizeof *sk);
+        ND_RETURN_IF(!sk, ND_ENOMEM, "load: out of memory for %zu sketches", cap);
+        c->sk = sk;
+    }
     size_t *k = realloc(c->koff, cap * sizeof *k);
     ND_RETURN_IF(!k, ND_ENOMEM, "load: out of memory for %zu documents", cap);
     c->koff = k;
@@ -76,11 +84,14 @@ static int reserve_doc(const nd_loader *l, load_chunk *c)
     return ND_OK;
 }
 
-/* Point the chunk's documents at their keys (the arena no longer moves
- * until the chunk is emptied). */
+/* Point the chunk's documents at their keys and sketches (the arena no
+ * longer moves until the chunk is emptied). */
 static void point_keys(load_chunk *c)
 {
-    for (size_t i = 0; i < c->n; i++) c->docs[i].key = c->arena + c->koff[i];
+    for (size_t i = 0; i < c->n; i++) {
+        c->docs[i].key = c->arena + c->koff[i];
+        c->docs[i].sketch = c->sk ? &c->sk[i] : NULL;
+    }
 }
 
 /* Empty the chunk for filling again, keeping its buffers. */
@@ -98,6 +109,7 @@ static void chunk_dispose(load_chunk *c)
 {
     chunk_clear(c);
     free(c->docs);
+    free(c->sk);
     free(c->koff);
     free(c->arena);
 }
@@ -218,10 +230,11 @@ static int spill_rev_task(void *arg)
     return spill_family(l, &l->out, l->out.fresh, l->out.nfresh, 1, NULL);
 }
 
-/* The writer task: chunk out's files, its three parts (docs; rev, which
- * sorts the chunk by fingerprint and visits it in that order; the tables)
- * on threads of their own, each writing files of its own. For 8M
- * documents and 10 tables they take about 1.2, 2.3 and 1.5 s. */
+/* The writer task: chunk out's files, its three parts (docs, and in a
+ * resemblance store the sketches and band entries; rev, which sorts the
+ * chunk by fingerprint and visits it in that order; the tables) on
+ * threads of their own, each writing files of its own. For 8M documents
+ * and 10 tables they take about 1.2, 2.3 and 1.5 s. */
 static int write_chunk(void *arg)
 {
     nd_loader *l = arg;
@@ -229,7 +242,9 @@ static int write_chunk(void *arg)
     int parallel = db_threads(l->db) > 1;
     nd_task_start(&tables, spill_tables_task, l, parallel);
     nd_task_start(&rev, spill_rev_task, l, parallel);
-    int rc = nd_task_wait(&rev, spill_docs(l, &l->out));
+    int rc = spill_docs(l, &l->out);
+    if (rc == ND_OK && l->db->min_resemblance > 0) rc = load_spill_sketches(l, &l->out);
+    rc = nd_task_wait(&rev, rc);
     return nd_task_wait(&tables, rc);
 }
 
@@ -279,14 +294,7 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n)
     ND_RETURN_IF(l->state != LOADER_OPEN, ND_EINVAL,
                  "nd_loader_add: the loader was committed or failed");
     ND_FORWARD(db_check_docs(docs, n));
-    if (l->db->min_resemblance > 0) { /* no chunks: groups of transactions */
-        ND_FORWARD(db_check_sketches(l->db, docs, n, "nd_loader_add"));
-        uint64_t added = 0;
-        int rc = db_similar_import(l->db, docs, n, &added);
-        l->added += added;
-        if (rc < 0) l->state = LOADER_DONE;
-        return rc;
-    }
+    ND_FORWARD(db_check_sketches(l->db, docs, n, "nd_loader_add"));
     for (size_t i = 0; i < n; i++) {
         load_chunk *c = &l->fill; /* spill_chunk swaps it */
         int rc = reserve_doc(l, c);
@@ -294,6 +302,7 @@ int nd_loader_add(nd_loader *l, const nd_doc *docs, size_t n)
         if (rc == ND_OK) {
             c->docs[c->n] = docs[i];
             c->docs[c->n].key = NULL;
+            if (c->sk) c->sk[c->n] = *docs[i].sketch;
             c->koff[c->n++] = c->alen;
             memcpy(c->arena + c->alen, docs[i].key, docs[i].key_len);
             c->alen += docs[i].key_len;
@@ -316,12 +325,11 @@ int nd_loader_finish(uint64_t *out_new, nd_loader *l)
     int rc = ND_OK;
     if (out_new) *out_new = 0;
     l->state = LOADER_DONE;
-    if (db->min_resemblance > 0) { /* written by nd_loader_add already */
-        if (out_new) *out_new = l->added;
-        return ND_OK;
-    }
     rc = writer_wait(l);
-    if (rc == ND_OK && l->nchunks && l->fill.n) rc = spill_chunk(l);
+    /* a resemblance store's sketches have no in-memory import: its last
+     * chunk spills even when it is the first */
+    int spill_last = l->nchunks || db->min_resemblance > 0;
+    if (rc == ND_OK && spill_last && l->fill.n) rc = spill_chunk(l);
     if (rc == ND_OK) rc = writer_wait(l);
     if (rc == ND_OK) {
         load_chunk *c = &l->fill; /* a load that never filled a chunk */

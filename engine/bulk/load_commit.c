@@ -14,6 +14,10 @@
  *      table may hold it).
  *   3. every table: the chunks' values without the dead ones, merged into
  *      the stored runs (values already stored are skipped).
+ *   4. in a resemblance store, the sketches and band entries of the
+ *      documents docs wrote (load_sketches.c), as files the switch lays
+ *      over those families; the band filter learns their prefixes first
+ *      and does not grow until they are in.
  * One atomic write switches to the generation with the new counters;
  * then the late documents go through the replacement path. Skipped
  * entries are few in a normal load (a key repeated in a later chunk);
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_bands.h"
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_import.h"
@@ -39,6 +44,7 @@
 #include "load_commit.h"
 #include "load_files.h"
 #include "load_internal.h"
+#include "load_sketches.h"
 #include "load_spill.h"
 #include "nd_bytes.h"
 #include "nd_endian.h"
@@ -139,12 +145,15 @@ typedef struct skip_ent {
     size_t off, len, src;
 } skip_ent;
 
-/* A document whose key the store held by the commit. */
+/* A document whose key the store held by the commit: its chunk, and in
+ * a resemblance store its sketch (from the sketch pass). */
 typedef struct late_ent {
-    size_t off, len;
+    size_t off, len, src;
     uint64_t fp;
     double score;
     int64_t time;
+    int has_sketch;
+    nd_sketch sketch;
 } late_ent;
 
 typedef struct commit_ctx {
@@ -156,6 +165,7 @@ typedef struct commit_ctx {
     size_t alen, acap;
     skip_ent *skip;
     size_t nskip, skip_cap, skip_at;
+    size_t *by_doc;       /* skip's indices by document key, then chunk */
     late_ent *late;
     size_t nlate, late_cap;
     /* rev walk: the fingerprint at hand, whether one of its entries was
@@ -235,6 +245,8 @@ static int docs_clash(void *payload, const void *key, size_t klen, const void *v
     late_ent *e = &c->late[c->nlate];
     ND_FORWARD(arena_put(c, key, klen, &e->off));
     e->len = klen;
+    e->src = c->cur_src;
+    e->has_sketch = 0;
     ND_FORWARD(db_doc_decode(val, vlen, &e->fp, &e->score, &e->time));
     c->nlate++;
     return ND_OK;
@@ -414,6 +426,7 @@ static void commit_dispose(commit_ctx *c)
     grouper_dispose(&c->gr);
     free(c->arena);
     free(c->skip);
+    free(c->by_doc);
     free(c->late);
     st_u64s_dispose(&c->dead);
 }
@@ -478,6 +491,12 @@ static int replace_late(commit_ctx *c)
         for (size_t i = 0; i < n; i++) {
             const late_ent *e = &c->late[at + i];
             docs[i] = (nd_doc){c->arena + e->off, e->len, e->fp, e->score, e->time};
+            if (c->l->db->min_resemblance > 0) {
+                if (!e->has_sketch)
+                    ND_FAIL(ND_ECORRUPT, "load: no sketch spilled for document '%.*s'",
+                            (int)(e->len > 80 ? 80 : e->len), c->arena + e->off);
+                docs[i].sketch = &e->sketch;
+            }
             idx[i] = i;
         }
         ND_TRY(db_import_replace(c->l->db, docs, idx, n));
@@ -488,6 +507,82 @@ cleanup:
     return rc;
 }
 
+/* ---- a resemblance store's sketches and band entries -------------------- */
+
+static _Thread_local const commit_ctx *by_doc_ctx;
+
+static const char *skip_doc(const commit_ctx *c, size_t i, size_t *len)
+{
+    const skip_ent *e = &c->skip[i];
+    *len = e->len - 8; /* a rev key: BE64 fingerprint || document key */
+    return c->arena + e->off + 8;
+}
+
+static int by_doc_cmp(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y, ilen, jlen;
+    const char *a = skip_doc(by_doc_ctx, i, &ilen), *b = skip_doc(by_doc_ctx, j, &jlen);
+    return skip_cmp_key(a, ilen, by_doc_ctx->skip[i].src, b, jlen, by_doc_ctx->skip[j].src);
+}
+
+/* Is chunk src's document of key among those docs left out? */
+static int doc_left_out(const commit_ctx *c, const char *key, size_t klen, size_t src)
+{
+    size_t lo = 0, hi = c->nskip;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, mlen;
+        const char *m = skip_doc(c, c->by_doc[mid], &mlen);
+        int r = skip_cmp_key(m, mlen, c->skip[c->by_doc[mid]].src, key, klen, src);
+        if (r == 0) return 1;
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* The late document of key from chunk src, or NULL (late is in key order:
+ * docs found them in its order). */
+static late_ent *late_of(commit_ctx *c, const char *key, size_t klen, size_t src)
+{
+    size_t lo = 0, hi = c->nlate;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        late_ent *e = &c->late[mid];
+        int r = nd_bytes_cmp(c->arena + e->off, e->len, key, klen);
+        if (r == 0) return e->src == src ? e : NULL;
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* load_keep_fn: written unless docs left it out; a late document's
+ * sketch is kept for its replacement after the switch. */
+static int sketch_keep(void *payload, const char *key, size_t klen, size_t src,
+                       const char *sketch_val, size_t vlen)
+{
+    commit_ctx *c = payload;
+    if (!doc_left_out(c, key, klen, src)) return 1;
+    late_ent *e = sketch_val ? late_of(c, key, klen, src) : NULL;
+    if (e) {
+        ND_FORWARD(db_sketch_decode(sketch_val, vlen, &e->sketch));
+        e->has_sketch = 1;
+    }
+    return 0;
+}
+
+static int commit_sketches(commit_ctx *c, st_regen *g)
+{
+    if (c->nskip) {
+        c->by_doc = malloc(c->nskip * sizeof *c->by_doc);
+        ND_RETURN_IF(!c->by_doc, ND_ENOMEM, "load: out of memory");
+        for (size_t i = 0; i < c->nskip; i++) c->by_doc[i] = i;
+        by_doc_ctx = c;
+        qsort(c->by_doc, c->nskip, sizeof *c->by_doc, by_doc_cmp);
+    }
+    return load_commit_sketches(c->l, g, sketch_keep, c);
+}
+
 /* The commit of a load that spilled (fold.mu and write.mu held). */
 int load_commit_locked(nd_loader *l, uint64_t *out_new)
 {
@@ -496,11 +591,16 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
     st_regen *g = NULL;
     db_txn t = {0};
     uint64_t added = 0;
-    int rc;
+    int noting = 0, rc;
     ND_TRY(db_fold_locked(db));
     ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(commit_docs_rev(&c, g));
     ND_TRY(commit_tables(&c, g, &added));
+    if (db->min_resemblance > 0) {
+        db_bands_load_begin(db);
+        noting = 1;
+        ND_TRY(commit_sketches(&c, g));
+    }
     ND_TRY(db_txn_begin(&t, db, DB_TXN_HELD | DB_TXN_PLAIN));
     ND_TRY(st_batch_set_regen(t.b, g));
     db_txn_count(&t, c.ndocs_new, added);
@@ -510,6 +610,7 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
 cleanup:
     rc = db_txn_end(&t, rc);
     st_regen_free(g);
+    if (noting) db_bands_load_end(db); /* the band file in, or dropped */
     commit_dispose(&c);
     return rc;
 }

@@ -19,6 +19,7 @@
  * holds the documents new to the store and rep those it replaced. */
 typedef struct load_chunk {
     nd_doc *docs;
+    nd_sketch *sk; /* a resemblance store's: docs[i]'s sketch, once full */
     size_t *koff;
     size_t n, dcap;
     char *arena;
@@ -36,7 +37,6 @@ struct nd_loader {
     load_chunk out;  /* the chunk whose files the writer task writes */
     nd_task writer;
     int writing;     /* the writer was started and not waited for */
-    uint64_t added;  /* a resemblance store's: keys new to the store so far */
 };
 
 #endif /* ND_LOAD_INTERNAL_H */

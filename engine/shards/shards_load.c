@@ -3,10 +3,11 @@
  * one nd_loader per shard, each document to the loader of its key's shard.
  *
  * Every shard's loader holds a chunk in memory, so the default chunk is
- * the single loader's (nd_db_import_step's largest, 8M) shared among the
- * shards: about 8M documents in memory in all, more only above 80 shards,
- * where the floor of 100000 a shard keeps each commit's merge to a few
- * files.
+ * the single loader's (nd_db_import_step's largest, 8M; of resemblance
+ * shards ND_LOADER_SKETCH_CHUNK) shared among the shards: about that
+ * many documents in memory in all, more only above 80 shards (10 of
+ * resemblance shards), where the floor of 100000 a shard keeps each
+ * commit's merge to a few files.
  */
 #include <stdlib.h>
 
@@ -48,7 +49,9 @@ int nd_shards_loader_new(nd_shards_loader **out, nd_shards *s, size_t chunk_docs
     if (chunk_docs) {
         l->chunk = chunk_docs;
     } else {
-        size_t share = nd_db_import_step(UINT64_MAX) / info.shards;
+        size_t whole = nd_db_min_resemblance(nd_shards_db(s, 0)) > 0 ? ND_LOADER_SKETCH_CHUNK
+                                                                     : nd_db_import_step(UINT64_MAX);
+        size_t share = whole / info.shards;
         l->chunk = share > SHARD_CHUNK_MIN ? share : SHARD_CHUNK_MIN;
     }
     l->loaders = calloc(info.shards, sizeof *l->loaders);

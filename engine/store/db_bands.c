@@ -340,6 +340,12 @@ static void grow_filter(nd_db *db)
     unsigned l = db_band_filter_grow_to(&m->filter);
     if (!l || db_band_filter_init(&next, l) != ND_OK || !next.words) return;
     pthread_mutex_lock(&m->filter_mu);
+    if (m->loads) { /* after the load's file is in (db_bands_load_end) */
+        m->grow_deferred = 1;
+        pthread_mutex_unlock(&m->filter_mu);
+        db_band_filter_free(&next);
+        return;
+    }
     m->next = next;
     atomic_store(&m->growing, 1);
     pthread_mutex_unlock(&m->filter_mu);
@@ -452,6 +458,44 @@ int db_bands_flush_now(nd_db *db)
     int rc = db_bands_flush(db);
     db_write_unlock(db);
     return rc;
+}
+
+/* ---- a bulk load's file ------------------------------------------------- */
+
+void db_bands_load_begin(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m) return;
+    pthread_mutex_lock(&m->filter_mu);
+    m->loads++;
+    pthread_mutex_unlock(&m->filter_mu);
+}
+
+void db_bands_load_note(nd_db *db, const uint64_t *prefixes, size_t n)
+{
+    db_bands *m = db->bands;
+    if (!m || !m->filter.words) return;
+    pthread_mutex_lock(&m->filter_mu);
+    int growing = atomic_load(&m->growing); /* begun before the load */
+    for (size_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(prefixes[i] >> 32);
+        uint32_t bkey = (uint32_t)prefixes[i];
+        db_band_filter_add(&m->filter, b, bkey);
+        if (growing) db_band_filter_add(&m->next, b, bkey);
+    }
+    pthread_mutex_unlock(&m->filter_mu);
+}
+
+void db_bands_load_end(nd_db *db)
+{
+    db_bands *m = db->bands;
+    if (!m) return;
+    pthread_mutex_lock(&m->filter_mu);
+    int grow = --m->loads == 0 && (m->grow_deferred || (m->filter.words &&
+                                                         db_band_filter_grow_to(&m->filter)));
+    if (m->loads == 0) m->grow_deferred = 0;
+    pthread_mutex_unlock(&m->filter_mu);
+    if (grow) kick(m, &m->grow_pending);
 }
 
 /* ---- a transaction's write ---------------------------------------------- */

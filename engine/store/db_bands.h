@@ -63,6 +63,18 @@ void db_band_ops_dispose(db_band_ops *ops);
 int db_bands_flush(nd_db *db);
 int db_bands_flush_now(nd_db *db);
 
+/* A bulk load's band entries, written as a file that its generation's
+ * switch lays over the family (not through the memory). Between
+ * db_bands_load_begin and db_bands_load_end (once the file is in, or
+ * dropped) no growth of the filter starts: its walk would miss the
+ * file's entries; one asked for meanwhile starts at the end.
+ * db_bands_load_note sets the filter's bits of n prefixes (band << 32 |
+ * band key), before the file is ingested, as the filter's rule asks.
+ * No-ops in a fingerprint-only store. */
+void db_bands_load_begin(nd_db *db);
+void db_bands_load_note(nd_db *db, const uint64_t *prefixes, size_t n);
+void db_bands_load_end(nd_db *db);
+
 /* The documents sharing a band key with sk, at most ND_DB_BAND_CANDIDATES
  * a band key (the first in key order, memory and family together),
  * appended to c with distance dist_unknown. */

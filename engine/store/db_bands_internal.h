@@ -62,6 +62,11 @@ struct db_bands {
     int scan_pending, grow_pending;
     atomic_int growing;
     pthread_mutex_t filter_mu;
+    /* Bulk loads noting the prefixes of a file not yet ingested
+     * (db_bands_load_begin): no growth starts meanwhile (its walk would
+     * miss the file), one asked for waits (grow_deferred). */
+    unsigned loads;
+    int grow_deferred;
 };
 
 static inline uint64_t ent_band(const band_ent *x) { return (uint64_t)x->band << 32 | x->bkey; }

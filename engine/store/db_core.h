@@ -62,6 +62,7 @@
  * key): the sketch version (1 byte, ND_SKETCH_VERSION), the bins
  * (ND_SKETCH_BYTES), the band keys (ND_SKETCH_BANDS x BE32): 177 bytes. */
 #define DB_SKETCH_VALUE_LEN (1 + ND_SKETCH_BYTES + 4 * ND_SKETCH_BANDS)
+_Static_assert(DB_SKETCH_VALUE_LEN == CMP_SKETCH_VALUE_LEN, "the storage layer's sketch length");
 /* A band entry's key (family "band", empty value): u8 band || BE32 band
  * key || document key. Its first DB_BAND_PREFIX_LEN bytes are what a
  * check seeks. */

@@ -363,15 +363,14 @@ class Database:
         key win; a key already stored is replaced. Returns the number of
         documents new to the store.
 
-        A fingerprint-only store commits at the end, all or nothing: an
-        interrupt (Ctrl-C is seen between groups) or a failure before the
-        commit imports nothing new (``e.committed`` 0; keys already stored
-        may have been replaced), and the temporary files go. The commit
-        itself runs to its end (a signal during it is raised after it,
-        with everything committed). A store verifying by resemblance is
-        written as the records come, in atomic groups of 4096 with their
-        sketches and band keys: an interrupt keeps ``e.committed``
-        documents. One load() of a Database at a time
+        The load commits at the end, all or nothing (in a store
+        verifying by resemblance, the sketches and band keys with the
+        documents): an interrupt (Ctrl-C is seen between groups) or a
+        failure before the commit imports nothing new (``e.committed`` 0;
+        keys already stored may have been replaced), and the temporary
+        files go. The commit itself runs to its end (a signal during it is
+        raised after it, with everything committed). One load() of a
+        Database at a time
         (InvalidArgumentError); close() during it makes it raise
         InvalidArgumentError, nothing new committed. The GIL is released
         while each group is handed over (texts signed) and for the

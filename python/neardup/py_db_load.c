@@ -8,11 +8,9 @@
  * signals, so memory stays that of a group plus the loader's chunks (see
  * nd_loader in neardup.h) whatever the input. nd_loader_finish writes the
  * store at the end, in one call that runs to its end (as the CLI's
- * commit does). Into a fingerprint-only store nothing is committed before
- * that: an interrupt or a failure imports nothing new (keys already stored
- * may have been replaced). Into a store verifying by resemblance the
- * loader writes each group at once (atomic groups of ND_DB_IMPORT_GROUP):
- * what was handed over before an interrupt stays, and is counted.
+ * commit does). Nothing is committed before that, in any store: an
+ * interrupt or a failure imports nothing new (keys already stored may
+ * have been replaced).
  *
  * One load() runs on a Database at a time. close() (from another thread,
  * or from the generator feeding the load) frees the loader between groups
@@ -72,7 +70,7 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
     nd_loader *l = NULL;
     uint64_t added = 0;
     size_t read = 0, committed = 0;
-    int rc, html = 0, online;
+    int rc, html = 0;
     char detail[160] = "";
     if (pynd_parse("load", args, nargs, kwnames, names, 1, 1, a) < 0 ||
         (a[1] && (html = PyObject_IsTrue(a[1])) < 0))
@@ -91,16 +89,13 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
     Py_BEGIN_ALLOW_THREADS
     rc = nd_loader_new(&l, self->db, 0);
     Py_END_ALLOW_THREADS
-    online = nd_db_min_resemblance(self->db) > 0;
     pynd_db_leave(self);
     if (rc < 0) {
         pynd_raise(rc);
         goto fail;
     }
     self->loader = l;
-    if (!online)
-        snprintf(detail, sizeof detail,
-                 "nothing new imported (a load into a fingerprint-only store commits at its end)");
+    snprintf(detail, sizeof detail, "nothing new imported (a load commits at its end)");
     pynd_pace_init(&pace, 1024, 1u << 17);
     for (;;) {
         while (b.n < pace.group && (item = PyIter_Next(it))) {
@@ -115,7 +110,6 @@ PyObject *pynd_db_load(pynd_db *self, PyObject *const *args, Py_ssize_t nargs,
         double secs;
         if (load_group(self, l, &b, &secs) < 0) goto fail;
         pynd_pace_done(&pace, b.n, secs);
-        if (online) committed += b.n;
         pynd_docs_reset(&b);
         if (pynd_check_signals(committed, SEEN, "committed", detail) < 0) goto fail;
     }

@@ -122,13 +122,21 @@ def test_load_fingerprint_store_commits_nothing(db, db_path, interrupt):
     assert db.load(fps(1000)) == 1000  # a new load works
 
 
-def test_load_resemblance_store_keeps_groups(tmp_path, interrupt):
-    with neardup.Database(str(tmp_path / "rs"), create=True, min_resemblance=0.85) as rs:
+def test_load_resemblance_store_commits_nothing(tmp_path, interrupt):
+    path = tmp_path / "rs"
+    with neardup.Database(str(path), create=True, min_resemblance=0.85) as rs:
         many = texts(200_000)
         e, latency = interrupt(lambda: rs.load((f"t{i}", t) for i, t in enumerate(many)))
-        assert latency < LATENCY
-        assert e.total is None or e.total >= e.committed
-        assert 0 < e.committed and len(rs) == e.committed
+        assert latency < LATENCY and e.committed == 0 and e.total > 0
+        assert re.match(r"interrupted: 0 of [\d,]+ documents committed; nothing new imported",
+                        str(e)), str(e)
+        assert len(rs) == 0
+        rs.verify()
+        assert not [f for f in os.listdir(path) if f.startswith("nd-load-")]
+        assert rs.load((f"t{i}", t) for i, t in enumerate(many[:1000])) == 1000
+        assert len(rs) == 1000
+        rs.verify()
+        assert [m.key for m in rs.query_text(many[7])][:1] == ["t7"]
 
 
 def test_sign_many(db, interrupt):
