@@ -920,12 +920,12 @@ int nd_db_foreach_expired(nd_db *db, int64_t before,
  *  the loader keeps it with the document and writes the sketches and
  *  band keys of the documents new to the store with them, visible by the
  *  same one write (a crash before it keeps none); its chunks are
- *  ND_LOADER_SKETCH_CHUNK documents by default (a sketch adds about 180 bytes a document in
- *  memory and 400 on the temporary disk), and a load that never fills a
- *  chunk is spilled too. nd_db_import into a resemblance store writes
- *  through the online path instead, in groups of ND_DB_IMPORT_GROUP
- *  documents, each group one atomic write of documents, sketches and
- *  band keys: a crash keeps the groups written, not none of the call. */
+ *  ND_LOADER_SKETCH_CHUNK documents by default (a sketch adds about 180
+ *  bytes a document in memory and 400 on the temporary disk), and a load
+ *  that never fills a chunk is spilled too. nd_db_import into a resemblance store is such a
+ *  load of one chunk (its temporary files too). */
+/** No longer used by the library (the size of the groups in which a
+ *  resemblance store was once imported); kept for source compatibility. */
 #define ND_DB_IMPORT_GROUP 4096u
 /** A resemblance store's default loader chunk: two chunks and the spill's
  *  sort of one band at a time take about 0.6 GB with 8-byte keys. */
@@ -990,6 +990,10 @@ void nd_loader_free(nd_loader *l);
  *  "importing": families written of the tables, docs and rev), it has
  *  imported none of the new documents (what it wrote of a new generation
  *  is removed); keys already stored that it replaced stay replaced.
+ *  In a resemblance store it is a load of one chunk (see nd_loader: the
+ *  sketches and band keys written with the documents, temporary files in
+ *  the database's directory), which reports no progress and runs to its
+ *  end.
  *  @return ND_OK; ND_EINVAL; ND_ELIMIT (a key too long); ND_EREADONLY;
  *          ND_EIO; ND_ENOSPC; ND_ENOMEM; ND_ECORRUPT; the callback's
  *          stop. */

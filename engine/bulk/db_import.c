@@ -32,11 +32,14 @@
  * 65,536 keys within a family of a new generation), and a stop ends it
  * before its write; the loader's commit does not ask.
  *
- * A resemblance store imports through the transaction path instead
- * (db_similar_import): its sketches and band entries have no bulk pass.
+ * A resemblance store's import is a load (nd_loader) of one chunk: its
+ * sketches and band entries are written by the loader's commit, as files
+ * laid over their families by the same switch (the public nd_db_import
+ * is in db_load.c, which calls db_import_locked otherwise).
  *
- * Callers: nd_db_import (public), and the loader (db_load.c, load_commit.c),
- * which shares db_import_split, _order, _replace and _locked.
+ * Callers: nd_db_import (public, db_load.c), and the loader (db_load.c,
+ * load_commit.c), which shares db_import_split, _order, _replace and
+ * _locked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +47,6 @@
 #include "db_core.h"
 #include "db_fold.h"
 #include "db_import.h"
-#include "db_similar.h"
 #include "db_txn.h"
 #include "nd_endian.h"
 #include "nd_error.h"
@@ -416,23 +418,6 @@ cleanup:
     free(order);
     rc = db_txn_end(&t, rc);
     st_regen_free(g);
-    return rc;
-}
-
-int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
-{
-    int rc;
-    ND_FORWARD(db_check_writable(db));
-    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_db_import: NULL documents");
-    ND_FORWARD(db_check_docs(docs, n));
-    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_import"));
-    if (n == 0) return ND_OK;
-    /* A resemblance store's sketches and bands go through the online path
-     * (db_similar.c), in groups of ND_DB_IMPORT_GROUP documents. */
-    if (db->min_resemblance > 0) return db_similar_import(db, docs, n, NULL);
-    db_exclusive_lock(db);
-    rc = db_import_locked(db, docs, n, 1, NULL);
-    db_exclusive_unlock(db);
     return rc;
 }
 

@@ -19,9 +19,9 @@
  *
  * Invariants: at most one chunk is being written while the next fills;
  * the replacements of a spill and the commit run under db_exclusive_lock
- * (no fold, no other writer). Callers: the public API only (nd_loader_*);
- * the files go through load_files.c and load_spill.c, the commit is
- * load_commit.c.
+ * (no fold, no other writer). Callers: the public API only (nd_loader_*,
+ * and nd_db_import, here for a resemblance store's sake); the files go
+ * through load_files.c and load_spill.c, the commit is load_commit.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,4 +352,32 @@ void nd_loader_free(nd_loader *l)
     chunk_dispose(&l->fill);
     chunk_dispose(&l->out);
     free(l);
+}
+
+/* ---- nd_db_import ------------------------------------------------------ */
+
+/* Here, not in db_import.c: a resemblance store's import is a loader's
+ * load of one chunk (db_import.c stays below the loader). */
+int nd_db_import(nd_db *db, const nd_doc *docs, size_t n)
+{
+    int rc;
+    ND_FORWARD(db_check_writable(db));
+    ND_RETURN_IF(n && !docs, ND_EINVAL, "nd_db_import: NULL documents");
+    ND_FORWARD(db_check_docs(docs, n));
+    ND_FORWARD(db_check_sketches(db, docs, n, "nd_db_import"));
+    if (n == 0) return ND_OK;
+    /* A resemblance store's sketches and band entries: the loader's files,
+     * laid over their families by its commit (load_sketches.c). */
+    if (db->min_resemblance > 0) {
+        nd_loader *l = NULL;
+        ND_FORWARD(nd_loader_new(&l, db, n));
+        rc = nd_loader_add(l, docs, n);
+        if (rc == ND_OK) rc = nd_loader_finish(NULL, l);
+        nd_loader_free(l);
+        return rc;
+    }
+    db_exclusive_lock(db);
+    rc = db_import_locked(db, docs, n, 1, NULL);
+    db_exclusive_unlock(db);
+    return rc;
 }

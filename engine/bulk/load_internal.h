@@ -1,10 +1,11 @@
 /*
  * load_internal.h — the bulk loader's state (engine internal), shared by
  * the files of the loader: db_load.c fills and spills chunks,
- * load_commit.c merges them into the store, load_files.c names their
- * files. It declares no function: each of those files has its own
- * header (load_files.h, load_commit.h; db_load.c defines only the
- * public nd_loader_* calls).
+ * load_commit.c merges them into the store, load_sketches.c spills and
+ * merges a resemblance store's sketches and band entries, load_files.c
+ * names their files. It declares no function: each of those files has
+ * its own header (load_files.h, load_commit.h, load_sketches.h; db_load.c
+ * defines only public calls: nd_loader_*, nd_db_import).
  */
 #ifndef ND_LOAD_INTERNAL_H
 #define ND_LOAD_INTERNAL_H

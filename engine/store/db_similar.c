@@ -26,12 +26,10 @@
  * and every earlier document of the batch that shares a band key with it
  * or lies within k (band keys in a sorted index of the batch, distances
  * by nd_selfjoin up to k 8, by comparison of all pairs beyond). An import
- * or a loader of a resemblance store writes through transactions of
- * ND_DB_IMPORT_GROUP documents.
+ * or a loader of a resemblance store writes in bulk (load_sketches.c).
  *
  * Callers: the public API; nd_db_add_doc_if_new (db_write.c), nd_db_batch
- * (db_batch.c), nd_db_import (db_import.c) and the loader (db_load.c)
- * through db_similar.h.
+ * (db_batch.c) through db_similar.h.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -223,24 +221,6 @@ cleanup:
 }
 
 /* ---- import ------------------------------------------------------------ */
-
-int db_similar_import(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new)
-{
-    uint64_t added = 0;
-    int rc = ND_OK;
-    for (size_t at = 0; at < n && rc == ND_OK; at += ND_DB_IMPORT_GROUP) {
-        size_t end = n - at < ND_DB_IMPORT_GROUP ? n : at + ND_DB_IMPORT_GROUP;
-        db_txn t = {0};
-        rc = db_txn_begin(&t, db, 0);
-        uint64_t before = t.docs;
-        for (size_t i = at; i < end && rc == ND_OK; i++) rc = db_txn_stage_add(&t, &docs[i], 0);
-        if (rc == ND_OK) rc = db_txn_commit(&t);
-        if (rc == ND_OK) added += t.docs - before;
-        rc = db_txn_end(&t, rc);
-    }
-    if (out_new) *out_new = added;
-    return rc;
-}
 
 /* ---- batch --------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * db_similar.h — the check of a document with its sketch in a resemblance
- * store (db_similar.c; engine internal): what nd_db_add_doc_if_new,
- * nd_db_batch, nd_db_import and the loader call in such a store. Declares what db_similar.c defines
+ * store (db_similar.c; engine internal): what nd_db_add_doc_if_new and
+ * nd_db_batch call in such a store. Declares what db_similar.c defines
  * besides the public calls.
  */
 #ifndef ND_DB_SIMILAR_H
@@ -16,12 +16,6 @@
  * checked by the caller): check doc by resemblance and store it, whatever
  * was found, under the writer lock. */
 int db_similar_add_if_new(nd_results *out, nd_db *db, const nd_doc *doc, unsigned k);
-
-/* Store docs[0..n) of a resemblance store (sketches checked by the
- * caller) in transactions of ND_DB_IMPORT_GROUP documents, each one atomic
- * write; *out_new (may be NULL) counts the keys new to the store. Later
- * documents of a key win. */
-int db_similar_import(nd_db *db, const nd_doc *docs, size_t n, uint64_t *out_new);
 
 /* nd_db_batch of a resemblance store (arguments checked by the caller,
  * sketches not yet): the documents decided one by one as

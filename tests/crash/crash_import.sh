@@ -21,9 +21,11 @@
 # --fingerprint-only) and each round imports 12000 texts as JSONL (30-60
 # words from a 5,000-word vocabulary; every tenth repeats the text seven
 # before it, under its own key, so fingerprints and band keys are shared),
-# every round through the loader (`--chunk 500`), killed after up to 1 s:
-# the documents, their sketches and band entries are written by the
-# commit's one write, so the round holds all of the texts or none; the
+# odd rounds in steps of 500 (`--steps --chunk 500 --sync`: each step a
+# load of its own, one write), even rounds through the loader (`--chunk
+# 500`), killed after up to 1 s: the documents, their sketches and band
+# entries are written by a commit's one write, so the round holds whole
+# steps (a loader round: all of the texts or none); the
 # probes are those above (the fingerprints `neardup fingerprint` gives
 # the texts), plus: stats counts a sketch and 12 band keys per document,
 # and a round holding none has none of a sample of its keys.
@@ -64,7 +66,9 @@ for round in $(seq 1 "$KILLS"); do
                 printf "%04x%04x%04x%04x\ti%d-%d\n", rand()*65536, rand()*65536, rand()*65536, rand()*65536, round, i }' > "$work/in"
     fi
     before=$(docs)
-    if [ "$kind" = similar ]; then mode=loader STEP=$N; set -- --format jsonl --chunk $CHUNK "$work/in.jsonl"
+    if [ "$kind" = similar ] && [ $((round % 2)) -eq 1 ]; then
+        mode=steps STEP=$CHUNK; set -- --format jsonl --steps --chunk $CHUNK --sync "$work/in.jsonl"
+    elif [ "$kind" = similar ]; then mode=loader STEP=$N; set -- --format jsonl --chunk $CHUNK "$work/in.jsonl"
     elif [ $((round % 2)) -eq 1 ]; then mode=steps STEP=$CHUNK; set -- --steps --chunk $CHUNK --sync "$work/in"
     else mode=loader STEP=$N; set -- --chunk $CHUNK "$work/in"; fi
     "$ND" import "$work/db" "$@" >/dev/null 2>"$work/err" &
