@@ -372,6 +372,7 @@ static int merge_table(nd_loader *l, const st_u64s *dead, st_regen *g, unsigned 
     ND_TRY(load_chunk_paths(l, what, &paths));
     ND_TRY(spill_u64_merge_open(&w.um, paths, l->nchunks));
     ND_TRY(st_table_rewrite_stream(g, l->db->store, t, l->db->run_size, table_read, &w, put));
+    load_unlink_paths(paths, l->nchunks);
 cleanup:
     spill_u64_merge_close(w.um);
     load_free_paths(paths, l->nchunks);
@@ -595,6 +596,8 @@ int load_commit_locked(nd_loader *l, uint64_t *out_new)
     ND_TRY(db_fold_locked(db));
     ND_TRY(st_regen_new(&g, db->store));
     ND_TRY(commit_docs_rev(&c, g));
+    ND_TRY(load_drop_family(l, "docs"));
+    ND_TRY(load_drop_family(l, "rev"));
     ND_TRY(commit_tables(&c, g, &added));
     if (db->min_resemblance > 0) {
         db_bands_load_begin(db);

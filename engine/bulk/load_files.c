@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db_core.h"
 #include "load_files.h"
@@ -45,6 +46,20 @@ int load_chunk_paths(const nd_loader *l, const char *what, char ***out)
         }
     }
     *out = p;
+    return ND_OK;
+}
+
+void load_unlink_paths(char *const *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++) (void)unlink(p[i]);
+}
+
+int load_drop_family(const nd_loader *l, const char *what)
+{
+    char **p = NULL;
+    ND_FORWARD(load_chunk_paths(l, what, &p));
+    load_unlink_paths(p, l->nchunks);
+    load_free_paths(p, l->nchunks);
     return ND_OK;
 }
 

@@ -157,6 +157,7 @@ static int merge_one(nd_loader *l, st_regen *g, int cf, load_keep_fn keep, void 
     }
     db_bands_load_note(l->db, notes, nnotes);
     ND_TRY(st_regen_end(g));
+    load_unlink_paths(paths, l->nchunks);
 cleanup:
     spill_rec_merge_close(m);
     load_free_paths(paths, l->nchunks);
